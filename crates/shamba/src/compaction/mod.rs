@@ -1,0 +1,1 @@
+//! Compaction: picking what to merge, merging, and writing the output.

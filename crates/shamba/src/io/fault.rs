@@ -1,0 +1,139 @@
+//! Fault injection: a [`Storage`] wrapper that fails writes, syncs or reads on demand.
+//!
+//! Tests use it to check that a failing device gives an [`Error`](crate::Error) and never
+//! loses acknowledged data.
+
+use super::{DirLock, RandomRead, SequentialWrite, Storage};
+use crate::error::{Error, Result};
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::SeqCst};
+use std::sync::Arc;
+
+/// What the faulty storage should break. All switches start off and can be flipped live.
+#[derive(Debug, Default)]
+pub struct FaultPlan {
+    /// Every append fails (a full disk).
+    pub fail_writes: AtomicBool,
+    /// Every sync fails.
+    pub fail_syncs: AtomicBool,
+    /// Every positional read fails.
+    pub fail_reads: AtomicBool,
+    /// Appends succeed until this many bytes were written in total, then fail (0 = no limit).
+    pub write_budget: AtomicU64,
+    written: AtomicU64,
+}
+
+impl FaultPlan {
+    fn injected(what: &str) -> Error {
+        Error::Io(std::io::Error::other(format!("injected fault: {what}")))
+    }
+}
+
+/// Wraps another storage and fails operations as the shared [`FaultPlan`] says.
+pub struct FaultyStorage<S> {
+    inner: S,
+    plan: Arc<FaultPlan>,
+}
+
+impl<S: Storage> FaultyStorage<S> {
+    /// Wrap `inner`; flip switches on `plan` to inject faults.
+    pub fn new(inner: S, plan: Arc<FaultPlan>) -> Self {
+        FaultyStorage { inner, plan }
+    }
+}
+
+struct FaultyWriter {
+    inner: Box<dyn SequentialWrite>,
+    plan: Arc<FaultPlan>,
+}
+
+impl SequentialWrite for FaultyWriter {
+    fn append(&mut self, data: &[u8]) -> Result<()> {
+        if self.plan.fail_writes.load(SeqCst) {
+            return Err(FaultPlan::injected("write"));
+        }
+        let budget = self.plan.write_budget.load(SeqCst);
+        let after = self.plan.written.fetch_add(data.len() as u64, SeqCst) + data.len() as u64;
+        if budget != 0 && after > budget {
+            return Err(FaultPlan::injected("disk full"));
+        }
+        self.inner.append(data)
+    }
+    fn flush(&mut self) -> Result<()> {
+        if self.plan.fail_writes.load(SeqCst) {
+            return Err(FaultPlan::injected("flush"));
+        }
+        self.inner.flush()
+    }
+    fn sync(&mut self) -> Result<()> {
+        if self.plan.fail_syncs.load(SeqCst) {
+            return Err(FaultPlan::injected("sync"));
+        }
+        self.inner.sync()
+    }
+    fn len(&self) -> u64 {
+        self.inner.len()
+    }
+}
+
+struct FaultyReader {
+    inner: Arc<dyn RandomRead>,
+    plan: Arc<FaultPlan>,
+}
+
+impl RandomRead for FaultyReader {
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<()> {
+        if self.plan.fail_reads.load(SeqCst) {
+            return Err(FaultPlan::injected("read"));
+        }
+        self.inner.read_at(offset, buf)
+    }
+    fn len(&self) -> u64 {
+        self.inner.len()
+    }
+}
+
+impl<S: Storage> Storage for FaultyStorage<S> {
+    fn open_read(&self, path: &Path) -> Result<Arc<dyn RandomRead>> {
+        Ok(Arc::new(FaultyReader { inner: self.inner.open_read(path)?, plan: self.plan.clone() }))
+    }
+    fn create(&self, path: &Path) -> Result<Box<dyn SequentialWrite>> {
+        if self.plan.fail_writes.load(SeqCst) {
+            return Err(FaultPlan::injected("create"));
+        }
+        Ok(Box::new(FaultyWriter { inner: self.inner.create(path)?, plan: self.plan.clone() }))
+    }
+    fn read_all(&self, path: &Path) -> Result<Vec<u8>> {
+        if self.plan.fail_reads.load(SeqCst) {
+            return Err(FaultPlan::injected("read"));
+        }
+        self.inner.read_all(path)
+    }
+    fn rename(&self, from: &Path, to: &Path) -> Result<()> {
+        if self.plan.fail_writes.load(SeqCst) {
+            return Err(FaultPlan::injected("rename"));
+        }
+        self.inner.rename(from, to)
+    }
+    fn remove(&self, path: &Path) -> Result<()> {
+        self.inner.remove(path)
+    }
+    fn list(&self, dir: &Path) -> Result<Vec<String>> {
+        self.inner.list(dir)
+    }
+    fn create_dir_all(&self, dir: &Path) -> Result<()> {
+        self.inner.create_dir_all(dir)
+    }
+    fn sync_dir(&self, dir: &Path) -> Result<()> {
+        if self.plan.fail_syncs.load(SeqCst) {
+            return Err(FaultPlan::injected("sync dir"));
+        }
+        self.inner.sync_dir(dir)
+    }
+    fn exists(&self, path: &Path) -> bool {
+        self.inner.exists(path)
+    }
+    fn lock(&self, path: &Path) -> Result<Box<dyn DirLock>> {
+        self.inner.lock(path)
+    }
+}

@@ -1,0 +1,148 @@
+//! Internal keys: a user key tagged with a sequence number and a kind.
+//!
+//! Encoded as `user_key ++ trailer`, where the trailer is a little-endian `u64` holding
+//! `seq << 8 | kind`. Internal keys order by user key ascending, then by trailer descending,
+//! so the newest version of a key comes first and a seek to `(key, snapshot)` lands on the
+//! newest version visible at `snapshot`.
+
+use std::cmp::Ordering;
+
+/// A sequence number: every write gets the next one; snapshots are sequence numbers.
+pub type SeqNo = u64;
+
+/// Largest sequence number that fits in a trailer (56 bits).
+pub const MAX_SEQ: SeqNo = (1 << 56) - 1;
+
+/// Bytes of the trailer that follows the user key.
+pub const TRAILER_LEN: usize = 8;
+
+/// What an internal key records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum ValueKind {
+    /// A tombstone: the key was deleted at this sequence number.
+    Delete = 0,
+    /// A value was written at this sequence number.
+    Put = 1,
+}
+
+impl ValueKind {
+    /// Decode a kind byte.
+    pub fn from_u8(b: u8) -> Option<ValueKind> {
+        match b {
+            0 => Some(ValueKind::Delete),
+            1 => Some(ValueKind::Put),
+            _ => None,
+        }
+    }
+}
+
+/// Kind byte used in seek targets: larger than every real kind, so a seek to
+/// `(key, seq)` is positioned before every entry of `key` with sequence `<= seq`.
+const SEEK_KIND: u64 = 0xFF;
+
+/// Pack a sequence number and kind into a trailer.
+#[inline]
+pub fn pack_trailer(seq: SeqNo, kind: ValueKind) -> u64 {
+    (seq << 8) | kind as u64
+}
+
+/// Append the internal key `(user_key, seq, kind)` to `buf`.
+#[inline]
+pub fn encode_internal_key(buf: &mut Vec<u8>, user_key: &[u8], seq: SeqNo, kind: ValueKind) {
+    buf.extend_from_slice(user_key);
+    buf.extend_from_slice(&pack_trailer(seq, kind).to_le_bytes());
+}
+
+/// The internal key `(user_key, seq, kind)` as a new vector.
+pub fn internal_key(user_key: &[u8], seq: SeqNo, kind: ValueKind) -> Vec<u8> {
+    let mut v = Vec::with_capacity(user_key.len() + TRAILER_LEN);
+    encode_internal_key(&mut v, user_key, seq, kind);
+    v
+}
+
+/// A seek target positioned before every version of `user_key` visible at `seq`.
+pub fn seek_key(user_key: &[u8], seq: SeqNo) -> Vec<u8> {
+    let mut v = Vec::with_capacity(user_key.len() + TRAILER_LEN);
+    v.extend_from_slice(user_key);
+    v.extend_from_slice(&((seq << 8) | SEEK_KIND).to_le_bytes());
+    v
+}
+
+/// The user key part of an encoded internal key (empty if the key is too short).
+#[inline]
+pub fn user_key(ikey: &[u8]) -> &[u8] {
+    &ikey[..ikey.len().saturating_sub(TRAILER_LEN)]
+}
+
+/// The trailer of an encoded internal key (0 if the key is too short).
+#[inline]
+pub fn trailer(ikey: &[u8]) -> u64 {
+    match ikey.len().checked_sub(TRAILER_LEN) {
+        Some(at) => {
+            let mut b = [0u8; 8];
+            b.copy_from_slice(&ikey[at..]);
+            u64::from_le_bytes(b)
+        }
+        None => 0,
+    }
+}
+
+/// A decoded internal key borrowed from its encoding.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ParsedKey<'a> {
+    /// The user's key.
+    pub user_key: &'a [u8],
+    /// Sequence number of the write.
+    pub seq: SeqNo,
+    /// Put or delete.
+    pub kind: ValueKind,
+}
+
+/// Decode an internal key; `None` if it is too short or has an unknown kind.
+pub fn parse_internal_key(ikey: &[u8]) -> Option<ParsedKey<'_>> {
+    if ikey.len() < TRAILER_LEN {
+        return None;
+    }
+    let t = trailer(ikey);
+    Some(ParsedKey { user_key: user_key(ikey), seq: t >> 8, kind: ValueKind::from_u8(t as u8)? })
+}
+
+/// The order of internal keys: user key ascending, then trailer descending.
+#[inline]
+pub fn compare_internal_keys(a: &[u8], b: &[u8]) -> Ordering {
+    user_key(a).cmp(user_key(b)).then_with(|| trailer(b).cmp(&trailer(a)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn newer_versions_of_a_key_sort_first() {
+        let old = internal_key(b"k", 1, ValueKind::Put);
+        let new = internal_key(b"k", 2, ValueKind::Delete);
+        assert_eq!(compare_internal_keys(&new, &old), Ordering::Less);
+        let other = internal_key(b"ka", 9, ValueKind::Put);
+        assert_eq!(compare_internal_keys(&old, &other), Ordering::Less);
+    }
+
+    #[test]
+    fn seek_key_lands_before_visible_versions_only() {
+        let target = seek_key(b"k", 5);
+        assert_eq!(compare_internal_keys(&target, &internal_key(b"k", 5, ValueKind::Put)), Ordering::Less);
+        assert_eq!(compare_internal_keys(&target, &internal_key(b"k", 6, ValueKind::Put)), Ordering::Greater);
+    }
+
+    #[test]
+    fn parse_round_trips_and_rejects_garbage() {
+        let k = internal_key(b"abc", 77, ValueKind::Put);
+        let p = parse_internal_key(&k).unwrap();
+        assert_eq!((p.user_key, p.seq, p.kind), (&b"abc"[..], 77, ValueKind::Put));
+        assert!(parse_internal_key(b"short").is_none());
+        let mut bad = k.clone();
+        let n = bad.len();
+        bad[n - 8] = 9;
+        assert!(parse_internal_key(&bad).is_none());
+    }
+}

@@ -1,0 +1,30 @@
+//! # Shamba
+//!
+//! An embeddable LSM-tree key-value storage engine whose read path is built on filter
+//! research: one key digest per lookup shared by every filter of every level, modular Bloom
+//! filters probed and cached module by module, elastic filter units, Ribbon filters for
+//! long-lived levels, and per-level bits per key.
+//!
+//! See `DESIGN.md` at the repository root for the map of the code.
+
+#![warn(missing_docs)]
+
+pub mod cache;
+mod compaction;
+pub mod cursor;
+mod db;
+pub mod error;
+pub mod filter;
+pub mod io;
+pub mod key;
+pub mod memtable;
+pub mod options;
+pub mod stats;
+pub mod table;
+pub mod version;
+pub mod wal;
+
+pub use db::{Db, DbIterator, Snapshot, WriteBatch};
+pub use error::{Error, Result};
+pub use options::{CompactionStyle, Compression, Options, ReadOptions, WalRecovery, WriteOptions};
+pub use stats::Stats;

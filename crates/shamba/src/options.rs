@@ -1,0 +1,280 @@
+//! Every knob of the engine, with its default and its validation.
+//!
+//! [`Options`] is one plain struct; [`Options::validate`] is called by `Db::open` and names
+//! the bad value in an [`Error::InvalidOptions`].
+
+use crate::error::{Error, Result};
+use crate::filter::BuildPolicy;
+use crate::io::{DeviceModel, FsStorage, Storage};
+use std::fmt;
+use std::sync::Arc;
+
+/// How levels are shaped by compaction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CompactionStyle {
+    /// One sorted run per level (L1+); a file of level i is merged with the overlapping
+    /// files of level i+1 (RocksDB's leveled, partial compaction).
+    #[default]
+    Leveled,
+    /// Up to `size_ratio - 1` runs per level; when full, a level's runs merge into one
+    /// new run of the next level.
+    Tiered,
+}
+
+/// Block compression.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Compression {
+    /// Blocks stored as they are.
+    #[default]
+    None,
+    /// LZ4 (block kept raw when compression does not save at least 1/8).
+    Lz4,
+}
+
+/// What to do with a WAL record that fails its checksum in the middle of the log.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum WalRecovery {
+    /// A torn tail (the last record cut short by a crash) is dropped; any other damage is
+    /// `Error::Corruption`.
+    #[default]
+    TolerateTornTail,
+    /// Stop replay at the first damaged record, keeping everything before it.
+    PointInTime,
+}
+
+/// Options of a database, fixed at open.
+#[derive(Clone)]
+pub struct Options {
+    /// Create the directory and an empty database if there is none. Default: true.
+    pub create_if_missing: bool,
+    /// Fail if a database already exists. Default: false.
+    pub error_if_exists: bool,
+    /// Memtable size at which it is frozen and flushed. Default: 8 MiB.
+    pub write_buffer_size: usize,
+    /// Frozen memtables waiting for flush before writes stop. Default: 2.
+    pub max_immutable_memtables: usize,
+    /// Target uncompressed size of a data block. Default: 4096.
+    pub block_size: usize,
+    /// Keys between restart points in a data block. Default: 16.
+    pub block_restart_interval: usize,
+    /// Block compression. Default: none.
+    pub compression: Compression,
+    /// Target size of an SST written by compaction. Default: 8 MiB.
+    pub target_file_size: u64,
+    /// Leveled or tiered. Default: leveled.
+    pub compaction_style: CompactionStyle,
+    /// Growth factor T between levels (and runs per tiered level + 1). Default: 10.
+    pub size_ratio: u32,
+    /// Number of levels, L0 included. Default: 7.
+    pub num_levels: usize,
+    /// Target size of L1; level i targets `base * T^(i-1)`. Default: 64 MiB.
+    pub max_bytes_for_level_base: u64,
+    /// L0 files that trigger a compaction into L1. Default: 4.
+    pub level0_compaction_trigger: usize,
+    /// L0 files at which each write is delayed. Default: 12.
+    pub level0_slowdown_trigger: usize,
+    /// L0 files at which writes wait for compaction. Default: 20.
+    pub level0_stop_trigger: usize,
+    /// Bytes over level targets at which writes are delayed. Default: 4 GiB.
+    pub pending_compaction_slowdown_bytes: u64,
+    /// Bytes over level targets at which writes wait. Default: 16 GiB.
+    pub pending_compaction_stop_bytes: u64,
+    /// Which filter each level gets. Default: 10 bits/key blocked Bloom everywhere.
+    pub filter_policy: BuildPolicy,
+    /// Block cache capacity in bytes. Default: 32 MiB.
+    pub cache_capacity: usize,
+    /// Fraction of the cache reserved for high-priority blocks (index, filter, first
+    /// modules). Default: 0.5.
+    pub high_priority_ratio: f64,
+    /// Keep index and filter blocks in the block cache (true) or pinned in each table
+    /// reader (false). Default: false.
+    pub cache_index_and_filter_blocks: bool,
+    /// Largest accepted key. Default: 64 KiB.
+    pub max_key_size: usize,
+    /// Largest accepted value. Default: 64 MiB.
+    pub max_value_size: usize,
+    /// Replay behaviour on a damaged WAL. Default: tolerate a torn tail.
+    pub wal_recovery: WalRecovery,
+    /// Emulated device cost per block read. Default: none.
+    pub device: DeviceModel,
+    /// Where files live. Default: the local file system.
+    pub storage: Arc<dyn Storage>,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            create_if_missing: true,
+            error_if_exists: false,
+            write_buffer_size: 8 << 20,
+            max_immutable_memtables: 2,
+            block_size: 4096,
+            block_restart_interval: 16,
+            compression: Compression::None,
+            target_file_size: 8 << 20,
+            compaction_style: CompactionStyle::Leveled,
+            size_ratio: 10,
+            num_levels: 7,
+            max_bytes_for_level_base: 64 << 20,
+            level0_compaction_trigger: 4,
+            level0_slowdown_trigger: 12,
+            level0_stop_trigger: 20,
+            pending_compaction_slowdown_bytes: 4 << 30,
+            pending_compaction_stop_bytes: 16 << 30,
+            filter_policy: BuildPolicy::default(),
+            cache_capacity: 32 << 20,
+            high_priority_ratio: 0.5,
+            cache_index_and_filter_blocks: false,
+            max_key_size: 64 << 10,
+            max_value_size: 64 << 20,
+            wal_recovery: WalRecovery::TolerateTornTail,
+            device: DeviceModel::None,
+            storage: Arc::new(FsStorage),
+        }
+    }
+}
+
+impl fmt::Debug for Options {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Options")
+            .field("create_if_missing", &self.create_if_missing)
+            .field("error_if_exists", &self.error_if_exists)
+            .field("write_buffer_size", &self.write_buffer_size)
+            .field("max_immutable_memtables", &self.max_immutable_memtables)
+            .field("block_size", &self.block_size)
+            .field("block_restart_interval", &self.block_restart_interval)
+            .field("compression", &self.compression)
+            .field("target_file_size", &self.target_file_size)
+            .field("compaction_style", &self.compaction_style)
+            .field("size_ratio", &self.size_ratio)
+            .field("num_levels", &self.num_levels)
+            .field("max_bytes_for_level_base", &self.max_bytes_for_level_base)
+            .field("level0_compaction_trigger", &self.level0_compaction_trigger)
+            .field("level0_slowdown_trigger", &self.level0_slowdown_trigger)
+            .field("level0_stop_trigger", &self.level0_stop_trigger)
+            .field("filter_policy", &self.filter_policy)
+            .field("cache_capacity", &self.cache_capacity)
+            .field("high_priority_ratio", &self.high_priority_ratio)
+            .field("cache_index_and_filter_blocks", &self.cache_index_and_filter_blocks)
+            .field("max_key_size", &self.max_key_size)
+            .field("max_value_size", &self.max_value_size)
+            .field("wal_recovery", &self.wal_recovery)
+            .field("device", &self.device)
+            .finish_non_exhaustive()
+    }
+}
+
+fn check(ok: bool, msg: impl FnOnce() -> String) -> Result<()> {
+    if ok {
+        Ok(())
+    } else {
+        Err(Error::InvalidOptions(msg()))
+    }
+}
+
+impl Options {
+    /// Check every value; the error names the first bad one.
+    pub fn validate(&self) -> Result<()> {
+        check(self.write_buffer_size >= 4096, || {
+            format!("write_buffer_size must be at least 4096 bytes, got {}", self.write_buffer_size)
+        })?;
+        check(self.max_immutable_memtables >= 1, || "max_immutable_memtables must be at least 1".into())?;
+        check(self.block_size >= 64 && self.block_size <= (64 << 20), || {
+            format!("block_size must be in 64..=64 MiB, got {}", self.block_size)
+        })?;
+        check(self.block_restart_interval >= 1, || "block_restart_interval must be at least 1".into())?;
+        check(self.target_file_size >= 4096, || {
+            format!("target_file_size must be at least 4096 bytes, got {}", self.target_file_size)
+        })?;
+        check(self.size_ratio >= 2, || format!("size_ratio must be at least 2, got {}", self.size_ratio))?;
+        check((2..=64).contains(&self.num_levels), || {
+            format!("num_levels must be in 2..=64, got {}", self.num_levels)
+        })?;
+        check(self.max_bytes_for_level_base >= 4096, || "max_bytes_for_level_base must be at least 4096".into())?;
+        check(self.level0_compaction_trigger >= 1, || "level0_compaction_trigger must be at least 1".into())?;
+        check(self.level0_slowdown_trigger >= self.level0_compaction_trigger, || {
+            format!(
+                "level0_slowdown_trigger ({}) must be >= level0_compaction_trigger ({})",
+                self.level0_slowdown_trigger, self.level0_compaction_trigger
+            )
+        })?;
+        check(self.level0_stop_trigger >= self.level0_slowdown_trigger, || {
+            format!(
+                "level0_stop_trigger ({}) must be >= level0_slowdown_trigger ({})",
+                self.level0_stop_trigger, self.level0_slowdown_trigger
+            )
+        })?;
+        check(self.pending_compaction_stop_bytes >= self.pending_compaction_slowdown_bytes, || {
+            "pending_compaction_stop_bytes must be >= pending_compaction_slowdown_bytes".into()
+        })?;
+        check((0.0..=1.0).contains(&self.high_priority_ratio), || {
+            format!("high_priority_ratio must be in 0..=1, got {}", self.high_priority_ratio)
+        })?;
+        check(self.max_key_size >= 1 && self.max_key_size <= (1 << 30), || {
+            format!("max_key_size must be in 1..=1 GiB, got {}", self.max_key_size)
+        })?;
+        check(self.max_value_size <= (1 << 31), || {
+            format!("max_value_size must be at most 2 GiB, got {}", self.max_value_size)
+        })?;
+        self.filter_policy.validate().map_err(Error::InvalidOptions)?;
+        Ok(())
+    }
+}
+
+/// Options of one read.
+#[derive(Debug, Clone)]
+pub struct ReadOptions {
+    /// Compute the key digest once per lookup and share it with every table (true), or
+    /// recompute it per table (false: only to measure the unshared baseline). Default: true.
+    pub share_hash: bool,
+    /// Verify block checksums on every read. Default: true.
+    pub verify_checksums: bool,
+    /// Insert blocks read by this operation into the block cache. Default: true
+    /// (scans may turn it off to avoid flushing the cache).
+    pub fill_cache: bool,
+}
+
+impl Default for ReadOptions {
+    fn default() -> Self {
+        ReadOptions { share_hash: true, verify_checksums: true, fill_cache: true }
+    }
+}
+
+/// Options of one write.
+#[derive(Debug, Clone, Default)]
+pub struct WriteOptions {
+    /// fsync the WAL before acknowledging. Default: false (the write survives a process
+    /// crash, not a power loss).
+    pub sync: bool,
+    /// Skip the WAL: faster, but the write is lost on a crash before the next flush.
+    /// Default: false.
+    pub disable_wal: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_are_valid() {
+        Options::default().validate().unwrap();
+    }
+
+    #[test]
+    fn bad_values_name_themselves() {
+        let bad = |f: fn(&mut Options)| {
+            let mut o = Options::default();
+            f(&mut o);
+            match o.validate() {
+                Err(Error::InvalidOptions(m)) => m,
+                other => panic!("expected InvalidOptions, got {other:?}"),
+            }
+        };
+        assert!(bad(|o| o.block_size = 0).contains("block_size"));
+        assert!(bad(|o| o.size_ratio = 1).contains("size_ratio"));
+        assert!(bad(|o| o.num_levels = 1).contains("num_levels"));
+        assert!(bad(|o| o.level0_stop_trigger = 1).contains("level0_stop_trigger"));
+        assert!(bad(|o| o.high_priority_ratio = 1.5).contains("high_priority_ratio"));
+        assert!(bad(|o| o.filter_policy.bits_per_key = -1.0).contains("bits_per_key"));
+    }
+}
