@@ -1,5 +1,160 @@
-//! Counters of the whole database, returned by `Db::stats`.
+//! Counters of the whole database: live atomics updated where things happen
+//! ([`DbCounters`]), and the [`Stats`] snapshot returned by `Db::stats`.
 
-/// A snapshot of the database's counters.
+use crate::cache::KindCounters;
+use crate::io::IoCounters;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+
+/// Live counters of database operations.
+#[derive(Debug, Default)]
+pub struct DbCounters {
+    /// Point lookups served.
+    pub gets: AtomicU64,
+    /// Point lookups answered by a memtable.
+    pub memtable_hits: AtomicU64,
+    /// Table lookups skipped because a filter said no.
+    pub filter_negatives: AtomicU64,
+    /// Table lookups where the filter said maybe but the key was absent.
+    pub filter_false_positives: AtomicU64,
+    /// Table lookups that found the key.
+    pub table_hits: AtomicU64,
+    /// Write operations (puts and deletes).
+    pub write_ops: AtomicU64,
+    /// Write groups committed (one WAL record each).
+    pub write_groups: AtomicU64,
+    /// WAL syncs.
+    pub wal_syncs: AtomicU64,
+    /// Bytes appended to the WAL.
+    pub wal_bytes: AtomicU64,
+    /// Memtables flushed.
+    pub flushes: AtomicU64,
+    /// Bytes written by flushes.
+    pub flush_bytes: AtomicU64,
+    /// Compactions run (trivial moves included).
+    pub compactions: AtomicU64,
+    /// Compactions that only moved a file down.
+    pub trivial_moves: AtomicU64,
+    /// Bytes read by compactions.
+    pub compaction_bytes_read: AtomicU64,
+    /// Bytes written by compactions.
+    pub compaction_bytes_written: AtomicU64,
+    /// Microseconds writers spent delayed or stopped.
+    pub stall_micros: AtomicU64,
+}
+
+impl DbCounters {
+    /// Add `n` to a counter.
+    #[inline]
+    pub fn add(counter: &AtomicU64, n: u64) {
+        counter.fetch_add(n, Relaxed);
+    }
+}
+
+/// One level of the tree.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LevelStats {
+    /// Files.
+    pub files: usize,
+    /// Sorted runs.
+    pub runs: usize,
+    /// Bytes of its files.
+    pub bytes: u64,
+    /// Entries of its files.
+    pub entries: u64,
+    /// Bytes of filter blocks.
+    pub filter_bytes: u64,
+    /// Bytes of index blocks.
+    pub index_bytes: u64,
+}
+
+/// A snapshot of the database's counters, from `Db::stats`.
 #[derive(Debug, Clone, Default)]
-pub struct Stats {}
+pub struct Stats {
+    /// Device reads by block kind (cache misses that went to storage).
+    pub io: IoCounters,
+    /// Block cache counters by block kind, indexed like `BlockKind::ALL`.
+    pub cache: [KindCounters; 4],
+    /// Block cache bytes in use.
+    pub cache_usage: usize,
+    /// Block cache capacity.
+    pub cache_capacity: usize,
+    /// The tree, level by level.
+    pub levels: Vec<LevelStats>,
+    /// Bytes in the active memtable.
+    pub memtable_bytes: usize,
+    /// Frozen memtables waiting for flush.
+    pub immutable_memtables: usize,
+    /// Last sequence number visible to readers.
+    pub last_sequence: u64,
+    /// Point lookups served.
+    pub gets: u64,
+    /// Lookups answered by a memtable.
+    pub memtable_hits: u64,
+    /// Table probes a filter answered "no".
+    pub filter_negatives: u64,
+    /// Table probes a filter answered "maybe" for an absent key.
+    pub filter_false_positives: u64,
+    /// Table probes that found the key.
+    pub table_hits: u64,
+    /// Write operations.
+    pub write_ops: u64,
+    /// Write groups (group commit).
+    pub write_groups: u64,
+    /// WAL syncs.
+    pub wal_syncs: u64,
+    /// WAL bytes.
+    pub wal_bytes: u64,
+    /// Flushes.
+    pub flushes: u64,
+    /// Bytes flushed.
+    pub flush_bytes: u64,
+    /// Compactions (trivial moves included).
+    pub compactions: u64,
+    /// Trivial moves.
+    pub trivial_moves: u64,
+    /// Bytes read by compactions.
+    pub compaction_bytes_read: u64,
+    /// Bytes written by compactions.
+    pub compaction_bytes_written: u64,
+    /// Microseconds writers were stalled.
+    pub stall_micros: u64,
+}
+
+impl Stats {
+    /// Fill the operation counters from the live ones.
+    pub(crate) fn with_counters(mut self, c: &DbCounters) -> Stats {
+        let g = |a: &AtomicU64| a.load(Relaxed);
+        self.gets = g(&c.gets);
+        self.memtable_hits = g(&c.memtable_hits);
+        self.filter_negatives = g(&c.filter_negatives);
+        self.filter_false_positives = g(&c.filter_false_positives);
+        self.table_hits = g(&c.table_hits);
+        self.write_ops = g(&c.write_ops);
+        self.write_groups = g(&c.write_groups);
+        self.wal_syncs = g(&c.wal_syncs);
+        self.wal_bytes = g(&c.wal_bytes);
+        self.flushes = g(&c.flushes);
+        self.flush_bytes = g(&c.flush_bytes);
+        self.compactions = g(&c.compactions);
+        self.trivial_moves = g(&c.trivial_moves);
+        self.compaction_bytes_read = g(&c.compaction_bytes_read);
+        self.compaction_bytes_written = g(&c.compaction_bytes_written);
+        self.stall_micros = g(&c.stall_micros);
+        self
+    }
+
+    /// Total files over all levels.
+    pub fn total_files(&self) -> usize {
+        self.levels.iter().map(|l| l.files).sum()
+    }
+
+    /// Number of non-empty levels (L0 included).
+    pub fn non_empty_levels(&self) -> usize {
+        self.levels.iter().filter(|l| l.files > 0).count()
+    }
+
+    /// Filter plus index bytes over all levels: the metadata a cache is sized against.
+    pub fn metadata_bytes(&self) -> u64 {
+        self.levels.iter().map(|l| l.filter_bytes + l.index_bytes).sum()
+    }
+}

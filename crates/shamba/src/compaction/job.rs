@@ -1,0 +1,207 @@
+//! Writing tables: the merge of a compaction's inputs into new files, and the flush of a
+//! memtable into one L0 file.
+
+use super::{Compaction, MergingCursor, RunCursor};
+use crate::cursor::Cursor;
+use crate::error::Result;
+use crate::filter::FilterSpec;
+use crate::io::Storage;
+use crate::key::{parse_internal_key, SeqNo, ValueKind};
+use crate::options::{Options, ReadOptions};
+use crate::table::{table_path, TableBuilder, TableCache, TableOptions, TableSummary};
+use crate::version::{FileMeta, Version};
+use std::path::Path;
+use std::sync::Arc;
+
+/// What a job needs from the database.
+pub struct JobEnv<'a> {
+    /// Where files are written.
+    pub storage: &'a dyn Storage,
+    /// The database directory.
+    pub dir: &'a Path,
+    /// Database options.
+    pub opts: &'a Options,
+    /// Readers of the input files.
+    pub tables: &'a Arc<TableCache>,
+    /// Allocates a file number for each output (and registers it as pending).
+    pub new_file_number: &'a dyn Fn() -> u64,
+}
+
+/// Counters of one job.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct JobStats {
+    /// Entries read.
+    pub entries_in: u64,
+    /// Entries written.
+    pub entries_out: u64,
+    /// Entries dropped (shadowed versions and obsolete tombstones).
+    pub dropped: u64,
+    /// Bytes written.
+    pub bytes_out: u64,
+}
+
+/// Writes a sequence of sorted entries into files of about `target` bytes, never splitting
+/// the versions of one user key across files (a lookup finds a key in one file per run).
+struct OutputWriter<'a> {
+    env: &'a JobEnv<'a>,
+    table_opts: TableOptions,
+    run: Option<u64>,
+    target: u64,
+    current: Option<(u64, TableBuilder)>,
+    outputs: Vec<FileMeta>,
+    last_user_key: Vec<u8>,
+}
+
+impl<'a> OutputWriter<'a> {
+    fn new(env: &'a JobEnv<'a>, filter: FilterSpec, run: Option<u64>, target: u64) -> Self {
+        let table_opts = TableOptions {
+            block_size: env.opts.block_size,
+            restart_interval: env.opts.block_restart_interval,
+            compression: env.opts.compression,
+            filter,
+        };
+        OutputWriter { env, table_opts, run, target, current: None, outputs: Vec::new(), last_user_key: Vec::new() }
+    }
+
+    fn add(&mut self, ikey: &[u8], value: &[u8]) -> Result<()> {
+        let user_key = crate::key::user_key(ikey);
+        let full = self.current.as_ref().is_some_and(|(_, b)| b.estimated_size() >= self.target);
+        if full && user_key != self.last_user_key.as_slice() {
+            self.finish_current()?;
+        }
+        if self.current.is_none() {
+            let number = (self.env.new_file_number)();
+            let file = self.env.storage.create(&table_path(self.env.dir, number))?;
+            self.current = Some((number, TableBuilder::new(file, self.table_opts.clone())));
+        }
+        if let Some((_, b)) = self.current.as_mut() {
+            b.add(ikey, value)?;
+        }
+        self.last_user_key.clear();
+        self.last_user_key.extend_from_slice(user_key);
+        Ok(())
+    }
+
+    fn finish_current(&mut self) -> Result<()> {
+        if let Some((number, builder)) = self.current.take() {
+            let summary = builder.finish()?;
+            let run = self.run.unwrap_or(number);
+            self.outputs.push(file_meta(number, run, summary));
+        }
+        Ok(())
+    }
+
+    fn finish(mut self) -> Result<Vec<FileMeta>> {
+        self.finish_current()?;
+        Ok(self.outputs)
+    }
+}
+
+/// The manifest record of a finished table.
+pub fn file_meta(number: u64, run: u64, s: TableSummary) -> FileMeta {
+    FileMeta {
+        number,
+        run,
+        size: s.file_size,
+        smallest: s.smallest,
+        largest: s.largest,
+        entries: s.entries,
+        smallest_seq: s.smallest_seq,
+        largest_seq: s.largest_seq,
+        filter_bytes: s.filter_bytes,
+        index_bytes: s.index_bytes,
+    }
+}
+
+/// Flush a memtable's cursor into one new L0 file; `None` if it holds nothing.
+pub fn flush_to_table(env: &JobEnv<'_>, mut source: Box<dyn Cursor>, filter: FilterSpec) -> Result<Option<FileMeta>> {
+    let mut out = OutputWriter::new(env, filter, None, u64::MAX);
+    source.seek_to_first()?;
+    while source.valid() {
+        out.add(source.key(), source.value())?;
+        source.next()?;
+    }
+    Ok(out.finish()?.pop())
+}
+
+/// Merge a compaction's inputs into new files for `c.output_level`.
+///
+/// A version is dropped when a newer version of the same key is visible to every snapshot
+/// (its sequence number is `<= smallest_snapshot`); a tombstone is dropped when, in
+/// addition, no file outside the compaction at the output level or below may hold the key.
+pub fn run_compaction(
+    env: &JobEnv<'_>,
+    c: &Compaction,
+    version: &Version,
+    smallest_snapshot: SeqNo,
+    filter: FilterSpec,
+    output_run: Option<u64>,
+) -> Result<(Vec<FileMeta>, JobStats)> {
+    let read = ReadOptions { fill_cache: false, ..ReadOptions::default() };
+    let children: Vec<Box<dyn Cursor>> =
+        c.inputs.iter().map(|i| Box::new(RunCursor::new(i.files.clone(), env.tables.clone(), read.clone())) as Box<dyn Cursor>).collect();
+    let mut merged = MergingCursor::new(children);
+    let input_numbers: Vec<u64> = c.input_files().map(|(_, f)| f.number).collect();
+    let elsewhere = OlderFiles::new(version, c.output_level, &input_numbers);
+
+    let mut out = OutputWriter::new(env, filter, output_run, env.opts.target_file_size);
+    let mut stats = JobStats::default();
+    let mut current_key: Option<Vec<u8>> = None;
+    let mut newer_seq = SeqNo::MAX; // sequence of the previous (newer) version of this key
+    merged.seek_to_first()?;
+    while merged.valid() {
+        let ikey = merged.key();
+        let parsed = parse_internal_key(ikey).ok_or_else(|| {
+            crate::error::Error::corruption(env.dir, None, "compaction input holds a malformed internal key")
+        })?;
+        stats.entries_in += 1;
+        if current_key.as_deref() != Some(parsed.user_key) {
+            current_key = Some(parsed.user_key.to_vec());
+            newer_seq = SeqNo::MAX;
+        }
+        let shadowed = newer_seq <= smallest_snapshot;
+        let dead_tombstone = parsed.kind == ValueKind::Delete
+            && parsed.seq <= smallest_snapshot
+            && !elsewhere.may_hold(parsed.user_key);
+        newer_seq = parsed.seq;
+        if shadowed || dead_tombstone {
+            stats.dropped += 1;
+        } else {
+            out.add(ikey, merged.value())?;
+            stats.entries_out += 1;
+        }
+        merged.next()?;
+    }
+    let outputs = out.finish()?;
+    stats.bytes_out = outputs.iter().map(|f| f.size).sum();
+    Ok((outputs, stats))
+}
+
+/// Files a compaction does not read that may hold older versions of its keys: every file
+/// at the output level or deeper that is not an input, kept as sorted runs so a key is
+/// checked with one binary search per run.
+struct OlderFiles<'a> {
+    runs: Vec<Vec<&'a Arc<FileMeta>>>,
+}
+
+impl<'a> OlderFiles<'a> {
+    fn new(version: &'a Version, output_level: usize, inputs: &[u64]) -> Self {
+        let runs = version
+            .levels
+            .iter()
+            .skip(output_level)
+            .flat_map(|l| l.runs.iter())
+            .map(|r| r.files.iter().filter(|f| !inputs.contains(&f.number)).collect::<Vec<_>>())
+            .filter(|r| !r.is_empty())
+            .collect();
+        OlderFiles { runs }
+    }
+
+    fn may_hold(&self, user_key: &[u8]) -> bool {
+        use crate::key::user_key as uk;
+        self.runs.iter().any(|run| {
+            let i = run.partition_point(|f| uk(&f.largest) < user_key);
+            run.get(i).is_some_and(|f| uk(&f.smallest) <= user_key)
+        })
+    }
+}

@@ -1,0 +1,132 @@
+//! Choosing the next compaction: leveled partial compaction (RocksDB-style) or tiered.
+//!
+//! Leveled: L0 compacts into L1 when it holds `level0_compaction_trigger` files; level
+//! `i >= 1` compacts when its bytes exceed `base * T^(i-1)`: one file (round-robin by key)
+//! merges with the files of level `i+1` it overlaps, or moves down if it overlaps none.
+//!
+//! Tiered: every level holds up to `T-1` runs at rest; a level that reaches `T` runs (L0:
+//! the trigger) merges all its runs into one new run of the next level. The last level
+//! merges its runs into one.
+
+use super::{Compaction, CompactionInput, LEVELED_RUN};
+use crate::options::{CompactionStyle, Options};
+use crate::version::{FileMeta, Version};
+use std::sync::Arc;
+
+/// Target bytes of leveled level `level >= 1`.
+pub fn level_target_bytes(opts: &Options, level: usize) -> u64 {
+    let mut target = opts.max_bytes_for_level_base as f64;
+    for _ in 1..level {
+        target *= f64::from(opts.size_ratio);
+    }
+    target.min(u64::MAX as f64) as u64
+}
+
+/// How urgently each level needs compaction (>= 1 means it does), for L0..last-1.
+pub fn level_scores(version: &Version, opts: &Options) -> Vec<f64> {
+    let last = opts.num_levels - 1;
+    (0..last)
+        .map(|level| match (opts.compaction_style, level) {
+            (_, 0) => version.levels[0].runs.len() as f64 / opts.level0_compaction_trigger as f64,
+            (CompactionStyle::Leveled, _) => version.level_bytes(level) as f64 / level_target_bytes(opts, level) as f64,
+            (CompactionStyle::Tiered, _) => version.levels[level].runs.len() as f64 / f64::from(opts.size_ratio),
+        })
+        .collect()
+}
+
+/// Bytes above the levels' targets: the compaction debt that throttles writers.
+pub fn pending_compaction_bytes(version: &Version, opts: &Options) -> u64 {
+    if opts.compaction_style == CompactionStyle::Tiered {
+        return 0;
+    }
+    (1..opts.num_levels - 1)
+        .map(|l| version.level_bytes(l).saturating_sub(level_target_bytes(opts, l)))
+        .sum()
+}
+
+/// The next compaction, if any level needs one. `cursor[level]` is the round-robin position
+/// (largest user key of the last file compacted out of that level).
+pub fn pick(version: &Version, opts: &Options, cursor: &mut [Vec<u8>]) -> Option<Compaction> {
+    let scores = level_scores(version, opts);
+    let (level, score) = scores.iter().copied().enumerate().fold((0, 0.0), |best, (l, s)| if s > best.1 { (l, s) } else { best });
+    if score >= 1.0 {
+        return match opts.compaction_style {
+            CompactionStyle::Leveled => Some(pick_leveled(version, level, cursor)),
+            CompactionStyle::Tiered => Some(merge_level_runs(version, level, level + 1)),
+        };
+    }
+    let last = opts.num_levels - 1;
+    if opts.compaction_style == CompactionStyle::Tiered && version.levels[last].runs.len() >= opts.size_ratio as usize {
+        return Some(merge_level_runs(version, last, last));
+    }
+    None
+}
+
+fn pick_leveled(version: &Version, level: usize, cursor: &mut [Vec<u8>]) -> Compaction {
+    if level == 0 {
+        let l0: Vec<CompactionInput> =
+            version.levels[0].runs.iter().map(|r| CompactionInput { level: 0, files: r.files.clone() }).collect();
+        let (lo, hi) = user_key_span(l0.iter().flat_map(|i| i.files.iter()));
+        let mut inputs = l0;
+        let below = version.overlapping(1, &lo, &hi);
+        if !below.is_empty() {
+            inputs.push(CompactionInput { level: 1, files: below });
+        }
+        return Compaction { inputs, output_level: 1, output_run: Some(LEVELED_RUN), trivial_move: false };
+    }
+    let files: Vec<&Arc<FileMeta>> = version.levels[level].runs.iter().flat_map(|r| r.files.iter()).collect();
+    let after = &cursor[level];
+    let chosen = files
+        .iter()
+        .find(|f| after.is_empty() || crate::key::user_key(&f.smallest) > after.as_slice())
+        .or_else(|| files.first())
+        .map(|f| Arc::clone(f))
+        .expect("a level with a score >= 1 has files");
+    cursor[level] = crate::key::user_key(&chosen.largest).to_vec();
+    let below = version.overlapping(level + 1, crate::key::user_key(&chosen.smallest), crate::key::user_key(&chosen.largest));
+    let trivial_move = below.is_empty();
+    let mut inputs = vec![CompactionInput { level, files: vec![chosen] }];
+    if !below.is_empty() {
+        inputs.push(CompactionInput { level: level + 1, files: below });
+    }
+    Compaction { inputs, output_level: level + 1, output_run: Some(LEVELED_RUN), trivial_move }
+}
+
+/// All runs of `level` merged into one new run of `output_level`.
+fn merge_level_runs(version: &Version, level: usize, output_level: usize) -> Compaction {
+    let inputs = version.levels[level].runs.iter().map(|r| CompactionInput { level, files: r.files.clone() }).collect();
+    Compaction { inputs, output_level, output_run: None, trivial_move: false }
+}
+
+/// A full manual compaction: every file into one run of the deepest level that holds data
+/// (at least L1).
+pub fn pick_full(version: &Version, opts: &Options) -> Option<Compaction> {
+    let inputs: Vec<CompactionInput> = version
+        .levels
+        .iter()
+        .enumerate()
+        .flat_map(|(level, l)| l.runs.iter().map(move |r| CompactionInput { level, files: r.files.clone() }))
+        .filter(|i| !i.files.is_empty())
+        .collect();
+    if inputs.is_empty() {
+        return None;
+    }
+    let output_level = inputs.iter().map(|i| i.level).max().unwrap_or(1).max(1);
+    let output_run = match opts.compaction_style {
+        CompactionStyle::Leveled => Some(LEVELED_RUN),
+        CompactionStyle::Tiered => None,
+    };
+    Some(Compaction { inputs, output_level, output_run, trivial_move: false })
+}
+
+/// The smallest and largest user keys over `files`.
+fn user_key_span<'a>(files: impl Iterator<Item = &'a Arc<FileMeta>>) -> (Vec<u8>, Vec<u8>) {
+    let mut lo: Option<&[u8]> = None;
+    let mut hi: Option<&[u8]> = None;
+    for f in files {
+        let (s, l) = (crate::key::user_key(&f.smallest), crate::key::user_key(&f.largest));
+        lo = Some(lo.map_or(s, |x| x.min(s)));
+        hi = Some(hi.map_or(l, |x| x.max(l)));
+    }
+    (lo.unwrap_or_default().to_vec(), hi.unwrap_or_default().to_vec())
+}

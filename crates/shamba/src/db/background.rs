@@ -1,0 +1,241 @@
+//! Background work: one thread flushes frozen memtables, one runs compactions; both
+//! delete the files their work made obsolete. Readers never wait for either.
+
+use super::inner::{DbInner, SuperVersion};
+use crate::compaction::job::{flush_to_table, run_compaction, JobEnv};
+use crate::compaction::{picker, Compaction, LEVELED_RUN};
+use crate::error::Result;
+use crate::memtable::MemTable;
+use crate::stats::DbCounters;
+use crate::version::{FileMeta, VersionEdit};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// How long an idle background thread sleeps before looking for work again (it is also
+/// woken whenever work arrives).
+const IDLE_WAIT: Duration = Duration::from_millis(200);
+
+impl DbInner {
+    fn shutting_down(&self) -> bool {
+        self.bg.lock().shutting_down
+    }
+
+    fn idle_wait(&self) {
+        let mut bg = self.bg.lock();
+        if !bg.shutting_down {
+            self.bg_cv.wait_for(&mut bg, IDLE_WAIT);
+        }
+    }
+
+    /// The flush thread: write the oldest frozen memtable to L0 until none is left.
+    pub fn flush_loop(self: &Arc<Self>) {
+        while !self.shutting_down() {
+            let oldest = self.super_version().imm.last().cloned();
+            let Some(mem) = oldest else {
+                self.idle_wait();
+                continue;
+            };
+            if self.bg.lock().error.is_some() {
+                self.idle_wait();
+                continue;
+            }
+            if let Err(e) = self.flush_memtable(&mem) {
+                self.set_bg_error(&e);
+            }
+            self.bg_cv.notify_all();
+        }
+    }
+
+    /// The compaction thread: run picked compactions until none is needed.
+    pub fn compaction_loop(self: &Arc<Self>) {
+        while !self.shutting_down() {
+            if self.bg.lock().error.is_some() {
+                self.idle_wait();
+                continue;
+            }
+            match self.maybe_compact() {
+                Ok(true) => {
+                    self.bg_cv.notify_all();
+                }
+                Ok(false) => self.idle_wait(),
+                Err(e) => self.set_bg_error(&e),
+            }
+        }
+    }
+
+    /// Run one compaction if a level needs it; `Ok(false)` if none does.
+    pub fn maybe_compact(&self) -> Result<bool> {
+        let mut cursors = self.compaction.lock();
+        let version = self.versions.lock().current();
+        if cursors.len() < self.opts.num_levels {
+            cursors.resize(self.opts.num_levels, Vec::new());
+        }
+        let Some(c) = picker::pick(&version, &self.opts, &mut cursors) else { return Ok(false) };
+        self.run(&c, &version)?;
+        Ok(true)
+    }
+
+    /// Compact every file into one run of the deepest level, after flushing memtables.
+    pub fn compact_all(&self) -> Result<()> {
+        self.flush_all()?;
+        let _cursors = self.compaction.lock();
+        let version = self.versions.lock().current();
+        if let Some(c) = picker::pick_full(&version, &self.opts) {
+            self.run(&c, &version)?;
+        }
+        Ok(())
+    }
+
+    /// Freeze the memtable (if it holds anything) and wait until every frozen memtable is
+    /// flushed.
+    pub fn flush_all(&self) -> Result<()> {
+        self.check_writable()?;
+        self.with_write_lead(|| self.make_room_for_write(true))?;
+        loop {
+            self.check_writable()?;
+            if self.super_version().imm.is_empty() {
+                return Ok(());
+            }
+            let mut bg = self.bg.lock();
+            self.bg_cv.notify_all();
+            self.bg_cv.wait_for(&mut bg, Duration::from_millis(20));
+        }
+    }
+
+    /// Run `f` as the write leader (no write is in progress meanwhile).
+    fn with_write_lead<T>(&self, f: impl FnOnce() -> Result<T>) -> Result<T> {
+        let mut q = self.queue.lock();
+        while q.leader_active {
+            self.queue_cv.wait(&mut q);
+        }
+        q.leader_active = true;
+        drop(q);
+        let r = f();
+        let mut q = self.queue.lock();
+        q.leader_active = false;
+        self.queue_cv.notify_all();
+        r
+    }
+
+    fn job_env<'a>(&'a self, new_file_number: &'a dyn Fn() -> u64) -> JobEnv<'a> {
+        JobEnv { storage: &*self.storage, dir: &self.dir, opts: &self.opts, tables: &self.tables, new_file_number }
+    }
+
+    /// Write a frozen memtable to an L0 file and install it.
+    pub fn flush_memtable(&self, mem: &Arc<MemTable>) -> Result<()> {
+        let version = self.versions.lock().current();
+        let filter = self.opts.filter_policy.spec_for_level(0, &DbInner::entries_per_level(&version));
+        let alloc = || self.new_output_number();
+        let meta = flush_to_table(&self.job_env(&alloc), mem.cursor(), filter)?;
+        let mut edit = VersionEdit::default();
+        if let Some(m) = &meta {
+            DbCounters::add(&self.counters.flush_bytes, m.size);
+            edit.new_files.push((0, m.clone()));
+        }
+        {
+            let mut versions = self.versions.lock();
+            // WALs older than the oldest memtable still unflushed are no longer needed.
+            let sv = self.super_version();
+            let remaining = sv.imm.iter().rev().skip(1).map(|m| m.wal_number()).next().unwrap_or_else(|| sv.mem.wal_number());
+            edit.log_number = Some(remaining);
+            versions.set_last_sequence(self.visible_seq());
+            versions.log_and_apply(edit)?;
+            let current = versions.current();
+            let mut sv = self.sv.write();
+            let imm = sv.imm.iter().filter(|m| !Arc::ptr_eq(m, mem)).cloned().collect();
+            *sv = Arc::new(SuperVersion { mem: sv.mem.clone(), imm, version: current });
+        }
+        if let Some(m) = &meta {
+            self.pending_outputs.lock().remove(&m.number);
+        }
+        DbCounters::add(&self.counters.flushes, 1);
+        self.delete_obsolete_files();
+        Ok(())
+    }
+
+    /// Execute a picked compaction and install its result.
+    fn run(&self, c: &Compaction, version: &crate::version::Version) -> Result<()> {
+        let mut edit = VersionEdit::default();
+        for (level, f) in c.input_files() {
+            edit.deleted_files.push((level, f.number));
+        }
+        let mut outputs: Vec<FileMeta> = Vec::new();
+        if c.trivial_move {
+            for (_, f) in c.input_files() {
+                let mut moved = FileMeta::clone(f);
+                moved.run = LEVELED_RUN;
+                outputs.push(moved);
+            }
+            DbCounters::add(&self.counters.trivial_moves, 1);
+        } else {
+            let filter = self.opts.filter_policy.spec_for_level(c.output_level, &DbInner::entries_per_level(version));
+            let output_run = c.output_run.unwrap_or_else(|| self.versions.lock().new_file_number());
+            let alloc = || self.new_output_number();
+            let (files, stats) = run_compaction(&self.job_env(&alloc), c, version, self.smallest_snapshot(), filter, Some(output_run))
+                .inspect_err(|_| self.forget_pending())?;
+            DbCounters::add(&self.counters.compaction_bytes_read, c.input_bytes());
+            DbCounters::add(&self.counters.compaction_bytes_written, stats.bytes_out);
+            outputs = files;
+        }
+        for f in &outputs {
+            edit.new_files.push((c.output_level, f.clone()));
+        }
+        {
+            let mut versions = self.versions.lock();
+            versions.log_and_apply(edit)?;
+            let current = versions.current();
+            let mut sv = self.sv.write();
+            *sv = Arc::new(SuperVersion { mem: sv.mem.clone(), imm: sv.imm.clone(), version: current });
+        }
+        let mut pending = self.pending_outputs.lock();
+        for f in &outputs {
+            pending.remove(&f.number);
+        }
+        drop(pending);
+        DbCounters::add(&self.counters.compactions, 1);
+        self.delete_obsolete_files();
+        Ok(())
+    }
+
+    /// After a failed job its partial outputs are garbage: let them be deleted.
+    fn forget_pending(&self) {
+        // Only one job of each kind runs at a time, and a failed job stops background work,
+        // so clearing every pending number is safe.
+        self.pending_outputs.lock().clear();
+    }
+
+    /// Delete tables no live version references, WALs older than the log number, and
+    /// manifests other than the live one. Failures are ignored: a file left behind is
+    /// deleted next time.
+    pub fn delete_obsolete_files(&self) {
+        // Pending first: a number leaves `pending` only after its version is installed, so
+        // reading it before the live set never misses a file in between.
+        let pending = self.pending_outputs.lock().clone();
+        let (live, log_number, manifest) = {
+            let v = self.versions.lock();
+            (v.live_files(), v.log_number(), v.manifest_path())
+        };
+        let current_wal = self.wal.lock().number;
+        let Ok(names) = self.storage.list(&self.dir) else { return };
+        for name in names {
+            let path = self.dir.join(&name);
+            let obsolete = if let Some(n) = name.strip_suffix(".sst").and_then(|n| n.parse::<u64>().ok()) {
+                let dead = !live.contains(&n) && !pending.contains(&n);
+                if dead {
+                    self.tables.evict(n);
+                    self.block_cache.erase_file(n);
+                }
+                dead
+            } else if let Some(n) = name.strip_suffix(".log").and_then(|n| n.parse::<u64>().ok()) {
+                n < log_number && n != current_wal
+            } else if name.starts_with("MANIFEST-") {
+                manifest.file_name().is_some_and(|m| m != name.as_str())
+            } else {
+                name.ends_with(".tmp")
+            };
+            if obsolete {
+                let _ = self.storage.remove(&path);
+            }
+        }
+    }
+}

@@ -1,0 +1,143 @@
+//! The shared state behind every `Db` handle, and the locks that guard it.
+//!
+//! Lock order (never take an earlier one while holding a later one):
+//! `compaction` -> `versions` -> `sv` -> `wal`; `queue` and `bg` are leaves.
+
+use crate::cache::BlockCache;
+use crate::io::{DirLock, IoStats, Storage};
+use crate::key::SeqNo;
+use crate::memtable::MemTable;
+use crate::options::Options;
+use crate::stats::DbCounters;
+use crate::table::TableCache;
+use crate::version::{Version, VersionSet};
+use crate::wal::LogWriter;
+use crate::Error;
+use parking_lot::{Condvar, Mutex, RwLock};
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+/// What a read needs, captured together so it is consistent: the memtables and the
+/// version of one moment. Replaced (never mutated) by writes, flushes and compactions.
+pub(crate) struct SuperVersion {
+    pub mem: Arc<MemTable>,
+    /// Frozen memtables, newest first.
+    pub imm: Vec<Arc<MemTable>>,
+    pub version: Arc<Version>,
+}
+
+/// The WAL being appended to.
+pub(crate) struct WalState {
+    pub writer: LogWriter,
+    pub number: u64,
+}
+
+/// One write waiting in the group-commit queue.
+pub(crate) struct QueuedWrite {
+    pub id: u64,
+    pub batch: crate::WriteBatch,
+    pub sync: bool,
+    pub disable_wal: bool,
+}
+
+/// The group-commit queue: the writer at the front leads, and commits the writes behind it.
+#[derive(Default)]
+pub(crate) struct WriteQueue {
+    pub next_id: u64,
+    pub waiting: VecDeque<QueuedWrite>,
+    pub done: HashMap<u64, Result<(), String>>,
+    pub leader_active: bool,
+}
+
+/// Background work state.
+#[derive(Default)]
+pub(crate) struct BgState {
+    pub shutting_down: bool,
+    /// First background failure; once set, writes fail (reads still work).
+    pub error: Option<String>,
+}
+
+pub(crate) struct DbInner {
+    pub dir: PathBuf,
+    pub opts: Options,
+    pub storage: Arc<dyn Storage>,
+    pub lock: Mutex<Option<Box<dyn DirLock>>>,
+    pub sv: RwLock<Arc<SuperVersion>>,
+    pub versions: Mutex<VersionSet>,
+    pub tables: Arc<TableCache>,
+    pub block_cache: Arc<BlockCache>,
+    pub io: Arc<IoStats>,
+    /// Largest sequence number readers may see.
+    pub visible_seq: AtomicU64,
+    /// Live snapshots: sequence number -> handles.
+    pub snapshots: Mutex<BTreeMap<SeqNo, usize>>,
+    pub queue: Mutex<WriteQueue>,
+    pub queue_cv: Condvar,
+    pub wal: Mutex<WalState>,
+    pub bg: Mutex<BgState>,
+    pub bg_cv: Condvar,
+    /// File numbers being written, not yet in a version: never deleted as obsolete.
+    pub pending_outputs: Mutex<HashSet<u64>>,
+    /// Held while a compaction runs; holds each level's round-robin position.
+    pub compaction: Mutex<Vec<Vec<u8>>>,
+    pub threads: Mutex<Vec<JoinHandle<()>>>,
+    pub counters: DbCounters,
+    pub closed: AtomicBool,
+}
+
+impl DbInner {
+    /// The current super version (one atomic increment).
+    pub fn super_version(&self) -> Arc<SuperVersion> {
+        self.sv.read().clone()
+    }
+
+    pub fn visible_seq(&self) -> SeqNo {
+        self.visible_seq.load(Ordering::Acquire)
+    }
+
+    /// The oldest sequence number any reader may still ask for.
+    pub fn smallest_snapshot(&self) -> SeqNo {
+        let snaps = self.snapshots.lock();
+        snaps.keys().next().copied().unwrap_or_else(|| self.visible_seq())
+    }
+
+    pub fn check_open(&self) -> crate::Result<()> {
+        if self.closed.load(Ordering::Acquire) {
+            return Err(Error::Closed("the database was closed".into()));
+        }
+        Ok(())
+    }
+
+    /// Fail if a background error made the database read-only.
+    pub fn check_writable(&self) -> crate::Result<()> {
+        self.check_open()?;
+        if let Some(e) = &self.bg.lock().error {
+            return Err(Error::Closed(format!("a background error made the database read-only: {e}")));
+        }
+        Ok(())
+    }
+
+    /// Record a background failure: writes stop, readers continue.
+    pub fn set_bg_error(&self, e: &Error) {
+        let mut bg = self.bg.lock();
+        if bg.error.is_none() {
+            bg.error = Some(e.to_string());
+        }
+        self.bg_cv.notify_all();
+    }
+
+    /// Allocate a file number and mark it pending (not obsolete while being written).
+    pub fn new_output_number(&self) -> u64 {
+        let n = self.versions.lock().new_file_number();
+        self.pending_outputs.lock().insert(n);
+        n
+    }
+
+    /// Entries per level of the current version (for Monkey filter allocation).
+    pub fn entries_per_level(version: &Version) -> Vec<u64> {
+        version.levels.iter().map(|l| l.runs.iter().flat_map(|r| r.files.iter()).map(|f| f.entries).sum()).collect()
+    }
+}

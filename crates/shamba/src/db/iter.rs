@@ -1,0 +1,210 @@
+//! The public iterator: a merge of memtables and tables, read at a sequence number,
+//! resolving versions and tombstones into the user's view, in both directions.
+//!
+//! Forward and backward walks use separate cursors (created on first use), so each is a
+//! one-direction merge; they stop when they meet.
+
+use super::inner::{DbInner, SuperVersion};
+use crate::compaction::{MergingCursor, RunCursor};
+use crate::cursor::Cursor;
+use crate::error::Result;
+use crate::key::{internal_key, parse_internal_key, seek_key, SeqNo, ValueKind, MAX_SEQ};
+use crate::options::ReadOptions;
+use crate::table::TableCache;
+use crate::Error;
+use std::ops::{Bound, RangeBounds};
+use std::sync::Arc;
+
+/// A key-ordered, double-ended iterator over `(key, value)` pairs at one sequence number.
+///
+/// It holds the memtables and files it reads, so it sees a consistent state however long
+/// it lives; writes after its creation are invisible to it.
+pub struct DbIterator {
+    sv: Arc<SuperVersion>,
+    tables: Arc<TableCache>,
+    read: ReadOptions,
+    seq: SeqNo,
+    start: Bound<Vec<u8>>,
+    end: Bound<Vec<u8>>,
+    front: Option<MergingCursor>,
+    back: Option<MergingCursor>,
+    /// Last key yielded from the front / back: the walks stop when they cross.
+    front_key: Option<Vec<u8>>,
+    back_key: Option<Vec<u8>>,
+    done: bool,
+}
+
+impl DbIterator {
+    pub(crate) fn new<K: AsRef<[u8]>, R: RangeBounds<K>>(inner: &DbInner, seq: SeqNo, range: &R, read: ReadOptions) -> Self {
+        let own = |b: Bound<&K>| match b {
+            Bound::Included(k) => Bound::Included(k.as_ref().to_vec()),
+            Bound::Excluded(k) => Bound::Excluded(k.as_ref().to_vec()),
+            Bound::Unbounded => Bound::Unbounded,
+        };
+        DbIterator {
+            sv: inner.super_version(),
+            tables: inner.tables.clone(),
+            read,
+            seq,
+            start: own(range.start_bound()),
+            end: own(range.end_bound()),
+            front: None,
+            back: None,
+            front_key: None,
+            back_key: None,
+            done: inner.closed.load(std::sync::atomic::Ordering::Acquire),
+        }
+    }
+
+    fn build_cursor(&self) -> MergingCursor {
+        let mut children: Vec<Box<dyn Cursor>> = Vec::new();
+        children.push(self.sv.mem.cursor());
+        for m in &self.sv.imm {
+            children.push(m.cursor());
+        }
+        for level in &self.sv.version.levels {
+            for run in &level.runs {
+                children.push(Box::new(RunCursor::new(run.files.clone(), self.tables.clone(), self.read.clone())));
+            }
+        }
+        MergingCursor::new(children)
+    }
+
+    fn step_forward(&mut self) -> Result<Option<(Vec<u8>, Vec<u8>)>> {
+        if self.front.is_none() {
+            let mut c = self.build_cursor();
+            match &self.start {
+                Bound::Included(s) => c.seek(&seek_key(s, self.seq))?,
+                Bound::Excluded(s) => c.seek(&internal_key(s, 0, ValueKind::Delete))?,
+                Bound::Unbounded => c.seek_to_first()?,
+            }
+            // An excluded start lands on the oldest version of the start key: skip it.
+            if let Bound::Excluded(s) = &self.start {
+                if c.valid() && crate::key::user_key(c.key()) == s.as_slice() {
+                    c.next()?;
+                }
+            }
+            self.front = Some(c);
+        }
+        let seq = self.seq;
+        let Some(c) = self.front.as_mut() else { return Ok(None) };
+        while c.valid() {
+            let p = parse_internal_key(c.key()).ok_or_else(|| Error::corruption("", None, "malformed internal key"))?;
+            if p.seq > seq {
+                c.next()?;
+                continue;
+            }
+            // The first visible entry of a user key is its newest visible version.
+            let user_key = p.user_key.to_vec();
+            let item = (p.kind == ValueKind::Put).then(|| c.value().to_vec());
+            // Skip the older versions of this key.
+            c.next()?;
+            while c.valid() && crate::key::user_key(c.key()) == user_key.as_slice() {
+                c.next()?;
+            }
+            if !below_end(&self.end, &user_key) || self.back_key.as_deref().is_some_and(|b| user_key.as_slice() >= b) {
+                return Ok(None);
+            }
+            if let Some(value) = item {
+                self.front_key = Some(user_key.clone());
+                return Ok(Some((user_key, value)));
+            }
+        }
+        Ok(None)
+    }
+
+    fn step_backward(&mut self) -> Result<Option<(Vec<u8>, Vec<u8>)>> {
+        if self.back.is_none() {
+            let mut c = self.build_cursor();
+            match &self.end {
+                Bound::Included(e) => c.seek_for_prev(&internal_key(e, 0, ValueKind::Delete))?,
+                Bound::Excluded(e) => c.seek_for_prev(&seek_key(e, MAX_SEQ))?,
+                Bound::Unbounded => c.seek_to_last()?,
+            }
+            self.back = Some(c);
+        }
+        let seq = self.seq;
+        let Some(c) = self.back.as_mut() else { return Ok(None) };
+        while c.valid() {
+            // Walking backward, a user key's versions come oldest first: the last visible
+            // one seen before the key changes is the newest visible version.
+            let user_key = crate::key::user_key(c.key()).to_vec();
+            let mut newest: Option<(ValueKind, Vec<u8>)> = None;
+            while c.valid() && crate::key::user_key(c.key()) == user_key.as_slice() {
+                let p = parse_internal_key(c.key()).ok_or_else(|| Error::corruption("", None, "malformed internal key"))?;
+                if p.seq <= seq {
+                    newest = Some((p.kind, if p.kind == ValueKind::Put { c.value().to_vec() } else { Vec::new() }));
+                }
+                c.prev()?;
+            }
+            let Some((kind, value)) = newest else { continue };
+            if !above_start(&self.start, &user_key) || self.front_key.as_deref().is_some_and(|f| user_key.as_slice() <= f) {
+                return Ok(None);
+            }
+            if kind == ValueKind::Put {
+                self.back_key = Some(user_key.clone());
+                return Ok(Some((user_key, value)));
+            }
+        }
+        Ok(None)
+    }
+
+    fn finish(&mut self, r: Result<Option<(Vec<u8>, Vec<u8>)>>) -> Option<Result<(Vec<u8>, Vec<u8>)>> {
+        match r {
+            Ok(Some(kv)) => Some(Ok(kv)),
+            Ok(None) => {
+                self.done = true;
+                None
+            }
+            Err(e) => {
+                // Yield the error once, then end.
+                self.done = true;
+                Some(Err(e))
+            }
+        }
+    }
+}
+
+impl Iterator for DbIterator {
+    type Item = Result<(Vec<u8>, Vec<u8>)>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.done {
+            return None;
+        }
+        let r = self.step_forward();
+        self.finish(r)
+    }
+}
+
+impl DoubleEndedIterator for DbIterator {
+    fn next_back(&mut self) -> Option<Self::Item> {
+        if self.done {
+            return None;
+        }
+        let r = self.step_backward();
+        self.finish(r)
+    }
+}
+
+impl std::fmt::Debug for DbIterator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DbIterator").field("seq", &self.seq).field("start", &self.start).field("end", &self.end).finish()
+    }
+}
+
+fn below_end(end: &Bound<Vec<u8>>, key: &[u8]) -> bool {
+    match end {
+        Bound::Included(e) => key <= e.as_slice(),
+        Bound::Excluded(e) => key < e.as_slice(),
+        Bound::Unbounded => true,
+    }
+}
+
+fn above_start(start: &Bound<Vec<u8>>, key: &[u8]) -> bool {
+    match start {
+        Bound::Included(s) => key >= s.as_slice(),
+        Bound::Excluded(s) => key > s.as_slice(),
+        Bound::Unbounded => true,
+    }
+}

@@ -1,0 +1,73 @@
+//! Point lookups: memtables, then the candidate files of each level, with one digest.
+
+use super::inner::DbInner;
+use crate::error::{Error, Result};
+use crate::filter::Digest;
+use crate::key::{seek_key, SeqNo, ValueKind};
+use crate::memtable::Lookup;
+use crate::options::ReadOptions;
+use crate::stats::DbCounters;
+use crate::table::TableGet;
+
+impl DbInner {
+    /// Check a key's length against the configured limit.
+    pub fn check_key(&self, key: &[u8]) -> Result<()> {
+        if key.len() > self.opts.max_key_size {
+            return Err(Error::InvalidArgument(format!(
+                "key of {} bytes exceeds max_key_size ({})",
+                key.len(),
+                self.opts.max_key_size
+            )));
+        }
+        Ok(())
+    }
+
+    /// The newest version of `key` visible at `seq`.
+    ///
+    /// The key's digest is computed once here and handed to every table: no table hashes
+    /// the key again (unless `ro.share_hash` is false, to measure the unshared baseline).
+    pub fn get_at(&self, key: &[u8], seq: SeqNo, ro: &ReadOptions) -> Result<Option<Vec<u8>>> {
+        self.check_open()?;
+        self.check_key(key)?;
+        let c = &self.counters;
+        DbCounters::add(&c.gets, 1);
+        let sv = self.super_version();
+        for mem in std::iter::once(&sv.mem).chain(sv.imm.iter()) {
+            match mem.get(key, seq) {
+                Lookup::Value(v) => {
+                    DbCounters::add(&c.memtable_hits, 1);
+                    return Ok(Some(v));
+                }
+                Lookup::Deleted => {
+                    DbCounters::add(&c.memtable_hits, 1);
+                    return Ok(None);
+                }
+                Lookup::NotFound => {}
+            }
+        }
+        let digest = Digest::of(key);
+        let seek = seek_key(key, seq);
+        for (_level, file) in sv.version.candidates(key) {
+            let table = self.tables.reader(file.number)?;
+            let own_digest;
+            let d = if ro.share_hash {
+                &digest
+            } else {
+                own_digest = Digest::of(key);
+                &own_digest
+            };
+            match table.get(&seek, d, ro)? {
+                TableGet::FilteredOut => DbCounters::add(&c.filter_negatives, 1),
+                TableGet::NotFound => DbCounters::add(&c.filter_false_positives, 1),
+                TableGet::Found { kind, value, .. } => {
+                    DbCounters::add(&c.table_hits, 1);
+                    return Ok(match kind {
+                        ValueKind::Put => Some(value),
+                        ValueKind::Delete => None,
+                    });
+                }
+            }
+        }
+        Ok(None)
+    }
+}

@@ -1,0 +1,73 @@
+//! Snapshots: a sequence number pinned so compaction keeps what it can see.
+
+use super::inner::DbInner;
+use super::iter::DbIterator;
+use crate::error::Result;
+use crate::key::SeqNo;
+use crate::options::ReadOptions;
+use std::ops::RangeBounds;
+use std::sync::Arc;
+
+/// A consistent read view of the database as of the moment it was taken.
+///
+/// While it lives, compaction keeps every version it can see. Reads through it never see
+/// later writes.
+pub struct Snapshot {
+    inner: Arc<DbInner>,
+    seq: SeqNo,
+}
+
+impl Snapshot {
+    pub(crate) fn new(inner: Arc<DbInner>) -> Snapshot {
+        // Register under the lock before reading the sequence, so a compaction that reads
+        // the smallest snapshot after this cannot miss it.
+        let mut snaps = inner.snapshots.lock();
+        let seq = inner.visible_seq();
+        *snaps.entry(seq).or_insert(0) += 1;
+        drop(snaps);
+        Snapshot { inner, seq }
+    }
+
+    /// The sequence number this snapshot reads at.
+    pub fn sequence(&self) -> SeqNo {
+        self.seq
+    }
+
+    /// The value of `key` as of this snapshot.
+    pub fn get(&self, key: impl AsRef<[u8]>) -> Result<Option<Vec<u8>>> {
+        self.inner.get_at(key.as_ref(), self.seq, &ReadOptions::default())
+    }
+
+    /// The value of `key` as of this snapshot, with read options.
+    pub fn get_opt(&self, key: impl AsRef<[u8]>, ro: &ReadOptions) -> Result<Option<Vec<u8>>> {
+        self.inner.get_at(key.as_ref(), self.seq, ro)
+    }
+
+    /// Every key-value pair as of this snapshot, in key order.
+    pub fn iter(&self) -> DbIterator {
+        self.range::<&[u8], _>(..)
+    }
+
+    /// The pairs whose keys are in `range`, as of this snapshot.
+    pub fn range<K: AsRef<[u8]>, R: RangeBounds<K>>(&self, range: R) -> DbIterator {
+        DbIterator::new(&self.inner, self.seq, &range, ReadOptions::default())
+    }
+}
+
+impl Drop for Snapshot {
+    fn drop(&mut self) {
+        let mut snaps = self.inner.snapshots.lock();
+        if let Some(n) = snaps.get_mut(&self.seq) {
+            *n -= 1;
+            if *n == 0 {
+                snaps.remove(&self.seq);
+            }
+        }
+    }
+}
+
+impl std::fmt::Debug for Snapshot {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Snapshot").field("seq", &self.seq).finish()
+    }
+}

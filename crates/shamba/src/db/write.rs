@@ -1,0 +1,216 @@
+//! The write path: group commit into the WAL, then the memtable; memtable switches and
+//! write stalls.
+//!
+//! Writers queue up; the one at the front leads: it makes room (switching the memtable or
+//! waiting out a stall), takes the writes queued behind it as one group, appends them to
+//! the WAL as one record (synced if any of them asked), applies them to the memtable, and
+//! publishes their sequence numbers. The others sleep until their result is posted.
+
+use super::inner::{DbInner, QueuedWrite, SuperVersion};
+use crate::compaction::picker;
+use crate::error::{Error, Result};
+use crate::memtable::MemTable;
+use crate::options::WriteOptions;
+use crate::stats::DbCounters;
+use crate::wal::LogWriter;
+use crate::WriteBatch;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// A group stops growing past this many bytes, so one slow leader does not carry the world.
+const MAX_GROUP_BYTES: usize = 1 << 20;
+
+impl DbInner {
+    fn check_batch(&self, batch: &WriteBatch) -> Result<()> {
+        if batch.largest_key() > self.opts.max_key_size {
+            return Err(Error::InvalidArgument(format!(
+                "key of {} bytes exceeds max_key_size ({})",
+                batch.largest_key(),
+                self.opts.max_key_size
+            )));
+        }
+        if batch.largest_value() > self.opts.max_value_size {
+            return Err(Error::InvalidArgument(format!(
+                "value of {} bytes exceeds max_value_size ({})",
+                batch.largest_value(),
+                self.opts.max_value_size
+            )));
+        }
+        Ok(())
+    }
+
+    /// Apply `batch` atomically.
+    pub fn write(&self, batch: WriteBatch, wo: &WriteOptions) -> Result<()> {
+        self.check_writable()?;
+        self.check_batch(&batch)?;
+        if batch.is_empty() {
+            return Ok(());
+        }
+        let mut q = self.queue.lock();
+        let id = q.next_id;
+        q.next_id += 1;
+        q.waiting.push_back(QueuedWrite { id, batch, sync: wo.sync, disable_wal: wo.disable_wal });
+        loop {
+            if let Some(r) = q.done.remove(&id) {
+                return r.map_err(|m| Error::Io(std::io::Error::other(m)));
+            }
+            if !q.leader_active && q.waiting.front().is_some_and(|w| w.id == id) {
+                q.leader_active = true;
+                break;
+            }
+            self.queue_cv.wait(&mut q);
+        }
+        drop(q);
+
+        // This thread leads. Nobody else touches the WAL or switches memtables until it
+        // clears `leader_active`.
+        let room = self.make_room_for_write(false);
+        let mut q = self.queue.lock();
+        if let Err(e) = room {
+            q.waiting.pop_front();
+            q.leader_active = false;
+            self.queue_cv.notify_all();
+            return Err(e);
+        }
+        let mut group = take_group(&mut q.waiting);
+        drop(q);
+
+        let result = self.commit_group(&mut group);
+        let mut q = self.queue.lock();
+        for w in &group {
+            if w.id != id {
+                q.done.insert(w.id, result.as_ref().map(|_| ()).map_err(|e| e.to_string()));
+            }
+        }
+        q.leader_active = false;
+        self.queue_cv.notify_all();
+        result
+    }
+
+    /// Log and apply a group; on a WAL failure the database turns read-only, since the log
+    /// may now hold a partial record that later records must not follow.
+    fn commit_group(&self, group: &mut [QueuedWrite]) -> Result<()> {
+        let first = self.visible_seq() + 1;
+        let sync = group.iter().any(|w| w.sync);
+        let use_wal = !group.iter().all(|w| w.disable_wal);
+        let mut merged;
+        let batch = match group {
+            [single] => &mut single.batch,
+            _ => {
+                merged = WriteBatch::new();
+                for w in group.iter() {
+                    merged.append(&w.batch);
+                }
+                &mut merged
+            }
+        };
+        let count = batch.len() as u64;
+        let record = batch.encode_with_seq(first);
+        if use_wal {
+            let mut wal = self.wal.lock();
+            let logged = wal.writer.add_record(record).and_then(|_| if sync { wal.writer.sync() } else { wal.writer.flush() });
+            if let Err(e) = logged {
+                self.set_bg_error(&e);
+                return Err(e);
+            }
+            DbCounters::add(&self.counters.wal_bytes, record.len() as u64);
+            if sync {
+                DbCounters::add(&self.counters.wal_syncs, 1);
+            }
+        }
+        let sv = self.super_version();
+        for (i, op) in batch.ops().enumerate() {
+            let (kind, key, value) = op.map_err(|e| e.in_file(&self.dir, None))?;
+            sv.mem.insert(key, first + i as u64, kind, value);
+        }
+        self.visible_seq.store(first + count - 1, Ordering::Release);
+        DbCounters::add(&self.counters.write_ops, count);
+        DbCounters::add(&self.counters.write_groups, 1);
+        Ok(())
+    }
+
+    /// Make sure the memtable has room, switching it (and the WAL) when full; delay or stop
+    /// the writer when flushes or compactions fall behind. Called by the leader only.
+    pub fn make_room_for_write(&self, force: bool) -> Result<()> {
+        let mut delayed = false;
+        loop {
+            self.check_writable()?;
+            let sv = self.super_version();
+            let l0 = sv.version.levels[0].runs.len();
+            let debt = picker::pending_compaction_bytes(&sv.version, &self.opts);
+            let o = &self.opts;
+            if !delayed && (l0 >= o.level0_slowdown_trigger || debt >= o.pending_compaction_slowdown_bytes) {
+                // Slow down: one short pause per write spreads the wait over many writers
+                // instead of stopping one for seconds.
+                let t = Instant::now();
+                std::thread::sleep(Duration::from_millis(1));
+                DbCounters::add(&self.counters.stall_micros, t.elapsed().as_micros() as u64);
+                delayed = true;
+                continue;
+            }
+            if sv.mem.is_empty() || (!force && sv.mem.approximate_size() < o.write_buffer_size) {
+                return Ok(());
+            }
+            if sv.imm.len() >= o.max_immutable_memtables || l0 >= o.level0_stop_trigger || debt >= o.pending_compaction_stop_bytes {
+                let t = Instant::now();
+                let mut bg = self.bg.lock();
+                if bg.shutting_down {
+                    return Err(Error::Closed("the database is closing".into()));
+                }
+                self.bg_cv.notify_all();
+                self.bg_cv.wait_for(&mut bg, Duration::from_millis(50));
+                DbCounters::add(&self.counters.stall_micros, t.elapsed().as_micros() as u64);
+                continue;
+            }
+            self.switch_memtable()?;
+            return Ok(());
+        }
+    }
+
+    /// Freeze the memtable, start a new WAL and memtable, and wake the flush thread.
+    fn switch_memtable(&self) -> Result<()> {
+        let number = self.versions.lock().new_file_number();
+        let file = self.storage.create(&wal_path(&self.dir, number))?;
+        {
+            let mut sv = self.sv.write();
+            let mut wal = self.wal.lock();
+            // The old log stays until its memtable is flushed; push its tail to the OS now.
+            wal.writer.flush()?;
+            wal.writer = LogWriter::new(file);
+            wal.number = number;
+            let mut imm = Vec::with_capacity(sv.imm.len() + 1);
+            imm.push(sv.mem.clone());
+            imm.extend(sv.imm.iter().cloned());
+            *sv = Arc::new(SuperVersion { mem: Arc::new(MemTable::new(number)), imm, version: sv.version.clone() });
+        }
+        self.storage.sync_dir(&self.dir)?;
+        self.bg_cv.notify_all();
+        Ok(())
+    }
+}
+
+/// Take the front write and the writes behind it, up to a size limit; writes that skip
+/// the WAL are not grouped with writes that use it.
+fn take_group(waiting: &mut std::collections::VecDeque<QueuedWrite>) -> Vec<QueuedWrite> {
+    let mut group = Vec::new();
+    let mut bytes = 0;
+    while let Some(w) = waiting.front() {
+        if let Some(first) = group.first() {
+            let first: &QueuedWrite = first;
+            if bytes + w.batch.approximate_size() > MAX_GROUP_BYTES || w.disable_wal != first.disable_wal {
+                break;
+            }
+        }
+        bytes += w.batch.approximate_size();
+        if let Some(w) = waiting.pop_front() {
+            group.push(w);
+        }
+    }
+    group
+}
+
+/// Path of WAL `number`.
+pub(crate) fn wal_path(dir: &std::path::Path, number: u64) -> std::path::PathBuf {
+    dir.join(format!("{number:06}.log"))
+}
