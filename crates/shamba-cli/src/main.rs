@@ -1,8 +1,11 @@
-//! The `shamba` command.
+//! The `shamba` command: admin, bench and the seeds' experiments.
 
+mod admin;
+mod bench;
 mod exp;
 
 use clap::{Parser, Subcommand};
+use std::path::PathBuf;
 
 /// Shamba: an LSM-tree key-value store built around its read path.
 #[derive(Debug, Parser)]
@@ -14,6 +17,69 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Set a key (keys and values starting with 0x are hex).
+    Put {
+        /// Database directory.
+        #[arg(long)]
+        db: PathBuf,
+        /// The key.
+        key: String,
+        /// The value.
+        value: String,
+    },
+    /// Print a key's value (exit code 2 if absent).
+    Get {
+        /// Database directory.
+        #[arg(long)]
+        db: PathBuf,
+        /// The key.
+        key: String,
+    },
+    /// Delete a key.
+    Delete {
+        /// Database directory.
+        #[arg(long)]
+        db: PathBuf,
+        /// The key.
+        key: String,
+    },
+    /// Print key-value pairs in key order.
+    Scan {
+        /// Database directory.
+        #[arg(long)]
+        db: PathBuf,
+        /// First key (inclusive).
+        #[arg(long)]
+        from: Option<String>,
+        /// Last key (exclusive).
+        #[arg(long)]
+        to: Option<String>,
+        /// At most this many pairs.
+        #[arg(long)]
+        limit: Option<usize>,
+        /// Walk backward from the end.
+        #[arg(long)]
+        reverse: bool,
+    },
+    /// Show levels, files, sizes, key ranges, filter sizes and I/O counters.
+    Inspect {
+        /// Database directory.
+        #[arg(long)]
+        db: PathBuf,
+        /// List every file.
+        #[arg(long)]
+        files: bool,
+    },
+    /// Dump every part of one SST file.
+    Sst {
+        /// The .sst file.
+        file: PathBuf,
+        /// Data entries to print.
+        #[arg(long, default_value_t = 20)]
+        max_entries: usize,
+    },
+    /// Load then read a database, db_bench style.
+    Bench(bench::BenchArgs),
     /// Run one of the seeds' experiments.
     Exp(exp::ExpArgs),
 }
@@ -21,6 +87,15 @@ enum Command {
 fn main() {
     let cli = Cli::parse();
     let result = match &cli.command {
+        Command::Put { db, key, value } => admin::put(db, key, value),
+        Command::Get { db, key } => admin::get(db, key),
+        Command::Delete { db, key } => admin::delete(db, key),
+        Command::Scan { db, from, to, limit, reverse } => {
+            admin::scan(db, from.as_deref(), to.as_deref(), *limit, *reverse)
+        }
+        Command::Inspect { db, files } => admin::inspect(db, *files),
+        Command::Sst { file, max_entries } => admin::sst(file, *max_entries),
+        Command::Bench(args) => bench::run(args),
         Command::Exp(args) => exp::run(args),
     };
     if let Err(e) = result {

@@ -138,8 +138,11 @@ pub fn run_compaction(
     output_run: Option<u64>,
 ) -> Result<(Vec<FileMeta>, JobStats)> {
     let read = ReadOptions { fill_cache: false, ..ReadOptions::default() };
-    let children: Vec<Box<dyn Cursor>> =
-        c.inputs.iter().map(|i| Box::new(RunCursor::new(i.files.clone(), env.tables.clone(), read.clone())) as Box<dyn Cursor>).collect();
+    let children: Vec<Box<dyn Cursor>> = c
+        .inputs
+        .iter()
+        .map(|i| Box::new(RunCursor::new(i.files.clone(), env.tables.clone(), read.clone())) as Box<dyn Cursor>)
+        .collect();
     let mut merged = MergingCursor::new(children);
     let input_numbers: Vec<u64> = c.input_files().map(|(_, f)| f.number).collect();
     let elsewhere = OlderFiles::new(version, c.output_level, &input_numbers);
@@ -160,9 +163,8 @@ pub fn run_compaction(
             newer_seq = SeqNo::MAX;
         }
         let shadowed = newer_seq <= smallest_snapshot;
-        let dead_tombstone = parsed.kind == ValueKind::Delete
-            && parsed.seq <= smallest_snapshot
-            && !elsewhere.may_hold(parsed.user_key);
+        let dead_tombstone =
+            parsed.kind == ValueKind::Delete && parsed.seq <= smallest_snapshot && !elsewhere.may_hold(parsed.user_key);
         newer_seq = parsed.seq;
         if shadowed || dead_tombstone {
             stats.dropped += 1;

@@ -147,7 +147,9 @@ mod tests {
     use crate::key::{internal_key, ValueKind};
     use proptest::prelude::*;
 
-    fn source(keys: &[(u8, u64)]) -> (Vec<(Vec<u8>, Vec<u8>)>, Box<dyn Cursor>) {
+    type Entries = Vec<(Vec<u8>, Vec<u8>)>;
+
+    fn source(keys: &[(u8, u64)]) -> (Entries, Box<dyn Cursor>) {
         let mut v: Vec<_> = keys.iter().map(|&(k, s)| (internal_key(&[k], s, ValueKind::Put), vec![k])).collect();
         v.sort_by(|a, b| compare_internal_keys(&a.0, &b.0));
         v.dedup_by(|a, b| a.0 == b.0);

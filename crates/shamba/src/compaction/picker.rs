@@ -39,16 +39,15 @@ pub fn pending_compaction_bytes(version: &Version, opts: &Options) -> u64 {
     if opts.compaction_style == CompactionStyle::Tiered {
         return 0;
     }
-    (1..opts.num_levels - 1)
-        .map(|l| version.level_bytes(l).saturating_sub(level_target_bytes(opts, l)))
-        .sum()
+    (1..opts.num_levels - 1).map(|l| version.level_bytes(l).saturating_sub(level_target_bytes(opts, l))).sum()
 }
 
 /// The next compaction, if any level needs one. `cursor[level]` is the round-robin position
 /// (largest user key of the last file compacted out of that level).
 pub fn pick(version: &Version, opts: &Options, cursor: &mut [Vec<u8>]) -> Option<Compaction> {
     let scores = level_scores(version, opts);
-    let (level, score) = scores.iter().copied().enumerate().fold((0, 0.0), |best, (l, s)| if s > best.1 { (l, s) } else { best });
+    let (level, score) =
+        scores.iter().copied().enumerate().fold((0, 0.0), |best, (l, s)| if s > best.1 { (l, s) } else { best });
     if score >= 1.0 {
         return match opts.compaction_style {
             CompactionStyle::Leveled => Some(pick_leveled(version, level, cursor)),
@@ -83,7 +82,8 @@ fn pick_leveled(version: &Version, level: usize, cursor: &mut [Vec<u8>]) -> Comp
         .map(|f| Arc::clone(f))
         .expect("a level with a score >= 1 has files");
     cursor[level] = crate::key::user_key(&chosen.largest).to_vec();
-    let below = version.overlapping(level + 1, crate::key::user_key(&chosen.smallest), crate::key::user_key(&chosen.largest));
+    let below =
+        version.overlapping(level + 1, crate::key::user_key(&chosen.smallest), crate::key::user_key(&chosen.largest));
     let trivial_move = below.is_empty();
     let mut inputs = vec![CompactionInput { level, files: vec![chosen] }];
     if !below.is_empty() {

@@ -136,7 +136,8 @@ impl DbInner {
             let mut versions = self.versions.lock();
             // WALs older than the oldest memtable still unflushed are no longer needed.
             let sv = self.super_version();
-            let remaining = sv.imm.iter().rev().skip(1).map(|m| m.wal_number()).next().unwrap_or_else(|| sv.mem.wal_number());
+            let remaining =
+                sv.imm.iter().rev().skip(1).map(|m| m.wal_number()).next().unwrap_or_else(|| sv.mem.wal_number());
             edit.log_number = Some(remaining);
             versions.set_last_sequence(self.visible_seq());
             versions.log_and_apply(edit)?;
@@ -171,8 +172,9 @@ impl DbInner {
             let filter = self.opts.filter_policy.spec_for_level(c.output_level, &DbInner::entries_per_level(version));
             let output_run = c.output_run.unwrap_or_else(|| self.versions.lock().new_file_number());
             let alloc = || self.new_output_number();
-            let (files, stats) = run_compaction(&self.job_env(&alloc), c, version, self.smallest_snapshot(), filter, Some(output_run))
-                .inspect_err(|_| self.forget_pending())?;
+            let (files, stats) =
+                run_compaction(&self.job_env(&alloc), c, version, self.smallest_snapshot(), filter, Some(output_run))
+                    .inspect_err(|_| self.forget_pending())?;
             DbCounters::add(&self.counters.compaction_bytes_read, c.input_bytes());
             DbCounters::add(&self.counters.compaction_bytes_written, stats.bytes_out);
             outputs = files;

@@ -172,7 +172,8 @@ impl<'a> Iterator for BatchOps<'a> {
 
 impl<'a> BatchOps<'a> {
     fn decode_one(&mut self) -> Result<(ValueKind, &'a [u8], &'a [u8]), DecodeError> {
-        let (&tag, rest) = self.rest.split_first().ok_or_else(|| DecodeError::new("write batch count exceeds its operations"))?;
+        let (&tag, rest) =
+            self.rest.split_first().ok_or_else(|| DecodeError::new("write batch count exceeds its operations"))?;
         let kind = ValueKind::from_u8(tag).ok_or_else(|| DecodeError::new(format!("unknown operation kind {tag}")))?;
         let (key, rest) = get_slice(rest)?;
         let (value, rest) = match kind {

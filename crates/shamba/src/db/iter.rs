@@ -35,7 +35,12 @@ pub struct DbIterator {
 }
 
 impl DbIterator {
-    pub(crate) fn new<K: AsRef<[u8]>, R: RangeBounds<K>>(inner: &DbInner, seq: SeqNo, range: &R, read: ReadOptions) -> Self {
+    pub(crate) fn new<K: AsRef<[u8]>, R: RangeBounds<K>>(
+        inner: &DbInner,
+        seq: SeqNo,
+        range: &R,
+        read: ReadOptions,
+    ) -> Self {
         let own = |b: Bound<&K>| match b {
             Bound::Included(k) => Bound::Included(k.as_ref().to_vec()),
             Bound::Excluded(k) => Bound::Excluded(k.as_ref().to_vec()),
@@ -131,14 +136,17 @@ impl DbIterator {
             let user_key = crate::key::user_key(c.key()).to_vec();
             let mut newest: Option<(ValueKind, Vec<u8>)> = None;
             while c.valid() && crate::key::user_key(c.key()) == user_key.as_slice() {
-                let p = parse_internal_key(c.key()).ok_or_else(|| Error::corruption("", None, "malformed internal key"))?;
+                let p =
+                    parse_internal_key(c.key()).ok_or_else(|| Error::corruption("", None, "malformed internal key"))?;
                 if p.seq <= seq {
                     newest = Some((p.kind, if p.kind == ValueKind::Put { c.value().to_vec() } else { Vec::new() }));
                 }
                 c.prev()?;
             }
             let Some((kind, value)) = newest else { continue };
-            if !above_start(&self.start, &user_key) || self.front_key.as_deref().is_some_and(|f| user_key.as_slice() <= f) {
+            if !above_start(&self.start, &user_key)
+                || self.front_key.as_deref().is_some_and(|f| user_key.as_slice() <= f)
+            {
                 return Ok(None);
             }
             if kind == ValueKind::Put {
@@ -189,7 +197,11 @@ impl DoubleEndedIterator for DbIterator {
 
 impl std::fmt::Debug for DbIterator {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("DbIterator").field("seq", &self.seq).field("start", &self.start).field("end", &self.end).finish()
+        f.debug_struct("DbIterator")
+            .field("seq", &self.seq)
+            .field("start", &self.start)
+            .field("end", &self.end)
+            .finish()
     }
 }
 

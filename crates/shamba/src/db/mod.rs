@@ -145,6 +145,14 @@ impl Db {
         self.inner.compact_all()
     }
 
+    /// Flush, then run compactions in the calling thread until no level needs one: the
+    /// tree is settled (benchmarks call this between loading and reading).
+    pub fn wait_for_compactions(&self) -> Result<()> {
+        self.inner.flush_all()?;
+        while self.inner.maybe_compact()? {}
+        Ok(())
+    }
+
     /// Counters and the shape of the tree.
     pub fn stats(&self) -> Stats {
         let inner = &self.inner;

@@ -109,7 +109,8 @@ impl DbInner {
         let record = batch.encode_with_seq(first);
         if use_wal {
             let mut wal = self.wal.lock();
-            let logged = wal.writer.add_record(record).and_then(|_| if sync { wal.writer.sync() } else { wal.writer.flush() });
+            let logged =
+                wal.writer.add_record(record).and_then(|_| if sync { wal.writer.sync() } else { wal.writer.flush() });
             if let Err(e) = logged {
                 self.set_bg_error(&e);
                 return Err(e);
@@ -152,7 +153,10 @@ impl DbInner {
             if sv.mem.is_empty() || (!force && sv.mem.approximate_size() < o.write_buffer_size) {
                 return Ok(());
             }
-            if sv.imm.len() >= o.max_immutable_memtables || l0 >= o.level0_stop_trigger || debt >= o.pending_compaction_stop_bytes {
+            if sv.imm.len() >= o.max_immutable_memtables
+                || l0 >= o.level0_stop_trigger
+                || debt >= o.pending_compaction_stop_bytes
+            {
                 let t = Instant::now();
                 let mut bg = self.bg.lock();
                 if bg.shutting_down {

@@ -1,0 +1,132 @@
+//! Admin commands: put, get, delete, scan, inspect, sst.
+
+use shamba::{Db, Options};
+use std::error::Error;
+use std::path::Path;
+
+type CliResult = Result<(), Box<dyn Error>>;
+
+/// Print a key or value: as text when printable, else as hex.
+pub fn show(bytes: &[u8]) -> String {
+    if !bytes.is_empty() && bytes.iter().all(|b| b.is_ascii_graphic() || *b == b' ') {
+        String::from_utf8_lossy(bytes).into_owned()
+    } else {
+        let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+        format!("0x{hex}")
+    }
+}
+
+/// Parse a key given on the command line: `0x...` is hex, anything else is taken as is.
+pub fn parse_bytes(s: &str) -> Result<Vec<u8>, Box<dyn Error>> {
+    match s.strip_prefix("0x") {
+        Some(hex) if hex.len() % 2 == 0 => {
+            (0..hex.len()).step_by(2).map(|i| u8::from_str_radix(&hex[i..i + 2], 16).map_err(|e| e.into())).collect()
+        }
+        _ => Ok(s.as_bytes().to_vec()),
+    }
+}
+
+fn open_existing(db: &Path) -> Result<Db, Box<dyn Error>> {
+    Ok(Db::open(db, Options { create_if_missing: false, ..Options::default() })?)
+}
+
+pub fn put(db: &Path, key: &str, value: &str) -> CliResult {
+    let db = Db::open(db, Options::default())?;
+    db.put(parse_bytes(key)?, parse_bytes(value)?)?;
+    Ok(db.close()?)
+}
+
+pub fn get(db: &Path, key: &str) -> CliResult {
+    let db = open_existing(db)?;
+    match db.get(parse_bytes(key)?)? {
+        Some(v) => println!("{}", show(&v)),
+        None => {
+            eprintln!("not found");
+            std::process::exit(2);
+        }
+    }
+    Ok(db.close()?)
+}
+
+pub fn delete(db: &Path, key: &str) -> CliResult {
+    let db = open_existing(db)?;
+    db.delete(parse_bytes(key)?)?;
+    Ok(db.close()?)
+}
+
+pub fn scan(db: &Path, from: Option<&str>, to: Option<&str>, limit: Option<usize>, reverse: bool) -> CliResult {
+    use std::ops::Bound;
+    let db = open_existing(db)?;
+    let lo = match from {
+        Some(f) => Bound::Included(parse_bytes(f)?),
+        None => Bound::Unbounded,
+    };
+    let hi = match to {
+        Some(t) => Bound::Excluded(parse_bytes(t)?),
+        None => Bound::Unbounded,
+    };
+    let it = db.range::<Vec<u8>, _>((lo, hi));
+    let it: Box<dyn Iterator<Item = _>> = if reverse { Box::new(it.rev()) } else { Box::new(it) };
+    for kv in it.take(limit.unwrap_or(usize::MAX)) {
+        let (k, v) = kv?;
+        println!("{}\t{}", show(&k), show(&v));
+    }
+    Ok(db.close()?)
+}
+
+pub fn inspect(db: &Path, files: bool) -> CliResult {
+    let db = open_existing(db)?;
+    let s = db.stats();
+    println!("database {}", db.path().display());
+    println!(
+        "last sequence {}, memtable {} B, frozen memtables {}",
+        s.last_sequence, s.memtable_bytes, s.immutable_memtables
+    );
+    println!();
+    println!(
+        "{:<6}{:>7}{:>6}{:>14}{:>12}{:>13}{:>12}{:>10}",
+        "level", "files", "runs", "bytes", "entries", "filter B", "index B", "bits/key"
+    );
+    for (i, l) in s.levels.iter().enumerate() {
+        if l.files == 0 {
+            continue;
+        }
+        let bpk = if l.entries > 0 { l.filter_bytes as f64 * 8.0 / l.entries as f64 } else { 0.0 };
+        println!(
+            "L{:<5}{:>7}{:>6}{:>14}{:>12}{:>13}{:>12}{:>10.2}",
+            i, l.files, l.runs, l.bytes, l.entries, l.filter_bytes, l.index_bytes, bpk
+        );
+    }
+    if files {
+        println!();
+        println!(
+            "{:<6}{:>8}{:>8}{:>12}{:>10}{:>10}  key range",
+            "level", "file", "run", "bytes", "entries", "filter B"
+        );
+        for (level, run, f) in db.files() {
+            println!(
+                "L{:<5}{:>8}{:>8}{:>12}{:>10}{:>10}  {} .. {}",
+                level,
+                f.number,
+                run,
+                f.size,
+                f.entries,
+                f.filter_bytes,
+                show(shamba::key::user_key(&f.smallest)),
+                show(shamba::key::user_key(&f.largest))
+            );
+        }
+    }
+    println!();
+    println!("device reads since open:");
+    for kind in shamba::io::BlockKind::ALL {
+        println!("  {:<7}{:>10} reads {:>14} bytes", kind.name(), s.io.reads_of(kind), s.io.bytes_of(kind));
+    }
+    println!("block cache: {} / {} bytes", s.cache_usage, s.cache_capacity);
+    Ok(db.close()?)
+}
+
+pub fn sst(path: &Path, max_entries: usize) -> CliResult {
+    print!("{}", shamba::table::dump_table(&shamba::io::FsStorage, path, max_entries)?);
+    Ok(())
+}

@@ -1,0 +1,114 @@
+//! Keys and values of the benchmark, and the distributions lookups draw from.
+//!
+//! Key ids: the loaded keys are the even ids `0, 2, .., 2(n-1)`; missing keys are the odd
+//! ids in between, so a missing key falls inside the tree's key range and reaches the
+//! filters (a key outside every file's range would be rejected by the fence pointers).
+//! A key is its id big-endian in the first 8 bytes, padded to the key size with bytes
+//! derived from the id.
+
+use rand::distributions::Distribution;
+use rand::Rng;
+use rand_distr::{Normal, Zipf};
+
+/// Write key `id` into `buf` (exactly `buf.len()` bytes, at least 8).
+pub fn key_into(id: u64, buf: &mut [u8]) {
+    let (head, tail) = buf.split_at_mut(8);
+    head.copy_from_slice(&id.to_be_bytes());
+    let mut x = id.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    for chunk in tail.chunks_mut(8) {
+        x ^= x >> 29;
+        x = x.wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        let bytes = x.to_le_bytes();
+        chunk.copy_from_slice(&bytes[..chunk.len()]);
+    }
+}
+
+/// A value of `size` bytes for key `id` (deterministic, mildly compressible).
+pub fn value_into(id: u64, buf: &mut [u8]) {
+    for (i, b) in buf.iter_mut().enumerate() {
+        *b = b'a' + ((id as usize + i) % 26) as u8;
+    }
+}
+
+/// How lookups pick among the `n` loaded keys.
+#[derive(Debug, Clone, Copy, PartialEq, clap::ValueEnum)]
+pub enum KeyDistribution {
+    /// Every key equally likely.
+    Uniform,
+    /// A few keys hot (Zipf with exponent `--zipf-theta`), hot keys scattered over the key space.
+    Zipfian,
+    /// Keys near the middle of the key space more likely (sd = n/10).
+    Normal,
+}
+
+/// Draws key ranks in `0..n`.
+pub enum RankSampler {
+    /// Uniform.
+    Uniform(u64),
+    /// Zipfian, scattered.
+    Zipf(Zipf<f64>, u64),
+    /// Normal, clamped.
+    Normal(Normal<f64>, u64),
+}
+
+impl RankSampler {
+    /// A sampler over `n >= 1` ranks.
+    pub fn new(dist: KeyDistribution, n: u64, theta: f64) -> Result<Self, String> {
+        let n = n.max(1);
+        Ok(match dist {
+            KeyDistribution::Uniform => RankSampler::Uniform(n),
+            KeyDistribution::Zipfian => RankSampler::Zipf(Zipf::new(n, theta).map_err(|e| format!("zipf: {e}"))?, n),
+            KeyDistribution::Normal => RankSampler::Normal(
+                Normal::new(n as f64 / 2.0, n as f64 / 10.0).map_err(|e| format!("normal: {e}"))?,
+                n,
+            ),
+        })
+    }
+
+    /// The next rank.
+    pub fn sample(&self, rng: &mut impl Rng) -> u64 {
+        match self {
+            RankSampler::Uniform(n) => rng.gen_range(0..*n),
+            RankSampler::Zipf(z, n) => {
+                // Zipf ranks start at 1; scatter them with a multiplicative bijection so
+                // hot keys are not all neighbours in one file.
+                let r = (z.sample(rng) as u64).saturating_sub(1) % n;
+                scatter(r, *n)
+            }
+            RankSampler::Normal(d, n) => (d.sample(rng).max(0.0) as u64).min(n - 1),
+        }
+    }
+}
+
+/// A bijection of `0..n` that spreads neighbouring ranks apart.
+fn scatter(r: u64, n: u64) -> u64 {
+    ((r as u128 * 2_654_435_761u128) % n as u128) as u64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_are_distinct_and_ordered_by_id() {
+        let mut a = [0u8; 16];
+        let mut b = [0u8; 16];
+        key_into(6, &mut a);
+        key_into(7, &mut b);
+        assert!(a < b);
+        let mut long = [0u8; 512];
+        key_into(9, &mut long);
+        assert!(long[8..].iter().any(|&x| x != 0));
+    }
+
+    #[test]
+    fn samplers_stay_in_range() {
+        let mut rng = rand::thread_rng();
+        for d in [KeyDistribution::Uniform, KeyDistribution::Zipfian, KeyDistribution::Normal] {
+            let s = RankSampler::new(d, 1000, 0.99).unwrap();
+            for _ in 0..10_000 {
+                assert!(s.sample(&mut rng) < 1000);
+            }
+        }
+    }
+}

@@ -1,0 +1,361 @@
+//! `shamba bench`: load a database, then time point lookups, db_bench style.
+
+pub mod keys;
+pub mod report;
+
+use indicatif::{ProgressBar, ProgressStyle};
+use keys::{key_into, value_into, KeyDistribution, RankSampler};
+use rand::seq::SliceRandom;
+use rand::{Rng, SeedableRng};
+use report::PhaseResult;
+use shamba::{CompactionStyle, Db, Options, ReadOptions, Stats, WriteBatch, WriteOptions};
+use std::error::Error;
+use std::path::PathBuf;
+use std::time::Instant;
+
+/// Arguments of `shamba bench`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct BenchArgs {
+    /// Database directory (default: a fresh temporary directory, deleted afterwards).
+    #[arg(long)]
+    pub db: Option<PathBuf>,
+    /// Keys to load.
+    #[arg(long, default_value_t = 1_000_000)]
+    pub num: u64,
+    /// Key size in bytes (at least 8).
+    #[arg(long, default_value_t = 16)]
+    pub key_size: usize,
+    /// Value size in bytes.
+    #[arg(long, default_value_t = 100)]
+    pub value_size: usize,
+    /// Load order.
+    #[arg(long, value_enum, default_value_t = Order::Random)]
+    pub order: Order,
+    /// Skip the load (read an existing `--db` loaded with the same --num and key size).
+    #[arg(long)]
+    pub no_load: bool,
+    /// Lookups per read phase.
+    #[arg(long, default_value_t = 1_000_000)]
+    pub reads: u64,
+    /// Read phases to run.
+    #[arg(long, value_enum, value_delimiter = ',', default_values_t = vec![ReadKind::Existing, ReadKind::Missing, ReadKind::Mixed])]
+    pub read: Vec<ReadKind>,
+    /// Fraction of lookups for existing keys in the mixed phase.
+    #[arg(long, default_value_t = 0.5)]
+    pub existing_fraction: f64,
+    /// How lookups pick keys.
+    #[arg(long, value_enum, default_value_t = KeyDistribution::Uniform)]
+    pub distribution: KeyDistribution,
+    /// Zipf exponent.
+    #[arg(long, default_value_t = 0.99)]
+    pub zipf_theta: f64,
+    /// Reader threads.
+    #[arg(long, default_value_t = 1)]
+    pub threads: usize,
+    /// Filter bits per key.
+    #[arg(long, default_value_t = 10.0)]
+    pub bits_per_key: f64,
+    /// Block cache size in MiB.
+    #[arg(long, default_value_t = 32.0)]
+    pub cache_mb: f64,
+    /// Keep index and filter blocks in the block cache instead of pinning them.
+    #[arg(long)]
+    pub cache_index_and_filter: bool,
+    /// Memtable size in MiB.
+    #[arg(long, default_value_t = 8.0)]
+    pub write_buffer_mb: f64,
+    /// Target SST size in MiB.
+    #[arg(long, default_value_t = 8.0)]
+    pub target_file_mb: f64,
+    /// Size of L1 in MiB.
+    #[arg(long, default_value_t = 64.0)]
+    pub level_base_mb: f64,
+    /// Size ratio T between levels.
+    #[arg(long, default_value_t = 10)]
+    pub size_ratio: u32,
+    /// Compaction style.
+    #[arg(long, value_enum, default_value_t = Style::Leveled)]
+    pub compaction: Style,
+    /// Emulated device cost per block read: none, nvm, pcie, ssd, or nanoseconds.
+    #[arg(long, default_value = "none")]
+    pub device: String,
+    /// Recompute the key digest per table (the unshared baseline).
+    #[arg(long)]
+    pub no_share_hash: bool,
+    /// Random seed.
+    #[arg(long, default_value_t = 42)]
+    pub seed: u64,
+    /// Print one JSON object instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Load order.
+#[derive(Debug, Clone, Copy, PartialEq, clap::ValueEnum)]
+pub enum Order {
+    /// Keys in a random permutation.
+    Random,
+    /// Keys in ascending order.
+    Sequential,
+}
+
+/// A read phase.
+#[derive(Debug, Clone, Copy, PartialEq, clap::ValueEnum)]
+pub enum ReadKind {
+    /// Only loaded keys.
+    Existing,
+    /// Only keys never loaded (inside the key range).
+    Missing,
+    /// `--existing-fraction` loaded keys, the rest missing.
+    Mixed,
+}
+
+/// Compaction style flag.
+#[derive(Debug, Clone, Copy, PartialEq, clap::ValueEnum)]
+pub enum Style {
+    /// Leveled.
+    Leveled,
+    /// Tiered.
+    Tiered,
+}
+
+impl BenchArgs {
+    /// The engine options these flags describe.
+    pub fn options(&self) -> Result<Options, Box<dyn Error>> {
+        let mib = |x: f64| (x * 1024.0 * 1024.0) as u64;
+        let mut o = Options {
+            write_buffer_size: mib(self.write_buffer_mb) as usize,
+            target_file_size: mib(self.target_file_mb),
+            max_bytes_for_level_base: mib(self.level_base_mb),
+            size_ratio: self.size_ratio,
+            cache_capacity: mib(self.cache_mb) as usize,
+            cache_index_and_filter_blocks: self.cache_index_and_filter,
+            compaction_style: match self.compaction {
+                Style::Leveled => CompactionStyle::Leveled,
+                Style::Tiered => CompactionStyle::Tiered,
+            },
+            device: shamba::io::DeviceModel::parse(&self.device)
+                .ok_or_else(|| format!("unknown device {:?}", self.device))?,
+            ..Options::default()
+        };
+        o.filter_policy.bits_per_key = self.bits_per_key;
+        Ok(o)
+    }
+}
+
+/// Run the benchmark and print its results.
+pub fn run(args: &BenchArgs) -> Result<(), Box<dyn Error>> {
+    if args.key_size < 8 {
+        return Err("--key-size must be at least 8".into());
+    }
+    if !(0.0..=1.0).contains(&args.existing_fraction) {
+        return Err("--existing-fraction must be in 0..=1".into());
+    }
+    let temp;
+    let dir = match &args.db {
+        Some(d) => d.clone(),
+        None => {
+            temp = tempfile::tempdir()?;
+            temp.path().to_path_buf()
+        }
+    };
+    let db = Db::open(&dir, args.options()?)?;
+    let mut rows = Vec::new();
+    if !args.no_load {
+        rows.push(load(&db, args)?);
+    }
+    let settle = Instant::now();
+    db.wait_for_compactions()?;
+    let settle_secs = settle.elapsed().as_secs_f64();
+    for &kind in &args.read {
+        rows.push(read_phase(&db, args, kind)?);
+    }
+    let stats = db.stats();
+    if args.json {
+        let out = serde_json::json!({
+            "config": config_json(args),
+            "settle_seconds": settle_secs,
+            "tree": tree_json(&stats),
+            "phases": rows,
+        });
+        println!("{}", serde_json::to_string_pretty(&out)?);
+    } else {
+        print_tree(&stats, settle_secs);
+        println!();
+        report::print_table(&rows);
+    }
+    db.close()?;
+    Ok(())
+}
+
+fn progress(len: u64, what: &str, hidden: bool) -> ProgressBar {
+    if hidden {
+        return ProgressBar::hidden();
+    }
+    let pb = ProgressBar::new(len);
+    if let Ok(style) = ProgressStyle::with_template("{msg:>15} [{bar:40}] {pos}/{len} {per_sec} eta {eta}") {
+        pb.set_style(style.progress_chars("=> "));
+    }
+    pb.set_message(what.to_string());
+    pb
+}
+
+fn load(db: &Db, args: &BenchArgs) -> Result<PhaseResult, Box<dyn Error>> {
+    let mut ids: Vec<u64> = (0..args.num).map(|i| 2 * i).collect();
+    if args.order == Order::Random {
+        ids.shuffle(&mut rand::rngs::StdRng::seed_from_u64(args.seed));
+    }
+    let pb = progress(args.num, "load", args.json);
+    let mut key = vec![0u8; args.key_size];
+    let mut value = vec![0u8; args.value_size];
+    let before = db.stats();
+    let start = Instant::now();
+    let wo = WriteOptions::default();
+    // Small batches amortise the per-write overhead the way db_bench does (batch of 1 by
+    // default there; 16 here keeps the load phase short without hiding the WAL cost).
+    for chunk in ids.chunks(16) {
+        let mut batch = WriteBatch::new();
+        for &id in chunk {
+            key_into(id, &mut key);
+            value_into(id, &mut value);
+            batch.put(&key, &value);
+        }
+        db.write_opt(batch, &wo)?;
+        pb.inc(chunk.len() as u64);
+    }
+    let seconds = start.elapsed().as_secs_f64();
+    pb.finish_and_clear();
+    Ok(phase_result("load", args.num, seconds, 1, &before, &db.stats(), 0))
+}
+
+fn read_phase(db: &Db, args: &BenchArgs, kind: ReadKind) -> Result<PhaseResult, Box<dyn Error>> {
+    let name = match kind {
+        ReadKind::Existing => "read-existing",
+        ReadKind::Missing => "read-missing",
+        ReadKind::Mixed => "read-mixed",
+    };
+    let fraction = match kind {
+        ReadKind::Existing => 1.0,
+        ReadKind::Missing => 0.0,
+        ReadKind::Mixed => args.existing_fraction,
+    };
+    let sampler = RankSampler::new(args.distribution, args.num, args.zipf_theta)?;
+    let threads = args.threads.max(1) as u64;
+    let per_thread = args.reads / threads;
+    let pb = progress(per_thread * threads, name, args.json);
+    let ro = ReadOptions { share_hash: !args.no_share_hash, ..ReadOptions::default() };
+    let before = db.stats();
+    let start = Instant::now();
+    let found = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..threads)
+            .map(|t| {
+                let (db, sampler, pb, ro) = (db.clone(), &sampler, pb.clone(), ro.clone());
+                let seed = args.seed ^ (t + 1).wrapping_mul(0x9E37_79B9);
+                s.spawn(move || -> Result<u64, shamba::Error> {
+                    let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+                    let mut key = vec![0u8; args.key_size];
+                    let mut found = 0;
+                    for i in 0..per_thread {
+                        let rank = sampler.sample(&mut rng);
+                        let existing = rng.gen::<f64>() < fraction;
+                        key_into(if existing { 2 * rank } else { 2 * rank + 1 }, &mut key);
+                        if db.get_opt(&key, &ro)?.is_some() {
+                            found += 1;
+                        }
+                        if i % 4096 == 4095 {
+                            pb.inc(4096);
+                        }
+                    }
+                    Ok(found)
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|_| Err(shamba::Error::Closed("reader panicked".into()))))
+            .sum::<Result<u64, _>>()
+    })?;
+    let seconds = start.elapsed().as_secs_f64();
+    pb.finish_and_clear();
+    Ok(phase_result(name, per_thread * threads, seconds, threads, &before, &db.stats(), found))
+}
+
+fn phase_result(
+    name: &str,
+    ops: u64,
+    seconds: f64,
+    threads: u64,
+    before: &Stats,
+    after: &Stats,
+    found: u64,
+) -> PhaseResult {
+    let io = after.io.since(&before.io);
+    let per = |x: u64| if ops == 0 { 0.0 } else { x as f64 / ops as f64 };
+    PhaseResult {
+        phase: name.to_string(),
+        ops,
+        seconds,
+        ops_per_sec: if seconds > 0.0 { ops as f64 / seconds } else { 0.0 },
+        ns_per_op: if ops == 0 { 0.0 } else { seconds * 1e9 * threads as f64 / ops as f64 },
+        ios_per_op: per(io.total_reads()),
+        bytes_read_per_op: per(io.total_bytes()),
+        reads_per_op_by_kind: std::array::from_fn(|i| per(io.reads[i])),
+        found,
+        filter_negatives_per_op: per(after.filter_negatives - before.filter_negatives),
+        false_positives_per_op: per(after.filter_false_positives - before.filter_false_positives),
+    }
+}
+
+fn config_json(a: &BenchArgs) -> serde_json::Value {
+    serde_json::json!({
+        "num": a.num, "key_size": a.key_size, "value_size": a.value_size,
+        "order": format!("{:?}", a.order), "reads": a.reads, "existing_fraction": a.existing_fraction,
+        "distribution": format!("{:?}", a.distribution), "threads": a.threads, "bits_per_key": a.bits_per_key,
+        "cache_mb": a.cache_mb, "write_buffer_mb": a.write_buffer_mb, "target_file_mb": a.target_file_mb,
+        "size_ratio": a.size_ratio, "compaction": format!("{:?}", a.compaction), "device": a.device,
+        "share_hash": !a.no_share_hash, "seed": a.seed,
+    })
+}
+
+fn tree_json(s: &Stats) -> serde_json::Value {
+    let levels: Vec<_> = s
+        .levels
+        .iter()
+        .enumerate()
+        .filter(|(_, l)| l.files > 0)
+        .map(|(i, l)| serde_json::json!({"level": i, "files": l.files, "runs": l.runs, "bytes": l.bytes, "entries": l.entries, "filter_bytes": l.filter_bytes, "index_bytes": l.index_bytes}))
+        .collect();
+    serde_json::json!({
+        "levels": levels,
+        "non_empty_levels": s.non_empty_levels(),
+        "files": s.total_files(),
+        "metadata_bytes": s.metadata_bytes(),
+        "flushes": s.flushes, "compactions": s.compactions, "trivial_moves": s.trivial_moves,
+        "compaction_bytes_written": s.compaction_bytes_written, "stall_micros": s.stall_micros,
+    })
+}
+
+fn print_tree(s: &Stats, settle_secs: f64) {
+    println!(
+        "tree: {} levels, {} files, {} flushes, {} compactions ({} trivial moves), {:.1} MiB written by compaction, stalls {:.2} s, settle {:.2} s",
+        s.non_empty_levels(),
+        s.total_files(),
+        s.flushes,
+        s.compactions,
+        s.trivial_moves,
+        s.compaction_bytes_written as f64 / (1 << 20) as f64,
+        s.stall_micros as f64 / 1e6,
+        settle_secs
+    );
+    for (i, l) in s.levels.iter().enumerate().filter(|(_, l)| l.files > 0) {
+        let bpk = if l.entries > 0 { l.filter_bytes as f64 * 8.0 / l.entries as f64 } else { 0.0 };
+        println!(
+            "  L{i}: {} files, {} runs, {:.1} MiB, {} entries, filter {:.2} bits/key",
+            l.files,
+            l.runs,
+            l.bytes as f64 / (1 << 20) as f64,
+            l.entries,
+            bpk
+        );
+    }
+}

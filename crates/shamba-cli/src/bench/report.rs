@@ -1,0 +1,52 @@
+//! Benchmark results: one row per phase, printed as a table or as JSON.
+
+use serde::Serialize;
+
+/// The measured result of one phase.
+#[derive(Debug, Clone, Serialize)]
+pub struct PhaseResult {
+    /// Phase name (`load`, `read-existing`, `read-missing`, `read-mixed`).
+    pub phase: String,
+    /// Operations run.
+    pub ops: u64,
+    /// Wall-clock seconds.
+    pub seconds: f64,
+    /// Operations per second.
+    pub ops_per_sec: f64,
+    /// Mean nanoseconds per operation (per thread).
+    pub ns_per_op: f64,
+    /// Device block reads per operation (cache misses).
+    pub ios_per_op: f64,
+    /// Bytes read from the device per operation.
+    pub bytes_read_per_op: f64,
+    /// Device reads per operation by kind: data, index, filter, other.
+    pub reads_per_op_by_kind: [f64; 4],
+    /// Lookups that found a value (reads only).
+    pub found: u64,
+    /// Table probes a filter rejected, per operation.
+    pub filter_negatives_per_op: f64,
+    /// Table probes that were filter false positives, per operation.
+    pub false_positives_per_op: f64,
+}
+
+/// Print the phases as an aligned table.
+pub fn print_table(rows: &[PhaseResult]) {
+    println!(
+        "{:<15}{:>11}{:>9}{:>13}{:>11}{:>10}{:>12}{:>11}{:>10}",
+        "phase", "ops", "secs", "ops/s", "ns/op", "ios/op", "bytes/op", "found", "fp/op"
+    );
+    for r in rows {
+        println!(
+            "{:<15}{:>11}{:>9.2}{:>13.0}{:>11.0}{:>10.3}{:>12.1}{:>11}{:>10.4}",
+            r.phase,
+            r.ops,
+            r.seconds,
+            r.ops_per_sec,
+            r.ns_per_op,
+            r.ios_per_op,
+            r.bytes_read_per_op,
+            r.found,
+            r.false_positives_per_op
+        );
+    }
+}
