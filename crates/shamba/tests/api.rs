@@ -1,0 +1,216 @@
+//! The public API's promises: errors for bad input, locking, persistence, iterators,
+//! statistics.
+
+use shamba::io::BlockKind;
+use shamba::{CompactionStyle, Db, Error, Options, WriteBatch};
+
+fn tiny() -> Options {
+    Options {
+        write_buffer_size: 8 << 10,
+        target_file_size: 8 << 10,
+        max_bytes_for_level_base: 32 << 10,
+        level0_compaction_trigger: 2,
+        size_ratio: 3,
+        block_size: 512,
+        ..Options::default()
+    }
+}
+
+#[test]
+fn second_open_of_the_same_directory_is_locked() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), Options::default()).unwrap();
+    assert!(matches!(Db::open(dir.path(), Options::default()), Err(Error::Locked(_))));
+    db.close().unwrap();
+    Db::open(dir.path(), Options::default()).unwrap();
+}
+
+#[test]
+fn bad_options_are_rejected_with_a_message() {
+    let dir = tempfile::tempdir().unwrap();
+    let e = Db::open(dir.path(), Options { block_size: 0, ..Options::default() }).unwrap_err();
+    assert!(matches!(&e, Error::InvalidOptions(m) if m.contains("block_size")), "{e}");
+    let e = Db::open(dir.path(), Options { size_ratio: 1, ..Options::default() }).unwrap_err();
+    assert!(matches!(&e, Error::InvalidOptions(m) if m.contains("size_ratio")), "{e}");
+}
+
+#[test]
+fn oversized_keys_and_values_are_invalid_arguments() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), Options { max_key_size: 16, max_value_size: 32, ..Options::default() }).unwrap();
+    assert!(matches!(db.put([0u8; 17], b"v"), Err(Error::InvalidArgument(_))));
+    assert!(matches!(db.put(b"k", [0u8; 33]), Err(Error::InvalidArgument(_))));
+    assert!(matches!(db.get([0u8; 17]), Err(Error::InvalidArgument(_))));
+    let mut b = WriteBatch::new();
+    b.put(b"ok", b"fine").put([1u8; 40], b"too long key");
+    assert!(matches!(db.write(b), Err(Error::InvalidArgument(_))));
+    assert_eq!(db.get(b"ok").unwrap(), None, "a rejected batch must apply nothing");
+}
+
+#[test]
+fn missing_database_without_create_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let e = Db::open(dir.path().join("nope"), Options { create_if_missing: false, ..Options::default() }).unwrap_err();
+    assert!(matches!(e, Error::InvalidArgument(_)), "{e}");
+}
+
+#[test]
+fn writes_survive_close_and_reopen_without_flush() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let db = Db::open(dir.path(), Options::default()).unwrap();
+        db.put(b"a", b"1").unwrap();
+        db.put(b"b", b"2").unwrap();
+        db.delete(b"a").unwrap();
+    }
+    let db = Db::open(dir.path(), Options::default()).unwrap();
+    assert_eq!(db.get(b"a").unwrap(), None);
+    assert_eq!(db.get(b"b").unwrap().as_deref(), Some(&b"2"[..]));
+    // And survive a second reopen after recovery flushed them.
+    db.close().unwrap();
+    let db = Db::open(dir.path(), Options::default()).unwrap();
+    assert_eq!(db.get(b"b").unwrap().as_deref(), Some(&b"2"[..]));
+}
+
+#[test]
+fn closed_database_refuses_operations() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), Options::default()).unwrap();
+    let other = db.clone();
+    db.close().unwrap();
+    assert!(matches!(other.put(b"k", b"v"), Err(Error::Closed(_))));
+    assert!(matches!(other.get(b"k"), Err(Error::Closed(_))));
+}
+
+#[test]
+fn iterators_are_double_ended_and_respect_bounds() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), tiny()).unwrap();
+    for i in 0..500u32 {
+        db.put(format!("k{i:04}"), format!("v{i}")).unwrap();
+    }
+    for i in (0..500u32).step_by(3) {
+        db.delete(format!("k{i:04}")).unwrap();
+    }
+    db.flush().unwrap();
+    let live: Vec<u32> = (0..500).filter(|i| i % 3 != 0).collect();
+    let mut it = db.range(&b"k0100"[..]..=&b"k0200"[..]);
+    let first = it.next().unwrap().unwrap();
+    let last = it.next_back().unwrap().unwrap();
+    assert_eq!(first.0, b"k0100".to_vec());
+    assert_eq!(last.0, b"k0200".to_vec());
+    let middle: Vec<_> = it.map(|kv| kv.unwrap().0).collect();
+    let want: Vec<Vec<u8>> =
+        live.iter().filter(|&&i| i > 100 && i < 200).map(|i| format!("k{i:04}").into_bytes()).collect();
+    assert_eq!(middle, want);
+    // Meeting in the middle yields every key once.
+    let mut it = db.iter();
+    let mut seen = Vec::new();
+    loop {
+        match (it.next(), it.next_back()) {
+            (Some(a), Some(b)) => {
+                seen.push(a.unwrap().0);
+                seen.push(b.unwrap().0);
+            }
+            (Some(a), None) | (None, Some(a)) => seen.push(a.unwrap().0),
+            (None, None) => break,
+        }
+    }
+    seen.sort();
+    assert_eq!(seen.len(), live.len());
+}
+
+#[test]
+fn compaction_builds_levels_and_drops_deleted_data() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), tiny()).unwrap();
+    for i in 0..3000u32 {
+        db.put(format!("key{:05}", (i * 7919) % 3000), vec![b'x'; 64]).unwrap();
+    }
+    db.wait_for_compactions().unwrap();
+    let s = db.stats();
+    assert!(s.non_empty_levels() >= 2, "{:?}", s.levels);
+    assert!(s.compactions > 0);
+    for i in 0..3000u32 {
+        db.delete(format!("key{i:05}")).unwrap();
+    }
+    db.compact().unwrap();
+    let s = db.stats();
+    assert_eq!(db.iter().count(), 0);
+    assert_eq!(
+        s.levels.iter().map(|l| l.entries).sum::<u64>(),
+        0,
+        "tombstones at the bottom must be dropped: {:?}",
+        s.levels
+    );
+}
+
+#[test]
+fn snapshot_keeps_old_versions_through_compaction() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), tiny()).unwrap();
+    db.put(b"k", b"old").unwrap();
+    let snap = db.snapshot();
+    db.put(b"k", b"new").unwrap();
+    db.delete(b"gone-later").unwrap();
+    db.compact().unwrap();
+    assert_eq!(snap.get(b"k").unwrap().as_deref(), Some(&b"old"[..]));
+    assert_eq!(db.get(b"k").unwrap().as_deref(), Some(&b"new"[..]));
+}
+
+#[test]
+fn tiered_compaction_keeps_several_runs_per_level() {
+    let dir = tempfile::tempdir().unwrap();
+    let db =
+        Db::open(dir.path(), Options { compaction_style: CompactionStyle::Tiered, size_ratio: 4, ..tiny() }).unwrap();
+    for i in 0..4000u32 {
+        db.put(format!("key{:05}", (i * 7919) % 4000), vec![b'y'; 64]).unwrap();
+    }
+    db.wait_for_compactions().unwrap();
+    let s = db.stats();
+    assert!(s.levels.iter().skip(1).any(|l| l.runs >= 1), "{:?}", s.levels);
+    assert!(
+        s.levels.iter().skip(1).all(|l| l.runs < 4),
+        "a tiered level holds at most T-1 runs at rest: {:?}",
+        s.levels
+    );
+    for i in 0..4000u32 {
+        assert!(db.get(format!("key{i:05}")).unwrap().is_some());
+    }
+}
+
+#[test]
+fn lookups_are_counted_by_block_kind() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), Options { cache_capacity: 0, ..tiny() }).unwrap();
+    for i in 0..2000u32 {
+        db.put(format!("key{i:05}"), vec![b'z'; 32]).unwrap();
+    }
+    db.wait_for_compactions().unwrap();
+    let before = db.stats();
+    for i in 0..200u32 {
+        assert!(db.get(format!("key{i:05}")).unwrap().is_some());
+    }
+    let after = db.stats();
+    let io = after.io.since(&before.io);
+    assert!(io.reads_of(BlockKind::Data) >= 200, "every hit reads a data block with no cache: {io:?}");
+    assert!(io.bytes_of(BlockKind::Data) > 0);
+    assert_eq!(after.gets - before.gets, 200);
+}
+
+#[test]
+fn empty_lookups_rarely_read_data_blocks_thanks_to_filters() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), Options { cache_capacity: 0, ..tiny() }).unwrap();
+    for i in 0..2000u32 {
+        db.put(format!("key{:05}", 2 * i), vec![b'z'; 32]).unwrap();
+    }
+    db.wait_for_compactions().unwrap();
+    let before = db.stats();
+    for i in 0..2000u32 {
+        assert!(db.get(format!("key{:05}", 2 * i + 1)).unwrap().is_none());
+    }
+    let io = db.stats().io.since(&before.io);
+    // 10 bits/key Bloom: about 1% false positives per probed table.
+    assert!(io.reads_of(BlockKind::Data) < 2000 / 20, "too many data reads for empty lookups: {io:?}");
+}
