@@ -80,7 +80,9 @@ impl VersionSet {
     ///
     /// A torn tail of the manifest (a crash while logging an edit) is dropped; any other
     /// damage, or an edit that does not apply, is `Error::Corruption` naming the manifest.
-    /// Files at a level `>= num_levels` are `Error::InvalidOptions`.
+    /// A missing CURRENT is the `Error::Io` of the storage (`NotFound`: no database here);
+    /// a CURRENT naming a missing manifest is corruption. Files at a level `>= num_levels`
+    /// are `Error::InvalidOptions`.
     pub fn recover(
         storage: Arc<dyn Storage>,
         dir: &Path,
@@ -88,7 +90,14 @@ impl VersionSet {
     ) -> Result<(VersionSet, RecoveredState)> {
         let number = read_current(storage.as_ref(), dir)?;
         let path = manifest_path(dir, number);
-        let bytes = storage.read_all(&path)?;
+        let bytes = storage.read_all(&path).map_err(|e| match e {
+            Error::Io(io) if io.kind() == std::io::ErrorKind::NotFound => Error::corruption(
+                &path,
+                None,
+                format!("{CURRENT} names a manifest that does not exist"),
+            ),
+            other => other,
+        })?;
         let replay = read_log_report(&bytes, &path, WalRecovery::TolerateTornTail)?;
         let mut set = VersionSet::empty(storage, dir, num_levels);
         let mut version = Version::new(num_levels);

@@ -272,3 +272,19 @@ fn file_numbers_found_on_disk_are_never_reused() {
     set.mark_file_number_used(3);
     assert_eq!(set.new_file_number(), 42);
 }
+
+#[test]
+fn current_naming_a_missing_manifest_is_corruption() {
+    let dir = tempfile::tempdir().unwrap();
+    let set = VersionSet::create(fs(), dir.path(), 4).unwrap();
+    std::fs::remove_file(set.manifest_path()).unwrap();
+    let err = recover(dir.path()).unwrap_err();
+    assert!(
+        matches!(&err, Error::Corruption { file, .. } if file == &set.manifest_path()),
+        "{err}"
+    );
+    std::fs::remove_file(dir.path().join(CURRENT)).unwrap();
+    assert!(
+        matches!(recover(dir.path()), Err(Error::Io(e)) if e.kind() == std::io::ErrorKind::NotFound)
+    );
+}

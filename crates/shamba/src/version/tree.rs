@@ -177,4 +177,35 @@ mod tests {
         assert_eq!(v.deepest_nonempty_level(), Some(2));
         assert_eq!(Version::new(4).deepest_nonempty_level(), None);
     }
+
+    proptest::proptest! {
+        #[test]
+        fn candidates_equal_a_brute_force_scan(
+            runs in proptest::collection::vec((0usize..3, proptest::collection::btree_set(0u8..60, 0..12)), 0..8),
+            key in 0u8..62,
+        ) {
+            // Each run: sorted distinct points paired up into disjoint [lo, hi] ranges.
+            let mut v = Version::new(3);
+            let mut number = 0;
+            for (id, (level, points)) in runs.iter().enumerate() {
+                let points: Vec<u8> = points.iter().copied().collect();
+                let files = points
+                    .chunks(2)
+                    .map(|c| {
+                        number += 1;
+                        Arc::new(file(number, id as u64, &[c[0]], &[*c.last().unwrap_or(&c[0])]))
+                    })
+                    .collect();
+                // Newest first: push at the front.
+                v.levels[*level].runs.insert(0, Run { id: id as u64, files });
+            }
+            let got: Vec<(usize, u64)> = v.candidates(&[key]).map(|(l, f)| (l, f.number)).collect();
+            let want: Vec<(usize, u64)> = v.levels.iter().enumerate()
+                .flat_map(|(l, level)| level.runs.iter().flat_map(move |r| r.files.iter().map(move |f| (l, f))))
+                .filter(|(_, f)| f.covers(&[key]))
+                .map(|(l, f)| (l, f.number))
+                .collect();
+            proptest::prop_assert_eq!(got, want);
+        }
+    }
 }

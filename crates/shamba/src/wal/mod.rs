@@ -23,6 +23,12 @@
 //! the file and offset, unless [`WalRecovery::PointInTime`](crate::WalRecovery) asks to
 //! stop replay there instead.
 //!
+//! The judgement follows LevelDB's reader: a fragment whose declared length runs past the
+//! end of the file is taken for a torn tail, so damage to a length field in the file's last
+//! block can drop the records after it silently. The search for valid data after damage
+//! starts behind the damaged fragment, never inside its payload, so user bytes that happen
+//! to look like a fragment cannot turn a crash into a corruption error.
+//!
 //! A log is never appended to after it was replayed: the engine starts a new file, so a
 //! torn tail is always at the end of the file that holds it.
 
