@@ -37,5 +37,5 @@ mod reader;
 mod writer;
 
 pub use format::{BLOCK_SIZE, HEADER_SIZE};
-pub use reader::{read_log, read_log_report, LogRecord, LogReplay, TornTail};
+pub use reader::{read_log, read_log_report, DroppedTail, LogRecord, LogReplay};
 pub use writer::LogWriter;

@@ -14,9 +14,10 @@ pub struct LogRecord {
     pub data: Vec<u8>,
 }
 
-/// Where and why replay stopped before the end of the file.
+/// What replay left unread at the end of the file, from where, and why: a torn tail, or
+/// (with [`WalRecovery::PointInTime`]) everything from the first damage on.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TornTail {
+pub struct DroppedTail {
     /// File offset of the first fragment that could not be used (for a record cut short,
     /// the offset of its first fragment).
     pub offset: u64,
@@ -35,7 +36,7 @@ pub struct LogReplay {
     /// Bytes up to the end of the last whole record.
     pub valid_len: u64,
     /// Set when replay ignored bytes at the end of the file.
-    pub dropped: Option<TornTail>,
+    pub dropped: Option<DroppedTail>,
 }
 
 /// Decode every whole record of a log file's bytes. A torn tail is dropped; other damage
@@ -123,17 +124,21 @@ fn assemble(
         }
         // A checksummed fragment out of sequence is not something a crash leaves behind,
         // and valid data (this very fragment) follows the problem.
-        (FragmentType::Full | FragmentType::First, Some(_)) => Err(Damage::followed(
-            "record begins before the previous one ended",
-        )),
+        (FragmentType::Full | FragmentType::First, Some(unfinished)) => {
+            // Keep it so the dropped tail is reported from where that record began.
+            *pending = Some(unfinished);
+            Err(Damage::followed(
+                "record begins before the previous one ended",
+            ))
+        }
         (FragmentType::Middle | FragmentType::Last, None) => Err(Damage::followed(
             "fragment continues a record that never began",
         )),
     }
 }
 
-fn torn(offset: usize, reason: &str, followed_by_data: bool) -> TornTail {
-    TornTail {
+fn torn(offset: usize, reason: &str, followed_by_data: bool) -> DroppedTail {
+    DroppedTail {
         offset: offset as u64,
         reason: reason.to_string(),
         followed_by_data,
