@@ -1,49 +1,41 @@
-//! The log format shared by the write-ahead log and the manifest: records in 32 KiB
-//! blocks, each fragment with a crc32c, length and type (LevelDB's log format).
+//! The log format shared by the write-ahead log and the manifest (LevelDB's log format).
+//!
+//! A log is a sequence of 32 KiB blocks. A record is written as one or more *fragments*;
+//! a fragment never crosses a block boundary, so a reader can always find the start of
+//! the next fragment at the next block start, whatever damage came before.
+//!
+//! ```text
+//! block     := fragment* trailer?
+//! fragment  := crc: u32 LE | length: u16 LE | type: u8 | payload: [u8; length]
+//! trailer   := 0..=6 zero bytes (a block's tail too short for a fragment header)
+//! crc       := masked crc32c of (type ++ payload)
+//! type      := 1 FULL | 2 FIRST | 3 MIDDLE | 4 LAST
+//! ```
+//!
+//! A record that fits in the rest of the current block is one FULL fragment; a longer one
+//! is a FIRST, any number of MIDDLEs and a LAST. An empty record is a FULL fragment with
+//! no payload.
+//!
+//! Replay ([`read_log`]) distinguishes two kinds of damage. A *torn tail* is what a crash
+//! leaves: the last fragment cut short or zero-filled, with nothing valid after it; it is
+//! dropped silently, so recovery ends at the last whole record. Damage *followed by more
+//! valid data* cannot come from a crash: it is [`Error::Corruption`](crate::Error) naming
+//! the file and offset, unless [`WalRecovery::PointInTime`](crate::WalRecovery) asks to
+//! stop replay there instead.
+//!
+//! The judgement follows LevelDB's reader: a fragment whose declared length runs past the
+//! end of the file is taken for a torn tail, so damage to a length field in the file's last
+//! block can drop the records after it silently. The search for valid data after damage
+//! starts behind the damaged fragment, never inside its payload, so user bytes that happen
+//! to look like a fragment cannot turn a crash into a corruption error.
+//!
+//! A log is never appended to after it was replayed: the engine starts a new file, so a
+//! torn tail is always at the end of the file that holds it.
 
-use crate::error::Result;
-use crate::io::SequentialWrite;
-use crate::options::WalRecovery;
-use std::path::Path;
+mod format;
+mod reader;
+mod writer;
 
-/// Appends records to a log file.
-pub struct LogWriter {
-    _todo: Box<dyn SequentialWrite>,
-}
-
-impl LogWriter {
-    /// Start a log in a new, empty file.
-    pub fn new(file: Box<dyn SequentialWrite>) -> Self {
-        let _ = file;
-        todo!()
-    }
-    /// Append one record (it may be split into fragments across blocks).
-    pub fn add_record(&mut self, record: &[u8]) -> Result<()> {
-        let _ = record;
-        todo!()
-    }
-    /// Hand buffered bytes to the OS (survives a process crash).
-    pub fn flush(&mut self) -> Result<()> {
-        todo!()
-    }
-    /// Make everything appended durable (survives a power loss).
-    pub fn sync(&mut self) -> Result<()> {
-        todo!()
-    }
-    /// Bytes written so far.
-    pub fn len(&self) -> u64 {
-        todo!()
-    }
-    /// Whether nothing was written.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-}
-
-/// Decode every whole record of a log file's bytes. A torn tail is dropped; other damage
-/// is `Error::Corruption` naming `path` and the offset (or, with
-/// [`WalRecovery::PointInTime`], the end of replay).
-pub fn read_log(bytes: &[u8], path: &Path, mode: WalRecovery) -> Result<Vec<Vec<u8>>> {
-    let _ = (bytes, path, mode);
-    todo!()
-}
+pub use format::{BLOCK_SIZE, HEADER_SIZE};
+pub use reader::{read_log, read_log_report, DroppedTail, LogRecord, LogReplay};
+pub use writer::LogWriter;

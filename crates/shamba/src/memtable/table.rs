@@ -1,0 +1,188 @@
+//! The memtable itself: a skip list of internal keys with a byte count.
+
+use super::cursor::MemTableCursor;
+use super::ordered_key::OrderedKey;
+use super::Lookup;
+use crate::cursor::Cursor;
+use crate::key::{encode_internal_key, parse_internal_key, seek_key, SeqNo, ValueKind};
+use crossbeam_skiplist::SkipMap;
+use std::ops::Bound;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+/// Bytes charged per entry beyond its key and value: the skip-list node (tower, pointers,
+/// reference count) and the two vector headers. An estimate; it only has to make
+/// [`MemTable::approximate_size`] track memory closely enough to trigger flushes.
+const ENTRY_OVERHEAD: usize = 80;
+
+/// An in-memory table of internal keys.
+pub struct MemTable {
+    pub(super) map: SkipMap<OrderedKey, Vec<u8>>,
+    wal_number: u64,
+    size: AtomicUsize,
+}
+
+impl MemTable {
+    /// An empty memtable whose writes are logged in WAL `wal_number`.
+    pub fn new(wal_number: u64) -> Self {
+        MemTable {
+            map: SkipMap::new(),
+            wal_number,
+            size: AtomicUsize::new(0),
+        }
+    }
+
+    /// The WAL that holds this memtable's writes.
+    pub fn wal_number(&self) -> u64 {
+        self.wal_number
+    }
+
+    /// Insert one version. Safe to call from several threads. Inserting the same
+    /// `(user_key, seq, kind)` twice keeps the last value (a replayed WAL may do so).
+    pub fn insert(&self, user_key: &[u8], seq: SeqNo, kind: ValueKind, value: &[u8]) {
+        let mut key = Vec::with_capacity(user_key.len() + crate::key::TRAILER_LEN);
+        encode_internal_key(&mut key, user_key, seq, kind);
+        let charge = key.len() + value.len() + ENTRY_OVERHEAD;
+        self.map.insert(OrderedKey(key), value.to_vec());
+        self.size.fetch_add(charge, Ordering::Relaxed);
+    }
+
+    /// The newest version of `user_key` with sequence `<= seq`.
+    pub fn get(&self, user_key: &[u8], seq: SeqNo) -> Lookup {
+        let target = OrderedKey(seek_key(user_key, seq));
+        let Some(entry) = self.map.lower_bound(Bound::Included(&target)) else {
+            return Lookup::NotFound;
+        };
+        match parse_internal_key(&entry.key().0) {
+            Some(k) if k.user_key == user_key => match k.kind {
+                ValueKind::Put => Lookup::Value(entry.value().clone()),
+                ValueKind::Delete => Lookup::Deleted,
+            },
+            _ => Lookup::NotFound,
+        }
+    }
+
+    /// Bytes of keys, values and overhead, approximately.
+    pub fn approximate_size(&self) -> usize {
+        self.size.load(Ordering::Relaxed)
+    }
+
+    /// Number of entries.
+    pub fn len(&self) -> usize {
+        self.map.len()
+    }
+
+    /// Whether the memtable holds nothing.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// A cursor over all entries, keeping the memtable alive.
+    pub fn cursor(self: &Arc<Self>) -> Box<dyn Cursor> {
+        Box::new(MemTableCursor::new(Arc::clone(self)))
+    }
+}
+
+impl std::fmt::Debug for MemTable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MemTable")
+            .field("wal_number", &self.wal_number)
+            .field("entries", &self.len())
+            .field("approximate_size", &self.approximate_size())
+            .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn get_sees_the_newest_version_at_or_below_the_snapshot() {
+        let m = MemTable::new(3);
+        m.insert(b"k", 1, ValueKind::Put, b"v1");
+        m.insert(b"k", 5, ValueKind::Put, b"v5");
+        m.insert(b"k", 9, ValueKind::Delete, b"");
+        m.insert(b"k\0", 2, ValueKind::Put, b"other");
+        assert_eq!(m.get(b"k", 0), Lookup::NotFound);
+        assert_eq!(m.get(b"k", 1), Lookup::Value(b"v1".to_vec()));
+        assert_eq!(m.get(b"k", 4), Lookup::Value(b"v1".to_vec()));
+        assert_eq!(m.get(b"k", 5), Lookup::Value(b"v5".to_vec()));
+        assert_eq!(m.get(b"k", 8), Lookup::Value(b"v5".to_vec()));
+        assert_eq!(m.get(b"k", 9), Lookup::Deleted);
+        assert_eq!(m.get(b"k", crate::key::MAX_SEQ), Lookup::Deleted);
+        assert_eq!(m.get(b"j", 100), Lookup::NotFound);
+        assert_eq!(m.get(b"k\0", 1), Lookup::NotFound);
+        assert_eq!(m.get(b"", 100), Lookup::NotFound);
+        assert_eq!((m.len(), m.wal_number()), (4, 3));
+    }
+
+    #[test]
+    fn empty_keys_and_values_are_entries_like_any_other() {
+        let m = MemTable::new(0);
+        assert!(m.is_empty());
+        m.insert(b"", 1, ValueKind::Put, b"");
+        assert_eq!(m.get(b"", 1), Lookup::Value(Vec::new()));
+        assert_eq!(m.get(b"a", 1), Lookup::NotFound);
+    }
+
+    #[test]
+    fn size_grows_with_keys_and_values() {
+        let m = MemTable::new(0);
+        m.insert(b"key", 1, ValueKind::Put, &[0; 1000]);
+        let one = m.approximate_size();
+        assert!(one >= 1000 + 3 + 8);
+        m.insert(b"key", 2, ValueKind::Delete, b"");
+        assert!(m.approximate_size() > one);
+    }
+
+    #[test]
+    fn concurrent_inserts_from_several_threads_are_all_visible() {
+        let m = Arc::new(MemTable::new(0));
+        let threads: Vec<_> = (0..4u64)
+            .map(|t| {
+                let m = Arc::clone(&m);
+                std::thread::spawn(move || {
+                    for i in 0..2000u64 {
+                        let seq = t * 10_000 + i + 1;
+                        m.insert(
+                            format!("k{:05}", i).as_bytes(),
+                            seq,
+                            ValueKind::Put,
+                            &seq.to_le_bytes(),
+                        );
+                    }
+                })
+            })
+            .collect();
+        for t in threads {
+            t.join().unwrap();
+        }
+        assert_eq!(m.len(), 8000);
+        for i in 0..2000u64 {
+            let key = format!("k{:05}", i);
+            // The newest version is thread 3's.
+            let want = (3 * 10_000 + i + 1).to_le_bytes().to_vec();
+            assert_eq!(
+                m.get(key.as_bytes(), crate::key::MAX_SEQ),
+                Lookup::Value(want)
+            );
+            let want1 = (10_000 + i + 1).to_le_bytes().to_vec();
+            assert_eq!(m.get(key.as_bytes(), 10_000 + i + 1), Lookup::Value(want1));
+        }
+        // The cursor sees every entry, in order.
+        let mut c = m.cursor();
+        c.seek_to_first().unwrap();
+        let mut n = 0;
+        let mut prev: Option<Vec<u8>> = None;
+        while c.valid() {
+            if let Some(p) = &prev {
+                assert!(crate::key::compare_internal_keys(p, c.key()).is_lt());
+            }
+            prev = Some(c.key().to_vec());
+            n += 1;
+            c.next().unwrap();
+        }
+        assert_eq!(n, 8000);
+    }
+}

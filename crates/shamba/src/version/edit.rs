@@ -1,0 +1,216 @@
+//! Version edits: the records of the manifest.
+//!
+//! ```text
+//! edit := field*                               (see coding.rs; any order)
+//!   1 log_number: varint        2 next_file_number: varint     3 last_sequence: varint
+//!   4 deleted_file := level: varint | number: varint           (repeated)
+//!   5 new_file     := level: varint | file_meta                (repeated; file_meta.rs)
+//!   6 compact_pointer := level: varint | internal key bytes    (repeated)
+//! ```
+
+use super::coding::{check_unknown, put_field, put_varint, put_varint_field, set_once, Decoder};
+use super::file_meta::FileMeta;
+use crate::error::DecodeError;
+use crate::key::SeqNo;
+
+const LOG_NUMBER: u64 = 1;
+const NEXT_FILE_NUMBER: u64 = 2;
+const LAST_SEQUENCE: u64 = 3;
+const DELETED_FILE: u64 = 4;
+const NEW_FILE: u64 = 5;
+const COMPACT_POINTER: u64 = 6;
+
+/// Levels an edit may name. Far above any real tree; it only keeps a corrupt level number
+/// from turning into a huge allocation.
+pub const MAX_LEVELS: usize = 64;
+
+/// A change from one version to the next, logged in the manifest.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct VersionEdit {
+    /// WALs with a number below this are fully flushed. A flush sets it to the number of
+    /// the oldest WAL still backing a memtable.
+    pub log_number: Option<u64>,
+    /// Next file number to allocate (filled in by [`VersionSet::log_and_apply`](super::VersionSet::log_and_apply)).
+    pub next_file_number: Option<u64>,
+    /// Last sequence number used (filled in by `log_and_apply`).
+    pub last_sequence: Option<SeqNo>,
+    /// Files removed: (level, file number).
+    pub deleted_files: Vec<(usize, u64)>,
+    /// Files added: (level, metadata); `FileMeta::run` says which run of the level.
+    pub new_files: Vec<(usize, FileMeta)>,
+    /// Where the next leveled compaction of a level should start: (level, internal key).
+    pub compact_pointers: Vec<(usize, Vec<u8>)>,
+}
+
+impl VersionEdit {
+    /// Append the encoding of this edit.
+    pub fn encode(&self, out: &mut Vec<u8>) {
+        let scalars = [
+            (LOG_NUMBER, self.log_number),
+            (NEXT_FILE_NUMBER, self.next_file_number),
+            (LAST_SEQUENCE, self.last_sequence),
+        ];
+        for (tag, v) in scalars {
+            if let Some(v) = v {
+                put_varint_field(out, tag, v);
+            }
+        }
+        let mut payload = Vec::new();
+        for &(level, number) in &self.deleted_files {
+            payload.clear();
+            put_varint(&mut payload, level as u64);
+            put_varint(&mut payload, number);
+            put_field(out, DELETED_FILE, &payload);
+        }
+        for (level, meta) in &self.new_files {
+            payload.clear();
+            put_varint(&mut payload, *level as u64);
+            meta.encode(&mut payload);
+            put_field(out, NEW_FILE, &payload);
+        }
+        for (level, key) in &self.compact_pointers {
+            payload.clear();
+            put_varint(&mut payload, *level as u64);
+            payload.extend_from_slice(key);
+            put_field(out, COMPACT_POINTER, &payload);
+        }
+    }
+
+    /// Decode an edit; never panics on bad bytes.
+    pub fn decode(bytes: &[u8]) -> Result<VersionEdit, DecodeError> {
+        let mut edit = VersionEdit::default();
+        let mut d = Decoder::new(bytes);
+        while let Some((tag, payload)) = d.field()? {
+            match tag {
+                LOG_NUMBER => set_once(
+                    &mut edit.log_number,
+                    Decoder::only_varint(payload)?,
+                    "log number",
+                )?,
+                NEXT_FILE_NUMBER => set_once(
+                    &mut edit.next_file_number,
+                    Decoder::only_varint(payload)?,
+                    "next file number",
+                )?,
+                LAST_SEQUENCE => set_once(
+                    &mut edit.last_sequence,
+                    Decoder::only_varint(payload)?,
+                    "last sequence",
+                )?,
+                DELETED_FILE => {
+                    let mut f = Decoder::new(payload);
+                    let level = level(&mut f)?;
+                    let number = f.varint()?;
+                    f.finish()?;
+                    edit.deleted_files.push((level, number));
+                }
+                NEW_FILE => {
+                    let mut f = Decoder::new(payload);
+                    let level = level(&mut f)?;
+                    edit.new_files.push((level, FileMeta::decode(f.rest())?));
+                }
+                COMPACT_POINTER => {
+                    let mut f = Decoder::new(payload);
+                    let level = level(&mut f)?;
+                    edit.compact_pointers.push((level, f.rest().to_vec()));
+                }
+                other => check_unknown(other, "version edit")?,
+            }
+        }
+        Ok(edit)
+    }
+}
+
+fn level(d: &mut Decoder<'_>) -> Result<usize, DecodeError> {
+    let level = d.varint()?;
+    match usize::try_from(level) {
+        Ok(l) if l < MAX_LEVELS => Ok(l),
+        _ => Err(DecodeError::new(format!("level {level} out of range"))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::file_meta::tests::any_file_meta;
+    use super::*;
+    use proptest::prelude::*;
+
+    fn any_edit() -> impl Strategy<Value = VersionEdit> {
+        let level = 0..MAX_LEVELS;
+        (
+            proptest::option::of(any::<u64>()),
+            proptest::option::of(any::<u64>()),
+            proptest::option::of(any::<u64>()),
+            proptest::collection::vec((level.clone(), any::<u64>()), 0..4),
+            proptest::collection::vec((level.clone(), any_file_meta()), 0..4),
+            proptest::collection::vec((level, proptest::collection::vec(any::<u8>(), 0..12)), 0..3),
+        )
+            .prop_map(
+                |(
+                    log_number,
+                    next_file_number,
+                    last_sequence,
+                    deleted_files,
+                    new_files,
+                    compact_pointers,
+                )| {
+                    VersionEdit {
+                        log_number,
+                        next_file_number,
+                        last_sequence,
+                        deleted_files,
+                        new_files,
+                        compact_pointers,
+                    }
+                },
+            )
+    }
+
+    proptest! {
+        #[test]
+        fn edits_round_trip(edit in any_edit()) {
+            let mut b = Vec::new();
+            edit.encode(&mut b);
+            prop_assert_eq!(VersionEdit::decode(&b), Ok(edit));
+        }
+
+        #[test]
+        fn decode_never_panics_on_arbitrary_bytes(bytes in proptest::collection::vec(any::<u8>(), 0..300)) {
+            let _ = VersionEdit::decode(&bytes);
+        }
+
+        #[test]
+        fn decode_never_panics_on_damaged_edits(edit in any_edit(), at in any::<prop::sample::Index>(), xor in 1u8..) {
+            let mut b = Vec::new();
+            edit.encode(&mut b);
+            if !b.is_empty() {
+                let i = at.index(b.len());
+                b[i] ^= xor;
+                let _ = VersionEdit::decode(&b);
+                let _ = VersionEdit::decode(&b[..i]);
+            }
+        }
+    }
+
+    #[test]
+    fn empty_edit_encodes_to_nothing() {
+        let mut b = Vec::new();
+        VersionEdit::default().encode(&mut b);
+        assert!(b.is_empty());
+        assert_eq!(VersionEdit::decode(&b), Ok(VersionEdit::default()));
+    }
+
+    #[test]
+    fn repeated_scalars_and_absurd_levels_are_refused() {
+        let mut b = Vec::new();
+        put_varint_field(&mut b, LOG_NUMBER, 1);
+        put_varint_field(&mut b, LOG_NUMBER, 2);
+        assert!(VersionEdit::decode(&b).is_err());
+        let mut b = Vec::new();
+        let mut payload = Vec::new();
+        put_varint(&mut payload, 1_000_000);
+        put_varint(&mut payload, 5);
+        put_field(&mut b, DELETED_FILE, &payload);
+        assert!(VersionEdit::decode(&b).is_err());
+    }
+}

@@ -1,0 +1,161 @@
+//! Sorted runs and levels.
+//!
+//! Invariant of a [`Run`]: its files are sorted by smallest user key and their user-key
+//! ranges are disjoint (one file's largest user key is below the next file's smallest), so
+//! at most one file of a run can hold a given user key and a binary search finds it.
+//! [`Level::runs`] is ordered newest first, so a lookup that stops at the first hit sees the
+//! newest version.
+
+use super::file_meta::FileMeta;
+use std::sync::Arc;
+
+/// A sorted run: files with disjoint key ranges, sorted by smallest key.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Run {
+    /// Run id (larger = newer).
+    pub id: u64,
+    /// Files of the run, sorted by smallest key.
+    pub files: Vec<Arc<FileMeta>>,
+}
+
+impl Run {
+    /// The file whose user-key range covers `user_key`, if any. No allocation.
+    #[inline]
+    pub fn find(&self, user_key: &[u8]) -> Option<&Arc<FileMeta>> {
+        let i = self
+            .files
+            .partition_point(|f| f.largest_user_key() < user_key);
+        self.files
+            .get(i)
+            .filter(|f| f.smallest_user_key() <= user_key)
+    }
+
+    /// The files meeting the user-key range `[smallest, largest]`: a contiguous slice.
+    pub fn overlapping(&self, smallest: &[u8], largest: &[u8]) -> &[Arc<FileMeta>] {
+        let from = self
+            .files
+            .partition_point(|f| f.largest_user_key() < smallest);
+        let to = self
+            .files
+            .partition_point(|f| f.smallest_user_key() <= largest);
+        self.files.get(from..to.max(from)).unwrap_or_default()
+    }
+
+    /// Total bytes of the run's files.
+    pub fn bytes(&self) -> u64 {
+        self.files.iter().map(|f| f.size).sum()
+    }
+
+    /// Smallest user key of the run (empty for an empty run).
+    pub fn smallest_user_key(&self) -> &[u8] {
+        self.files.first().map_or(&[], |f| f.smallest_user_key())
+    }
+
+    /// Largest user key of the run (empty for an empty run).
+    pub fn largest_user_key(&self) -> &[u8] {
+        self.files.last().map_or(&[], |f| f.largest_user_key())
+    }
+
+    /// Check the run's invariant; the reason names the first two files that break it.
+    pub(crate) fn check_sorted_and_disjoint(&self) -> Result<(), String> {
+        for f in &self.files {
+            if f.smallest_user_key() > f.largest_user_key() {
+                return Err(format!(
+                    "file {} has smallest key above its largest",
+                    f.number
+                ));
+            }
+        }
+        for pair in self.files.windows(2) {
+            if let [a, b] = pair {
+                if a.largest_user_key() >= b.smallest_user_key() {
+                    return Err(format!(
+                        "files {} and {} of run {} overlap (or share a user key)",
+                        a.number, b.number, self.id
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// One level: its runs, newest first.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Level {
+    /// Runs, newest first.
+    pub runs: Vec<Run>,
+}
+
+impl Level {
+    /// Every file of the level, run by run (newest run first).
+    pub fn files(&self) -> impl Iterator<Item = &Arc<FileMeta>> + '_ {
+        self.runs.iter().flat_map(|r| r.files.iter())
+    }
+
+    /// Total bytes of the level's files.
+    pub fn bytes(&self) -> u64 {
+        self.runs.iter().map(Run::bytes).sum()
+    }
+
+    /// Number of files of the level.
+    pub fn file_count(&self) -> usize {
+        self.runs.iter().map(|r| r.files.len()).sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::file_meta::tests::file;
+    use super::*;
+
+    fn run() -> Run {
+        Run {
+            id: 1,
+            files: vec![
+                Arc::new(file(1, 1, b"b", b"d")),
+                Arc::new(file(2, 1, b"f", b"h")),
+                Arc::new(file(3, 1, b"m", b"m")),
+            ],
+        }
+    }
+
+    #[test]
+    fn find_picks_the_one_covering_file_or_none() {
+        let r = run();
+        let n = |k: &[u8]| r.find(k).map(|f| f.number);
+        assert_eq!(
+            (n(b"a"), n(b"b"), n(b"c"), n(b"d")),
+            (None, Some(1), Some(1), Some(1))
+        );
+        assert_eq!(
+            (n(b"e"), n(b"g"), n(b"i"), n(b"m"), n(b"z")),
+            (None, Some(2), None, Some(3), None)
+        );
+        assert_eq!(Run::default().find(b"a"), None);
+    }
+
+    #[test]
+    fn overlapping_is_the_contiguous_slice_meeting_the_range() {
+        let r = run();
+        let n = |lo: &[u8], hi: &[u8]| {
+            r.overlapping(lo, hi)
+                .iter()
+                .map(|f| f.number)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(n(b"a", b"z"), vec![1, 2, 3]);
+        assert_eq!(n(b"d", b"f"), vec![1, 2]);
+        assert_eq!(n(b"e", b"e"), Vec::<u64>::new());
+        assert_eq!(n(b"z", b"a"), Vec::<u64>::new());
+        assert_eq!(n(b"i", b"m"), vec![3]);
+    }
+
+    #[test]
+    fn files_sharing_a_boundary_user_key_break_the_invariant() {
+        let mut r = run();
+        assert!(r.check_sorted_and_disjoint().is_ok());
+        r.files[1] = Arc::new(file(2, 1, b"d", b"h"));
+        assert!(r.check_sorted_and_disjoint().is_err());
+    }
+}

@@ -1,0 +1,211 @@
+//! [`Version`]: the tree of files at one moment, and the lookup path through it.
+
+use super::file_meta::FileMeta;
+use super::run::{Level, Run};
+use std::sync::Arc;
+
+/// An immutable set of files: the tree at one moment.
+///
+/// Shape: level 0 holds one run per flushed file (run id = file number), newest first.
+/// Leveled L1+ hold one run each; tiered L1+ hold up to `size_ratio - 1` runs, newest
+/// first. Readers hold an `Arc<Version>` for as long as they read its files; the
+/// [`VersionSet`](super::VersionSet) keeps those files from being deleted meanwhile.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Version {
+    /// Levels 0..num_levels.
+    pub levels: Vec<Level>,
+}
+
+impl Version {
+    /// An empty tree of `num_levels` levels.
+    pub fn new(num_levels: usize) -> Self {
+        Version {
+            levels: vec![Level::default(); num_levels],
+        }
+    }
+
+    /// Number of levels.
+    pub fn num_levels(&self) -> usize {
+        self.levels.len()
+    }
+
+    /// Files that may hold `user_key`, in the order a lookup must visit them: level by
+    /// level, runs newest first, at most one file per run. Binary search per run, no
+    /// allocation: this is the hot path of every point lookup.
+    pub fn candidates<'a>(
+        &'a self,
+        user_key: &'a [u8],
+    ) -> impl Iterator<Item = (usize, &'a Arc<FileMeta>)> + 'a {
+        self.levels.iter().enumerate().flat_map(move |(level, l)| {
+            l.runs
+                .iter()
+                .filter_map(move |run| run.find(user_key).map(|f| (level, f)))
+        })
+    }
+
+    /// Runs of `level`, newest first (empty for a level out of range).
+    pub fn runs(&self, level: usize) -> &[Run] {
+        self.levels.get(level).map_or(&[], |l| l.runs.as_slice())
+    }
+
+    /// Every file of `level`, newest run first.
+    pub fn files(&self, level: usize) -> impl Iterator<Item = &Arc<FileMeta>> + '_ {
+        self.runs(level).iter().flat_map(|r| r.files.iter())
+    }
+
+    /// Files of `level` overlapping the user-key range `[smallest, largest]`, newest run
+    /// first, each run's files in key order.
+    pub fn overlapping(&self, level: usize, smallest: &[u8], largest: &[u8]) -> Vec<Arc<FileMeta>> {
+        self.runs(level)
+            .iter()
+            .flat_map(|r| r.overlapping(smallest, largest).iter().cloned())
+            .collect()
+    }
+
+    /// Total bytes of a level.
+    pub fn level_bytes(&self, level: usize) -> u64 {
+        self.levels.get(level).map_or(0, Level::bytes)
+    }
+
+    /// Number of files of a level.
+    pub fn level_files(&self, level: usize) -> usize {
+        self.levels.get(level).map_or(0, Level::file_count)
+    }
+
+    /// Number of runs of a level.
+    pub fn level_runs(&self, level: usize) -> usize {
+        self.runs(level).len()
+    }
+
+    /// Total bytes of every file.
+    pub fn total_bytes(&self) -> u64 {
+        self.levels.iter().map(Level::bytes).sum()
+    }
+
+    /// Total number of files.
+    pub fn total_files(&self) -> usize {
+        self.levels.iter().map(Level::file_count).sum()
+    }
+
+    /// Every file with its level, level by level.
+    pub fn all_files(&self) -> impl Iterator<Item = (usize, &Arc<FileMeta>)> + '_ {
+        self.levels
+            .iter()
+            .enumerate()
+            .flat_map(|(level, l)| l.files().map(move |f| (level, f)))
+    }
+
+    /// Every file number of this version.
+    pub fn file_numbers(&self) -> impl Iterator<Item = u64> + '_ {
+        self.all_files().map(|(_, f)| f.number)
+    }
+
+    /// The deepest level holding any file (`None` for an empty tree).
+    pub fn deepest_nonempty_level(&self) -> Option<usize> {
+        self.levels.iter().rposition(|l| l.file_count() > 0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::file_meta::tests::file;
+    use super::*;
+
+    /// L0: runs 9 ([a,z]) and 8 ([c,f]); L1: one run of [a,d] [e,k]; L2: tiered runs 3 and 2.
+    fn tree() -> Version {
+        let f = |n, run, lo: &[u8], hi: &[u8]| Arc::new(file(n, run, lo, hi));
+        let mut v = Version::new(3);
+        v.levels[0].runs = vec![
+            Run {
+                id: 9,
+                files: vec![f(9, 9, b"a", b"z")],
+            },
+            Run {
+                id: 8,
+                files: vec![f(8, 8, b"c", b"f")],
+            },
+        ];
+        v.levels[1].runs = vec![Run {
+            id: 1,
+            files: vec![f(4, 1, b"a", b"d"), f(5, 1, b"e", b"k")],
+        }];
+        v.levels[2].runs = vec![
+            Run {
+                id: 3,
+                files: vec![f(6, 3, b"a", b"m")],
+            },
+            Run {
+                id: 2,
+                files: vec![f(1, 2, b"b", b"c"), f(2, 2, b"d", b"q")],
+            },
+        ];
+        v
+    }
+
+    #[test]
+    fn candidates_visit_levels_in_order_and_runs_newest_first() {
+        let v = tree();
+        let c = |k: &[u8]| {
+            v.candidates(k)
+                .map(|(l, f)| (l, f.number))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(c(b"e"), vec![(0, 9), (0, 8), (1, 5), (2, 6), (2, 2)]);
+        assert_eq!(c(b"b"), vec![(0, 9), (1, 4), (2, 6), (2, 1)]);
+        assert_eq!(c(b"p"), vec![(0, 9), (2, 2)]);
+        assert_eq!(c(b"zz"), Vec::<(usize, u64)>::new());
+    }
+
+    #[test]
+    fn sizes_counts_and_overlaps_per_level() {
+        let v = tree();
+        assert_eq!(v.level_files(0), 2);
+        assert_eq!(v.level_files(2), 3);
+        assert_eq!(v.level_files(7), 0);
+        assert_eq!(v.level_bytes(1), 1004 + 1005);
+        assert_eq!(v.total_files(), 7);
+        assert_eq!(v.level_runs(2), 2);
+        let o = v
+            .overlapping(2, b"c", b"d")
+            .iter()
+            .map(|f| f.number)
+            .collect::<Vec<_>>();
+        assert_eq!(o, vec![6, 1, 2]);
+        let mut all: Vec<u64> = v.file_numbers().collect();
+        all.sort_unstable();
+        assert_eq!(all, vec![1, 2, 4, 5, 6, 8, 9]);
+        assert_eq!(v.deepest_nonempty_level(), Some(2));
+        assert_eq!(Version::new(4).deepest_nonempty_level(), None);
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn candidates_equal_a_brute_force_scan(
+            runs in proptest::collection::vec((0usize..3, proptest::collection::btree_set(0u8..60, 0..12)), 0..8),
+            key in 0u8..62,
+        ) {
+            // Each run: sorted distinct points paired up into disjoint [lo, hi] ranges.
+            let mut v = Version::new(3);
+            let mut number = 0;
+            for (id, (level, points)) in runs.iter().enumerate() {
+                let points: Vec<u8> = points.iter().copied().collect();
+                let files = points
+                    .chunks(2)
+                    .map(|c| {
+                        number += 1;
+                        Arc::new(file(number, id as u64, &[c[0]], &[*c.last().unwrap_or(&c[0])]))
+                    })
+                    .collect();
+                // Newest first: push at the front.
+                v.levels[*level].runs.insert(0, Run { id: id as u64, files });
+            }
+            let got: Vec<(usize, u64)> = v.candidates(&[key]).map(|(l, f)| (l, f.number)).collect();
+            let want: Vec<(usize, u64)> = v.levels.iter().enumerate()
+                .flat_map(|(l, level)| level.runs.iter().flat_map(move |r| r.files.iter().map(move |f| (l, f))))
+                .filter(|(_, f)| f.covers(&[key]))
+                .map(|(l, f)| (l, f.number))
+                .collect();
+            proptest::prop_assert_eq!(got, want);
+        }
+    }
+}
