@@ -110,6 +110,7 @@ pub fn file_meta(number: u64, run: u64, s: TableSummary) -> FileMeta {
         largest_seq: s.largest_seq,
         filter_bytes: s.filter_bytes,
         index_bytes: s.index_bytes,
+        stats: None,
     }
 }
 

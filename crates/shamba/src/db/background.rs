@@ -210,6 +210,11 @@ impl DbInner {
     /// manifests other than the live one. Failures are ignored: a file left behind is
     /// deleted next time.
     pub fn delete_obsolete_files(&self) {
+        // After a failed manifest write the edit may or may not be on disk: keep every file
+        // until a reopen recovers the truth.
+        if self.bg.lock().error.is_some() {
+            return;
+        }
         // Pending first: a number leaves `pending` only after its version is installed, so
         // reading it before the live set never misses a file in between.
         let pending = self.pending_outputs.lock().clone();

@@ -119,6 +119,10 @@ fn replay_wals(
         .filter(|&n| n >= log_number)
         .collect();
     logs.sort_unstable();
+    // A WAL number on disk is taken even if the manifest never heard of it.
+    for &n in &logs {
+        versions.mark_file_number_used(n);
+    }
     let mut last_seq = versions.last_sequence();
     let mut edit = VersionEdit::default();
     let mut mem = Arc::new(MemTable::new(0));

@@ -24,12 +24,7 @@ pub struct MemTableCursor {
 impl MemTableCursor {
     /// An unpositioned cursor over `table`.
     pub fn new(table: Arc<MemTable>) -> Self {
-        MemTableCursor {
-            table,
-            key: OrderedKey::default(),
-            value: Vec::new(),
-            valid: false,
-        }
+        MemTableCursor { table, key: OrderedKey::default(), value: Vec::new(), valid: false }
     }
 
     fn set(&mut self, entry: Option<Entry<'_, OrderedKey, Vec<u8>>>) {
@@ -147,9 +142,7 @@ mod tests {
             Move::First => c.seek_to_first().unwrap(),
             Move::Last => c.seek_to_last().unwrap(),
             Move::Seek(k, s) => c.seek(&seek_key(&[k], s)).unwrap(),
-            Move::SeekForPrev(k, s) => c
-                .seek_for_prev(&internal_key(&[k], s, ValueKind::Put))
-                .unwrap(),
+            Move::SeekForPrev(k, s) => c.seek_for_prev(&internal_key(&[k], s, ValueKind::Put)).unwrap(),
             Move::Next if c.valid() => c.next().unwrap(),
             Move::Prev if c.valid() => c.prev().unwrap(),
             Move::Next | Move::Prev => {}

@@ -25,11 +25,7 @@ pub struct MemTable {
 impl MemTable {
     /// An empty memtable whose writes are logged in WAL `wal_number`.
     pub fn new(wal_number: u64) -> Self {
-        MemTable {
-            map: SkipMap::new(),
-            wal_number,
-            size: AtomicUsize::new(0),
-        }
+        MemTable { map: SkipMap::new(), wal_number, size: AtomicUsize::new(0) }
     }
 
     /// The WAL that holds this memtable's writes.
@@ -145,12 +141,7 @@ mod tests {
                 std::thread::spawn(move || {
                     for i in 0..2000u64 {
                         let seq = t * 10_000 + i + 1;
-                        m.insert(
-                            format!("k{:05}", i).as_bytes(),
-                            seq,
-                            ValueKind::Put,
-                            &seq.to_le_bytes(),
-                        );
+                        m.insert(format!("k{:05}", i).as_bytes(), seq, ValueKind::Put, &seq.to_le_bytes());
                     }
                 })
             })
@@ -163,10 +154,7 @@ mod tests {
             let key = format!("k{:05}", i);
             // The newest version is thread 3's.
             let want = (3 * 10_000 + i + 1).to_le_bytes().to_vec();
-            assert_eq!(
-                m.get(key.as_bytes(), crate::key::MAX_SEQ),
-                Lookup::Value(want)
-            );
+            assert_eq!(m.get(key.as_bytes(), crate::key::MAX_SEQ), Lookup::Value(want));
             let want1 = (10_000 + i + 1).to_le_bytes().to_vec();
             assert_eq!(m.get(key.as_bytes(), 10_000 + i + 1), Lookup::Value(want1));
         }

@@ -18,18 +18,14 @@ pub(crate) fn apply(base: &Version, edit: &VersionEdit) -> Result<Version, Strin
     for &(level, number) in &edit.deleted_files {
         let runs = v.levels.get_mut(level).map(|l| &mut l.runs);
         let Some(runs) = runs else {
-            return Err(format!(
-                "deletes file {number} at level {level}, beyond the {num_levels} levels"
-            ));
+            return Err(format!("deletes file {number} at level {level}, beyond the {num_levels} levels"));
         };
         let found = runs.iter_mut().find_map(|run| {
             let i = run.files.iter().position(|f| f.number == number)?;
             Some(run.files.remove(i))
         });
         if found.is_none() {
-            return Err(format!(
-                "deletes file {number}, which is not at level {level}"
-            ));
+            return Err(format!("deletes file {number}, which is not at level {level}"));
         }
         runs.retain(|r| !r.files.is_empty());
     }
@@ -37,32 +33,18 @@ pub(crate) fn apply(base: &Version, edit: &VersionEdit) -> Result<Version, Strin
     let mut touched: Vec<(usize, u64)> = Vec::new();
     for (level, meta) in &edit.new_files {
         let Some(l) = v.levels.get_mut(*level) else {
-            return Err(format!(
-                "adds file {} at level {level}, beyond the {num_levels} levels",
-                meta.number
-            ));
+            return Err(format!("adds file {} at level {level}, beyond the {num_levels} levels", meta.number));
         };
         if !numbers.insert(meta.number) {
-            return Err(format!(
-                "adds file {}, which the version already holds",
-                meta.number
-            ));
+            return Err(format!("adds file {}, which the version already holds", meta.number));
         }
         // Runs are newest first: descending id.
         let at = l.runs.partition_point(|r| r.id > meta.run);
         if l.runs.get(at).is_none_or(|r| r.id != meta.run) {
-            l.runs.insert(
-                at,
-                Run {
-                    id: meta.run,
-                    files: Vec::new(),
-                },
-            );
+            l.runs.insert(at, Run { id: meta.run, files: Vec::new() });
         }
         if let Some(run) = l.runs.get_mut(at) {
-            let i = run
-                .files
-                .partition_point(|f| f.smallest_user_key() <= meta.smallest_user_key());
+            let i = run.files.partition_point(|f| f.smallest_user_key() <= meta.smallest_user_key());
             run.files.insert(i, Arc::new(meta.clone()));
         }
         touched.push((*level, meta.run));
@@ -72,8 +54,7 @@ pub(crate) fn apply(base: &Version, edit: &VersionEdit) -> Result<Version, Strin
     for (level, run_id) in touched {
         let run = v.runs(level).iter().find(|r| r.id == run_id);
         if let Some(run) = run {
-            run.check_sorted_and_disjoint()
-                .map_err(|e| format!("level {level}: {e}"))?;
+            run.check_sorted_and_disjoint().map_err(|e| format!("level {level}: {e}"))?;
         }
     }
     Ok(v)
@@ -85,21 +66,13 @@ mod tests {
     use super::*;
 
     fn add(level: usize, n: u64, run: u64, lo: &[u8], hi: &[u8]) -> VersionEdit {
-        VersionEdit {
-            new_files: vec![(level, file(n, run, lo, hi))],
-            ..VersionEdit::default()
-        }
+        VersionEdit { new_files: vec![(level, file(n, run, lo, hi))], ..VersionEdit::default() }
     }
 
     fn shape(v: &Version) -> Vec<Vec<(u64, Vec<u64>)>> {
         v.levels
             .iter()
-            .map(|l| {
-                l.runs
-                    .iter()
-                    .map(|r| (r.id, r.files.iter().map(|f| f.number).collect()))
-                    .collect()
-            })
+            .map(|l| l.runs.iter().map(|r| (r.id, r.files.iter().map(|f| f.number).collect())).collect())
             .collect()
     }
 
@@ -122,41 +95,20 @@ mod tests {
         let mut mv = add(1, 3, 1, b"a", b"m");
         mv.deleted_files.push((0, 3));
         v = apply(&v, &mv).unwrap();
-        assert_eq!(
-            shape(&v),
-            vec![vec![(4, vec![4])], vec![(1, vec![3])], vec![]]
-        );
+        assert_eq!(shape(&v), vec![vec![(4, vec![4])], vec![(1, vec![3])], vec![]]);
     }
 
     #[test]
     fn bad_edits_are_refused_not_panics() {
         let v = apply(&Version::new(2), &add(1, 3, 1, b"c", b"f")).unwrap();
-        let del = |level, n| VersionEdit {
-            deleted_files: vec![(level, n)],
-            ..VersionEdit::default()
-        };
+        let del = |level, n| VersionEdit { deleted_files: vec![(level, n)], ..VersionEdit::default() };
         assert!(apply(&v, &del(1, 99)).unwrap_err().contains("99"));
         assert!(apply(&v, &del(0, 3)).is_err());
         assert!(apply(&v, &del(5, 3)).is_err());
-        assert!(
-            apply(&v, &add(1, 3, 1, b"x", b"y")).is_err(),
-            "duplicate number"
-        );
-        assert!(
-            apply(&v, &add(2, 8, 1, b"x", b"y")).is_err(),
-            "level out of range"
-        );
-        assert!(
-            apply(&v, &add(1, 8, 1, b"a", b"c")).is_err(),
-            "overlap sharing 'c'"
-        );
-        assert!(
-            apply(&v, &add(1, 8, 1, b"z", b"a")).is_err(),
-            "inverted range"
-        );
-        assert!(
-            apply(&v, &add(1, 8, 2, b"a", b"c")).is_ok(),
-            "a second, newer run may overlap"
-        );
+        assert!(apply(&v, &add(1, 3, 1, b"x", b"y")).is_err(), "duplicate number");
+        assert!(apply(&v, &add(2, 8, 1, b"x", b"y")).is_err(), "level out of range");
+        assert!(apply(&v, &add(1, 8, 1, b"a", b"c")).is_err(), "overlap sharing 'c'");
+        assert!(apply(&v, &add(1, 8, 1, b"z", b"a")).is_err(), "inverted range");
+        assert!(apply(&v, &add(1, 8, 2, b"a", b"c")).is_ok(), "a second, newer run may overlap");
     }
 }

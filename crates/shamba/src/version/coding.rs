@@ -69,13 +69,9 @@ impl<'a> Decoder<'a> {
     }
 
     pub(crate) fn take(&mut self, n: u64) -> Result<&'a [u8], DecodeError> {
-        let n =
-            usize::try_from(n).map_err(|_| DecodeError::new("length does not fit in memory"))?;
+        let n = usize::try_from(n).map_err(|_| DecodeError::new("length does not fit in memory"))?;
         if n > self.bytes.len() {
-            return Err(DecodeError::new(format!(
-                "length {n} runs past the end ({} left)",
-                self.bytes.len()
-            )));
+            return Err(DecodeError::new(format!("length {n} runs past the end ({} left)", self.bytes.len())));
         }
         let (head, rest) = self.bytes.split_at(n);
         self.bytes = rest;
@@ -110,10 +106,7 @@ impl<'a> Decoder<'a> {
         if self.is_empty() {
             Ok(())
         } else {
-            Err(DecodeError::new(format!(
-                "{} unexpected trailing bytes",
-                self.bytes.len()
-            )))
+            Err(DecodeError::new(format!("{} unexpected trailing bytes", self.bytes.len())))
         }
     }
 }
@@ -152,10 +145,7 @@ mod tests {
     #[test]
     fn overlong_and_cut_varints_are_errors() {
         assert!(Decoder::only_varint(&[0xff; 11]).is_err());
-        assert!(Decoder::only_varint(&[
-            0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x02
-        ])
-        .is_err());
+        assert!(Decoder::only_varint(&[0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x02]).is_err());
         assert!(Decoder::only_varint(&[0x80]).is_err());
         assert!(Decoder::only_varint(&[]).is_err());
         assert!(Decoder::only_varint(&[1, 2]).is_err());

@@ -82,21 +82,11 @@ impl VersionEdit {
         let mut d = Decoder::new(bytes);
         while let Some((tag, payload)) = d.field()? {
             match tag {
-                LOG_NUMBER => set_once(
-                    &mut edit.log_number,
-                    Decoder::only_varint(payload)?,
-                    "log number",
-                )?,
-                NEXT_FILE_NUMBER => set_once(
-                    &mut edit.next_file_number,
-                    Decoder::only_varint(payload)?,
-                    "next file number",
-                )?,
-                LAST_SEQUENCE => set_once(
-                    &mut edit.last_sequence,
-                    Decoder::only_varint(payload)?,
-                    "last sequence",
-                )?,
+                LOG_NUMBER => set_once(&mut edit.log_number, Decoder::only_varint(payload)?, "log number")?,
+                NEXT_FILE_NUMBER => {
+                    set_once(&mut edit.next_file_number, Decoder::only_varint(payload)?, "next file number")?
+                }
+                LAST_SEQUENCE => set_once(&mut edit.last_sequence, Decoder::only_varint(payload)?, "last sequence")?,
                 DELETED_FILE => {
                     let mut f = Decoder::new(payload);
                     let level = level(&mut f)?;
@@ -146,14 +136,7 @@ mod tests {
             proptest::collection::vec((level, proptest::collection::vec(any::<u8>(), 0..12)), 0..3),
         )
             .prop_map(
-                |(
-                    log_number,
-                    next_file_number,
-                    last_sequence,
-                    deleted_files,
-                    new_files,
-                    compact_pointers,
-                )| {
+                |(log_number, next_file_number, last_sequence, deleted_files, new_files, compact_pointers)| {
                     VersionEdit {
                         log_number,
                         next_file_number,

@@ -7,9 +7,7 @@
 //!   65 stats := accesses: varint | positives: varint                  (optional, skippable)
 //! ```
 
-use super::coding::{
-    check_unknown, put_field, put_varint, put_varint_field, set_once, Decoder, SAFE_TO_SKIP,
-};
+use super::coding::{check_unknown, put_field, put_varint, put_varint_field, set_once, Decoder, SAFE_TO_SKIP};
 use crate::error::DecodeError;
 use crate::key::{user_key, SeqNo, TRAILER_LEN};
 
@@ -110,8 +108,7 @@ impl FileMeta {
     /// Decode the fields written by [`encode`](Self::encode).
     pub(crate) fn decode(bytes: &[u8]) -> Result<FileMeta, DecodeError> {
         let mut d = Decoder::new(bytes);
-        let (mut number, mut run, mut size, mut smallest, mut largest) =
-            (None, None, None, None, None);
+        let (mut number, mut run, mut size, mut smallest, mut largest) = (None, None, None, None, None);
         let (mut entries, mut smallest_seq, mut largest_seq) = (None, None, None);
         let (mut filter_bytes, mut index_bytes, mut stats) = (None, None, None);
         while let Some((tag, payload)) = d.field()? {
@@ -120,16 +117,8 @@ impl FileMeta {
                 NUMBER => set_once(&mut number, int()?, "file number")?,
                 RUN => set_once(&mut run, int()?, "run")?,
                 SIZE => set_once(&mut size, int()?, "size")?,
-                SMALLEST => set_once(
-                    &mut smallest,
-                    internal_key(payload, "smallest")?,
-                    "smallest key",
-                )?,
-                LARGEST => set_once(
-                    &mut largest,
-                    internal_key(payload, "largest")?,
-                    "largest key",
-                )?,
+                SMALLEST => set_once(&mut smallest, internal_key(payload, "smallest")?, "smallest key")?,
+                LARGEST => set_once(&mut largest, internal_key(payload, "largest")?, "largest key")?,
                 ENTRIES => set_once(&mut entries, int()?, "entries")?,
                 SMALLEST_SEQ => set_once(&mut smallest_seq, int()?, "smallest sequence")?,
                 LARGEST_SEQ => set_once(&mut largest_seq, int()?, "largest sequence")?,
@@ -137,27 +126,21 @@ impl FileMeta {
                 INDEX_BYTES => set_once(&mut index_bytes, int()?, "index bytes")?,
                 STATS => {
                     let mut s = Decoder::new(payload);
-                    let record = FileStatsRecord {
-                        accesses: s.varint()?,
-                        positives: s.varint()?,
-                    };
+                    let record = FileStatsRecord { accesses: s.varint()?, positives: s.varint()? };
                     s.finish()?;
                     set_once(&mut stats, record, "file statistics")?;
                 }
                 other => check_unknown(other, "file metadata")?,
             }
         }
-        let need = |v: Option<u64>, what: &str| {
-            v.ok_or_else(|| DecodeError::new(format!("file metadata lacks {what}")))
-        };
+        let need =
+            |v: Option<u64>, what: &str| v.ok_or_else(|| DecodeError::new(format!("file metadata lacks {what}")));
         Ok(FileMeta {
             number: need(number, "a number")?,
             run: need(run, "a run")?,
             size: need(size, "a size")?,
-            smallest: smallest
-                .ok_or_else(|| DecodeError::new("file metadata lacks a smallest key"))?,
-            largest: largest
-                .ok_or_else(|| DecodeError::new("file metadata lacks a largest key"))?,
+            smallest: smallest.ok_or_else(|| DecodeError::new("file metadata lacks a smallest key"))?,
+            largest: largest.ok_or_else(|| DecodeError::new("file metadata lacks a largest key"))?,
             entries: entries.unwrap_or(0),
             smallest_seq: smallest_seq.unwrap_or(0),
             largest_seq: largest_seq.unwrap_or(0),
@@ -170,9 +153,7 @@ impl FileMeta {
 
 fn internal_key(payload: &[u8], what: &str) -> Result<Vec<u8>, DecodeError> {
     if payload.len() < TRAILER_LEN {
-        return Err(DecodeError::new(format!(
-            "{what} key is shorter than a key trailer"
-        )));
+        return Err(DecodeError::new(format!("{what} key is shorter than a key trailer")));
     }
     Ok(payload.to_vec())
 }
@@ -216,10 +197,7 @@ pub(crate) mod tests {
                 largest_seq: n[5],
                 filter_bytes: n[6],
                 index_bytes: n[7],
-                stats: stats.map(|(accesses, positives)| FileStatsRecord {
-                    accesses,
-                    positives,
-                }),
+                stats: stats.map(|(accesses, positives)| FileStatsRecord { accesses, positives }),
             })
     }
 

@@ -35,9 +35,7 @@ pub fn parse_manifest_file_name(name: &str) -> Option<u64> {
 pub(crate) fn read_current(storage: &dyn Storage, dir: &Path) -> Result<u64> {
     let path = dir.join(CURRENT);
     let bytes = storage.read_all(&path)?;
-    let name = std::str::from_utf8(&bytes)
-        .ok()
-        .and_then(|s| s.strip_suffix('\n'));
+    let name = std::str::from_utf8(&bytes).ok().and_then(|s| s.strip_suffix('\n'));
     name.and_then(parse_manifest_file_name)
         .ok_or_else(|| Error::corruption(&path, None, "CURRENT does not name a manifest"))
 }
@@ -54,11 +52,7 @@ pub(crate) fn set_current(storage: &dyn Storage, dir: &Path, number: u64) -> Res
 }
 
 /// Create manifest `number` holding `snapshot` as its first record, synced.
-pub(crate) fn write_manifest(
-    storage: &dyn Storage,
-    path: &Path,
-    snapshot: &VersionEdit,
-) -> Result<LogWriter> {
+pub(crate) fn write_manifest(storage: &dyn Storage, path: &Path, snapshot: &VersionEdit) -> Result<LogWriter> {
     let mut log = LogWriter::new(storage.create(path)?);
     let mut record = Vec::new();
     snapshot.encode(&mut record);
@@ -81,17 +75,8 @@ mod tests {
     fn manifest_names_round_trip_and_others_do_not_parse() {
         assert_eq!(manifest_file_name(42), "MANIFEST-000042");
         assert_eq!(parse_manifest_file_name("MANIFEST-000042"), Some(42));
-        assert_eq!(
-            parse_manifest_file_name("MANIFEST-1234567"),
-            Some(1_234_567)
-        );
-        for bad in [
-            "MANIFEST-",
-            "MANIFEST-12a",
-            "MANIFEST--1",
-            "000042.sst",
-            "MANIFEST-+1",
-        ] {
+        assert_eq!(parse_manifest_file_name("MANIFEST-1234567"), Some(1_234_567));
+        for bad in ["MANIFEST-", "MANIFEST-12a", "MANIFEST--1", "000042.sst", "MANIFEST-+1"] {
             assert_eq!(parse_manifest_file_name(bad), None, "{bad}");
         }
     }
@@ -106,9 +91,6 @@ mod tests {
         assert!(!dir.path().join(CURRENT_TMP).exists());
         std::fs::write(dir.path().join(CURRENT), b"MANIFEST-000012").unwrap();
         let err = read_current(&FsStorage, dir.path()).unwrap_err();
-        assert!(
-            matches!(&err, Error::Corruption { file, .. } if file.ends_with(CURRENT)),
-            "{err}"
-        );
+        assert!(matches!(&err, Error::Corruption { file, .. } if file.ends_with(CURRENT)), "{err}");
     }
 }

@@ -22,22 +22,14 @@ impl Run {
     /// The file whose user-key range covers `user_key`, if any. No allocation.
     #[inline]
     pub fn find(&self, user_key: &[u8]) -> Option<&Arc<FileMeta>> {
-        let i = self
-            .files
-            .partition_point(|f| f.largest_user_key() < user_key);
-        self.files
-            .get(i)
-            .filter(|f| f.smallest_user_key() <= user_key)
+        let i = self.files.partition_point(|f| f.largest_user_key() < user_key);
+        self.files.get(i).filter(|f| f.smallest_user_key() <= user_key)
     }
 
     /// The files meeting the user-key range `[smallest, largest]`: a contiguous slice.
     pub fn overlapping(&self, smallest: &[u8], largest: &[u8]) -> &[Arc<FileMeta>] {
-        let from = self
-            .files
-            .partition_point(|f| f.largest_user_key() < smallest);
-        let to = self
-            .files
-            .partition_point(|f| f.smallest_user_key() <= largest);
+        let from = self.files.partition_point(|f| f.largest_user_key() < smallest);
+        let to = self.files.partition_point(|f| f.smallest_user_key() <= largest);
         self.files.get(from..to.max(from)).unwrap_or_default()
     }
 
@@ -60,10 +52,7 @@ impl Run {
     pub(crate) fn check_sorted_and_disjoint(&self) -> Result<(), String> {
         for f in &self.files {
             if f.smallest_user_key() > f.largest_user_key() {
-                return Err(format!(
-                    "file {} has smallest key above its largest",
-                    f.number
-                ));
+                return Err(format!("file {} has smallest key above its largest", f.number));
             }
         }
         for pair in self.files.windows(2) {
@@ -124,26 +113,15 @@ mod tests {
     fn find_picks_the_one_covering_file_or_none() {
         let r = run();
         let n = |k: &[u8]| r.find(k).map(|f| f.number);
-        assert_eq!(
-            (n(b"a"), n(b"b"), n(b"c"), n(b"d")),
-            (None, Some(1), Some(1), Some(1))
-        );
-        assert_eq!(
-            (n(b"e"), n(b"g"), n(b"i"), n(b"m"), n(b"z")),
-            (None, Some(2), None, Some(3), None)
-        );
+        assert_eq!((n(b"a"), n(b"b"), n(b"c"), n(b"d")), (None, Some(1), Some(1), Some(1)));
+        assert_eq!((n(b"e"), n(b"g"), n(b"i"), n(b"m"), n(b"z")), (None, Some(2), None, Some(3), None));
         assert_eq!(Run::default().find(b"a"), None);
     }
 
     #[test]
     fn overlapping_is_the_contiguous_slice_meeting_the_range() {
         let r = run();
-        let n = |lo: &[u8], hi: &[u8]| {
-            r.overlapping(lo, hi)
-                .iter()
-                .map(|f| f.number)
-                .collect::<Vec<_>>()
-        };
+        let n = |lo: &[u8], hi: &[u8]| r.overlapping(lo, hi).iter().map(|f| f.number).collect::<Vec<_>>();
         assert_eq!(n(b"a", b"z"), vec![1, 2, 3]);
         assert_eq!(n(b"d", b"f"), vec![1, 2]);
         assert_eq!(n(b"e", b"e"), Vec::<u64>::new());

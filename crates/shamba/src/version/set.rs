@@ -66,10 +66,7 @@ impl VersionSet {
     pub fn create(storage: Arc<dyn Storage>, dir: &Path, num_levels: usize) -> Result<VersionSet> {
         storage.create_dir_all(dir)?;
         if storage.exists(&dir.join(CURRENT)) {
-            return Err(Error::InvalidArgument(format!(
-                "a database already exists in {}",
-                dir.display()
-            )));
+            return Err(Error::InvalidArgument(format!("a database already exists in {}", dir.display())));
         }
         let mut set = VersionSet::empty(storage, dir, num_levels);
         set.roll_manifest(&Version::new(num_levels))?;
@@ -83,19 +80,13 @@ impl VersionSet {
     /// A missing CURRENT is the `Error::Io` of the storage (`NotFound`: no database here);
     /// a CURRENT naming a missing manifest is corruption. Files at a level `>= num_levels`
     /// are `Error::InvalidOptions`.
-    pub fn recover(
-        storage: Arc<dyn Storage>,
-        dir: &Path,
-        num_levels: usize,
-    ) -> Result<(VersionSet, RecoveredState)> {
+    pub fn recover(storage: Arc<dyn Storage>, dir: &Path, num_levels: usize) -> Result<(VersionSet, RecoveredState)> {
         let number = read_current(storage.as_ref(), dir)?;
         let path = manifest_path(dir, number);
         let bytes = storage.read_all(&path).map_err(|e| match e {
-            Error::Io(io) if io.kind() == std::io::ErrorKind::NotFound => Error::corruption(
-                &path,
-                None,
-                format!("{CURRENT} names a manifest that does not exist"),
-            ),
+            Error::Io(io) if io.kind() == std::io::ErrorKind::NotFound => {
+                Error::corruption(&path, None, format!("{CURRENT} names a manifest that does not exist"))
+            }
             other => other,
         })?;
         let replay = read_log_report(&bytes, &path, WalRecovery::TolerateTornTail)?;
@@ -104,16 +95,14 @@ impl VersionSet {
         let (mut log_number, mut next_file, mut last_seq) = (None, None, None);
         for record in &replay.records {
             let bad = |reason: String| Error::corruption(&path, Some(record.offset), reason);
-            let edit = VersionEdit::decode(&record.data)
-                .map_err(|e| bad(format!("bad version edit: {e}")))?;
+            let edit = VersionEdit::decode(&record.data).map_err(|e| bad(format!("bad version edit: {e}")))?;
             if let Some((level, meta)) = edit.new_files.iter().find(|(l, _)| *l >= num_levels) {
                 return Err(Error::InvalidOptions(format!(
                     "the database has file {} at level {level}, but num_levels is {num_levels}",
                     meta.number
                 )));
             }
-            version = apply(&version, &edit)
-                .map_err(|e| bad(format!("version edit does not apply: {e}")))?;
+            version = apply(&version, &edit).map_err(|e| bad(format!("version edit does not apply: {e}")))?;
             log_number = edit.log_number.or(log_number);
             next_file = edit.next_file_number.or(next_file);
             last_seq = edit.last_sequence.max(last_seq);
@@ -124,11 +113,7 @@ impl VersionSet {
         set.last_sequence = last_seq.ok_or_else(|| lacks("last sequence"))?;
         let next_file = next_file.ok_or_else(|| lacks("next file number"))?;
         // Never hand out a number already on disk, whatever the manifest says.
-        let highest = version
-            .file_numbers()
-            .chain([number, set.log_number])
-            .max()
-            .unwrap_or(0);
+        let highest = version.file_numbers().chain([number, set.log_number]).max().unwrap_or(0);
         set.next_file_number = next_file.max(highest.saturating_add(1));
         set.roll_manifest(&version)?;
         set.install(version);
@@ -191,24 +176,15 @@ impl VersionSet {
             Some(_) => {}
             None => edit.log_number = Some(self.log_number),
         }
-        if let Some((level, _)) = edit
-            .compact_pointers
-            .iter()
-            .find(|(l, _)| *l >= self.num_levels())
-        {
-            return Err(Error::InvalidArgument(format!(
-                "compact pointer for level {level} beyond the tree"
-            )));
+        if let Some((level, _)) = edit.compact_pointers.iter().find(|(l, _)| *l >= self.num_levels()) {
+            return Err(Error::InvalidArgument(format!("compact pointer for level {level} beyond the tree")));
         }
         edit.next_file_number = Some(self.next_file_number);
         edit.last_sequence = Some(self.last_sequence);
-        let version = apply(&self.current, &edit)
-            .map_err(|e| Error::InvalidArgument(format!("bad version edit: {e}")))?;
+        let version =
+            apply(&self.current, &edit).map_err(|e| Error::InvalidArgument(format!("bad version edit: {e}")))?;
 
-        let roll = self
-            .manifest
-            .as_ref()
-            .is_none_or(|m| m.len() >= self.manifest_limit);
+        let roll = self.manifest.as_ref().is_none_or(|m| m.len() >= self.manifest_limit);
         if roll {
             // The new manifest's snapshot already holds this edit's effect.
             let (log_number, pointers) = (self.log_number, self.compact_pointers.clone());
@@ -266,10 +242,7 @@ impl VersionSet {
             next_file_number: Some(self.next_file_number),
             last_sequence: Some(self.last_sequence),
             deleted_files: Vec::new(),
-            new_files: version
-                .all_files()
-                .map(|(level, f)| (level, f.as_ref().clone()))
-                .collect(),
+            new_files: version.all_files().map(|(level, f)| (level, f.as_ref().clone())).collect(),
             compact_pointers: (self.compact_pointers.iter().enumerate())
                 .filter_map(|(level, k)| Some((level, k.clone()?)))
                 .collect(),

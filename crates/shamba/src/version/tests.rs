@@ -13,10 +13,7 @@ fn fs() -> Arc<dyn Storage> {
 }
 
 fn add(level: usize, n: u64, run: u64, lo: &[u8], hi: &[u8]) -> VersionEdit {
-    VersionEdit {
-        new_files: vec![(level, file(n, run, lo, hi))],
-        ..VersionEdit::default()
-    }
+    VersionEdit { new_files: vec![(level, file(n, run, lo, hi))], ..VersionEdit::default() }
 }
 
 /// A flush of file `n` to L0, then a compaction of it into L1's run, with sequence numbers.
@@ -25,8 +22,7 @@ fn grow(set: &mut VersionSet, rounds: u64) {
         let n = set.new_file_number();
         let lo = format!("k{i:03}");
         set.set_last_sequence(set.last_sequence() + 10);
-        set.log_and_apply(add(0, n, n, lo.as_bytes(), format!("{lo}z").as_bytes()))
-            .unwrap();
+        set.log_and_apply(add(0, n, n, lo.as_bytes(), format!("{lo}z").as_bytes())).unwrap();
         let mut down = add(1, n, 1, lo.as_bytes(), format!("{lo}z").as_bytes());
         down.deleted_files.push((0, n));
         down.compact_pointers.push((1, lo.into_bytes()));
@@ -43,10 +39,7 @@ fn a_new_database_recovers_empty() {
     let dir = tempfile::tempdir().unwrap();
     let set = VersionSet::create(fs(), dir.path(), 4).unwrap();
     assert!(set.manifest_path().exists());
-    assert!(
-        VersionSet::create(fs(), dir.path(), 4).is_err(),
-        "a second create must not clobber the first"
-    );
+    assert!(VersionSet::create(fs(), dir.path(), 4).is_err(), "a second create must not clobber the first");
     let (got, state) = recover(dir.path()).unwrap();
     assert_eq!(*got.current(), Version::new(4));
     assert_eq!((state.log_number, state.last_sequence), (0, 0));
@@ -59,11 +52,7 @@ fn recovery_after_several_edits_equals_the_version_in_memory() {
     let mut set = VersionSet::create(fs(), dir.path(), 4).unwrap();
     grow(&mut set, 5);
     let wal = set.new_file_number();
-    set.log_and_apply(VersionEdit {
-        log_number: Some(wal),
-        ..add(0, 100, 100, b"a", b"b")
-    })
-    .unwrap();
+    set.log_and_apply(VersionEdit { log_number: Some(wal), ..add(0, 100, 100, b"a", b"b") }).unwrap();
     let (got, state) = recover(dir.path()).unwrap();
     assert_eq!(*got.current(), *set.current());
     assert_eq!(state.log_number, wal);
@@ -75,10 +64,7 @@ fn recovery_after_several_edits_equals_the_version_in_memory() {
     // Recovery starts a new manifest and points CURRENT at it.
     assert_ne!(got.manifest_number(), set.manifest_number());
     let current = std::fs::read_to_string(dir.path().join(CURRENT)).unwrap();
-    assert_eq!(
-        current,
-        format!("{}\n", manifest_file_name(got.manifest_number()))
-    );
+    assert_eq!(current, format!("{}\n", manifest_file_name(got.manifest_number())));
     assert!(!got.live_files().contains(&set.manifest_number()));
     // And recovering again from that one gives the same tree.
     let (again, _) = recover(dir.path()).unwrap();
@@ -94,10 +80,7 @@ fn manifest_rolls_over_past_its_limit_and_current_follows() {
     grow(&mut set, 10);
     assert_ne!(set.manifest_number(), first);
     let current = std::fs::read_to_string(dir.path().join(CURRENT)).unwrap();
-    assert_eq!(
-        current.trim_end(),
-        manifest_file_name(set.manifest_number())
-    );
+    assert_eq!(current.trim_end(), manifest_file_name(set.manifest_number()));
     let live = set.live_files();
     assert!(live.contains(&set.manifest_number()) && !live.contains(&first));
     let (got, state) = recover(dir.path()).unwrap();
@@ -133,15 +116,8 @@ fn a_flipped_byte_in_the_manifest_middle_is_corruption_naming_it() {
     bytes[mid] ^= 0x10;
     std::fs::write(&path, &bytes).unwrap();
     match recover(dir.path()) {
-        Err(Error::Corruption {
-            file,
-            offset: Some(_),
-            ..
-        }) => assert_eq!(file, path),
-        other => panic!(
-            "expected corruption naming {}, got {other:?}",
-            path.display()
-        ),
+        Err(Error::Corruption { file, offset: Some(_), .. }) => assert_eq!(file, path),
+        other => panic!("expected corruption naming {}, got {other:?}", path.display()),
     }
 }
 
@@ -161,10 +137,7 @@ fn a_manifest_edit_that_does_not_apply_is_corruption() {
             last_sequence: Some(0),
             ..VersionEdit::default()
         },
-        VersionEdit {
-            deleted_files: vec![(1, 77)],
-            ..VersionEdit::default()
-        },
+        VersionEdit { deleted_files: vec![(1, 77)], ..VersionEdit::default() },
     ] {
         let mut rec = Vec::new();
         edit.encode(&mut rec);
@@ -173,10 +146,7 @@ fn a_manifest_edit_that_does_not_apply_is_corruption() {
     log.sync().unwrap();
     drop(log);
     let err = recover(dir.path()).unwrap_err();
-    assert!(
-        matches!(&err, Error::Corruption { file, .. } if file == &path),
-        "{err}"
-    );
+    assert!(matches!(&err, Error::Corruption { file, .. } if file == &path), "{err}");
 }
 
 #[test]
@@ -184,10 +154,7 @@ fn fewer_levels_than_the_database_has_is_invalid_options() {
     let dir = tempfile::tempdir().unwrap();
     let mut set = VersionSet::create(fs(), dir.path(), 4).unwrap();
     set.log_and_apply(add(3, 9, 1, b"a", b"b")).unwrap();
-    assert!(matches!(
-        VersionSet::recover(fs(), dir.path(), 3),
-        Err(Error::InvalidOptions(_))
-    ));
+    assert!(matches!(VersionSet::recover(fs(), dir.path(), 3), Err(Error::InvalidOptions(_))));
 }
 
 #[test]
@@ -196,27 +163,11 @@ fn a_bad_edit_is_an_error_and_changes_nothing() {
     let mut set = VersionSet::create(fs(), dir.path(), 4).unwrap();
     grow(&mut set, 2);
     let before = set.current();
-    let del = VersionEdit {
-        deleted_files: vec![(1, 12345)],
-        ..VersionEdit::default()
-    };
-    assert!(matches!(
-        set.log_and_apply(del),
-        Err(Error::InvalidArgument(_))
-    ));
-    assert!(matches!(
-        set.log_and_apply(add(9, 7, 1, b"a", b"b")),
-        Err(Error::InvalidArgument(_))
-    ));
-    let backwards = VersionEdit {
-        log_number: Some(0),
-        ..VersionEdit::default()
-    };
-    set.log_and_apply(VersionEdit {
-        log_number: Some(set.next_file_number() - 1),
-        ..VersionEdit::default()
-    })
-    .unwrap();
+    let del = VersionEdit { deleted_files: vec![(1, 12345)], ..VersionEdit::default() };
+    assert!(matches!(set.log_and_apply(del), Err(Error::InvalidArgument(_))));
+    assert!(matches!(set.log_and_apply(add(9, 7, 1, b"a", b"b")), Err(Error::InvalidArgument(_))));
+    let backwards = VersionEdit { log_number: Some(0), ..VersionEdit::default() };
+    set.log_and_apply(VersionEdit { log_number: Some(set.next_file_number() - 1), ..VersionEdit::default() }).unwrap();
     assert!(set.log_and_apply(backwards).is_err());
     assert_eq!(*set.current(), *before);
     let (got, _) = recover(dir.path()).unwrap();
@@ -279,12 +230,7 @@ fn current_naming_a_missing_manifest_is_corruption() {
     let set = VersionSet::create(fs(), dir.path(), 4).unwrap();
     std::fs::remove_file(set.manifest_path()).unwrap();
     let err = recover(dir.path()).unwrap_err();
-    assert!(
-        matches!(&err, Error::Corruption { file, .. } if file == &set.manifest_path()),
-        "{err}"
-    );
+    assert!(matches!(&err, Error::Corruption { file, .. } if file == &set.manifest_path()), "{err}");
     std::fs::remove_file(dir.path().join(CURRENT)).unwrap();
-    assert!(
-        matches!(recover(dir.path()), Err(Error::Io(e)) if e.kind() == std::io::ErrorKind::NotFound)
-    );
+    assert!(matches!(recover(dir.path()), Err(Error::Io(e)) if e.kind() == std::io::ErrorKind::NotFound));
 }

@@ -19,9 +19,7 @@ pub struct Version {
 impl Version {
     /// An empty tree of `num_levels` levels.
     pub fn new(num_levels: usize) -> Self {
-        Version {
-            levels: vec![Level::default(); num_levels],
-        }
+        Version { levels: vec![Level::default(); num_levels] }
     }
 
     /// Number of levels.
@@ -32,15 +30,11 @@ impl Version {
     /// Files that may hold `user_key`, in the order a lookup must visit them: level by
     /// level, runs newest first, at most one file per run. Binary search per run, no
     /// allocation: this is the hot path of every point lookup.
-    pub fn candidates<'a>(
-        &'a self,
-        user_key: &'a [u8],
-    ) -> impl Iterator<Item = (usize, &'a Arc<FileMeta>)> + 'a {
-        self.levels.iter().enumerate().flat_map(move |(level, l)| {
-            l.runs
-                .iter()
-                .filter_map(move |run| run.find(user_key).map(|f| (level, f)))
-        })
+    pub fn candidates<'a>(&'a self, user_key: &'a [u8]) -> impl Iterator<Item = (usize, &'a Arc<FileMeta>)> + 'a {
+        self.levels
+            .iter()
+            .enumerate()
+            .flat_map(move |(level, l)| l.runs.iter().filter_map(move |run| run.find(user_key).map(|f| (level, f))))
     }
 
     /// Runs of `level`, newest first (empty for a level out of range).
@@ -56,10 +50,7 @@ impl Version {
     /// Files of `level` overlapping the user-key range `[smallest, largest]`, newest run
     /// first, each run's files in key order.
     pub fn overlapping(&self, level: usize, smallest: &[u8], largest: &[u8]) -> Vec<Arc<FileMeta>> {
-        self.runs(level)
-            .iter()
-            .flat_map(|r| r.overlapping(smallest, largest).iter().cloned())
-            .collect()
+        self.runs(level).iter().flat_map(|r| r.overlapping(smallest, largest).iter().cloned()).collect()
     }
 
     /// Total bytes of a level.
@@ -89,10 +80,7 @@ impl Version {
 
     /// Every file with its level, level by level.
     pub fn all_files(&self) -> impl Iterator<Item = (usize, &Arc<FileMeta>)> + '_ {
-        self.levels
-            .iter()
-            .enumerate()
-            .flat_map(|(level, l)| l.files().map(move |f| (level, f)))
+        self.levels.iter().enumerate().flat_map(|(level, l)| l.files().map(move |f| (level, f)))
     }
 
     /// Every file number of this version.
@@ -115,29 +103,12 @@ mod tests {
     fn tree() -> Version {
         let f = |n, run, lo: &[u8], hi: &[u8]| Arc::new(file(n, run, lo, hi));
         let mut v = Version::new(3);
-        v.levels[0].runs = vec![
-            Run {
-                id: 9,
-                files: vec![f(9, 9, b"a", b"z")],
-            },
-            Run {
-                id: 8,
-                files: vec![f(8, 8, b"c", b"f")],
-            },
-        ];
-        v.levels[1].runs = vec![Run {
-            id: 1,
-            files: vec![f(4, 1, b"a", b"d"), f(5, 1, b"e", b"k")],
-        }];
+        v.levels[0].runs =
+            vec![Run { id: 9, files: vec![f(9, 9, b"a", b"z")] }, Run { id: 8, files: vec![f(8, 8, b"c", b"f")] }];
+        v.levels[1].runs = vec![Run { id: 1, files: vec![f(4, 1, b"a", b"d"), f(5, 1, b"e", b"k")] }];
         v.levels[2].runs = vec![
-            Run {
-                id: 3,
-                files: vec![f(6, 3, b"a", b"m")],
-            },
-            Run {
-                id: 2,
-                files: vec![f(1, 2, b"b", b"c"), f(2, 2, b"d", b"q")],
-            },
+            Run { id: 3, files: vec![f(6, 3, b"a", b"m")] },
+            Run { id: 2, files: vec![f(1, 2, b"b", b"c"), f(2, 2, b"d", b"q")] },
         ];
         v
     }
@@ -145,11 +116,7 @@ mod tests {
     #[test]
     fn candidates_visit_levels_in_order_and_runs_newest_first() {
         let v = tree();
-        let c = |k: &[u8]| {
-            v.candidates(k)
-                .map(|(l, f)| (l, f.number))
-                .collect::<Vec<_>>()
-        };
+        let c = |k: &[u8]| v.candidates(k).map(|(l, f)| (l, f.number)).collect::<Vec<_>>();
         assert_eq!(c(b"e"), vec![(0, 9), (0, 8), (1, 5), (2, 6), (2, 2)]);
         assert_eq!(c(b"b"), vec![(0, 9), (1, 4), (2, 6), (2, 1)]);
         assert_eq!(c(b"p"), vec![(0, 9), (2, 2)]);
@@ -165,11 +132,7 @@ mod tests {
         assert_eq!(v.level_bytes(1), 1004 + 1005);
         assert_eq!(v.total_files(), 7);
         assert_eq!(v.level_runs(2), 2);
-        let o = v
-            .overlapping(2, b"c", b"d")
-            .iter()
-            .map(|f| f.number)
-            .collect::<Vec<_>>();
+        let o = v.overlapping(2, b"c", b"d").iter().map(|f| f.number).collect::<Vec<_>>();
         assert_eq!(o, vec![6, 1, 2]);
         let mut all: Vec<u64> = v.file_numbers().collect();
         all.sort_unstable();

@@ -57,11 +57,7 @@ impl Header {
         let (crc, rest) = h.split_first_chunk::<4>()?;
         let (len, rest) = rest.split_first_chunk::<2>()?;
         let kind = *rest.first()?;
-        Some(Header {
-            crc: u32::from_le_bytes(*crc),
-            len: usize::from(u16::from_le_bytes(*len)),
-            kind,
-        })
+        Some(Header { crc: u32::from_le_bytes(*crc), len: usize::from(u16::from_le_bytes(*len)), kind })
     }
 
     /// Encode a header for `payload` of type `kind`.

@@ -69,17 +69,10 @@ pub fn read_log_report(bytes: &[u8], path: &Path, mode: WalRecovery) -> Result<L
                 continue;
             }
             Step::Damage(damage) => damage,
-            Step::Fragment {
-                kind,
-                payload,
-                next,
-            } => match assemble(&mut pending, pos, kind, payload) {
+            Step::Fragment { kind, payload, next } => match assemble(&mut pending, pos, kind, payload) {
                 Ok(whole) => {
                     if let Some((start, data)) = whole {
-                        replay.records.push(LogRecord {
-                            offset: start as u64,
-                            data,
-                        });
+                        replay.records.push(LogRecord { offset: start as u64, data });
                         replay.valid_len = next as u64;
                     }
                     pos = next;
@@ -89,8 +82,7 @@ pub fn read_log_report(bytes: &[u8], path: &Path, mode: WalRecovery) -> Result<L
             },
         };
         let at = pending.as_ref().map_or(pos, |(start, _)| *start);
-        let followed_by_data =
-            damage.followed_by_data || valid_fragment_after(bytes, damage.scan_from, pos);
+        let followed_by_data = damage.followed_by_data || valid_fragment_after(bytes, damage.scan_from, pos);
         if followed_by_data && mode == WalRecovery::TolerateTornTail {
             return Err(Error::corruption(path, Some(pos as u64), damage.reason));
         }
@@ -127,22 +119,16 @@ fn assemble(
         (FragmentType::Full | FragmentType::First, Some(unfinished)) => {
             // Keep it so the dropped tail is reported from where that record began.
             *pending = Some(unfinished);
-            Err(Damage::followed(
-                "record begins before the previous one ended",
-            ))
+            Err(Damage::followed("record begins before the previous one ended"))
         }
-        (FragmentType::Middle | FragmentType::Last, None) => Err(Damage::followed(
-            "fragment continues a record that never began",
-        )),
+        (FragmentType::Middle | FragmentType::Last, None) => {
+            Err(Damage::followed("fragment continues a record that never began"))
+        }
     }
 }
 
 fn torn(offset: usize, reason: &str, followed_by_data: bool) -> DroppedTail {
-    DroppedTail {
-        offset: offset as u64,
-        reason: reason.to_string(),
-        followed_by_data,
-    }
+    DroppedTail { offset: offset as u64, reason: reason.to_string(), followed_by_data }
 }
 
 /// A fragment that cannot be used.
@@ -156,11 +142,7 @@ struct Damage {
 
 impl Damage {
     fn followed(reason: &'static str) -> Damage {
-        Damage {
-            reason,
-            scan_from: usize::MAX,
-            followed_by_data: true,
-        }
+        Damage { reason, scan_from: usize::MAX, followed_by_data: true }
     }
 }
 
@@ -171,11 +153,7 @@ enum Step<'a> {
     /// A block trailer: continue at the given offset.
     Skip(usize),
     /// A fragment with a valid checksum.
-    Fragment {
-        kind: FragmentType,
-        payload: &'a [u8],
-        next: usize,
-    },
+    Fragment { kind: FragmentType, payload: &'a [u8], next: usize },
     /// Something unusable.
     Damage(Damage),
 }
@@ -193,22 +171,13 @@ fn next_fragment(bytes: &[u8], pos: usize) -> Step<'_> {
         return Step::Skip(block_end);
     }
     let rest = bytes.get(pos..).unwrap_or_default();
-    let damage = |reason, scan_from| {
-        Step::Damage(Damage {
-            reason,
-            scan_from,
-            followed_by_data: false,
-        })
-    };
+    let damage = |reason, scan_from| Step::Damage(Damage { reason, scan_from, followed_by_data: false });
     let Some(header) = Header::parse(rest) else {
         return damage("fragment header cut short at end of file", pos + 1);
     };
     let Some(kind) = FragmentType::from_u8(header.kind) else {
-        let reason = if rest.iter().take(HEADER_SIZE).all(|&b| b == 0) {
-            "zeroed bytes"
-        } else {
-            "unknown fragment type"
-        };
+        let reason =
+            if rest.iter().take(HEADER_SIZE).all(|&b| b == 0) { "zeroed bytes" } else { "unknown fragment type" };
         return damage(reason, pos + 1);
     };
     let end = pos + HEADER_SIZE + header.len;
@@ -224,11 +193,7 @@ fn next_fragment(bytes: &[u8], pos: usize) -> Step<'_> {
     if fragment_crc(header.kind, payload) != header.crc {
         return damage("fragment checksum mismatch", end);
     }
-    Step::Fragment {
-        kind,
-        payload,
-        next: end,
-    }
+    Step::Fragment { kind, payload, next: end }
 }
 
 /// Whether a valid fragment starts anywhere in `[from, end of from's block)` or at the
@@ -239,10 +204,7 @@ fn valid_fragment_after(bytes: &[u8], from: usize, damaged_at: usize) -> bool {
     let from = from.max(damaged_at + 1);
     let first_block_end = block_end(damaged_at);
     let same_block = (from..first_block_end.min(bytes.len())).any(|o| valid_fragment_at(bytes, o));
-    same_block
-        || (first_block_end..bytes.len())
-            .step_by(BLOCK_SIZE)
-            .any(|o| valid_fragment_at(bytes, o))
+    same_block || (first_block_end..bytes.len()).step_by(BLOCK_SIZE).any(|o| valid_fragment_at(bytes, o))
 }
 
 fn valid_fragment_at(bytes: &[u8], pos: usize) -> bool {
@@ -263,11 +225,7 @@ mod tests {
     }
 
     fn records(sizes: &[usize]) -> Vec<Vec<u8>> {
-        sizes
-            .iter()
-            .enumerate()
-            .map(|(i, &n)| (0..n).map(|j| (i * 31 + j * 7) as u8).collect())
-            .collect()
+        sizes.iter().enumerate().map(|(i, &n)| (0..n).map(|j| (i * 31 + j * 7) as u8).collect()).collect()
     }
 
     fn replay(bytes: &[u8]) -> Result<Vec<Vec<u8>>> {
@@ -276,20 +234,7 @@ mod tests {
 
     #[test]
     fn records_of_every_size_round_trip_across_block_boundaries() {
-        let sizes = [
-            0,
-            1,
-            6,
-            7,
-            100,
-            BLOCK_SIZE - 14,
-            BLOCK_SIZE - 7,
-            BLOCK_SIZE,
-            3 * BLOCK_SIZE + 5,
-            100_000,
-            0,
-            0,
-        ];
+        let sizes = [0, 1, 6, 7, 100, BLOCK_SIZE - 14, BLOCK_SIZE - 7, BLOCK_SIZE, 3 * BLOCK_SIZE + 5, 100_000, 0, 0];
         let recs = records(&sizes);
         let bytes = log_of(&recs);
         assert_eq!(replay(&bytes).unwrap(), recs);
@@ -304,8 +249,7 @@ mod tests {
             let got = replay(&bytes[..cut]).unwrap_or_else(|e| panic!("cut at {cut}: {e}"));
             // A record survives iff its last fragment is whole; a trailer may follow it.
             let whole = recs.iter().zip(&report.records).filter(|(_, r)| {
-                let end =
-                    r.offset as usize + HEADER_SIZE + last_fragment_end(&bytes, r.offset as usize);
+                let end = r.offset as usize + HEADER_SIZE + last_fragment_end(&bytes, r.offset as usize);
                 end <= cut
             });
             let expect: Vec<Vec<u8>> = whole.map(|(d, _)| d.clone()).collect();
@@ -334,10 +278,7 @@ mod tests {
         let recs = records(&[100, 200, 50_000, 300]);
         let mut bytes = log_of(&recs);
         // The file grew but the last record's bytes never reached the disk.
-        let last = read_log_report(&bytes, path(), WalRecovery::TolerateTornTail)
-            .unwrap()
-            .records[3]
-            .offset as usize;
+        let last = read_log_report(&bytes, path(), WalRecovery::TolerateTornTail).unwrap().records[3].offset as usize;
         bytes[last..].fill(0);
         bytes.extend_from_slice(&[0; 2 * BLOCK_SIZE]);
         assert_eq!(replay(&bytes).unwrap(), recs[..3].to_vec());
@@ -348,10 +289,7 @@ mod tests {
         let report = read_log_report(&bytes, path(), WalRecovery::TolerateTornTail).unwrap();
         assert_eq!(report.records.len(), 3);
         let dropped = report.dropped.unwrap();
-        assert_eq!(
-            (dropped.offset as usize, dropped.followed_by_data),
-            (last, false)
-        );
+        assert_eq!((dropped.offset as usize, dropped.followed_by_data), (last, false));
     }
 
     #[test]
@@ -363,16 +301,9 @@ mod tests {
             let mut bad = bytes.clone();
             bad[at] ^= 0x40;
             match replay(&bad) {
-                Err(Error::Corruption {
-                    file,
-                    offset: Some(_),
-                    ..
-                }) => assert_eq!(file, path()),
+                Err(Error::Corruption { file, offset: Some(_), .. }) => assert_eq!(file, path()),
                 // Only a byte of a block trailer may change without consequence.
-                Ok(got) => assert!(
-                    got == recs && BLOCK_SIZE - at % BLOCK_SIZE < HEADER_SIZE,
-                    "flip at {at}"
-                ),
+                Ok(got) => assert!(got == recs && BLOCK_SIZE - at % BLOCK_SIZE < HEADER_SIZE, "flip at {at}"),
                 Err(e) => panic!("flip at {at}: {e}"),
             }
         }
@@ -395,22 +326,10 @@ mod tests {
         let mut bytes = log_of(&records(&[BLOCK_SIZE]));
         // Make the FIRST fragment a MIDDLE (with a fresh checksum): it continues nothing.
         let h = Header::parse(&bytes).unwrap();
-        let fixed = Header::encode(
-            FragmentType::Middle,
-            &bytes[HEADER_SIZE..HEADER_SIZE + h.len],
-        );
+        let fixed = Header::encode(FragmentType::Middle, &bytes[HEADER_SIZE..HEADER_SIZE + h.len]);
         bytes[..HEADER_SIZE].copy_from_slice(&fixed);
         let err = replay(&bytes).unwrap_err();
-        assert!(
-            matches!(
-                err,
-                Error::Corruption {
-                    offset: Some(0),
-                    ..
-                }
-            ),
-            "{err}"
-        );
+        assert!(matches!(err, Error::Corruption { offset: Some(0), .. }), "{err}");
     }
 
     #[test]
@@ -421,10 +340,7 @@ mod tests {
         let recs = vec![b"first".to_vec(), payload];
         let bytes = log_of(&recs);
         // Cut the last record inside the embedded log's bytes.
-        assert_eq!(
-            replay(&bytes[..bytes.len() - 3]).unwrap(),
-            recs[..1].to_vec()
-        );
+        assert_eq!(replay(&bytes[..bytes.len() - 3]).unwrap(), recs[..1].to_vec());
     }
 
     proptest! {
