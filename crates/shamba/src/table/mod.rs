@@ -2,6 +2,11 @@
 //! writes them, the reader that serves lookups and cursors, and the table cache of open
 //! readers. The byte-level layout is in `crates/shamba/docs/format.md`.
 
+mod block;
+mod block_builder;
+mod coding;
+mod format;
+
 use crate::cache::BlockCache;
 use crate::cursor::Cursor;
 use crate::error::Result;
