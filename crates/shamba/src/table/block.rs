@@ -47,11 +47,6 @@ impl Block {
         Ok(Block { data, restarts_at, num_restarts })
     }
 
-    /// The contents.
-    pub(crate) fn data(&self) -> &Arc<[u8]> {
-        &self.data
-    }
-
     /// A cursor over the block in `cmp` order, reusing `key_buf`'s allocation for keys.
     pub(crate) fn cursor_with_buffer(self, cmp: Comparator, mut key_buf: Vec<u8>) -> BlockCursor {
         key_buf.clear();

@@ -70,11 +70,6 @@ impl BlockBuilder {
         self.entries == 0
     }
 
-    /// The last key added.
-    pub(crate) fn last_key(&self) -> &[u8] {
-        &self.last_key
-    }
-
     /// The finished contents; the builder is reset for the next block.
     pub(crate) fn finish(&mut self) -> Vec<u8> {
         let mut out = std::mem::take(&mut self.buf);

@@ -14,12 +14,6 @@ pub(crate) fn put_varint(buf: &mut Vec<u8>, mut v: u64) {
     buf.push(v as u8);
 }
 
-/// Append a length-prefixed byte string.
-pub(crate) fn put_bytes(buf: &mut Vec<u8>, bytes: &[u8]) {
-    put_varint(buf, bytes.len() as u64);
-    buf.extend_from_slice(bytes);
-}
-
 /// Reads integers and slices from a byte string, failing (never panicking) at its end.
 #[derive(Debug, Clone)]
 pub(crate) struct Decoder<'a> {
@@ -80,12 +74,6 @@ impl<'a> Decoder<'a> {
         Ok(out)
     }
 
-    /// A length-prefixed byte string.
-    pub(crate) fn length_prefixed(&mut self) -> Result<&'a [u8], DecodeError> {
-        let n = self.varint32()?;
-        self.bytes(n)
-    }
-
     /// A little-endian `u32`.
     pub(crate) fn u32_le(&mut self) -> Result<u32, DecodeError> {
         let mut b = [0u8; 4];
@@ -139,11 +127,10 @@ mod tests {
 
     #[test]
     fn slices_and_fixed_ints_are_bounds_checked() {
-        let mut buf = Vec::new();
-        put_bytes(&mut buf, b"abc");
+        let mut buf = b"abcd".to_vec();
         buf.extend_from_slice(&7u32.to_le_bytes());
         let mut d = Decoder::new(&buf);
-        assert_eq!(d.length_prefixed().unwrap(), b"abc");
+        assert_eq!(d.bytes(4).unwrap(), b"abcd");
         assert_eq!(d.u32_le().unwrap(), 7);
         assert!(d.u32_le().is_err());
         assert!(d.bytes(usize::MAX).is_err());
