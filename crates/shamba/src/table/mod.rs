@@ -33,7 +33,9 @@ mod tests;
 
 pub use builder::TableBuilder;
 pub use dump::dump_table;
-pub use format::{mask_crc, unmask_crc, BlockHandle, Footer, BLOCK_TRAILER_LEN, FOOTER_LEN, FORMAT_VERSION, MAGIC};
+pub use format::{
+    mask_crc, unmask_crc, BlockHandle, Footer, BLOCK_TRAILER_LEN, FOOTER_LEN, FORMAT_VERSION, MAGIC,
+};
 pub use properties::{FilterDescriptor, TableProperties};
 pub use reader::{TableCounters, TableReader};
 pub use table_cache::TableCache;
@@ -63,7 +65,12 @@ impl Default for TableOptions {
     /// The defaults of [`crate::Options`]: 4 KiB blocks, a restart every 16 keys, no
     /// compression, no filter.
     fn default() -> Self {
-        TableOptions { block_size: 4096, restart_interval: 16, compression: Compression::None, filter: FilterSpec::None }
+        TableOptions {
+            block_size: 4096,
+            restart_interval: 16,
+            compression: Compression::None,
+            filter: FilterSpec::None,
+        }
     }
 }
 
