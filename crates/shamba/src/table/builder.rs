@@ -7,7 +7,9 @@
 //! distinct user key, collected as keys arrive (versions of a key are adjacent, so
 //! comparing with the previous user key is enough).
 
-use super::format::{write_block, BlockHandle, Footer, FOOTER_LEN, FORMAT_VERSION};
+use super::format::{
+    write_block, BlockHandle, CompressionType, Footer, FOOTER_LEN, FORMAT_VERSION,
+};
 use super::index::IndexBuilder;
 use super::meta_index::{encode_handles, filter_part_key};
 use super::properties::{FilterDescriptor, TableProperties};
@@ -51,8 +53,8 @@ impl TableBuilder {
             block_size: opts.block_size as u64,
             restart_interval: opts.restart_interval as u64,
             compression: match opts.compression {
-                Compression::None => 0,
-                Compression::Lz4 => 1,
+                Compression::None => CompressionType::None as u8,
+                Compression::Lz4 => CompressionType::Lz4 as u8,
             },
             creator: format!("shamba {}", env!("CARGO_PKG_VERSION")),
             ..TableProperties::default()

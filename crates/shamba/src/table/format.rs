@@ -161,12 +161,13 @@ pub enum CompressionType {
 
 /// Mask a crc32c before storing it: a crc over bytes that themselves embed crcs is weak, so
 /// stored checksums are rotated and offset (LevelDB's mask).
-pub fn mask_crc(crc: u32) -> u32 {
+pub(crate) fn mask_crc(crc: u32) -> u32 {
     crc.rotate_right(15).wrapping_add(0xa282_ead8)
 }
 
 /// Undo [`mask_crc`].
-pub fn unmask_crc(masked: u32) -> u32 {
+#[cfg(test)]
+fn unmask_crc(masked: u32) -> u32 {
     masked.wrapping_sub(0xa282_ead8).rotate_left(15)
 }
 

@@ -33,9 +33,7 @@ mod tests;
 
 pub use builder::TableBuilder;
 pub use dump::dump_table;
-pub use format::{
-    mask_crc, unmask_crc, BlockHandle, Footer, BLOCK_TRAILER_LEN, FOOTER_LEN, FORMAT_VERSION, MAGIC,
-};
+pub use format::{BlockHandle, Footer, BLOCK_TRAILER_LEN, FOOTER_LEN, FORMAT_VERSION, MAGIC};
 pub use properties::{FilterDescriptor, TableProperties};
 pub use reader::{TableCounters, TableReader};
 pub use table_cache::TableCache;
