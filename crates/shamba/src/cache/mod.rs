@@ -1,7 +1,25 @@
 //! The block cache: byte-charged, sharded, strict capacity, two priority pools.
+//!
+//! Blocks are cached uncompressed, keyed by (file number, block offset). Each block is
+//! charged its length plus a fixed per-entry overhead, and the sum of charges never exceeds
+//! the capacity. The capacity is split over up to 16 shards chosen by a hash of the key,
+//! each with its own lock and its own two pools (see `shard.rs` for the eviction rules):
+//! a high-priority pool for index and filter blocks (and, later, first filter modules)
+//! limited to `high_priority_ratio` of the capacity, and a low-priority pool for the rest.
+//! Blocks evicted from the high pool get a second round at the head of the low pool.
+//!
+//! Counters per block kind (hits, misses, bytes inserted, bytes resident) are kept under the
+//! shard locks and summed on demand; all byte figures are charged bytes.
+
+mod lru;
+mod shard;
 
 use crate::io::BlockKind;
+use parking_lot::Mutex;
+use shard::Shard;
 use std::sync::Arc;
+
+pub use shard::ENTRY_OVERHEAD;
 
 /// Which pool a block enters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -28,43 +46,144 @@ pub struct KindCounters {
     pub bytes_resident: u64,
 }
 
+/// Most shards a cache is split into.
+const MAX_SHARDS: usize = 16;
+
+/// Smallest capacity worth a shard of its own: smaller shards would refuse large blocks
+/// (a block must fit its shard) and evict by shard rather than by global recency.
+const MIN_SHARD_CAPACITY: usize = 512 * 1024;
+
 /// A sharded, byte-charged LRU cache of uncompressed blocks.
 pub struct BlockCache {
-    _todo: (),
+    shards: Box<[Mutex<Shard>]>,
+    capacity: usize,
+    high_capacity: usize,
 }
 
 impl BlockCache {
     /// A cache of `capacity` bytes, `high_priority_ratio` of them reserved for high-priority
-    /// blocks.
+    /// blocks. Small caches get fewer shards (at least 512 KiB each, at most 16 shards).
+    /// A ratio outside `0..=1` is clamped (NaN counts as 0).
     pub fn new(capacity: usize, high_priority_ratio: f64) -> Self {
-        let _ = (capacity, high_priority_ratio);
-        todo!()
+        let mut shards = MAX_SHARDS;
+        while shards > 1 && capacity / shards < MIN_SHARD_CAPACITY {
+            shards /= 2;
+        }
+        Self::with_shards(capacity, high_priority_ratio, shards)
     }
+
+    /// Like [`BlockCache::new`] with an explicit number of shards (rounded up to a power of
+    /// two, at least 1), for tests and experiments.
+    pub fn with_shards(capacity: usize, high_priority_ratio: f64, shards: usize) -> Self {
+        let n = shards.clamp(1, 1 << 16).next_power_of_two();
+        let ratio = if high_priority_ratio.is_nan() {
+            0.0
+        } else {
+            high_priority_ratio.clamp(0.0, 1.0)
+        };
+        let mut high_capacity = 0;
+        let shards: Box<[Mutex<Shard>]> = (0..n)
+            .map(|i| {
+                // Spread the remainder so the shard capacities add up to `capacity` exactly.
+                let cap = capacity / n + usize::from(i < capacity % n);
+                let high = (cap as f64 * ratio) as usize;
+                high_capacity += high;
+                Mutex::new(Shard::new(cap, high))
+            })
+            .collect();
+        BlockCache {
+            shards,
+            capacity,
+            high_capacity,
+        }
+    }
+
     /// The block, if resident (counts a hit or a miss for `kind`).
     pub fn get(&self, key: BlockKey, kind: BlockKind) -> Option<Arc<[u8]>> {
-        let _ = (key, kind);
-        todo!()
+        self.shard(key).lock().get(key, kind)
     }
-    /// Insert a block, evicting as needed; a block larger than its pool is not kept.
+
+    /// Insert a block, evicting as needed; a block larger than its shard is not kept.
     pub fn insert(&self, key: BlockKey, block: Arc<[u8]>, kind: BlockKind, priority: Priority) {
-        let _ = (key, block, kind, priority);
-        todo!()
+        self.shard(key).lock().insert(key, block, kind, priority)
     }
+
     /// Drop every block of a file (after the file is deleted).
     pub fn erase_file(&self, file: u64) {
-        let _ = file;
-        todo!()
+        for shard in self.shards.iter() {
+            shard.lock().erase_file(file);
+        }
     }
+
     /// Bytes resident.
     pub fn usage(&self) -> usize {
-        todo!()
+        self.shards.iter().map(|s| s.lock().usage()).sum()
     }
+
+    /// Bytes resident in the high-priority pools.
+    pub fn high_pool_usage(&self) -> usize {
+        self.shards.iter().map(|s| s.lock().high_usage()).sum()
+    }
+
     /// Capacity in bytes.
     pub fn capacity(&self) -> usize {
-        todo!()
+        self.capacity
     }
+
+    /// Bytes the high-priority pools may hold in total.
+    pub fn high_pool_capacity(&self) -> usize {
+        self.high_capacity
+    }
+
+    /// Number of shards.
+    pub fn shard_count(&self) -> usize {
+        self.shards.len()
+    }
+
+    /// The pool a block is in, without counting a lookup or refreshing its recency (for
+    /// inspection and tests).
+    pub fn pool_of(&self, key: BlockKey) -> Option<Priority> {
+        self.shard(key).lock().pool_of(key)
+    }
+
     /// Counters per kind, indexed like [`BlockKind::ALL`].
     pub fn counters(&self) -> [KindCounters; 4] {
-        todo!()
+        let mut total = [KindCounters::default(); 4];
+        for shard in self.shards.iter() {
+            for (t, c) in total.iter_mut().zip(shard.lock().counters()) {
+                t.hits += c.hits;
+                t.misses += c.misses;
+                t.bytes_inserted += c.bytes_inserted;
+                t.bytes_resident += c.bytes_resident;
+            }
+        }
+        total
+    }
+
+    fn shard(&self, key: BlockKey) -> &Mutex<Shard> {
+        // Multiplicative hashing, taking the top bits: they depend on every input bit, so
+        // block offsets that are multiples of a power of two still spread over all shards.
+        let h =
+            key.0.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ key.1.wrapping_mul(0xC2B2_AE3D_27D4_EB4F);
+        let bits = self.shards.len().trailing_zeros();
+        let index = if bits == 0 {
+            0
+        } else {
+            (h >> (64 - bits)) as usize
+        };
+        &self.shards[index]
     }
 }
+
+impl std::fmt::Debug for BlockCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BlockCache")
+            .field("capacity", &self.capacity)
+            .field("usage", &self.usage())
+            .field("shards", &self.shards.len())
+            .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,14 +1,48 @@
 //! SST files: data blocks, index, filter parts, properties and footer; the builder that
 //! writes them, the reader that serves lookups and cursors, and the table cache of open
 //! readers. The byte-level layout is in `crates/shamba/docs/format.md`.
+//!
+//! Where things happen:
+//! - `block_builder.rs` / `block.rs`: prefix-compressed blocks with restart points, and the
+//!   two-way block cursor;
+//! - `format.rs`: block handles, the block trailer (compression type, crc32c), the footer;
+//! - `index.rs`: fence pointers and shortened separators;
+//! - `meta_index.rs`: the filter index (one handle per filter part) and the metaindex;
+//! - `properties.rs`: the properties block;
+//! - `builder.rs`: writing a table; `reader.rs`: opening one and the point lookup;
+//! - `file.rs`: the one place table bytes are read from storage (charged and counted);
+//! - `two_level_cursor.rs`: the table cursor; `table_cache.rs`: open readers by number;
+//! - `dump.rs`: a human-readable dump of a file.
+
+mod block;
+mod block_builder;
+mod builder;
+mod coding;
+mod dump;
+mod file;
+mod format;
+mod index;
+mod meta_index;
+mod properties;
+mod reader;
+mod table_cache;
+mod two_level_cursor;
+
+#[cfg(test)]
+mod tests;
+
+pub use builder::TableBuilder;
+pub use dump::dump_table;
+pub use format::{BlockHandle, Footer, BLOCK_TRAILER_LEN, FOOTER_LEN, FORMAT_VERSION, MAGIC};
+pub use properties::{FilterDescriptor, TableProperties};
+pub use reader::{TableCounters, TableReader};
+pub use table_cache::TableCache;
 
 use crate::cache::BlockCache;
-use crate::cursor::Cursor;
-use crate::error::Result;
-use crate::filter::{Digest, FilterSpec};
-use crate::io::{DeviceModel, IoStats, RandomRead, SequentialWrite, Storage};
+use crate::filter::FilterSpec;
+use crate::io::{DeviceModel, IoStats};
 use crate::key::{SeqNo, ValueKind};
-use crate::options::{Compression, ReadOptions};
+use crate::options::Compression;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -23,6 +57,19 @@ pub struct TableOptions {
     pub compression: Compression,
     /// The filter this table gets (from the build policy for its level).
     pub filter: FilterSpec,
+}
+
+impl Default for TableOptions {
+    /// The defaults of [`crate::Options`]: 4 KiB blocks, a restart every 16 keys, no
+    /// compression, no filter.
+    fn default() -> Self {
+        TableOptions {
+            block_size: 4096,
+            restart_interval: 16,
+            compression: Compression::None,
+            filter: FilterSpec::None,
+        }
+    }
 }
 
 /// What a finished table holds, for its `FileMeta`.
@@ -44,36 +91,6 @@ pub struct TableSummary {
     pub filter_bytes: u64,
     /// Bytes of index blocks.
     pub index_bytes: u64,
-}
-
-/// Writes one SST file from internal keys added in order.
-pub struct TableBuilder {
-    _todo: Box<dyn SequentialWrite>,
-}
-
-impl TableBuilder {
-    /// Start a table in a new file.
-    pub fn new(file: Box<dyn SequentialWrite>, opts: TableOptions) -> Self {
-        let _ = (file, opts);
-        todo!()
-    }
-    /// Add an entry; keys must be strictly increasing in internal-key order.
-    pub fn add(&mut self, ikey: &[u8], value: &[u8]) -> Result<()> {
-        let _ = (ikey, value);
-        todo!()
-    }
-    /// Bytes the file will have if finished now, approximately.
-    pub fn estimated_size(&self) -> u64 {
-        todo!()
-    }
-    /// Entries added so far.
-    pub fn entries(&self) -> u64 {
-        todo!()
-    }
-    /// Write filter, index, properties and footer, and sync the file.
-    pub fn finish(self) -> Result<TableSummary> {
-        todo!()
-    }
 }
 
 /// Shared services a table reader uses.
@@ -107,67 +124,7 @@ pub enum TableGet {
     },
 }
 
-/// An open SST file serving lookups and cursors.
-pub struct TableReader {
-    _todo: (),
-}
-
-impl TableReader {
-    /// Open a table: read and check footer, properties, index (and pin filters unless
-    /// they are cached).
-    pub fn open(path: PathBuf, file: Arc<dyn RandomRead>, number: u64, ctx: TableContext) -> Result<TableReader> {
-        let _ = (path, file, number, ctx);
-        todo!()
-    }
-    /// The newest version of the seek key's user key with sequence `<=` the seek key's.
-    /// `seek` is a [`crate::key::seek_key`]; `digest` is the user key's digest, computed
-    /// once by the caller; the reader never hashes the key.
-    pub fn get(&self, seek: &[u8], digest: &Digest, ro: &ReadOptions) -> Result<TableGet> {
-        let _ = (seek, digest, ro);
-        todo!()
-    }
-    /// A cursor over the whole table.
-    pub fn cursor(self: &Arc<Self>, ro: &ReadOptions) -> Box<dyn Cursor> {
-        let _ = ro;
-        todo!()
-    }
-    /// The file number.
-    pub fn number(&self) -> u64 {
-        todo!()
-    }
-}
-
-/// Open table readers by file number, so each file is opened once.
-pub struct TableCache {
-    _todo: (),
-}
-
-impl TableCache {
-    /// A cache of readers for files in `dir`.
-    pub fn new(storage: Arc<dyn Storage>, dir: &Path, ctx: TableContext) -> Self {
-        let _ = (storage, dir, ctx);
-        todo!()
-    }
-    /// The reader of file `number`, opening it on first use.
-    pub fn reader(&self, number: u64) -> Result<Arc<TableReader>> {
-        let _ = number;
-        todo!()
-    }
-    /// Forget a file's reader (after the file is deleted).
-    pub fn evict(&self, number: u64) {
-        let _ = number;
-        todo!()
-    }
-}
-
 /// Path of SST `number` in `dir`.
 pub fn table_path(dir: &Path, number: u64) -> PathBuf {
     dir.join(format!("{number:06}.sst"))
-}
-
-/// A human-readable dump of every part of an SST file (footer, properties, index, filter
-/// parts, data blocks' entries up to `max_entries`).
-pub fn dump_table(storage: &dyn Storage, path: &Path, max_entries: usize) -> Result<String> {
-    let _ = (storage, path, max_entries);
-    todo!()
 }

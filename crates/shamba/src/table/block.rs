@@ -1,0 +1,328 @@
+//! Reading a block built by [`BlockBuilder`](super::block_builder::BlockBuilder): a cheap
+//! shared handle on its contents and a cursor that moves both ways.
+//!
+//! A seek binary-searches the restart array (restart entries hold whole keys) and then
+//! decodes forward. Stepping back goes to the restart point before the current entry and
+//! decodes forward to the entry before it, as LevelDB does.
+//!
+//! Damage is reported, never trusted: every offset is checked against the entry area, a
+//! restart entry must not share a prefix, and every decoded entry moves strictly forward,
+//! so no loop can run past the block or forever.
+
+use super::coding::{u32_at, Decoder};
+use crate::error::DecodeError;
+use std::cmp::Ordering;
+use std::ops::Range;
+use std::sync::Arc;
+
+/// The order of a block's keys.
+pub(crate) type Comparator = fn(&[u8], &[u8]) -> Ordering;
+
+/// Bytewise order, for meta blocks keyed by names.
+pub(crate) fn bytewise(a: &[u8], b: &[u8]) -> Ordering {
+    a.cmp(b)
+}
+
+/// The uncompressed contents of one block with its restart array located.
+#[derive(Clone)]
+pub(crate) struct Block {
+    data: Arc<[u8]>,
+    /// Offset of the restart array = end of the entry area.
+    restarts_at: usize,
+    num_restarts: usize,
+}
+
+impl Block {
+    /// Locate the restart array; fails if the counts do not fit the block.
+    pub(crate) fn new(data: Arc<[u8]>) -> Result<Block, DecodeError> {
+        let len = data.len();
+        let Some(count_at) = len.checked_sub(4) else {
+            return Err(DecodeError::new(format!(
+                "block of {len} bytes has no restart count"
+            )));
+        };
+        let num_restarts = u32_at(&data, count_at).unwrap_or(0) as usize;
+        let restarts_at = num_restarts
+            .checked_mul(4)
+            .and_then(|n| count_at.checked_sub(n));
+        let Some(restarts_at) = restarts_at.filter(|_| num_restarts > 0) else {
+            return Err(DecodeError::new(format!(
+                "block of {len} bytes cannot hold {num_restarts} restart points"
+            )));
+        };
+        Ok(Block {
+            data,
+            restarts_at,
+            num_restarts,
+        })
+    }
+
+    /// A cursor over the block in `cmp` order, reusing `key_buf`'s allocation for keys.
+    pub(crate) fn cursor_with_buffer(self, cmp: Comparator, mut key_buf: Vec<u8>) -> BlockCursor {
+        key_buf.clear();
+        let end = self.restarts_at;
+        BlockCursor {
+            block: self,
+            cmp,
+            key: key_buf,
+            value: 0..0,
+            current: end,
+            next: end,
+            restart_index: 0,
+        }
+    }
+
+    /// A cursor over the block in `cmp` order.
+    pub(crate) fn cursor(self, cmp: Comparator) -> BlockCursor {
+        self.cursor_with_buffer(cmp, Vec::new())
+    }
+
+    /// Offset of restart entry `i`; it must lie in the entry area (or at its end when the
+    /// block is empty).
+    fn restart_point(&self, i: usize) -> Result<usize, DecodeError> {
+        let off = if i < self.num_restarts {
+            u32_at(&self.data, self.restarts_at + 4 * i)
+        } else {
+            None
+        };
+        off.map(|o| o as usize)
+            .filter(|&o| o <= self.restarts_at)
+            .ok_or_else(|| DecodeError::new(format!("restart point {i} out of range")))
+    }
+
+    /// Decode the entry header at `off`: (shared, unshared key bytes, value range, end).
+    fn entry_at(
+        &self,
+        off: usize,
+    ) -> Result<(usize, Range<usize>, Range<usize>, usize), DecodeError> {
+        let area = self
+            .data
+            .get(off..self.restarts_at)
+            .ok_or_else(|| DecodeError::new("entry offset out of range"))?;
+        let mut d = Decoder::new(area);
+        let shared = d.varint32()?;
+        let unshared = d.varint32()?;
+        let value_len = d.varint32()?;
+        let key_start = off + d.position();
+        d.bytes(unshared)
+            .map_err(|_| DecodeError::new(format!("entry at {off}: key runs past the entries")))?;
+        d.bytes(value_len).map_err(|_| {
+            DecodeError::new(format!("entry at {off}: value runs past the entries"))
+        })?;
+        let key_end = key_start + unshared;
+        let end = off + d.position();
+        Ok((shared, key_start..key_end, key_end..end, end))
+    }
+
+    /// The whole key of a restart entry, borrowed from the block.
+    fn restart_key(&self, i: usize) -> Result<&[u8], DecodeError> {
+        let off = self.restart_point(i)?;
+        let (shared, key, _, _) = self.entry_at(off)?;
+        if shared != 0 {
+            return Err(DecodeError::new(format!(
+                "restart entry at {off} shares {shared} key bytes"
+            )));
+        }
+        Ok(&self.data[key])
+    }
+}
+
+/// A position in a block. Invalid until positioned; after an error it is invalid too.
+pub(crate) struct BlockCursor {
+    block: Block,
+    cmp: Comparator,
+    /// The current key, rebuilt from the prefix-compressed entries.
+    key: Vec<u8>,
+    value: Range<usize>,
+    /// Offset of the current entry; `restarts_at` when invalid.
+    current: usize,
+    /// Offset of the entry after the current one.
+    next: usize,
+    /// The restart interval the current entry is in.
+    restart_index: usize,
+}
+
+impl BlockCursor {
+    /// Whether the cursor is on an entry.
+    pub(crate) fn valid(&self) -> bool {
+        self.current < self.block.restarts_at
+    }
+
+    /// The current key (empty when invalid).
+    pub(crate) fn key(&self) -> &[u8] {
+        if self.valid() {
+            &self.key
+        } else {
+            &[]
+        }
+    }
+
+    /// The current value (empty when invalid).
+    pub(crate) fn value(&self) -> &[u8] {
+        self.block.data.get(self.value.clone()).unwrap_or(&[])
+    }
+
+    /// Give back the key buffer, to reuse its allocation.
+    pub(crate) fn into_key_buffer(self) -> Vec<u8> {
+        self.key
+    }
+
+    /// Position on the first entry.
+    pub(crate) fn seek_to_first(&mut self) -> Result<(), DecodeError> {
+        self.guard(|c| {
+            c.seek_to_restart(0)?;
+            c.parse_next()
+        })
+    }
+
+    /// Position on the last entry.
+    pub(crate) fn seek_to_last(&mut self) -> Result<(), DecodeError> {
+        self.guard(|c| c.last_from_restart(c.block.num_restarts - 1))
+    }
+
+    /// Position on the first entry `>= target`.
+    pub(crate) fn seek(&mut self, target: &[u8]) -> Result<(), DecodeError> {
+        self.guard(|c| c.seek_inner(target))
+    }
+
+    /// Position on the last entry `<= target`.
+    pub(crate) fn seek_for_prev(&mut self, target: &[u8]) -> Result<(), DecodeError> {
+        self.guard(|c| {
+            c.seek_inner(target)?;
+            if !c.valid() {
+                return c.last_from_restart(c.block.num_restarts - 1);
+            }
+            if (c.cmp)(&c.key, target) == Ordering::Greater {
+                c.prev_inner()?;
+            }
+            Ok(())
+        })
+    }
+
+    /// Step to the next entry (invalid past the last).
+    pub(crate) fn next(&mut self) -> Result<(), DecodeError> {
+        if !self.valid() {
+            return Ok(());
+        }
+        self.guard(|c| c.parse_next())
+    }
+
+    /// Step to the previous entry (invalid before the first).
+    pub(crate) fn prev(&mut self) -> Result<(), DecodeError> {
+        if !self.valid() {
+            return Ok(());
+        }
+        self.guard(|c| c.prev_inner())
+    }
+
+    /// Run a positioning step; on error leave the cursor invalid.
+    fn guard(
+        &mut self,
+        step: impl FnOnce(&mut Self) -> Result<(), DecodeError>,
+    ) -> Result<(), DecodeError> {
+        let r = step(self);
+        if r.is_err() {
+            self.invalidate();
+        }
+        r
+    }
+
+    fn invalidate(&mut self) {
+        self.current = self.block.restarts_at;
+        self.next = self.block.restarts_at;
+        self.value = 0..0;
+    }
+
+    fn seek_to_restart(&mut self, i: usize) -> Result<(), DecodeError> {
+        self.key.clear();
+        self.restart_index = i;
+        self.next = self.block.restart_point(i)?;
+        self.current = self.block.restarts_at;
+        Ok(())
+    }
+
+    /// Decode the entry at `next` and make it current; invalid at the end of the entries.
+    fn parse_next(&mut self) -> Result<(), DecodeError> {
+        let off = self.next;
+        if off >= self.block.restarts_at {
+            self.invalidate();
+            return Ok(());
+        }
+        let (shared, key, value, end) = self.block.entry_at(off)?;
+        if shared > self.key.len() {
+            return Err(DecodeError::new(format!(
+                "entry at {off} shares {shared} bytes of a {}-byte key",
+                self.key.len()
+            )));
+        }
+        self.key.truncate(shared);
+        self.key.extend_from_slice(&self.block.data[key]);
+        self.value = value;
+        self.current = off;
+        self.next = end;
+        while self.restart_index + 1 < self.block.num_restarts
+            && self.block.restart_point(self.restart_index + 1)? <= off
+        {
+            self.restart_index += 1;
+        }
+        Ok(())
+    }
+
+    /// Decode from restart `i` to the last entry of the block.
+    fn last_from_restart(&mut self, i: usize) -> Result<(), DecodeError> {
+        self.seek_to_restart(i)?;
+        self.parse_next()?;
+        while self.valid() && self.next < self.block.restarts_at {
+            self.parse_next()?;
+        }
+        Ok(())
+    }
+
+    fn seek_inner(&mut self, target: &[u8]) -> Result<(), DecodeError> {
+        // Find the last restart whose key is < target; the answer is at or after it.
+        let (mut left, mut right) = (0usize, self.block.num_restarts - 1);
+        while left < right {
+            let mid = left + (right - left).div_ceil(2);
+            if (self.cmp)(self.block.restart_key(mid)?, target) == Ordering::Less {
+                left = mid;
+            } else {
+                right = mid - 1;
+            }
+        }
+        self.seek_to_restart(left)?;
+        loop {
+            self.parse_next()?;
+            if !self.valid() || (self.cmp)(&self.key, target) != Ordering::Less {
+                return Ok(());
+            }
+        }
+    }
+
+    fn prev_inner(&mut self) -> Result<(), DecodeError> {
+        let original = self.current;
+        let mut i = self.restart_index.min(self.block.num_restarts - 1);
+        while self.block.restart_point(i)? >= original {
+            if i == 0 {
+                // Before the first entry.
+                self.invalidate();
+                return Ok(());
+            }
+            i -= 1;
+        }
+        self.seek_to_restart(i)?;
+        loop {
+            self.parse_next()?;
+            if !self.valid() || self.next > original {
+                return Err(DecodeError::new(format!(
+                    "entries do not lead to offset {original}"
+                )));
+            }
+            if self.next == original {
+                return Ok(());
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

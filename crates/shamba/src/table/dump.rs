@@ -1,0 +1,180 @@
+//! A human-readable dump of an SST: every part, for `shamba sst` and for debugging.
+
+use super::{TableContext, TableReader};
+use crate::cache::BlockCache;
+use crate::cursor::Cursor;
+use crate::error::Result;
+use crate::filter::FilterPart;
+use crate::io::{DeviceModel, IoStats, Storage};
+use crate::key::{compare_internal_keys, parse_internal_key};
+use crate::options::ReadOptions;
+use std::fmt::Write;
+use std::path::Path;
+use std::sync::Arc;
+
+/// Longest debug form of a filter part printed in full.
+const MAX_FILTER_DEBUG: usize = 160;
+
+/// A human-readable dump of every part of an SST file (footer, properties, index, filter
+/// parts, data blocks' entries up to `max_entries`).
+pub fn dump_table(storage: &dyn Storage, path: &Path, max_entries: usize) -> Result<String> {
+    let file = storage.open_read(path)?;
+    // A private context: no cache, nothing pinned in anyone else's counters.
+    let ctx = TableContext {
+        cache: Arc::new(BlockCache::new(0, 0.0)),
+        io: Arc::new(IoStats::default()),
+        device: DeviceModel::None,
+        cache_index_and_filter_blocks: false,
+    };
+    let reader = Arc::new(TableReader::open(path.to_path_buf(), file, 0, ctx)?);
+    let mut out = String::new();
+    write_all(&mut out, &reader, max_entries)?;
+    Ok(out)
+}
+
+fn write_all(out: &mut String, r: &Arc<TableReader>, max_entries: usize) -> Result<()> {
+    let f = r.footer();
+    let p = r.properties();
+    let _ = writeln!(out, "file {} ({} bytes)", r.path().display(), r.file_size());
+    let _ = writeln!(out, "footer: format version {}", f.format_version);
+    for (name, h) in [
+        ("metaindex", f.metaindex),
+        ("index", f.index),
+        ("properties", f.properties),
+        ("filter index", f.filter_index),
+    ] {
+        let _ = writeln!(
+            out,
+            "  {name:<13} offset {:>10} size {:>8}",
+            h.offset, h.size
+        );
+    }
+
+    let _ = writeln!(out, "properties:");
+    let _ = writeln!(
+        out,
+        "  entries {} (deletions {}), raw key bytes {}, raw value bytes {}",
+        p.entries, p.deletions, p.raw_key_bytes, p.raw_value_bytes
+    );
+    let _ = writeln!(out, "  smallest {}", show_key(&p.smallest_key));
+    let _ = writeln!(out, "  largest  {}", show_key(&p.largest_key));
+    let _ = writeln!(out, "  seq range {}..={}", p.smallest_seq, p.largest_seq);
+    let _ = writeln!(
+        out,
+        "  data blocks {} ({} bytes), index {} bytes, filter {} bytes",
+        p.data_blocks, p.data_bytes, p.index_bytes, p.filter_bytes
+    );
+    let _ = writeln!(
+        out,
+        "  block size {}, restart interval {}, compression {}",
+        p.block_size, p.restart_interval, p.compression
+    );
+    let _ = writeln!(
+        out,
+        "  filter {} ({}) over {} digests, {} parts {:?}",
+        p.filter.kind,
+        p.filter.spec,
+        p.filter.digests,
+        p.filter.parts(),
+        p.filter.part_bytes
+    );
+    let _ = writeln!(out, "  created {} by {}", p.created_unix_secs, p.creator);
+
+    let _ = writeln!(out, "metaindex: {} entries", r.metaindex().len());
+    for (name, h) in r.metaindex() {
+        let _ = writeln!(
+            out,
+            "  {} -> offset {} size {}",
+            String::from_utf8_lossy(name),
+            h.offset,
+            h.size
+        );
+    }
+
+    let _ = writeln!(out, "index:");
+    let mut index = r.index_block()?.cursor(compare_internal_keys);
+    index
+        .seek_to_first()
+        .map_err(|e| r.corruption(f.index.offset, e.0))?;
+    while index.valid() {
+        let h = r.decode_index_value(&index)?;
+        let _ = writeln!(
+            out,
+            "  {} -> offset {} size {}",
+            show_key(index.key()),
+            h.offset,
+            h.size
+        );
+        index
+            .next()
+            .map_err(|e| r.corruption(f.index.offset, e.0))?;
+    }
+
+    let _ = writeln!(out, "filter parts: {}", r.filter_part_count());
+    for i in 0..r.filter_part_count() {
+        let bytes = r.filter_part(i)?;
+        let offset = r.filter_part_handle(i).map_or(0, |h| h.offset);
+        let part = FilterPart::parse(&bytes).map_err(|e| e.in_file(r.path(), Some(offset)))?;
+        let mut debug = format!("{part:?}");
+        if debug.len() > MAX_FILTER_DEBUG {
+            let cut = (0..=MAX_FILTER_DEBUG)
+                .rev()
+                .find(|&i| debug.is_char_boundary(i))
+                .unwrap_or(0);
+            debug.truncate(cut);
+            debug.push_str("...");
+        }
+        let _ = writeln!(
+            out,
+            "  part {i}: offset {offset}, {} bytes, {debug}",
+            bytes.len()
+        );
+    }
+
+    let _ = writeln!(out, "data (first {max_entries} entries):");
+    let mut c = r.cursor(&ReadOptions {
+        fill_cache: false,
+        ..ReadOptions::default()
+    });
+    c.seek_to_first()?;
+    let mut shown = 0;
+    while c.valid() && shown < max_entries {
+        let _ = writeln!(out, "  {} => {}", show_key(c.key()), show_bytes(c.value()));
+        shown += 1;
+        c.next()?;
+    }
+    if c.valid() {
+        let _ = writeln!(out, "  ... ({} entries in all)", p.entries);
+    }
+    Ok(())
+}
+
+/// An internal key as `'user key' @seq kind`.
+fn show_key(ikey: &[u8]) -> String {
+    match parse_internal_key(ikey) {
+        Some(k) => format!("{} @{} {:?}", show_bytes(k.user_key), k.seq, k.kind),
+        // A shortened index separator carries the largest trailer, which is no real kind.
+        None if ikey.len() >= crate::key::TRAILER_LEN && crate::key::trailer(ikey) == u64::MAX => {
+            format!(
+                "{} @max (separator)",
+                show_bytes(crate::key::user_key(ikey))
+            )
+        }
+        None => format!("<raw {}>", show_bytes(ikey)),
+    }
+}
+
+/// Bytes as a quoted string with escapes, cut at 64 bytes.
+fn show_bytes(b: &[u8]) -> String {
+    let shown: String = b
+        .iter()
+        .take(64)
+        .flat_map(|&c| std::ascii::escape_default(c))
+        .map(char::from)
+        .collect();
+    if b.len() > 64 {
+        format!("'{shown}'... ({} bytes)", b.len())
+    } else {
+        format!("'{shown}'")
+    }
+}

@@ -1,0 +1,352 @@
+//! The physical envelope of an SST: block handles, the block trailer (compression type and
+//! checksum) and the fixed-size footer. Byte layouts are in `docs/format.md`.
+
+use super::coding::{put_varint, Decoder};
+use crate::error::DecodeError;
+use crate::options::Compression;
+
+/// Magic number at the very end of every SST ("SHAMBSST" read as a little-endian u64).
+pub const MAGIC: u64 = u64::from_le_bytes(*b"SHAMBSST");
+
+/// The format version this code writes and the only one it reads.
+pub const FORMAT_VERSION: u32 = 1;
+
+/// Bytes after every block's contents: 1 compression-type byte and a 4-byte crc32c.
+pub const BLOCK_TRAILER_LEN: usize = 5;
+
+/// Bytes of the footer: four fixed-width handles, version, checksum, magic.
+pub const FOOTER_LEN: usize = 4 * 16 + 4 + 4 + 8;
+
+/// Largest uncompressed size a compressed block may declare. Blocks hold whole values
+/// (64 MiB by default), so this only guards against absurd allocations from bad bytes.
+const MAX_UNCOMPRESSED_BLOCK: usize = 1 << 30;
+
+/// Where a block is: its offset in the file and the size of its contents (the trailer
+/// follows and is not counted).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct BlockHandle {
+    /// Offset of the block's first byte.
+    pub offset: u64,
+    /// Bytes of contents, excluding the trailer.
+    pub size: u64,
+}
+
+impl BlockHandle {
+    /// Append as two varints (offset, size): the form used inside index and meta blocks.
+    pub(crate) fn encode_to(&self, buf: &mut Vec<u8>) {
+        put_varint(buf, self.offset);
+        put_varint(buf, self.size);
+    }
+
+    /// Decode the varint form.
+    pub(crate) fn decode_from(d: &mut Decoder<'_>) -> Result<BlockHandle, DecodeError> {
+        Ok(BlockHandle {
+            offset: d.varint()?,
+            size: d.varint()?,
+        })
+    }
+
+    /// Decode a value that is exactly one handle in varint form.
+    pub(crate) fn decode_exact(bytes: &[u8]) -> Result<BlockHandle, DecodeError> {
+        let mut d = Decoder::new(bytes);
+        let h = BlockHandle::decode_from(&mut d)?;
+        if !d.is_empty() {
+            return Err(DecodeError::new("trailing bytes after a block handle"));
+        }
+        Ok(h)
+    }
+
+    /// The offset just past the block's trailer, if it does not overflow.
+    pub fn end_with_trailer(&self) -> Option<u64> {
+        self.offset
+            .checked_add(self.size)?
+            .checked_add(BLOCK_TRAILER_LEN as u64)
+    }
+}
+
+/// The fixed-size record at the end of every SST.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Footer {
+    /// The metaindex block: names of optional meta blocks (empty in version 1).
+    pub metaindex: BlockHandle,
+    /// The index block (fence pointers to data blocks).
+    pub index: BlockHandle,
+    /// The properties block.
+    pub properties: BlockHandle,
+    /// The filter index block: handles of the filter parts.
+    pub filter_index: BlockHandle,
+    /// Format version of the file.
+    pub format_version: u32,
+}
+
+impl Footer {
+    /// The footer's bytes.
+    pub(crate) fn encode(&self) -> [u8; FOOTER_LEN] {
+        let mut buf = Vec::with_capacity(FOOTER_LEN);
+        for h in [
+            self.metaindex,
+            self.index,
+            self.properties,
+            self.filter_index,
+        ] {
+            buf.extend_from_slice(&h.offset.to_le_bytes());
+            buf.extend_from_slice(&h.size.to_le_bytes());
+        }
+        buf.extend_from_slice(&self.format_version.to_le_bytes());
+        let crc = mask_crc(crc32c::crc32c(&buf));
+        buf.extend_from_slice(&crc.to_le_bytes());
+        buf.extend_from_slice(&MAGIC.to_le_bytes());
+        let mut out = [0u8; FOOTER_LEN];
+        out.copy_from_slice(&buf);
+        out
+    }
+
+    /// Decode and check a footer: length, magic, checksum and version, in that order, so
+    /// that "not an SST" and "a damaged SST" get different messages.
+    pub(crate) fn decode(bytes: &[u8]) -> Result<Footer, DecodeError> {
+        if bytes.len() != FOOTER_LEN {
+            return Err(DecodeError::new(format!(
+                "footer is {} bytes, expected {FOOTER_LEN}",
+                bytes.len()
+            )));
+        }
+        let mut d = Decoder::new(bytes);
+        let mut handles = [BlockHandle::default(); 4];
+        for h in &mut handles {
+            *h = BlockHandle {
+                offset: d.u64_le()?,
+                size: d.u64_le()?,
+            };
+        }
+        let format_version = d.u32_le()?;
+        let crc_pos = d.position();
+        let stored_crc = d.u32_le()?;
+        let magic = d.u64_le()?;
+        if magic != MAGIC {
+            return Err(DecodeError::new(format!(
+                "bad magic {magic:#018x}: not a Shamba SST"
+            )));
+        }
+        let actual = mask_crc(crc32c::crc32c(&bytes[..crc_pos]));
+        if stored_crc != actual {
+            return Err(DecodeError::new(format!(
+                "footer checksum mismatch: stored {stored_crc:#010x}, computed {actual:#010x}"
+            )));
+        }
+        if format_version != FORMAT_VERSION {
+            return Err(DecodeError::new(format!(
+                "unsupported format version {format_version}"
+            )));
+        }
+        let [metaindex, index, properties, filter_index] = handles;
+        Ok(Footer {
+            metaindex,
+            index,
+            properties,
+            filter_index,
+            format_version,
+        })
+    }
+}
+
+/// How a block's contents are stored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub enum CompressionType {
+    /// Raw contents.
+    None = 0,
+    /// Varint uncompressed length, then an LZ4 block (lz4_flex's block format).
+    Lz4 = 1,
+}
+
+/// Mask a crc32c before storing it: a crc over bytes that themselves embed crcs is weak, so
+/// stored checksums are rotated and offset (LevelDB's mask).
+pub(crate) fn mask_crc(crc: u32) -> u32 {
+    crc.rotate_right(15).wrapping_add(0xa282_ead8)
+}
+
+/// Undo [`mask_crc`].
+#[cfg(test)]
+fn unmask_crc(masked: u32) -> u32 {
+    masked.wrapping_sub(0xa282_ead8).rotate_left(15)
+}
+
+/// Append a block's physical form (contents, type byte, masked crc32c of both) to `out`,
+/// compressing when asked and when it saves at least 1/8. Returns the handle size (bytes
+/// of stored contents) and the type used.
+pub(crate) fn write_block(
+    raw: &[u8],
+    compression: Compression,
+    out: &mut Vec<u8>,
+) -> (u64, CompressionType) {
+    let start = out.len();
+    let ty = match compression {
+        Compression::Lz4 => {
+            let mut compressed = Vec::with_capacity(raw.len() / 2 + 8);
+            put_varint(&mut compressed, raw.len() as u64);
+            compressed.extend_from_slice(&lz4_flex::block::compress(raw));
+            if compressed.len() <= raw.len() - raw.len() / 8 {
+                out.extend_from_slice(&compressed);
+                CompressionType::Lz4
+            } else {
+                out.extend_from_slice(raw);
+                CompressionType::None
+            }
+        }
+        Compression::None => {
+            out.extend_from_slice(raw);
+            CompressionType::None
+        }
+    };
+    let size = (out.len() - start) as u64;
+    out.push(ty as u8);
+    let crc = mask_crc(crc32c::crc32c(&out[start..]));
+    out.extend_from_slice(&crc.to_le_bytes());
+    (size, ty)
+}
+
+/// Check and strip the trailer of a physical block (contents + trailer) and decompress it.
+/// With `verify` false the checksum is not computed (the type byte is still checked).
+pub(crate) fn read_block(mut physical: Vec<u8>, verify: bool) -> Result<Vec<u8>, DecodeError> {
+    let Some(size) = physical.len().checked_sub(BLOCK_TRAILER_LEN) else {
+        return Err(DecodeError::new("block shorter than its trailer"));
+    };
+    let ty = physical[size];
+    if verify {
+        let mut b = [0u8; 4];
+        b.copy_from_slice(&physical[size + 1..]);
+        let stored = u32::from_le_bytes(b);
+        let actual = mask_crc(crc32c::crc32c(&physical[..=size]));
+        if stored != actual {
+            return Err(DecodeError::new(format!(
+                "block checksum mismatch: stored {stored:#010x}, computed {actual:#010x}"
+            )));
+        }
+    }
+    physical.truncate(size);
+    match ty {
+        t if t == CompressionType::None as u8 => Ok(physical),
+        t if t == CompressionType::Lz4 as u8 => decompress_lz4(&physical),
+        t => Err(DecodeError::new(format!("unknown compression type {t}"))),
+    }
+}
+
+fn decompress_lz4(stored: &[u8]) -> Result<Vec<u8>, DecodeError> {
+    let mut d = Decoder::new(stored);
+    let raw_len = d.varint()?;
+    let input = &stored[d.position()..];
+    // LZ4 cannot expand more than 255x; checking that before allocating keeps a bad length
+    // from asking for gigabytes.
+    let bound = input
+        .len()
+        .saturating_mul(255)
+        .saturating_add(16)
+        .min(MAX_UNCOMPRESSED_BLOCK);
+    let raw_len = usize::try_from(raw_len)
+        .ok()
+        .filter(|&n| n <= bound)
+        .ok_or_else(|| {
+            DecodeError::new(format!(
+                "compressed block of {} bytes declares {raw_len} raw bytes",
+                input.len()
+            ))
+        })?;
+    let mut out = vec![0u8; raw_len];
+    let n = lz4_flex::block::decompress_into(input, &mut out)
+        .map_err(|e| DecodeError::new(format!("lz4: {e}")))?;
+    if n != raw_len {
+        return Err(DecodeError::new(format!(
+            "lz4 block decoded to {n} bytes, declared {raw_len}"
+        )));
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn footer_round_trips_and_every_flipped_byte_is_caught() {
+        let f = Footer {
+            metaindex: BlockHandle { offset: 1, size: 2 },
+            index: BlockHandle { offset: 3, size: 4 },
+            properties: BlockHandle { offset: 5, size: 6 },
+            filter_index: BlockHandle {
+                offset: 7,
+                size: u64::MAX,
+            },
+            format_version: FORMAT_VERSION,
+        };
+        let bytes = f.encode();
+        assert_eq!(Footer::decode(&bytes).unwrap(), f);
+        for i in 0..FOOTER_LEN {
+            let mut bad = bytes;
+            bad[i] ^= 0x20;
+            assert!(Footer::decode(&bad).is_err(), "flip at {i} not detected");
+        }
+        assert!(Footer::decode(&bytes[1..]).is_err());
+    }
+
+    #[test]
+    fn crc_mask_round_trips_and_changes_the_value() {
+        for crc in [0u32, 1, 0xdead_beef, u32::MAX] {
+            assert_eq!(unmask_crc(mask_crc(crc)), crc);
+            assert_ne!(mask_crc(crc), crc);
+        }
+    }
+
+    #[test]
+    fn compressible_blocks_are_compressed_and_others_kept_raw() {
+        let compressible = vec![b'a'; 4000];
+        let mut out = Vec::new();
+        let (size, ty) = write_block(&compressible, Compression::Lz4, &mut out);
+        assert_eq!(ty, CompressionType::Lz4);
+        assert!(size < 200);
+        assert_eq!(out.len() as u64, size + BLOCK_TRAILER_LEN as u64);
+        assert_eq!(read_block(out, true).unwrap(), compressible);
+
+        // Pseudo-random bytes do not compress by 1/8.
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        let noise: Vec<u8> = (0..4000)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                (x >> 32) as u8
+            })
+            .collect();
+        let mut out = Vec::new();
+        let (size, ty) = write_block(&noise, Compression::Lz4, &mut out);
+        assert_eq!((size, ty), (4000, CompressionType::None));
+        assert_eq!(read_block(out, true).unwrap(), noise);
+    }
+
+    #[test]
+    fn damaged_blocks_are_errors_not_panics() {
+        let mut out = Vec::new();
+        write_block(&[b'x'; 1000], Compression::Lz4, &mut out);
+        for i in 0..out.len() {
+            let mut bad = out.clone();
+            bad[i] ^= 1;
+            assert!(
+                read_block(bad, true).is_err(),
+                "flip at {i} passed the checksum"
+            );
+        }
+        // Without verification, damage inside the compressed stream must still not panic,
+        // and a lie about the raw length must not allocate it.
+        for i in 0..out.len() {
+            let mut bad = out.clone();
+            bad[i] = bad[i].wrapping_add(0x55);
+            let _ = read_block(bad, false);
+        }
+        let mut lie = Vec::new();
+        put_varint(&mut lie, 1 << 40);
+        lie.extend_from_slice(&[0; 8]);
+        lie.push(CompressionType::Lz4 as u8);
+        lie.extend_from_slice(&[0; 4]);
+        assert!(read_block(lie, false).is_err());
+        assert!(read_block(vec![1, 2, 3], true).is_err());
+    }
+}

@@ -1,0 +1,194 @@
+//! The table cursor: an index block cursor choosing data blocks, and a cursor in the
+//! current data block.
+//!
+//! Invariant when valid: the data cursor is on an entry of the block the index cursor
+//! points to. Moving off either end of a data block moves the index cursor one entry and
+//! opens the neighbouring block (skipping empty blocks, which the builder never writes but
+//! a reader must survive). The cursor owns an `Arc` of its reader, so it is `'static`.
+//! Any error leaves it invalid and is returned.
+
+use super::block::BlockCursor;
+use super::format::BlockHandle;
+use super::reader::TableReader;
+use crate::cursor::Cursor;
+use crate::error::{DecodeError, Result};
+use crate::key::compare_internal_keys;
+use crate::options::ReadOptions;
+use std::sync::Arc;
+
+/// A cursor over every entry of one table, in both directions.
+pub(crate) struct TableCursor {
+    table: Arc<TableReader>,
+    ro: ReadOptions,
+    /// Opened on first use: `cursor()` cannot fail, the first positioning call can.
+    index: Option<BlockCursor>,
+    /// The open data block and a cursor in it.
+    data: Option<(BlockHandle, BlockCursor)>,
+}
+
+impl TableCursor {
+    /// A cursor over `table`, not positioned.
+    pub(crate) fn new(table: Arc<TableReader>, ro: ReadOptions) -> Self {
+        TableCursor {
+            table,
+            ro,
+            index: None,
+            data: None,
+        }
+    }
+
+    /// Run a positioning step; on error drop the data block so the cursor is invalid.
+    fn guard(&mut self, step: impl FnOnce(&mut Self) -> Result<()>) -> Result<()> {
+        let r = step(self);
+        if r.is_err() {
+            self.data = None;
+        }
+        r
+    }
+
+    /// Run a step on the index cursor, opening the index block on first use.
+    fn index_step(
+        &mut self,
+        step: impl FnOnce(&mut BlockCursor) -> Result<(), DecodeError>,
+    ) -> Result<()> {
+        if self.index.is_none() {
+            self.index = Some(self.table.index_block()?.cursor(compare_internal_keys));
+        }
+        let Some(index) = self.index.as_mut() else {
+            return Ok(());
+        };
+        let table = &self.table;
+        step(index)
+            .map_err(|e| table.corruption(table.footer().index.offset, format!("index block: {e}")))
+    }
+
+    /// Open the data block the index cursor points to (none if the index is exhausted).
+    fn open_data_block(&mut self) -> Result<()> {
+        let Some(index) = self.index.as_ref().filter(|c| c.valid()) else {
+            self.data = None;
+            return Ok(());
+        };
+        let handle = self.table.decode_index_value(index)?;
+        if self.data.as_ref().is_some_and(|(h, _)| *h == handle) {
+            return Ok(());
+        }
+        let buffer = self
+            .data
+            .take()
+            .map(|(_, c)| c.into_key_buffer())
+            .unwrap_or_default();
+        let block = self.table.data_block(handle, &self.ro)?;
+        self.data = Some((
+            handle,
+            block.cursor_with_buffer(compare_internal_keys, buffer),
+        ));
+        Ok(())
+    }
+
+    fn data_step(
+        &mut self,
+        step: impl FnOnce(&mut BlockCursor) -> Result<(), DecodeError>,
+    ) -> Result<()> {
+        let Some((handle, data)) = self.data.as_mut() else {
+            return Ok(());
+        };
+        let offset = handle.offset;
+        step(data).map_err(|e| self.table.corruption(offset, format!("data block: {e}")))
+    }
+
+    fn data_valid(&self) -> bool {
+        self.data.as_ref().is_some_and(|(_, c)| c.valid())
+    }
+
+    /// While the data cursor is off its block, move to the next block's first entry.
+    fn skip_forward(&mut self) -> Result<()> {
+        while self.data.is_some() && !self.data_valid() {
+            self.index_step(|i| i.next())?;
+            self.open_data_block()?;
+            self.data_step(|d| d.seek_to_first())?;
+        }
+        Ok(())
+    }
+
+    /// While the data cursor is off its block, move to the previous block's last entry.
+    fn skip_backward(&mut self) -> Result<()> {
+        while self.data.is_some() && !self.data_valid() {
+            self.index_step(|i| i.prev())?;
+            self.open_data_block()?;
+            self.data_step(|d| d.seek_to_last())?;
+        }
+        Ok(())
+    }
+}
+
+impl Cursor for TableCursor {
+    fn valid(&self) -> bool {
+        self.data_valid()
+    }
+
+    fn seek_to_first(&mut self) -> Result<()> {
+        self.guard(|c| {
+            c.index_step(|i| i.seek_to_first())?;
+            c.open_data_block()?;
+            c.data_step(|d| d.seek_to_first())?;
+            c.skip_forward()
+        })
+    }
+
+    fn seek_to_last(&mut self) -> Result<()> {
+        self.guard(|c| {
+            c.index_step(|i| i.seek_to_last())?;
+            c.open_data_block()?;
+            c.data_step(|d| d.seek_to_last())?;
+            c.skip_backward()
+        })
+    }
+
+    fn seek(&mut self, target: &[u8]) -> Result<()> {
+        self.guard(|c| {
+            c.index_step(|i| i.seek(target))?;
+            c.open_data_block()?;
+            c.data_step(|d| d.seek(target))?;
+            c.skip_forward()
+        })
+    }
+
+    fn seek_for_prev(&mut self, target: &[u8]) -> Result<()> {
+        self.guard(|c| {
+            // The first separator >= target names the last block that can hold an entry
+            // <= target; past every separator, the answer is the table's last entry.
+            c.index_step(|i| {
+                i.seek(target)?;
+                if !i.valid() {
+                    i.seek_to_last()?;
+                }
+                Ok(())
+            })?;
+            c.open_data_block()?;
+            c.data_step(|d| d.seek_for_prev(target))?;
+            c.skip_backward()
+        })
+    }
+
+    fn next(&mut self) -> Result<()> {
+        self.guard(|c| {
+            c.data_step(|d| d.next())?;
+            c.skip_forward()
+        })
+    }
+
+    fn prev(&mut self) -> Result<()> {
+        self.guard(|c| {
+            c.data_step(|d| d.prev())?;
+            c.skip_backward()
+        })
+    }
+
+    fn key(&self) -> &[u8] {
+        self.data.as_ref().map_or(&[], |(_, c)| c.key())
+    }
+
+    fn value(&self) -> &[u8] {
+        self.data.as_ref().map_or(&[], |(_, c)| c.value())
+    }
+}
