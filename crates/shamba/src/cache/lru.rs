@@ -28,11 +28,7 @@ pub(super) struct LruList {
 
 impl Default for LruList {
     fn default() -> Self {
-        LruList {
-            head: NIL,
-            tail: NIL,
-            len: 0,
-        }
+        LruList { head: NIL, tail: NIL, len: 0 }
     }
 }
 
@@ -57,10 +53,7 @@ pub(super) struct LruSlab<T> {
 
 impl<T> Default for LruSlab<T> {
     fn default() -> Self {
-        LruSlab {
-            slots: Vec::new(),
-            free: Vec::new(),
-        }
+        LruSlab { slots: Vec::new(), free: Vec::new() }
     }
 }
 
@@ -68,31 +61,19 @@ impl<T> LruSlab<T> {
     /// Store `entry` in a free slot (not on any list yet) and return its index.
     pub(super) fn alloc(&mut self, entry: T) -> u32 {
         if let Some(i) = self.free.pop() {
-            self.slots[i as usize] = Slot {
-                entry: Some(entry),
-                prev: NIL,
-                next: NIL,
-            };
+            self.slots[i as usize] = Slot { entry: Some(entry), prev: NIL, next: NIL };
             return i;
         }
-        let i = u32::try_from(self.slots.len())
-            .expect("a cache shard holds fewer than 2^32 - 1 entries");
+        let i = u32::try_from(self.slots.len()).expect("a cache shard holds fewer than 2^32 - 1 entries");
         assert!(i != NIL, "a cache shard holds fewer than 2^32 - 1 entries");
-        self.slots.push(Slot {
-            entry: Some(entry),
-            prev: NIL,
-            next: NIL,
-        });
+        self.slots.push(Slot { entry: Some(entry), prev: NIL, next: NIL });
         i
     }
 
     /// Take the entry out of slot `i` and free the slot. The slot must be unlinked.
     pub(super) fn release(&mut self, i: u32) -> Option<T> {
         let slot = &mut self.slots[i as usize];
-        debug_assert!(
-            slot.prev == NIL && slot.next == NIL,
-            "released slot still linked"
-        );
+        debug_assert!(slot.prev == NIL && slot.next == NIL, "released slot still linked");
         let entry = slot.entry.take();
         if entry.is_some() {
             self.free.push(i);
@@ -107,9 +88,7 @@ impl<T> LruSlab<T> {
 
     /// The entry in slot `i`, mutably.
     pub(super) fn get_mut(&mut self, i: u32) -> Option<&mut T> {
-        self.slots
-            .get_mut(i as usize)
-            .and_then(|s| s.entry.as_mut())
+        self.slots.get_mut(i as usize).and_then(|s| s.entry.as_mut())
     }
 
     /// Link slot `i` at the head of `list`. The slot must be unlinked.

@@ -76,11 +76,7 @@ impl BlockCache {
     /// two, at least 1), for tests and experiments.
     pub fn with_shards(capacity: usize, high_priority_ratio: f64, shards: usize) -> Self {
         let n = shards.clamp(1, 1 << 16).next_power_of_two();
-        let ratio = if high_priority_ratio.is_nan() {
-            0.0
-        } else {
-            high_priority_ratio.clamp(0.0, 1.0)
-        };
+        let ratio = if high_priority_ratio.is_nan() { 0.0 } else { high_priority_ratio.clamp(0.0, 1.0) };
         let mut high_capacity = 0;
         let shards: Box<[Mutex<Shard>]> = (0..n)
             .map(|i| {
@@ -91,11 +87,7 @@ impl BlockCache {
                 Mutex::new(Shard::new(cap, high))
             })
             .collect();
-        BlockCache {
-            shards,
-            capacity,
-            high_capacity,
-        }
+        BlockCache { shards, capacity, high_capacity }
     }
 
     /// The block, if resident (counts a hit or a miss for `kind`).
@@ -163,14 +155,9 @@ impl BlockCache {
     fn shard(&self, key: BlockKey) -> &Mutex<Shard> {
         // Multiplicative hashing, taking the top bits: they depend on every input bit, so
         // block offsets that are multiples of a power of two still spread over all shards.
-        let h =
-            key.0.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ key.1.wrapping_mul(0xC2B2_AE3D_27D4_EB4F);
+        let h = key.0.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ key.1.wrapping_mul(0xC2B2_AE3D_27D4_EB4F);
         let bits = self.shards.len().trailing_zeros();
-        let index = if bits == 0 {
-            0
-        } else {
-            (h >> (64 - bits)) as usize
-        };
+        let index = if bits == 0 { 0 } else { (h >> (64 - bits)) as usize };
         &self.shards[index]
     }
 }

@@ -80,13 +80,7 @@ impl Shard {
     }
 
     /// Insert (or replace) a block; see the module doc for what gets evicted.
-    pub(super) fn insert(
-        &mut self,
-        key: BlockKey,
-        block: Arc<[u8]>,
-        kind: BlockKind,
-        priority: Priority,
-    ) {
+    pub(super) fn insert(&mut self, key: BlockKey, block: Arc<[u8]>, kind: BlockKind, priority: Priority) {
         if let Some(old) = self.map.remove(&key) {
             self.remove_slot(old);
         }
@@ -103,14 +97,7 @@ impl Shard {
         let counters = &mut self.counters[kind as usize];
         counters.bytes_inserted += charge as u64;
         counters.bytes_resident += charge as u64;
-        let slot = self.slab.alloc(Entry {
-            key,
-            block,
-            charge,
-            kind,
-            priority,
-            pool: priority,
-        });
+        let slot = self.slab.alloc(Entry { key, block, charge, kind, priority, pool: priority });
         self.map.insert(key, slot);
         self.link(slot, priority);
         self.rebalance_high_pool();
@@ -118,12 +105,7 @@ impl Shard {
 
     /// Drop every block of `file`.
     pub(super) fn erase_file(&mut self, file: u64) {
-        let doomed: Vec<u32> = self
-            .map
-            .iter()
-            .filter(|(k, _)| k.0 == file)
-            .map(|(_, &slot)| slot)
-            .collect();
+        let doomed: Vec<u32> = self.map.iter().filter(|(k, _)| k.0 == file).map(|(_, &slot)| slot).collect();
         for slot in doomed {
             self.evict(slot);
         }
@@ -141,10 +123,7 @@ impl Shard {
 
     /// The pool a resident block is in, without touching counters or recency.
     pub(super) fn pool_of(&self, key: BlockKey) -> Option<Priority> {
-        self.map
-            .get(&key)
-            .and_then(|&slot| self.slab.get(slot))
-            .map(|e| e.pool)
+        self.map.get(&key).and_then(|&slot| self.slab.get(slot)).map(|e| e.pool)
     }
 
     /// Counters per kind, indexed like [`BlockKind::ALL`].
@@ -225,11 +204,7 @@ impl Shard {
             Priority::High => &self.high,
             Priority::Low => &self.low,
         };
-        self.slab
-            .order(list)
-            .into_iter()
-            .filter_map(|s| self.slab.get(s).map(|e| e.key))
-            .collect()
+        self.slab.order(list).into_iter().filter_map(|s| self.slab.get(s).map(|e| e.key)).collect()
     }
 
     /// Check the byte counts against the lists.
@@ -237,23 +212,13 @@ impl Shard {
         let sum = |pool| {
             self.pool_order(pool)
                 .iter()
-                .map(|k| {
-                    self.map
-                        .get(k)
-                        .and_then(|&s| self.slab.get(s))
-                        .map_or(0, |e| e.charge)
-                })
+                .map(|k| self.map.get(k).and_then(|&s| self.slab.get(s)).map_or(0, |e| e.charge))
                 .sum::<usize>()
         };
         assert_eq!(sum(Priority::High), self.high_bytes);
         assert_eq!(sum(Priority::Low), self.low_bytes);
         assert_eq!(self.high.len() + self.low.len(), self.map.len());
-        assert!(
-            self.usage() <= self.capacity,
-            "usage {} > capacity {}",
-            self.usage(),
-            self.capacity
-        );
+        assert!(self.usage() <= self.capacity, "usage {} > capacity {}", self.usage(), self.capacity);
         assert!(self.high_bytes <= self.high_capacity);
         let resident: u64 = self.counters.iter().map(|c| c.bytes_resident).sum();
         assert_eq!(resident, self.usage() as u64);
@@ -361,11 +326,7 @@ mod tests {
         assert_eq!(s.usage(), 2 * C);
         s.insert((1, 1), block(3 * C + 1), BlockKind::Data, Priority::Low);
         assert_eq!(s.pool_of((1, 1)), None);
-        assert_eq!(
-            s.usage(),
-            2 * C,
-            "an oversized insert must not evict anything"
-        );
+        assert_eq!(s.usage(), 2 * C, "an oversized insert must not evict anything");
         s.check_invariants();
     }
 }

@@ -22,13 +22,7 @@ fn zero_capacity_keeps_nothing_but_counts_misses() {
     c.insert((1, 0), block(10), BlockKind::Data, Priority::Low);
     assert!(c.get((1, 0), BlockKind::Data).is_none());
     assert_eq!(c.usage(), 0);
-    assert_eq!(
-        c.counters()[0],
-        KindCounters {
-            misses: 1,
-            ..Default::default()
-        }
-    );
+    assert_eq!(c.counters()[0], KindCounters { misses: 1, ..Default::default() });
 }
 
 #[test]
@@ -44,33 +38,9 @@ fn counters_are_kept_per_kind() {
     assert!(c.get((9, 9), BlockKind::Filter).is_none());
     let [data, index, filter, other] = c.counters();
     let charged = |n: usize| (n + ENTRY_OVERHEAD) as u64;
-    assert_eq!(
-        data,
-        KindCounters {
-            hits: 2,
-            misses: 1,
-            bytes_inserted: charged(100),
-            bytes_resident: charged(100)
-        }
-    );
-    assert_eq!(
-        index,
-        KindCounters {
-            hits: 1,
-            misses: 0,
-            bytes_inserted: charged(50),
-            bytes_resident: charged(50)
-        }
-    );
-    assert_eq!(
-        filter,
-        KindCounters {
-            hits: 0,
-            misses: 1,
-            bytes_inserted: charged(30),
-            bytes_resident: charged(30)
-        }
-    );
+    assert_eq!(data, KindCounters { hits: 2, misses: 1, bytes_inserted: charged(100), bytes_resident: charged(100) });
+    assert_eq!(index, KindCounters { hits: 1, misses: 0, bytes_inserted: charged(50), bytes_resident: charged(50) });
+    assert_eq!(filter, KindCounters { hits: 0, misses: 1, bytes_inserted: charged(30), bytes_resident: charged(30) });
     assert_eq!(other, KindCounters::default());
     assert_eq!(c.usage() as u64, charged(100) + charged(50) + charged(30));
     assert_eq!(c.high_pool_usage() as u64, charged(50) + charged(30));
@@ -81,12 +51,7 @@ fn erase_file_drops_only_that_files_blocks() {
     let c = BlockCache::with_shards(1 << 20, 0.5, 8);
     for off in 0..40u64 {
         c.insert((7, off * 4096), block(100), BlockKind::Data, Priority::Low);
-        c.insert(
-            (8, off * 4096),
-            block(100),
-            BlockKind::Index,
-            Priority::High,
-        );
+        c.insert((8, off * 4096), block(100), BlockKind::Index, Priority::High);
     }
     let before = c.usage();
     c.erase_file(7);
@@ -111,17 +76,8 @@ fn blocks_of_one_file_spread_over_all_shards() {
 
 #[derive(Debug, Clone)]
 enum Op {
-    Insert {
-        file: u64,
-        block: u64,
-        len: usize,
-        kind: usize,
-        high: bool,
-    },
-    Get {
-        file: u64,
-        block: u64,
-    },
+    Insert { file: u64, block: u64, len: usize, kind: usize, high: bool },
+    Get { file: u64, block: u64 },
     EraseFile(u64),
 }
 

@@ -37,39 +37,21 @@ impl Block {
     pub(crate) fn new(data: Arc<[u8]>) -> Result<Block, DecodeError> {
         let len = data.len();
         let Some(count_at) = len.checked_sub(4) else {
-            return Err(DecodeError::new(format!(
-                "block of {len} bytes has no restart count"
-            )));
+            return Err(DecodeError::new(format!("block of {len} bytes has no restart count")));
         };
         let num_restarts = u32_at(&data, count_at).unwrap_or(0) as usize;
-        let restarts_at = num_restarts
-            .checked_mul(4)
-            .and_then(|n| count_at.checked_sub(n));
+        let restarts_at = num_restarts.checked_mul(4).and_then(|n| count_at.checked_sub(n));
         let Some(restarts_at) = restarts_at.filter(|_| num_restarts > 0) else {
-            return Err(DecodeError::new(format!(
-                "block of {len} bytes cannot hold {num_restarts} restart points"
-            )));
+            return Err(DecodeError::new(format!("block of {len} bytes cannot hold {num_restarts} restart points")));
         };
-        Ok(Block {
-            data,
-            restarts_at,
-            num_restarts,
-        })
+        Ok(Block { data, restarts_at, num_restarts })
     }
 
     /// A cursor over the block in `cmp` order, reusing `key_buf`'s allocation for keys.
     pub(crate) fn cursor_with_buffer(self, cmp: Comparator, mut key_buf: Vec<u8>) -> BlockCursor {
         key_buf.clear();
         let end = self.restarts_at;
-        BlockCursor {
-            block: self,
-            cmp,
-            key: key_buf,
-            value: 0..0,
-            current: end,
-            next: end,
-            restart_index: 0,
-        }
+        BlockCursor { block: self, cmp, key: key_buf, value: 0..0, current: end, next: end, restart_index: 0 }
     }
 
     /// A cursor over the block in `cmp` order.
@@ -80,35 +62,22 @@ impl Block {
     /// Offset of restart entry `i`; it must lie in the entry area (or at its end when the
     /// block is empty).
     fn restart_point(&self, i: usize) -> Result<usize, DecodeError> {
-        let off = if i < self.num_restarts {
-            u32_at(&self.data, self.restarts_at + 4 * i)
-        } else {
-            None
-        };
+        let off = if i < self.num_restarts { u32_at(&self.data, self.restarts_at + 4 * i) } else { None };
         off.map(|o| o as usize)
             .filter(|&o| o <= self.restarts_at)
             .ok_or_else(|| DecodeError::new(format!("restart point {i} out of range")))
     }
 
     /// Decode the entry header at `off`: (shared, unshared key bytes, value range, end).
-    fn entry_at(
-        &self,
-        off: usize,
-    ) -> Result<(usize, Range<usize>, Range<usize>, usize), DecodeError> {
-        let area = self
-            .data
-            .get(off..self.restarts_at)
-            .ok_or_else(|| DecodeError::new("entry offset out of range"))?;
+    fn entry_at(&self, off: usize) -> Result<(usize, Range<usize>, Range<usize>, usize), DecodeError> {
+        let area = self.data.get(off..self.restarts_at).ok_or_else(|| DecodeError::new("entry offset out of range"))?;
         let mut d = Decoder::new(area);
         let shared = d.varint32()?;
         let unshared = d.varint32()?;
         let value_len = d.varint32()?;
         let key_start = off + d.position();
-        d.bytes(unshared)
-            .map_err(|_| DecodeError::new(format!("entry at {off}: key runs past the entries")))?;
-        d.bytes(value_len).map_err(|_| {
-            DecodeError::new(format!("entry at {off}: value runs past the entries"))
-        })?;
+        d.bytes(unshared).map_err(|_| DecodeError::new(format!("entry at {off}: key runs past the entries")))?;
+        d.bytes(value_len).map_err(|_| DecodeError::new(format!("entry at {off}: value runs past the entries")))?;
         let key_end = key_start + unshared;
         let end = off + d.position();
         Ok((shared, key_start..key_end, key_end..end, end))
@@ -119,9 +88,7 @@ impl Block {
         let off = self.restart_point(i)?;
         let (shared, key, _, _) = self.entry_at(off)?;
         if shared != 0 {
-            return Err(DecodeError::new(format!(
-                "restart entry at {off} shares {shared} key bytes"
-            )));
+            return Err(DecodeError::new(format!("restart entry at {off} shares {shared} key bytes")));
         }
         Ok(&self.data[key])
     }
@@ -216,10 +183,7 @@ impl BlockCursor {
     }
 
     /// Run a positioning step; on error leave the cursor invalid.
-    fn guard(
-        &mut self,
-        step: impl FnOnce(&mut Self) -> Result<(), DecodeError>,
-    ) -> Result<(), DecodeError> {
+    fn guard(&mut self, step: impl FnOnce(&mut Self) -> Result<(), DecodeError>) -> Result<(), DecodeError> {
         let r = step(self);
         if r.is_err() {
             self.invalidate();
@@ -313,9 +277,7 @@ impl BlockCursor {
         loop {
             self.parse_next()?;
             if !self.valid() || self.next > original {
-                return Err(DecodeError::new(format!(
-                    "entries do not lead to offset {original}"
-                )));
+                return Err(DecodeError::new(format!("entries do not lead to offset {original}")));
             }
             if self.next == original {
                 return Ok(());

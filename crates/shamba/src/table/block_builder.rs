@@ -47,11 +47,7 @@ impl BlockBuilder {
             self.since_restart = 0;
             0
         } else {
-            self.last_key
-                .iter()
-                .zip(key)
-                .take_while(|(a, b)| a == b)
-                .count()
+            self.last_key.iter().zip(key).take_while(|(a, b)| a == b).count()
         };
         put_varint(&mut self.buf, shared as u64);
         put_varint(&mut self.buf, (key.len() - shared) as u64);

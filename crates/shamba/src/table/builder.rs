@@ -7,9 +7,7 @@
 //! distinct user key, collected as keys arrive (versions of a key are adjacent, so
 //! comparing with the previous user key is enough).
 
-use super::format::{
-    write_block, BlockHandle, CompressionType, Footer, FOOTER_LEN, FORMAT_VERSION,
-};
+use super::format::{write_block, BlockHandle, CompressionType, Footer, FOOTER_LEN, FORMAT_VERSION};
 use super::index::IndexBuilder;
 use super::meta_index::{encode_handles, filter_part_key};
 use super::properties::{FilterDescriptor, TableProperties};
@@ -84,9 +82,7 @@ impl TableBuilder {
     /// Add an entry; keys must be strictly increasing in internal-key order.
     pub fn add(&mut self, ikey: &[u8], value: &[u8]) -> Result<()> {
         let Some(parsed) = parse_internal_key(ikey) else {
-            return Err(Error::InvalidArgument(format!(
-                "not an internal key: {ikey:02x?}"
-            )));
+            return Err(Error::InvalidArgument(format!("not an internal key: {ikey:02x?}")));
         };
         if ikey.len() > MAX_ENTRY_PART || value.len() > MAX_ENTRY_PART {
             return Err(Error::InvalidArgument(format!(
@@ -134,8 +130,7 @@ impl TableBuilder {
     /// Bytes the file will have if finished now, approximately (data and index; the filter
     /// is a few bits per key on top).
     pub fn estimated_size(&self) -> u64 {
-        self.file.len()
-            + (self.data_block.estimated_size() + self.index.estimated_size() + FOOTER_LEN) as u64
+        self.file.len() + (self.data_block.estimated_size() + self.index.estimated_size() + FOOTER_LEN) as u64
     }
 
     /// Entries added so far.
@@ -157,10 +152,7 @@ impl TableBuilder {
         let parts = (self.filter_builder)(&self.opts.filter, &self.digests);
         let mut filter_entries = Vec::with_capacity(parts.len());
         for (i, part) in parts.iter().enumerate() {
-            filter_entries.push((
-                filter_part_key(i),
-                self.write_block(part, Compression::None)?,
-            ));
+            filter_entries.push((filter_part_key(i), self.write_block(part, Compression::None)?));
         }
         let filter_index = self.write_block(&encode_handles(&filter_entries), Compression::None)?;
 
@@ -177,19 +169,12 @@ impl TableBuilder {
             self.digests.len() as u64,
             parts.iter().map(|b| b.len() as u64).collect(),
         );
-        p.created_unix_secs = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs());
+        p.created_unix_secs =
+            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
         let properties = self.write_block(&self.props.encode(), Compression::None)?;
         let metaindex = self.write_block(&encode_handles(&[]), Compression::None)?;
 
-        let footer = Footer {
-            metaindex,
-            index,
-            properties,
-            filter_index,
-            format_version: FORMAT_VERSION,
-        };
+        let footer = Footer { metaindex, index, properties, filter_index, format_version: FORMAT_VERSION };
         self.file.append(&footer.encode())?;
         self.file.sync()?;
 

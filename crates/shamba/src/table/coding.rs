@@ -60,19 +60,14 @@ impl<'a> Decoder<'a> {
     /// A varint that must fit in a `u32`, as a `usize`.
     pub(crate) fn varint32(&mut self) -> Result<usize, DecodeError> {
         let v = self.varint()?;
-        u32::try_from(v)
-            .map(|v| v as usize)
-            .map_err(|_| DecodeError::new(format!("length {v} exceeds 32 bits")))
+        u32::try_from(v).map(|v| v as usize).map_err(|_| DecodeError::new(format!("length {v} exceeds 32 bits")))
     }
 
     /// The next `n` bytes.
     pub(crate) fn bytes(&mut self, n: usize) -> Result<&'a [u8], DecodeError> {
         let end = self.pos.checked_add(n).filter(|&e| e <= self.buf.len());
         let Some(end) = end else {
-            return Err(DecodeError::new(format!(
-                "needs {n} bytes, {} left",
-                self.buf.len() - self.pos
-            )));
+            return Err(DecodeError::new(format!("needs {n} bytes, {} left", self.buf.len() - self.pos)));
         };
         let out = &self.buf[self.pos..end];
         self.pos = end;
@@ -108,19 +103,7 @@ mod tests {
 
     #[test]
     fn varints_round_trip_at_every_width() {
-        let values = [
-            0u64,
-            1,
-            127,
-            128,
-            300,
-            16_383,
-            16_384,
-            u32::MAX as u64,
-            1 << 35,
-            u64::MAX - 1,
-            u64::MAX,
-        ];
+        let values = [0u64, 1, 127, 128, 300, 16_383, 16_384, u32::MAX as u64, 1 << 35, u64::MAX - 1, u64::MAX];
         let mut buf = Vec::new();
         for &v in &values {
             put_varint(&mut buf, v);
@@ -136,11 +119,7 @@ mod tests {
     fn malformed_varints_are_errors() {
         assert!(Decoder::new(&[0x80, 0x80]).varint().is_err(), "truncated");
         assert!(Decoder::new(&[0xFF; 11]).varint().is_err(), "too long");
-        assert!(
-            Decoder::new(&[0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x02])
-                .varint()
-                .is_err()
-        );
+        assert!(Decoder::new(&[0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x02]).varint().is_err());
         let mut buf = Vec::new();
         put_varint(&mut buf, 1 << 32);
         assert!(Decoder::new(&buf).varint32().is_err());

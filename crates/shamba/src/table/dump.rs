@@ -37,17 +37,10 @@ fn write_all(out: &mut String, r: &Arc<TableReader>, max_entries: usize) -> Resu
     let p = r.properties();
     let _ = writeln!(out, "file {} ({} bytes)", r.path().display(), r.file_size());
     let _ = writeln!(out, "footer: format version {}", f.format_version);
-    for (name, h) in [
-        ("metaindex", f.metaindex),
-        ("index", f.index),
-        ("properties", f.properties),
-        ("filter index", f.filter_index),
-    ] {
-        let _ = writeln!(
-            out,
-            "  {name:<13} offset {:>10} size {:>8}",
-            h.offset, h.size
-        );
+    for (name, h) in
+        [("metaindex", f.metaindex), ("index", f.index), ("properties", f.properties), ("filter index", f.filter_index)]
+    {
+        let _ = writeln!(out, "  {name:<13} offset {:>10} size {:>8}", h.offset, h.size);
     }
 
     let _ = writeln!(out, "properties:");
@@ -82,32 +75,16 @@ fn write_all(out: &mut String, r: &Arc<TableReader>, max_entries: usize) -> Resu
 
     let _ = writeln!(out, "metaindex: {} entries", r.metaindex().len());
     for (name, h) in r.metaindex() {
-        let _ = writeln!(
-            out,
-            "  {} -> offset {} size {}",
-            String::from_utf8_lossy(name),
-            h.offset,
-            h.size
-        );
+        let _ = writeln!(out, "  {} -> offset {} size {}", String::from_utf8_lossy(name), h.offset, h.size);
     }
 
     let _ = writeln!(out, "index:");
     let mut index = r.index_block()?.cursor(compare_internal_keys);
-    index
-        .seek_to_first()
-        .map_err(|e| r.corruption(f.index.offset, e.0))?;
+    index.seek_to_first().map_err(|e| r.corruption(f.index.offset, e.0))?;
     while index.valid() {
         let h = r.decode_index_value(&index)?;
-        let _ = writeln!(
-            out,
-            "  {} -> offset {} size {}",
-            show_key(index.key()),
-            h.offset,
-            h.size
-        );
-        index
-            .next()
-            .map_err(|e| r.corruption(f.index.offset, e.0))?;
+        let _ = writeln!(out, "  {} -> offset {} size {}", show_key(index.key()), h.offset, h.size);
+        index.next().map_err(|e| r.corruption(f.index.offset, e.0))?;
     }
 
     let _ = writeln!(out, "filter parts: {}", r.filter_part_count());
@@ -117,25 +94,15 @@ fn write_all(out: &mut String, r: &Arc<TableReader>, max_entries: usize) -> Resu
         let part = FilterPart::parse(&bytes).map_err(|e| e.in_file(r.path(), Some(offset)))?;
         let mut debug = format!("{part:?}");
         if debug.len() > MAX_FILTER_DEBUG {
-            let cut = (0..=MAX_FILTER_DEBUG)
-                .rev()
-                .find(|&i| debug.is_char_boundary(i))
-                .unwrap_or(0);
+            let cut = (0..=MAX_FILTER_DEBUG).rev().find(|&i| debug.is_char_boundary(i)).unwrap_or(0);
             debug.truncate(cut);
             debug.push_str("...");
         }
-        let _ = writeln!(
-            out,
-            "  part {i}: offset {offset}, {} bytes, {debug}",
-            bytes.len()
-        );
+        let _ = writeln!(out, "  part {i}: offset {offset}, {} bytes, {debug}", bytes.len());
     }
 
     let _ = writeln!(out, "data (first {max_entries} entries):");
-    let mut c = r.cursor(&ReadOptions {
-        fill_cache: false,
-        ..ReadOptions::default()
-    });
+    let mut c = r.cursor(&ReadOptions { fill_cache: false, ..ReadOptions::default() });
     c.seek_to_first()?;
     let mut shown = 0;
     while c.valid() && shown < max_entries {
@@ -155,10 +122,7 @@ fn show_key(ikey: &[u8]) -> String {
         Some(k) => format!("{} @{} {:?}", show_bytes(k.user_key), k.seq, k.kind),
         // A shortened index separator carries the largest trailer, which is no real kind.
         None if ikey.len() >= crate::key::TRAILER_LEN && crate::key::trailer(ikey) == u64::MAX => {
-            format!(
-                "{} @max (separator)",
-                show_bytes(crate::key::user_key(ikey))
-            )
+            format!("{} @max (separator)", show_bytes(crate::key::user_key(ikey)))
         }
         None => format!("<raw {}>", show_bytes(ikey)),
     }
@@ -166,12 +130,7 @@ fn show_key(ikey: &[u8]) -> String {
 
 /// Bytes as a quoted string with escapes, cut at 64 bytes.
 fn show_bytes(b: &[u8]) -> String {
-    let shown: String = b
-        .iter()
-        .take(64)
-        .flat_map(|&c| std::ascii::escape_default(c))
-        .map(char::from)
-        .collect();
+    let shown: String = b.iter().take(64).flat_map(|&c| std::ascii::escape_default(c)).map(char::from).collect();
     if b.len() > 64 {
         format!("'{shown}'... ({} bytes)", b.len())
     } else {

@@ -21,20 +21,9 @@ pub(crate) struct TableFile {
 
 impl TableFile {
     /// Wrap an open file.
-    pub(crate) fn new(
-        path: PathBuf,
-        file: Arc<dyn RandomRead>,
-        io: Arc<IoStats>,
-        device: DeviceModel,
-    ) -> Self {
+    pub(crate) fn new(path: PathBuf, file: Arc<dyn RandomRead>, io: Arc<IoStats>, device: DeviceModel) -> Self {
         let len = file.len();
-        TableFile {
-            path,
-            file,
-            len,
-            io,
-            device,
-        }
+        TableFile { path, file, len, io, device }
     }
 
     /// The file's path.
@@ -56,10 +45,7 @@ impl TableFile {
     fn read_raw(&self, offset: u64, len: usize, kind: BlockKind) -> Result<Vec<u8>> {
         let end = offset.checked_add(len as u64).filter(|&e| e <= self.len);
         if end.is_none() {
-            return Err(self.corruption(
-                offset,
-                format!("read of {len} bytes runs past the end of the file"),
-            ));
+            return Err(self.corruption(offset, format!("read of {len} bytes runs past the end of the file")));
         }
         self.device.charge();
         let mut buf = vec![0u8; len];
@@ -71,10 +57,7 @@ impl TableFile {
     /// Read and check the footer.
     pub(crate) fn read_footer(&self) -> Result<Footer> {
         let Some(at) = self.len.checked_sub(FOOTER_LEN as u64) else {
-            return Err(self.corruption(
-                0,
-                format!("file of {} bytes is too short for a footer", self.len),
-            ));
+            return Err(self.corruption(0, format!("file of {} bytes is too short for a footer", self.len)));
         };
         let bytes = self.read_raw(at, FOOTER_LEN, BlockKind::Other)?;
         Footer::decode(&bytes).map_err(|e| e.in_file(&self.path, Some(at)))
@@ -82,12 +65,7 @@ impl TableFile {
 
     /// Read one block, check its trailer, and decompress it. The handle must lie before the
     /// footer: anything else is corruption, detected before a byte is allocated.
-    pub(crate) fn read_block(
-        &self,
-        handle: BlockHandle,
-        kind: BlockKind,
-        verify: bool,
-    ) -> Result<Arc<[u8]>> {
+    pub(crate) fn read_block(&self, handle: BlockHandle, kind: BlockKind, verify: bool) -> Result<Arc<[u8]>> {
         let body_end = self.len.saturating_sub(FOOTER_LEN as u64);
         let len = handle
             .end_with_trailer()
@@ -122,12 +100,7 @@ mod tests {
             let src = self
                 .0
                 .get(offset as usize..offset as usize + buf.len())
-                .ok_or_else(|| {
-                    Error::Io(std::io::Error::new(
-                        std::io::ErrorKind::UnexpectedEof,
-                        "short",
-                    ))
-                })?;
+                .ok_or_else(|| Error::Io(std::io::Error::new(std::io::ErrorKind::UnexpectedEof, "short")))?;
             buf.copy_from_slice(src);
             Ok(())
         }
@@ -142,44 +115,23 @@ mod tests {
         let (size, _) = write_block(b"hello", crate::options::Compression::None, &mut bytes);
         bytes.extend_from_slice(&[0u8; FOOTER_LEN]);
         let io = Arc::new(IoStats::default());
-        let f = TableFile::new(
-            "t.sst".into(),
-            Arc::new(MemFile(bytes)),
-            io.clone(),
-            DeviceModel::None,
-        );
+        let f = TableFile::new("t.sst".into(), Arc::new(MemFile(bytes)), io.clone(), DeviceModel::None);
         let good = BlockHandle { offset: 0, size };
-        assert_eq!(
-            &*f.read_block(good, BlockKind::Index, true).unwrap(),
-            b"hello"
-        );
+        assert_eq!(&*f.read_block(good, BlockKind::Index, true).unwrap(), b"hello");
         assert_eq!(io.snapshot().reads_of(BlockKind::Index), 1);
         assert_eq!(io.snapshot().bytes_of(BlockKind::Index), size + 5);
 
         for bad in [
-            BlockHandle {
-                offset: 0,
-                size: size - 1,
-            },
+            BlockHandle { offset: 0, size: size - 1 },
             BlockHandle { offset: 1, size },
-            BlockHandle {
-                offset: u64::MAX - 2,
-                size: 9,
-            },
-            BlockHandle {
-                offset: 0,
-                size: 1 << 60,
-            },
+            BlockHandle { offset: u64::MAX - 2, size: 9 },
+            BlockHandle { offset: 0, size: 1 << 60 },
         ] {
             let err = f.read_block(bad, BlockKind::Data, true).unwrap_err();
             assert!(err.is_corruption(), "{err}");
             assert!(err.to_string().contains("t.sst"), "{err}");
         }
-        assert_eq!(
-            io.snapshot().reads_of(BlockKind::Data),
-            1,
-            "only the in-range bad handle was read"
-        );
+        assert_eq!(io.snapshot().reads_of(BlockKind::Data), 1, "only the in-range bad handle was read");
         assert!(f.read_footer().unwrap_err().is_corruption());
     }
 }

@@ -40,10 +40,7 @@ impl BlockHandle {
 
     /// Decode the varint form.
     pub(crate) fn decode_from(d: &mut Decoder<'_>) -> Result<BlockHandle, DecodeError> {
-        Ok(BlockHandle {
-            offset: d.varint()?,
-            size: d.varint()?,
-        })
+        Ok(BlockHandle { offset: d.varint()?, size: d.varint()? })
     }
 
     /// Decode a value that is exactly one handle in varint form.
@@ -58,9 +55,7 @@ impl BlockHandle {
 
     /// The offset just past the block's trailer, if it does not overflow.
     pub fn end_with_trailer(&self) -> Option<u64> {
-        self.offset
-            .checked_add(self.size)?
-            .checked_add(BLOCK_TRAILER_LEN as u64)
+        self.offset.checked_add(self.size)?.checked_add(BLOCK_TRAILER_LEN as u64)
     }
 }
 
@@ -83,12 +78,7 @@ impl Footer {
     /// The footer's bytes.
     pub(crate) fn encode(&self) -> [u8; FOOTER_LEN] {
         let mut buf = Vec::with_capacity(FOOTER_LEN);
-        for h in [
-            self.metaindex,
-            self.index,
-            self.properties,
-            self.filter_index,
-        ] {
+        for h in [self.metaindex, self.index, self.properties, self.filter_index] {
             buf.extend_from_slice(&h.offset.to_le_bytes());
             buf.extend_from_slice(&h.size.to_le_bytes());
         }
@@ -105,27 +95,19 @@ impl Footer {
     /// that "not an SST" and "a damaged SST" get different messages.
     pub(crate) fn decode(bytes: &[u8]) -> Result<Footer, DecodeError> {
         if bytes.len() != FOOTER_LEN {
-            return Err(DecodeError::new(format!(
-                "footer is {} bytes, expected {FOOTER_LEN}",
-                bytes.len()
-            )));
+            return Err(DecodeError::new(format!("footer is {} bytes, expected {FOOTER_LEN}", bytes.len())));
         }
         let mut d = Decoder::new(bytes);
         let mut handles = [BlockHandle::default(); 4];
         for h in &mut handles {
-            *h = BlockHandle {
-                offset: d.u64_le()?,
-                size: d.u64_le()?,
-            };
+            *h = BlockHandle { offset: d.u64_le()?, size: d.u64_le()? };
         }
         let format_version = d.u32_le()?;
         let crc_pos = d.position();
         let stored_crc = d.u32_le()?;
         let magic = d.u64_le()?;
         if magic != MAGIC {
-            return Err(DecodeError::new(format!(
-                "bad magic {magic:#018x}: not a Shamba SST"
-            )));
+            return Err(DecodeError::new(format!("bad magic {magic:#018x}: not a Shamba SST")));
         }
         let actual = mask_crc(crc32c::crc32c(&bytes[..crc_pos]));
         if stored_crc != actual {
@@ -134,18 +116,10 @@ impl Footer {
             )));
         }
         if format_version != FORMAT_VERSION {
-            return Err(DecodeError::new(format!(
-                "unsupported format version {format_version}"
-            )));
+            return Err(DecodeError::new(format!("unsupported format version {format_version}")));
         }
         let [metaindex, index, properties, filter_index] = handles;
-        Ok(Footer {
-            metaindex,
-            index,
-            properties,
-            filter_index,
-            format_version,
-        })
+        Ok(Footer { metaindex, index, properties, filter_index, format_version })
     }
 }
 
@@ -174,11 +148,7 @@ fn unmask_crc(masked: u32) -> u32 {
 /// Append a block's physical form (contents, type byte, masked crc32c of both) to `out`,
 /// compressing when asked and when it saves at least 1/8. Returns the handle size (bytes
 /// of stored contents) and the type used.
-pub(crate) fn write_block(
-    raw: &[u8],
-    compression: Compression,
-    out: &mut Vec<u8>,
-) -> (u64, CompressionType) {
+pub(crate) fn write_block(raw: &[u8], compression: Compression, out: &mut Vec<u8>) -> (u64, CompressionType) {
     let start = out.len();
     let ty = match compression {
         Compression::Lz4 => {
@@ -237,27 +207,14 @@ fn decompress_lz4(stored: &[u8]) -> Result<Vec<u8>, DecodeError> {
     let input = &stored[d.position()..];
     // LZ4 cannot expand more than 255x; checking that before allocating keeps a bad length
     // from asking for gigabytes.
-    let bound = input
-        .len()
-        .saturating_mul(255)
-        .saturating_add(16)
-        .min(MAX_UNCOMPRESSED_BLOCK);
-    let raw_len = usize::try_from(raw_len)
-        .ok()
-        .filter(|&n| n <= bound)
-        .ok_or_else(|| {
-            DecodeError::new(format!(
-                "compressed block of {} bytes declares {raw_len} raw bytes",
-                input.len()
-            ))
-        })?;
+    let bound = input.len().saturating_mul(255).saturating_add(16).min(MAX_UNCOMPRESSED_BLOCK);
+    let raw_len = usize::try_from(raw_len).ok().filter(|&n| n <= bound).ok_or_else(|| {
+        DecodeError::new(format!("compressed block of {} bytes declares {raw_len} raw bytes", input.len()))
+    })?;
     let mut out = vec![0u8; raw_len];
-    let n = lz4_flex::block::decompress_into(input, &mut out)
-        .map_err(|e| DecodeError::new(format!("lz4: {e}")))?;
+    let n = lz4_flex::block::decompress_into(input, &mut out).map_err(|e| DecodeError::new(format!("lz4: {e}")))?;
     if n != raw_len {
-        return Err(DecodeError::new(format!(
-            "lz4 block decoded to {n} bytes, declared {raw_len}"
-        )));
+        return Err(DecodeError::new(format!("lz4 block decoded to {n} bytes, declared {raw_len}")));
     }
     Ok(out)
 }
@@ -272,10 +229,7 @@ mod tests {
             metaindex: BlockHandle { offset: 1, size: 2 },
             index: BlockHandle { offset: 3, size: 4 },
             properties: BlockHandle { offset: 5, size: 6 },
-            filter_index: BlockHandle {
-                offset: 7,
-                size: u64::MAX,
-            },
+            filter_index: BlockHandle { offset: 7, size: u64::MAX },
             format_version: FORMAT_VERSION,
         };
         let bytes = f.encode();
@@ -329,10 +283,7 @@ mod tests {
         for i in 0..out.len() {
             let mut bad = out.clone();
             bad[i] ^= 1;
-            assert!(
-                read_block(bad, true).is_err(),
-                "flip at {i} passed the checksum"
-            );
+            assert!(read_block(bad, true).is_err(), "flip at {i} passed the checksum");
         }
         // Without verification, damage inside the compressed stream must still not panic,
         // and a lie about the raw length must not allocate it.

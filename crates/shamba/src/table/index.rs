@@ -26,11 +26,7 @@ pub(crate) struct IndexBuilder {
 impl IndexBuilder {
     /// An empty index.
     pub(crate) fn new() -> Self {
-        IndexBuilder {
-            block: BlockBuilder::new(1),
-            separator: Vec::new(),
-            value: Vec::new(),
-        }
+        IndexBuilder { block: BlockBuilder::new(1), separator: Vec::new(), value: Vec::new() }
     }
 
     /// Add the entry of a finished data block whose last key is `last`; `next` is the first
@@ -87,33 +83,18 @@ mod tests {
     use crate::key::{internal_key, ValueKind};
 
     fn sep(a: &[u8], sa: u64, b: &[u8], sb: u64) -> Vec<u8> {
-        let (last, next) = (
-            internal_key(a, sa, ValueKind::Put),
-            internal_key(b, sb, ValueKind::Put),
-        );
+        let (last, next) = (internal_key(a, sa, ValueKind::Put), internal_key(b, sb, ValueKind::Put));
         let mut out = Vec::new();
         shortest_separator(&last, &next, &mut out);
-        assert_ne!(
-            compare_internal_keys(&last, &out),
-            Ordering::Greater,
-            "separator below last"
-        );
-        assert_eq!(
-            compare_internal_keys(&out, &next),
-            Ordering::Less,
-            "separator not below next"
-        );
+        assert_ne!(compare_internal_keys(&last, &out), Ordering::Greater, "separator below last");
+        assert_eq!(compare_internal_keys(&out, &next), Ordering::Less, "separator not below next");
         out
     }
 
     #[test]
     fn separators_are_shortened_when_a_byte_can_be_bumped() {
         assert_eq!(user_key(&sep(b"apple", 1, b"apricot", 1)), b"apq");
-        assert_eq!(
-            user_key(&sep(b"abc1234", 5, b"abd", 9)),
-            b"abc1234",
-            "bump would equal next"
-        );
+        assert_eq!(user_key(&sep(b"abc1234", 5, b"abd", 9)), b"abc1234", "bump would equal next");
         assert_eq!(user_key(&sep(b"a", 5, b"a\x00", 9)), b"a", "prefix");
         assert_eq!(user_key(&sep(b"a\xff", 5, b"b", 9)), b"a\xff");
     }
@@ -136,17 +117,10 @@ mod tests {
         for _ in 0..2000 {
             let len_a = (rnd() % 6) as usize;
             let len_b = (rnd() % 6) as usize;
-            let mut a: Vec<u8> = (0..len_a)
-                .map(|_| [0u8, 1, 0x7F, 0xFE, 0xFF][(rnd() % 5) as usize])
-                .collect();
-            let mut b: Vec<u8> = (0..len_b)
-                .map(|_| [0u8, 1, 0x7F, 0xFE, 0xFF][(rnd() % 5) as usize])
-                .collect();
+            let mut a: Vec<u8> = (0..len_a).map(|_| [0u8, 1, 0x7F, 0xFE, 0xFF][(rnd() % 5) as usize]).collect();
+            let mut b: Vec<u8> = (0..len_b).map(|_| [0u8, 1, 0x7F, 0xFE, 0xFF][(rnd() % 5) as usize]).collect();
             let (sa, sb) = (rnd() % 100, rnd() % 100);
-            let (ka, kb) = (
-                internal_key(&a, sa, ValueKind::Put),
-                internal_key(&b, sb, ValueKind::Put),
-            );
+            let (ka, kb) = (internal_key(&a, sa, ValueKind::Put), internal_key(&b, sb, ValueKind::Put));
             match compare_internal_keys(&ka, &kb) {
                 Ordering::Less => {
                     sep(&a, sa, &b, sb);

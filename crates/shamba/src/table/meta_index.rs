@@ -37,14 +37,9 @@ pub(crate) fn decode_handles(block: Block) -> Result<Vec<(Vec<u8>, BlockHandle)>
     c.seek_to_first()?;
     while c.valid() {
         if out.len() >= MAX_ENTRIES {
-            return Err(DecodeError::new(format!(
-                "more than {MAX_ENTRIES} entries in a handle list"
-            )));
+            return Err(DecodeError::new(format!("more than {MAX_ENTRIES} entries in a handle list")));
         }
-        if out
-            .last()
-            .is_some_and(|(prev, _)| prev.as_slice() >= c.key())
-        {
+        if out.last().is_some_and(|(prev, _)| prev.as_slice() >= c.key()) {
             return Err(DecodeError::new("handle list keys out of order"));
         }
         out.push((c.key().to_vec(), BlockHandle::decode_exact(c.value())?));
@@ -63,9 +58,7 @@ pub(crate) fn decode_filter_index(block: Block) -> Result<Vec<BlockHandle>, Deco
     let entries = decode_handles(block)?;
     for (i, (key, _)) in entries.iter().enumerate() {
         if *key != filter_part_key(i) {
-            return Err(DecodeError::new(format!(
-                "filter index entry {i} has key {key:02x?}"
-            )));
+            return Err(DecodeError::new(format!("filter index entry {i} has key {key:02x?}")));
         }
     }
     Ok(entries.into_iter().map(|(_, h)| h).collect())
@@ -78,17 +71,8 @@ mod tests {
     #[test]
     fn filter_index_round_trips_zero_or_more_parts() {
         for n in [0usize, 1, 3, 300] {
-            let handles: Vec<_> = (0..n as u64)
-                .map(|i| BlockHandle {
-                    offset: i * 100,
-                    size: 90 + i,
-                })
-                .collect();
-            let entries: Vec<_> = handles
-                .iter()
-                .enumerate()
-                .map(|(i, h)| (filter_part_key(i), *h))
-                .collect();
+            let handles: Vec<_> = (0..n as u64).map(|i| BlockHandle { offset: i * 100, size: 90 + i }).collect();
+            let entries: Vec<_> = handles.iter().enumerate().map(|(i, h)| (filter_part_key(i), *h)).collect();
             let block = Block::new(encode_handles(&entries).into()).unwrap();
             assert_eq!(decode_filter_index(block).unwrap(), handles);
         }
@@ -97,18 +81,14 @@ mod tests {
     #[test]
     fn filter_index_with_a_gap_is_rejected() {
         let h = BlockHandle { offset: 0, size: 1 };
-        let block =
-            Block::new(encode_handles(&[(filter_part_key(0), h), (filter_part_key(2), h)]).into())
-                .unwrap();
+        let block = Block::new(encode_handles(&[(filter_part_key(0), h), (filter_part_key(2), h)]).into()).unwrap();
         assert!(decode_filter_index(block).is_err());
     }
 
     #[test]
     fn named_handles_round_trip() {
-        let entries = vec![
-            (b"a.stats".to_vec(), BlockHandle { offset: 5, size: 6 }),
-            (b"b".to_vec(), BlockHandle::default()),
-        ];
+        let entries =
+            vec![(b"a.stats".to_vec(), BlockHandle { offset: 5, size: 6 }), (b"b".to_vec(), BlockHandle::default())];
         let block = Block::new(encode_handles(&entries).into()).unwrap();
         assert_eq!(decode_handles(block).unwrap(), entries);
     }

@@ -31,16 +31,8 @@ impl FilterDescriptor {
     /// Describe `spec` built over `digests` keys into parts of `part_bytes` bytes.
     pub(crate) fn new(spec: &FilterSpec, digests: u64, part_bytes: Vec<u64>) -> Self {
         let spec = format!("{spec:?}");
-        let kind = spec
-            .chars()
-            .take_while(|c| c.is_alphanumeric() || *c == '_')
-            .collect();
-        FilterDescriptor {
-            kind,
-            spec,
-            digests,
-            part_bytes,
-        }
+        let kind = spec.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
+        FilterDescriptor { kind, spec, digests, part_bytes }
     }
 
     /// Number of filter parts.
@@ -147,10 +139,8 @@ impl TableProperties {
             map.insert(c.key().to_vec(), c.value().to_vec());
             c.next()?;
         }
-        let raw = |name: &str| {
-            map.get(name.as_bytes())
-                .ok_or_else(|| DecodeError::new(format!("property {name} missing")))
-        };
+        let raw =
+            |name: &str| map.get(name.as_bytes()).ok_or_else(|| DecodeError::new(format!("property {name} missing")));
         let num = |name: &str| -> Result<u64, DecodeError> {
             let mut d = Decoder::new(raw(name)?);
             let v = d.varint()?;
@@ -160,12 +150,10 @@ impl TableProperties {
             Ok(v)
         };
         let text = |name: &str| -> Result<String, DecodeError> {
-            String::from_utf8(raw(name)?.clone())
-                .map_err(|_| DecodeError::new(format!("property {name}: not UTF-8")))
+            String::from_utf8(raw(name)?.clone()).map_err(|_| DecodeError::new(format!("property {name}: not UTF-8")))
         };
         let small = |name: &str| -> Result<u32, DecodeError> {
-            u32::try_from(num(name)?)
-                .map_err(|_| DecodeError::new(format!("property {name} out of range")))
+            u32::try_from(num(name)?).map_err(|_| DecodeError::new(format!("property {name} out of range")))
         };
 
         let mut d = Decoder::new(raw("filter.part_bytes")?);
@@ -219,11 +207,7 @@ mod tests {
             smallest_key: b"a\x00\x01".to_vec(),
             largest_key: b"zz".to_vec(),
             largest_seq: u64::MAX >> 8,
-            filter: FilterDescriptor::new(
-                &FilterSpec::Bloom { bits_per_key: 10.0 },
-                999,
-                vec![100, 200],
-            ),
+            filter: FilterDescriptor::new(&FilterSpec::Bloom { bits_per_key: 10.0 }, 999, vec![100, 200]),
             creator: "shamba test".into(),
             ..Default::default()
         };

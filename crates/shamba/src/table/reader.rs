@@ -82,12 +82,7 @@ pub struct TableReader {
 impl TableReader {
     /// Open a table: read and check footer, properties, index (and pin filters unless
     /// they are cached).
-    pub fn open(
-        path: PathBuf,
-        file: Arc<dyn RandomRead>,
-        number: u64,
-        ctx: TableContext,
-    ) -> Result<TableReader> {
+    pub fn open(path: PathBuf, file: Arc<dyn RandomRead>, number: u64, ctx: TableContext) -> Result<TableReader> {
         let file = TableFile::new(path, file, ctx.io.clone(), ctx.device);
         let footer = file.read_footer()?;
         let meta_block = |handle: BlockHandle| -> Result<Block> {
@@ -98,42 +93,28 @@ impl TableReader {
             .map_err(|e| file.corruption(footer.properties.offset, format!("properties: {e}")))?;
         let metaindex = decode_handles(meta_block(footer.metaindex)?)
             .map_err(|e| file.corruption(footer.metaindex.offset, format!("metaindex: {e}")))?;
-        let filter_handles =
-            decode_filter_index(meta_block(footer.filter_index)?).map_err(|e| {
-                file.corruption(footer.filter_index.offset, format!("filter index: {e}"))
-            })?;
+        let filter_handles = decode_filter_index(meta_block(footer.filter_index)?)
+            .map_err(|e| file.corruption(footer.filter_index.offset, format!("filter index: {e}")))?;
         if filter_handles.len() != properties.filter.parts() {
             return Err(file.corruption(
                 footer.filter_index.offset,
-                format!(
-                    "filter index lists {} parts, properties {}",
-                    filter_handles.len(),
-                    properties.filter.parts()
-                ),
+                format!("filter index lists {} parts, properties {}", filter_handles.len(), properties.filter.parts()),
             ));
         }
 
         let pin = !ctx.cache_index_and_filter_blocks;
-        let mut index = MetaBlock {
-            handle: footer.index,
-            pinned: None,
-        };
+        let mut index = MetaBlock { handle: footer.index, pinned: None };
         if pin {
             let data = file.read_block(footer.index, BlockKind::Index, true)?;
-            Block::new(data.clone())
-                .map_err(|e| e.in_file(file.path(), Some(footer.index.offset)))?;
+            Block::new(data.clone()).map_err(|e| e.in_file(file.path(), Some(footer.index.offset)))?;
             index.pinned = Some(data);
         }
         let mut filter_parts = Vec::with_capacity(filter_handles.len());
         for handle in filter_handles {
-            let mut part = MetaBlock {
-                handle,
-                pinned: None,
-            };
+            let mut part = MetaBlock { handle, pinned: None };
             if pin {
                 let data = file.read_block(handle, BlockKind::Filter, true)?;
-                FilterPart::parse(&data)
-                    .map_err(|e| e.in_file(file.path(), Some(handle.offset)))?;
+                FilterPart::parse(&data).map_err(|e| e.in_file(file.path(), Some(handle.offset)))?;
                 part.pinned = Some(data);
             }
             filter_parts.push(part);
@@ -167,12 +148,8 @@ impl TableReader {
             }
         }
 
-        let mut index = self
-            .index_block()?
-            .cursor_with_buffer(compare_internal_keys, KEY_SCRATCH.take());
-        let sought = index
-            .seek(seek)
-            .map_err(|e| e.in_file(self.path(), Some(self.footer.index.offset)));
+        let mut index = self.index_block()?.cursor_with_buffer(compare_internal_keys, KEY_SCRATCH.take());
+        let sought = index.seek(seek).map_err(|e| e.in_file(self.path(), Some(self.footer.index.offset)));
         let handle = match sought {
             Ok(()) if index.valid() => Some(self.decode_index_value(&index)),
             Ok(()) => None,
@@ -184,24 +161,14 @@ impl TableReader {
             return Ok(self.not_found());
         };
 
-        let mut data = self
-            .data_block(handle, ro)?
-            .cursor_with_buffer(compare_internal_keys, buffer);
-        data.seek(seek)
-            .map_err(|e| e.in_file(self.path(), Some(handle.offset)))?;
+        let mut data = self.data_block(handle, ro)?.cursor_with_buffer(compare_internal_keys, buffer);
+        data.seek(seek).map_err(|e| e.in_file(self.path(), Some(handle.offset)))?;
         let result = if data.valid() && user_key(data.key()) == user_key(seek) {
             let Some(parsed) = parse_internal_key(data.key()) else {
-                return Err(self.file.corruption(
-                    handle.offset,
-                    format!("bad internal key {:02x?}", data.key()),
-                ));
+                return Err(self.file.corruption(handle.offset, format!("bad internal key {:02x?}", data.key())));
             };
             self.counters.found.fetch_add(1, Relaxed);
-            TableGet::Found {
-                seq: parsed.seq,
-                kind: parsed.kind,
-                value: data.value().to_vec(),
-            }
+            TableGet::Found { seq: parsed.seq, kind: parsed.kind, value: data.value().to_vec() }
         } else {
             self.not_found()
         };
@@ -285,10 +252,7 @@ impl TableReader {
     /// The contents of filter part `i` (pinned, or through the cache at high priority).
     pub(super) fn filter_part(&self, i: usize) -> Result<Arc<[u8]>> {
         let Some(part) = self.filter_parts.get(i) else {
-            return Err(Error::InvalidArgument(format!(
-                "filter part {i} of {}",
-                self.filter_parts.len()
-            )));
+            return Err(Error::InvalidArgument(format!("filter part {i} of {}", self.filter_parts.len())));
         };
         match &part.pinned {
             Some(bytes) => Ok(bytes.clone()),
@@ -305,35 +269,21 @@ impl TableReader {
     pub(super) fn index_block(&self) -> Result<Block> {
         let data = match &self.index.pinned {
             Some(bytes) => bytes.clone(),
-            None => self.cached_block(
-                self.index.handle,
-                BlockKind::Index,
-                Priority::High,
-                true,
-                true,
-            )?,
+            None => self.cached_block(self.index.handle, BlockKind::Index, Priority::High, true, true)?,
         };
         Block::new(data).map_err(|e| e.in_file(self.path(), Some(self.index.handle.offset)))
     }
 
     /// The data block at `handle`, through the cache at low priority.
     pub(super) fn data_block(&self, handle: BlockHandle, ro: &ReadOptions) -> Result<Block> {
-        let data = self.cached_block(
-            handle,
-            BlockKind::Data,
-            Priority::Low,
-            ro.fill_cache,
-            ro.verify_checksums,
-        )?;
+        let data = self.cached_block(handle, BlockKind::Data, Priority::Low, ro.fill_cache, ro.verify_checksums)?;
         Block::new(data).map_err(|e| e.in_file(self.path(), Some(handle.offset)))
     }
 
     /// The handle an index entry points to.
     pub(super) fn decode_index_value(&self, index: &BlockCursor) -> Result<BlockHandle> {
-        BlockHandle::decode_exact(index.value()).map_err(|e| {
-            self.file
-                .corruption(self.footer.index.offset, format!("index entry: {e}"))
-        })
+        BlockHandle::decode_exact(index.value())
+            .map_err(|e| self.file.corruption(self.footer.index.offset, format!("index entry: {e}")))
     }
 
     /// A corruption error at `offset` of this file.

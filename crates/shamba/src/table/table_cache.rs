@@ -20,12 +20,7 @@ pub struct TableCache {
 impl TableCache {
     /// A cache of readers for files in `dir`.
     pub fn new(storage: Arc<dyn Storage>, dir: &Path, ctx: TableContext) -> Self {
-        TableCache {
-            storage,
-            dir: dir.to_path_buf(),
-            ctx,
-            readers: Mutex::new(HashMap::new()),
-        }
+        TableCache { storage, dir: dir.to_path_buf(), ctx, readers: Mutex::new(HashMap::new()) }
     }
 
     /// The reader of file `number`, opening it on first use.

@@ -29,12 +29,7 @@ pub(crate) struct TableCursor {
 impl TableCursor {
     /// A cursor over `table`, not positioned.
     pub(crate) fn new(table: Arc<TableReader>, ro: ReadOptions) -> Self {
-        TableCursor {
-            table,
-            ro,
-            index: None,
-            data: None,
-        }
+        TableCursor { table, ro, index: None, data: None }
     }
 
     /// Run a positioning step; on error drop the data block so the cursor is invalid.
@@ -47,10 +42,7 @@ impl TableCursor {
     }
 
     /// Run a step on the index cursor, opening the index block on first use.
-    fn index_step(
-        &mut self,
-        step: impl FnOnce(&mut BlockCursor) -> Result<(), DecodeError>,
-    ) -> Result<()> {
+    fn index_step(&mut self, step: impl FnOnce(&mut BlockCursor) -> Result<(), DecodeError>) -> Result<()> {
         if self.index.is_none() {
             self.index = Some(self.table.index_block()?.cursor(compare_internal_keys));
         }
@@ -58,8 +50,7 @@ impl TableCursor {
             return Ok(());
         };
         let table = &self.table;
-        step(index)
-            .map_err(|e| table.corruption(table.footer().index.offset, format!("index block: {e}")))
+        step(index).map_err(|e| table.corruption(table.footer().index.offset, format!("index block: {e}")))
     }
 
     /// Open the data block the index cursor points to (none if the index is exhausted).
@@ -72,23 +63,13 @@ impl TableCursor {
         if self.data.as_ref().is_some_and(|(h, _)| *h == handle) {
             return Ok(());
         }
-        let buffer = self
-            .data
-            .take()
-            .map(|(_, c)| c.into_key_buffer())
-            .unwrap_or_default();
+        let buffer = self.data.take().map(|(_, c)| c.into_key_buffer()).unwrap_or_default();
         let block = self.table.data_block(handle, &self.ro)?;
-        self.data = Some((
-            handle,
-            block.cursor_with_buffer(compare_internal_keys, buffer),
-        ));
+        self.data = Some((handle, block.cursor_with_buffer(compare_internal_keys, buffer)));
         Ok(())
     }
 
-    fn data_step(
-        &mut self,
-        step: impl FnOnce(&mut BlockCursor) -> Result<(), DecodeError>,
-    ) -> Result<()> {
+    fn data_step(&mut self, step: impl FnOnce(&mut BlockCursor) -> Result<(), DecodeError>) -> Result<()> {
         let Some((handle, data)) = self.data.as_mut() else {
             return Ok(());
         };

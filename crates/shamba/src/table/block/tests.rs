@@ -11,16 +11,8 @@ pub(crate) fn sample_entries(n: usize) -> Vec<(Vec<u8>, Vec<u8>)> {
         let versions = 1 + i % 3;
         for v in 0..versions {
             let seq = (1000 - i * 3 - v) as u64;
-            let kind = if (i + v) % 5 == 0 {
-                ValueKind::Delete
-            } else {
-                ValueKind::Put
-            };
-            let value = if kind == ValueKind::Put {
-                format!("value-{i}-{v}").repeat(1 + i % 4)
-            } else {
-                String::new()
-            };
+            let kind = if (i + v) % 5 == 0 { ValueKind::Delete } else { ValueKind::Put };
+            let value = if kind == ValueKind::Put { format!("value-{i}-{v}").repeat(1 + i % 4) } else { String::new() };
             out.push((internal_key(uk.as_bytes(), seq, kind), value.into_bytes()));
         }
     }
@@ -37,11 +29,7 @@ fn build(entries: &[(Vec<u8>, Vec<u8>)], restart_interval: usize) -> Block {
 
 /// Targets around every entry: itself, just after it, and just before the first.
 fn targets(entries: &[(Vec<u8>, Vec<u8>)]) -> Vec<Vec<u8>> {
-    let mut t = vec![
-        seek_key(b"", crate::key::MAX_SEQ),
-        seek_key(b"zzz", 0),
-        b"key".to_vec(),
-    ];
+    let mut t = vec![seek_key(b"", crate::key::MAX_SEQ), seek_key(b"zzz", 0), b"key".to_vec()];
     for (k, _) in entries {
         let p = crate::key::parse_internal_key(k).unwrap();
         t.push(k.clone());
@@ -142,10 +130,7 @@ fn restart_entries_store_whole_keys_and_later_entries_share_prefixes() {
         assert_eq!(block.restart_key(i).unwrap(), entries[i * 4].0.as_slice());
     }
     let (shared, _, _, _) = block.entry_at(block.entry_at(0).unwrap().3).unwrap();
-    assert!(
-        shared > 0,
-        "the second entry must share a prefix with the first"
-    );
+    assert!(shared > 0, "the second entry must share a prefix with the first");
 }
 
 #[test]
@@ -167,14 +152,8 @@ fn bytewise_blocks_seek_by_plain_byte_order() {
 #[test]
 fn malformed_restart_counts_are_rejected() {
     assert!(Block::new(Arc::from(&[1u8, 2][..])).is_err());
-    assert!(
-        Block::new(Arc::from(&0u32.to_le_bytes()[..])).is_err(),
-        "zero restarts"
-    );
-    assert!(
-        Block::new(Arc::from(&5u32.to_le_bytes()[..])).is_err(),
-        "restarts past the start"
-    );
+    assert!(Block::new(Arc::from(&0u32.to_le_bytes()[..])).is_err(), "zero restarts");
+    assert!(Block::new(Arc::from(&5u32.to_le_bytes()[..])).is_err(), "restarts past the start");
     let mut huge = vec![0u8; 8];
     huge.extend_from_slice(&u32::MAX.to_le_bytes());
     assert!(Block::new(huge.into()).is_err());

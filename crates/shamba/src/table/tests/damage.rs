@@ -4,17 +4,9 @@ use super::*;
 use crate::error::Error;
 
 /// Open, look up every key, and walk both ways; the first error, if any.
-fn use_table(
-    path: &Path,
-    entries: &Entries,
-    cache_meta: bool,
-    verify: bool,
-) -> crate::error::Result<()> {
+fn use_table(path: &Path, entries: &Entries, cache_meta: bool, verify: bool) -> crate::error::Result<()> {
     let r = open(path, ctx(1 << 20, cache_meta))?;
-    let ro = ReadOptions {
-        verify_checksums: verify,
-        ..ReadOptions::default()
-    };
+    let ro = ReadOptions { verify_checksums: verify, ..ReadOptions::default() };
     for (k, _) in entries {
         let p = parse_internal_key(k).unwrap();
         r.get(&seek_key(p.user_key, MAX_SEQ), &Digest::of(p.user_key), &ro)?;
@@ -73,14 +65,7 @@ fn a_flipped_byte_in_each_region_is_corruption_naming_the_file() {
 fn a_truncated_table_is_corruption() {
     let f = small_table();
     let original = std::fs::read(&f.path).unwrap();
-    for len in [
-        0,
-        1,
-        FOOTER_LEN - 1,
-        FOOTER_LEN,
-        original.len() / 2,
-        original.len() - 1,
-    ] {
+    for len in [0, 1, FOOTER_LEN - 1, FOOTER_LEN, original.len() / 2, original.len() - 1] {
         std::fs::write(&f.path, &original[..len]).unwrap();
         let err = use_table(&f.path, &f.entries, false, true).expect_err("truncated");
         assert_corruption_in(err, &f.path, &format!("truncated to {len}"));
@@ -97,8 +82,7 @@ fn every_single_byte_flip_is_detected_and_nothing_panics() {
         bad[at] ^= 0x01;
         std::fs::write(&f.path, &bad).unwrap();
         // Checksums everywhere: every flip is found by opening and using the table.
-        let err = use_table(&f.path, &f.entries, false, true)
-            .expect_err(&format!("flip at {at} not detected"));
+        let err = use_table(&f.path, &f.entries, false, true).expect_err(&format!("flip at {at} not detected"));
         assert_corruption_in(err, &f.path, &format!("flip at {at}"));
         // Without data block checksums the decoders see raw damage: no panic, no hang.
         let _ = use_table(&f.path, &f.entries, true, false);

@@ -24,19 +24,12 @@ pub(super) fn versioned_entries(users: usize) -> Entries {
     for i in 0..users {
         let uk = format!("user{:06}", i * 3);
         for v in 0..1 + (i * 7) % 4 {
-            let kind = if (i + v) % 5 == 1 {
-                ValueKind::Delete
-            } else {
-                ValueKind::Put
-            };
+            let kind = if (i + v) % 5 == 1 { ValueKind::Delete } else { ValueKind::Put };
             let value = match kind {
                 ValueKind::Put => format!("v{i}.{v}:").repeat(1 + i % 5).into_bytes(),
                 ValueKind::Delete => Vec::new(),
             };
-            out.push((
-                internal_key(uk.as_bytes(), seq - (v as u64) * 3, kind),
-                value,
-            ));
+            out.push((internal_key(uk.as_bytes(), seq - (v as u64) * 3, kind), value));
         }
         seq -= 1;
     }
@@ -47,10 +40,7 @@ pub(super) fn versioned_entries(users: usize) -> Entries {
 /// The filter parts a table gets in these tests: the real filter's when it builds any;
 /// until the filters land (the stub builds none), two opaque parts the stub accepts, so
 /// the storage, caching and checking of parts is exercised either way.
-pub(super) fn parts_for_tests(
-    spec: &crate::filter::FilterSpec,
-    digests: &[Digest],
-) -> Vec<Vec<u8>> {
+pub(super) fn parts_for_tests(spec: &crate::filter::FilterSpec, digests: &[Digest]) -> Vec<Vec<u8>> {
     let real = build_filter_parts(spec, digests);
     if !real.is_empty() {
         return real;
@@ -77,19 +67,13 @@ pub(super) fn opts(block_size: usize, compression: Compression) -> TableOptions 
 pub(super) fn build(entries: Entries, opts: TableOptions) -> Fixture {
     let dir = tempfile::tempdir().unwrap();
     let path = table_path(dir.path(), 7);
-    let mut b = TableBuilder::new(FsStorage.create(&path).unwrap(), opts)
-        .with_filter_builder(parts_for_tests);
+    let mut b = TableBuilder::new(FsStorage.create(&path).unwrap(), opts).with_filter_builder(parts_for_tests);
     for (k, v) in &entries {
         b.add(k, v).unwrap();
     }
     assert_eq!(b.entries(), entries.len() as u64);
     let summary = b.finish().unwrap();
-    Fixture {
-        _dir: dir,
-        path,
-        entries,
-        summary,
-    }
+    Fixture { _dir: dir, path, entries, summary }
 }
 
 pub(super) fn ctx(cache_bytes: usize, cache_meta: bool) -> TableContext {
@@ -102,20 +86,11 @@ pub(super) fn ctx(cache_bytes: usize, cache_meta: bool) -> TableContext {
 }
 
 pub(super) fn open(path: &Path, ctx: TableContext) -> crate::error::Result<Arc<TableReader>> {
-    Ok(Arc::new(TableReader::open(
-        path.to_path_buf(),
-        FsStorage.open_read(path)?,
-        7,
-        ctx,
-    )?))
+    Ok(Arc::new(TableReader::open(path.to_path_buf(), FsStorage.open_read(path)?, 7, ctx)?))
 }
 
 /// The model answer: newest version of `uk` with seq <= `snapshot`.
-pub(super) fn model_get(
-    entries: &Entries,
-    uk: &[u8],
-    snapshot: SeqNo,
-) -> Option<(SeqNo, ValueKind, Vec<u8>)> {
+pub(super) fn model_get(entries: &Entries, uk: &[u8], snapshot: SeqNo) -> Option<(SeqNo, ValueKind, Vec<u8>)> {
     entries.iter().find_map(|(k, v)| {
         let p = parse_internal_key(k).unwrap();
         (p.user_key == uk && p.seq <= snapshot).then(|| (p.seq, p.kind, v.clone()))
@@ -145,20 +120,13 @@ pub(super) fn walk_backward(c: &mut dyn Cursor) -> crate::error::Result<Entries>
 
 pub(super) fn check_gets(reader: &TableReader, entries: &Entries) {
     let ro = ReadOptions::default();
-    let mut users: Vec<Vec<u8>> = entries
-        .iter()
-        .map(|(k, _)| crate::key::user_key(k).to_vec())
-        .collect();
+    let mut users: Vec<Vec<u8>> = entries.iter().map(|(k, _)| crate::key::user_key(k).to_vec()).collect();
     users.dedup();
     for uk in &users {
         let digest = Digest::of(uk);
         let seqs: Vec<SeqNo> = entries
             .iter()
-            .filter_map(|(k, _)| {
-                parse_internal_key(k)
-                    .filter(|p| p.user_key == uk.as_slice())
-                    .map(|p| p.seq)
-            })
+            .filter_map(|(k, _)| parse_internal_key(k).filter(|p| p.user_key == uk.as_slice()).map(|p| p.seq))
             .collect();
         let mut snapshots = vec![MAX_SEQ, 0];
         for s in seqs {
@@ -170,12 +138,7 @@ pub(super) fn check_gets(reader: &TableReader, entries: &Entries) {
                 Some((seq, kind, value)) => TableGet::Found { seq, kind, value },
                 None => TableGet::NotFound,
             };
-            assert_eq!(
-                got,
-                want,
-                "user key {:?} at snapshot {snap}",
-                String::from_utf8_lossy(uk)
-            );
+            assert_eq!(got, want, "user key {:?} at snapshot {snap}", String::from_utf8_lossy(uk));
         }
     }
 }

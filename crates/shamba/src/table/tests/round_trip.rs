@@ -10,10 +10,7 @@ fn thousands_of_versioned_entries_read_back_by_get_at_every_snapshot() {
         let f = build(versioned_entries(1500), opts(512, compression));
         for cache_meta in [false, true] {
             let r = open(&f.path, ctx(1 << 20, cache_meta)).unwrap();
-            assert!(
-                r.properties().data_blocks > 20,
-                "the test needs many blocks"
-            );
+            assert!(r.properties().data_blocks > 20, "the test needs many blocks");
             check_gets(&r, &f.entries);
         }
     }
@@ -24,11 +21,7 @@ fn many_versions_of_one_key_spanning_blocks_are_found_at_every_snapshot() {
     let mut entries = Vec::new();
     for uk in [&b"a"[..], b"m", b"z"] {
         for seq in (1..=40u64).rev() {
-            let kind = if seq % 7 == 0 {
-                ValueKind::Delete
-            } else {
-                ValueKind::Put
-            };
+            let kind = if seq % 7 == 0 { ValueKind::Delete } else { ValueKind::Put };
             entries.push((internal_key(uk, seq, kind), format!("{seq}").into_bytes()));
         }
     }
@@ -48,14 +41,7 @@ fn absent_keys_are_not_found_and_filtered_out_only_by_a_real_filter() {
     for i in 0..absent {
         // Present keys are multiples of 3; these never are.
         let uk = format!("user{:06}", i * 3 + 1);
-        match r
-            .get(
-                &seek_key(uk.as_bytes(), MAX_SEQ),
-                &Digest::of(uk.as_bytes()),
-                &ro,
-            )
-            .unwrap()
-        {
+        match r.get(&seek_key(uk.as_bytes(), MAX_SEQ), &Digest::of(uk.as_bytes()), &ro).unwrap() {
             TableGet::FilteredOut => filtered += 1,
             TableGet::NotFound => {}
             found => panic!("absent key {uk} found: {found:?}"),
@@ -65,16 +51,9 @@ fn absent_keys_are_not_found_and_filtered_out_only_by_a_real_filter() {
     assert_eq!(c.lookups, absent);
     assert_eq!(c.filter_negatives, filtered);
     assert_eq!(c.filter_false_positives, absent - filtered);
-    assert!(
-        c.filter_probes >= absent,
-        "every lookup probes at least the first part"
-    );
+    assert!(c.filter_probes >= absent, "every lookup probes at least the first part");
     if !build_filter_parts(&opts(0, Compression::None).filter, &[Digest::of(b"x")]).is_empty() {
-        assert!(
-            filtered * 10 >= absent * 9,
-            "a 10 bits/key filter let {} of {absent} through",
-            absent - filtered
-        );
+        assert!(filtered * 10 >= absent * 9, "a 10 bits/key filter let {} of {absent} through", absent - filtered);
     }
 }
 
@@ -88,25 +67,12 @@ fn a_negative_filter_probe_ends_the_lookup_before_the_index_and_data() {
     for i in 0..200 {
         let uk = format!("absent{i}");
         let before = io.snapshot();
-        let got = r
-            .get(
-                &seek_key(uk.as_bytes(), MAX_SEQ),
-                &Digest::of(uk.as_bytes()),
-                &ro,
-            )
-            .unwrap();
+        let got = r.get(&seek_key(uk.as_bytes(), MAX_SEQ), &Digest::of(uk.as_bytes()), &ro).unwrap();
         let d = io.snapshot().since(&before);
         if got == TableGet::FilteredOut {
-            assert_eq!(
-                (d.reads_of(BlockKind::Index), d.reads_of(BlockKind::Data)),
-                (0, 0)
-            );
+            assert_eq!((d.reads_of(BlockKind::Index), d.reads_of(BlockKind::Data)), (0, 0));
         } else {
-            assert_eq!(
-                d.reads_of(BlockKind::Index),
-                1,
-                "no cache: the index is read per lookup"
-            );
+            assert_eq!(d.reads_of(BlockKind::Index), 1, "no cache: the index is read per lookup");
         }
         assert!(d.reads_of(BlockKind::Filter) >= 1);
     }
@@ -123,18 +89,10 @@ fn cursor_walks_both_ways_and_seeks_like_a_sorted_vector() {
     assert_eq!(walk_backward(&mut *c).unwrap(), f.entries);
 
     let mut m = VecCursor::new(f.entries.clone());
-    let mut targets = vec![
-        seek_key(b"", MAX_SEQ),
-        seek_key(b"zzzz", 0),
-        seek_key(b"user", 5),
-    ];
+    let mut targets = vec![seek_key(b"", MAX_SEQ), seek_key(b"zzzz", 0), seek_key(b"user", 5)];
     for (k, _) in f.entries.iter().step_by(7) {
         let p = parse_internal_key(k).unwrap();
-        targets.extend([
-            k.clone(),
-            seek_key(p.user_key, p.seq.saturating_sub(1)),
-            seek_key(p.user_key, MAX_SEQ),
-        ]);
+        targets.extend([k.clone(), seek_key(p.user_key, p.seq.saturating_sub(1)), seek_key(p.user_key, MAX_SEQ)]);
         let mut after = p.user_key.to_vec();
         after.push(b'!');
         targets.push(seek_key(&after, 1));
@@ -142,11 +100,7 @@ fn cursor_walks_both_ways_and_seeks_like_a_sorted_vector() {
     for t in &targets {
         c.seek(t).unwrap();
         m.seek(t).unwrap();
-        assert_eq!(
-            (c.valid(), c.key(), c.value()),
-            (m.valid(), m.key(), m.value()),
-            "seek {t:?}"
-        );
+        assert_eq!((c.valid(), c.key(), c.value()), (m.valid(), m.key(), m.value()), "seek {t:?}");
         // Then a few steps mixing directions, across block boundaries.
         for step in [true, true, false, false, false, true] {
             if !m.valid() {
@@ -159,19 +113,11 @@ fn cursor_walks_both_ways_and_seeks_like_a_sorted_vector() {
                 c.prev().unwrap();
                 m.prev().unwrap();
             }
-            assert_eq!(
-                (c.valid(), c.key()),
-                (m.valid(), m.key()),
-                "after seek {t:?}"
-            );
+            assert_eq!((c.valid(), c.key()), (m.valid(), m.key()), "after seek {t:?}");
         }
         c.seek_for_prev(t).unwrap();
         m.seek_for_prev(t).unwrap();
-        assert_eq!(
-            (c.valid(), c.key(), c.value()),
-            (m.valid(), m.key(), m.value()),
-            "seek_for_prev {t:?}"
-        );
+        assert_eq!((c.valid(), c.key(), c.value()), (m.valid(), m.key(), m.value()), "seek_for_prev {t:?}");
     }
 }
 
@@ -180,13 +126,7 @@ fn an_empty_table_opens_and_has_nothing() {
     let f = build(Vec::new(), opts(4096, Compression::None));
     assert_eq!(f.summary.entries, 0);
     let r = open(&f.path, ctx(1 << 20, false)).unwrap();
-    let got = r
-        .get(
-            &seek_key(b"k", MAX_SEQ),
-            &Digest::of(b"k"),
-            &ReadOptions::default(),
-        )
-        .unwrap();
+    let got = r.get(&seek_key(b"k", MAX_SEQ), &Digest::of(b"k"), &ReadOptions::default()).unwrap();
     assert!(!matches!(got, TableGet::Found { .. }));
     let mut c = r.cursor(&ReadOptions::default());
     assert!(walk_forward(&mut *c).unwrap().is_empty());
@@ -199,10 +139,7 @@ fn an_empty_table_opens_and_has_nothing() {
 fn summary_and_properties_describe_the_table() {
     let entries = versioned_entries(300);
     let users = {
-        let mut u: Vec<&[u8]> = entries
-            .iter()
-            .map(|(k, _)| crate::key::user_key(k))
-            .collect();
+        let mut u: Vec<&[u8]> = entries.iter().map(|(k, _)| crate::key::user_key(k)).collect();
         u.dedup();
         u.len() as u64
     };
@@ -211,10 +148,7 @@ fn summary_and_properties_describe_the_table() {
     assert_eq!(s.entries, entries.len() as u64);
     assert_eq!(s.smallest, entries[0].0);
     assert_eq!(s.largest, entries[entries.len() - 1].0);
-    let seqs: Vec<SeqNo> = entries
-        .iter()
-        .map(|(k, _)| parse_internal_key(k).unwrap().seq)
-        .collect();
+    let seqs: Vec<SeqNo> = entries.iter().map(|(k, _)| parse_internal_key(k).unwrap().seq).collect();
     assert_eq!(s.smallest_seq, *seqs.iter().min().unwrap());
     assert_eq!(s.largest_seq, *seqs.iter().max().unwrap());
     assert_eq!(s.file_size, std::fs::metadata(&f.path).unwrap().len());
@@ -225,17 +159,11 @@ fn summary_and_properties_describe_the_table() {
     assert_eq!(p.filter.kind, "Bloom");
     assert_eq!(p.filter.parts(), r.filter_part_count());
     assert_eq!(p.filter_bytes, p.filter.part_bytes.iter().sum::<u64>());
-    assert_eq!(
-        (p.filter_bytes, p.index_bytes),
-        (s.filter_bytes, s.index_bytes)
-    );
+    assert_eq!((p.filter_bytes, p.index_bytes), (s.filter_bytes, s.index_bytes));
     assert_eq!(r.pinned_bytes() as u64, p.filter_bytes + p.index_bytes);
     assert_eq!(
         p.deletions,
-        entries
-            .iter()
-            .filter(|(k, _)| parse_internal_key(k).unwrap().kind == ValueKind::Delete)
-            .count() as u64
+        entries.iter().filter(|(k, _)| parse_internal_key(k).unwrap().kind == ValueKind::Delete).count() as u64
     );
     assert_eq!(r.summary().entries, s.entries);
 }
