@@ -6,7 +6,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 fn small() -> Options {
-    Options { write_buffer_size: 64 << 10, block_size: 512, ..Options::default() }
+    Options { write_buffer_size: 1 << 20, block_size: 512, ..Options::default() }
 }
 
 fn files_with(dir: &Path, pred: impl Fn(&str) -> bool) -> Vec<PathBuf> {

@@ -215,15 +215,17 @@ impl DbInner {
         if self.bg.lock().error.is_some() {
             return;
         }
-        // Pending first: a number leaves `pending` only after its version is installed, so
-        // reading it before the live set never misses a file in between.
+        // Order matters. The listing comes first: every table in it had its number put in
+        // `pending` before it was created. A number leaves `pending` only after its version
+        // is installed, so reading `pending` next and the live set last never misses a file
+        // in between.
+        let Ok(names) = self.storage.list(&self.dir) else { return };
         let pending = self.pending_outputs.lock().clone();
-        let (live, log_number, manifest) = {
+        let (live, log_number) = {
             let v = self.versions.lock();
-            (v.live_files(), v.log_number(), v.manifest_path())
+            (v.live_files(), v.log_number())
         };
         let current_wal = self.wal.lock().number;
-        let Ok(names) = self.storage.list(&self.dir) else { return };
         for name in names {
             let path = self.dir.join(&name);
             let obsolete = if let Some(n) = name.strip_suffix(".sst").and_then(|n| n.parse::<u64>().ok()) {
@@ -235,8 +237,8 @@ impl DbInner {
                 dead
             } else if let Some(n) = name.strip_suffix(".log").and_then(|n| n.parse::<u64>().ok()) {
                 n < log_number && n != current_wal
-            } else if name.starts_with("MANIFEST-") {
-                manifest.file_name().is_some_and(|m| m != name.as_str())
+            } else if let Some(n) = crate::version::parse_manifest_file_name(&name) {
+                !live.contains(&n)
             } else {
                 name.ends_with(".tmp")
             };

@@ -8,6 +8,11 @@ use std::os::unix::fs::FileExt;
 use std::path::Path;
 use std::sync::Arc;
 
+/// An I/O error that names the file it happened on.
+fn with_path(e: std::io::Error, path: &Path) -> Error {
+    Error::Io(std::io::Error::new(e.kind(), format!("{}: {e}", path.display())))
+}
+
 /// Files on a local file system, read with positional reads (`pread`).
 #[derive(Debug, Default, Clone, Copy)]
 pub struct FsStorage;
@@ -60,26 +65,27 @@ impl DirLock for FsLock {}
 
 impl Storage for FsStorage {
     fn open_read(&self, path: &Path) -> Result<Arc<dyn RandomRead>> {
-        let file = File::open(path)?;
-        let len = file.metadata()?.len();
+        let file = File::open(path).map_err(|e| with_path(e, path))?;
+        let len = file.metadata().map_err(|e| with_path(e, path))?.len();
         Ok(Arc::new(FsRandom { file, len }))
     }
 
     fn create(&self, path: &Path) -> Result<Box<dyn SequentialWrite>> {
-        let file = OpenOptions::new().write(true).create(true).truncate(true).open(path)?;
+        let file =
+            OpenOptions::new().write(true).create(true).truncate(true).open(path).map_err(|e| with_path(e, path))?;
         Ok(Box::new(FsWritable { out: BufWriter::with_capacity(64 * 1024, file), len: 0 }))
     }
 
     fn read_all(&self, path: &Path) -> Result<Vec<u8>> {
-        Ok(fs::read(path)?)
+        fs::read(path).map_err(|e| with_path(e, path))
     }
 
     fn rename(&self, from: &Path, to: &Path) -> Result<()> {
-        Ok(fs::rename(from, to)?)
+        fs::rename(from, to).map_err(|e| with_path(e, from))
     }
 
     fn remove(&self, path: &Path) -> Result<()> {
-        Ok(fs::remove_file(path)?)
+        fs::remove_file(path).map_err(|e| with_path(e, path))
     }
 
     fn list(&self, dir: &Path) -> Result<Vec<String>> {
