@@ -22,22 +22,31 @@ use crate::filter::digest::Digest;
 pub struct Banding {
     coeffs: Vec<u128>,
     results: Vec<u32>,
+    #[cfg(test)]
+    pub steps: u64,
 }
 
-/// One key's equation, ready to add.
-#[derive(Clone, Copy)]
-struct Row {
+/// One key's equation, ready to add: its start slot and the digest half its coefficients
+/// and result come from.
+#[derive(Debug, Clone, Copy)]
+pub struct Row {
     start: u32,
-    digest_h2: u64,
+    h2: u64,
 }
 
 impl Banding {
     /// Empty storage for `num_slots` slots.
     pub fn new(num_slots: usize) -> Self {
-        Banding { coeffs: vec![0; num_slots], results: vec![0; num_slots] }
+        Banding {
+            coeffs: vec![0; num_slots],
+            results: vec![0; num_slots],
+            #[cfg(test)]
+            steps: 0,
+        }
     }
 
-    fn clear(&mut self) {
+    /// Empty every slot (before retrying with another seed).
+    pub fn clear(&mut self) {
         self.coeffs.fill(0);
         self.results.fill(0);
     }
@@ -51,6 +60,10 @@ impl Banding {
                 return false;
             };
             let other = *slot_c;
+            #[cfg(test)]
+            {
+                self.steps += 1;
+            }
             if other == 0 {
                 *slot_c = cr;
                 *slot_r = rr;
@@ -68,39 +81,49 @@ impl Banding {
     }
 
     /// Try to add every key under `hasher`; `false` if the system has no solution (the
-    /// storage is then in an unspecified state: clear before reuse).
+    /// storage is then in an unspecified state: [`Banding::clear`] before reuse).
     pub fn add_all(&mut self, digests: &[Digest], hasher: &RibbonHasher) -> bool {
-        self.clear();
-        let num_slots = self.coeffs.len() as u64;
-        let num_starts = num_slots - (COEFF_BITS - 1);
-        // Counting sort by start bucket: each bucket spans ~1024 slots, so the elimination
-        // of one bucket stays inside ~20 KiB of banding storage.
+        let rows = self.sorted_rows(digests, hasher);
+        self.add_rows(&rows, hasher)
+    }
+
+    /// The keys' start slots and coefficient hashes, bucketed by start (counting sort on the
+    /// high bits: each bucket spans ~1024 slots, so eliminating one bucket stays inside
+    /// ~20 KiB of banding storage).
+    pub fn sorted_rows(&self, digests: &[Digest], hasher: &RibbonHasher) -> Vec<Row> {
+        let num_starts = (self.coeffs.len() as u64).saturating_sub(COEFF_BITS - 1).max(1);
         let shift = 10u32;
         let num_buckets = (num_starts >> shift) as usize + 1;
-        let mut starts = Vec::with_capacity(digests.len());
         let mut counts = vec![0u32; num_buckets + 1];
-        for d in digests {
-            let s = hasher.start(d, num_starts);
-            starts.push(s as u32);
-            if let Some(c) = counts.get_mut((s >> shift) as usize + 1) {
-                *c += 1;
-            }
-        }
+        let starts: Vec<u32> = digests
+            .iter()
+            .map(|d| {
+                let s = hasher.start(d, num_starts) as u32;
+                if let Some(c) = counts.get_mut((s >> shift) as usize + 1) {
+                    *c += 1;
+                }
+                s
+            })
+            .collect();
         for b in 1..counts.len() {
             counts[b] += counts[b - 1];
         }
-        let mut sorted = vec![Row { start: 0, digest_h2: 0 }; digests.len()];
+        let mut sorted = vec![Row { start: 0, h2: 0 }; digests.len()];
         for (d, &s) in digests.iter().zip(&starts) {
             if let Some(pos) = counts.get_mut((s >> shift) as usize) {
                 if let Some(row) = sorted.get_mut(*pos as usize) {
-                    *row = Row { start: s, digest_h2: d.h2 };
+                    *row = Row { start: s, h2: d.h2 };
                 }
                 *pos += 1;
             }
         }
-        drop(starts);
-        for row in &sorted {
-            let (cr, rr) = hasher.coeff_and_result(row.digest_h2);
+        sorted
+    }
+
+    /// Eliminate rows in order; `false` on a contradiction.
+    pub fn add_rows(&mut self, rows: &[Row], hasher: &RibbonHasher) -> bool {
+        for row in rows {
+            let (cr, rr) = hasher.coeff_and_result(row.h2);
             if !self.add(row.start as usize, cr, rr) {
                 return false;
             }

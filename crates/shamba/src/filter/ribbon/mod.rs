@@ -38,6 +38,9 @@ use super::digest::Digest;
 use super::format::{self, FallbackReason, Header, PartKind, RawPart, Reader, Role, Writer};
 use crate::error::DecodeError;
 
+/// Columns a probe checks before its one early exit.
+const FIRST_COLUMNS: u32 = 2;
+
 /// Seeds tried before construction gives up (each fails with probability about 1/20).
 pub const MAX_SEEDS: u32 = 16;
 
@@ -85,6 +88,9 @@ pub fn build_ribbon(digests: &[Digest], columns: &[f64]) -> Result<RibbonBuild, 
     let mut banding = Banding::new(num_slots as usize);
     for seed in 0..MAX_SEEDS {
         let hasher = RibbonHasher::for_seed(seed);
+        if seed > 0 {
+            banding.clear();
+        }
         if banding.add_all(digests, &hasher) {
             let mut segments: Vec<Vec<u8>> = layouts.iter().map(|l| vec![0u8; l.bytes() as usize]).collect();
             banding.back_substitute(&layouts, &mut segments);
@@ -200,24 +206,40 @@ impl<'a> RibbonRef<'a> {
         let Some(lo) = self.data.get(seg..seg + len) else {
             return true;
         };
+        // Columns are checked branch-free in two groups: the first FIRST_COLUMNS (a miss
+        // fails there with probability 3/4, so the branch is cheap and mostly predicted),
+        // then the rest. Branching per column would mispredict on almost every miss.
+        let mask_first = (1u32 << FIRST_COLUMNS.min(cols)) - 1;
+        let mask_all = u32::MAX.checked_shr(32 - cols).unwrap_or(0);
+        let mut got = 0u32;
         if bit == 0 {
-            for (c, s) in lo.chunks_exact(SEGMENT_BYTES).enumerate() {
-                if parity(load(s) & cr) != (expected >> c) & 1 {
-                    return false;
-                }
+            let mut segs = lo.chunks_exact(SEGMENT_BYTES).enumerate();
+            for (c, s) in segs.by_ref().take(FIRST_COLUMNS as usize) {
+                got |= parity(load(s) & cr) << c;
+            }
+            if (got ^ expected) & mask_first != 0 {
+                return false;
+            }
+            for (c, s) in segs {
+                got |= parity(load(s) & cr) << c;
             }
         } else {
             let Some(hi) = self.data.get(seg + len..seg + 2 * len) else {
                 return true;
             };
             let (cr_lo, cr_hi) = (cr << bit, cr >> (128 - bit));
-            for (c, (a, b)) in lo.chunks_exact(SEGMENT_BYTES).zip(hi.chunks_exact(SEGMENT_BYTES)).enumerate() {
-                if parity((load(a) & cr_lo) ^ (load(b) & cr_hi)) != (expected >> c) & 1 {
-                    return false;
-                }
+            let mut segs = lo.chunks_exact(SEGMENT_BYTES).zip(hi.chunks_exact(SEGMENT_BYTES)).enumerate();
+            for (c, (a, b)) in segs.by_ref().take(FIRST_COLUMNS as usize) {
+                got |= parity((load(a) & cr_lo) ^ (load(b) & cr_hi)) << c;
+            }
+            if (got ^ expected) & mask_first != 0 {
+                return false;
+            }
+            for (c, (a, b)) in segs {
+                got |= parity((load(a) & cr_lo) ^ (load(b) & cr_hi)) << c;
             }
         }
-        true
+        (got ^ expected) & mask_all == 0
     }
 
     /// The stored layout.
@@ -292,5 +314,41 @@ mod tests {
         assert_eq!(build_ribbon(&digests(1, 10), &[]).err(), Some(FallbackReason::RibbonUnsupportedRate));
         assert_eq!(columns_for_fp_rate(1.0), None);
         assert_eq!(columns_for_fp_rate(0.0), None);
+    }
+}
+
+#[cfg(test)]
+mod phase_timing {
+    use super::*;
+    use crate::filter::testing::digests;
+    use std::time::Instant;
+
+    #[test]
+    #[ignore = "timing probe; run in release with --nocapture"]
+    fn ribbon_phases() {
+        let n = 1_000_000u64;
+        let keys = digests(9, n);
+        let slots = num_slots_for(n).unwrap();
+        let layouts = [ColumnLayout::for_columns((slots / 128) as u32, 6.7, 0)];
+        for _ in 0..3 {
+            let t = Instant::now();
+            let mut banding = Banding::new(slots as usize);
+            let t_alloc = t.elapsed();
+            let h = RibbonHasher::for_seed(0);
+            let rows = banding.sorted_rows(&keys, &h);
+            let t_sort = t.elapsed();
+            let ok = banding.add_rows(&rows, &h);
+            let t_band = t.elapsed();
+            eprintln!("sort {:.1} steps/key {:.2}", (t_sort - t_alloc).as_nanos() as f64 / n as f64, banding.steps as f64 / n as f64);
+            let mut segs = vec![vec![0u8; layouts[0].bytes() as usize]];
+            banding.back_substitute(&layouts, &mut segs);
+            let t_back = t.elapsed();
+            eprintln!(
+                "ok={ok} alloc {:.1} band {:.1} back {:.1} ns/key",
+                t_alloc.as_nanos() as f64 / n as f64,
+                (t_band - t_alloc).as_nanos() as f64 / n as f64,
+                (t_back - t_band).as_nanos() as f64 / n as f64
+            );
+        }
     }
 }
