@@ -22,6 +22,7 @@ use crate::filter::digest::Digest;
 pub struct Banding {
     coeffs: Vec<u128>,
     results: Vec<u32>,
+    /// Elimination steps taken (tests only: measures banding work).
     #[cfg(test)]
     pub steps: u64,
 }
