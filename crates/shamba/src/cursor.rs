@@ -79,7 +79,11 @@ impl Cursor for VecCursor {
         self.pos.is_some()
     }
     fn seek_to_first(&mut self) -> Result<()> {
-        self.pos = if self.entries.is_empty() { None } else { Some(0) };
+        self.pos = if self.entries.is_empty() {
+            None
+        } else {
+            Some(0)
+        };
         Ok(())
     }
     fn seek_to_last(&mut self) -> Result<()> {
@@ -87,12 +91,16 @@ impl Cursor for VecCursor {
         Ok(())
     }
     fn seek(&mut self, target: &[u8]) -> Result<()> {
-        let i = self.entries.partition_point(|(k, _)| crate::key::compare_internal_keys(k, target).is_lt());
+        let i = self
+            .entries
+            .partition_point(|(k, _)| crate::key::compare_internal_keys(k, target).is_lt());
         self.pos = (i < self.entries.len()).then_some(i);
         Ok(())
     }
     fn seek_for_prev(&mut self, target: &[u8]) -> Result<()> {
-        let i = self.entries.partition_point(|(k, _)| crate::key::compare_internal_keys(k, target).is_le());
+        let i = self
+            .entries
+            .partition_point(|(k, _)| crate::key::compare_internal_keys(k, target).is_le());
         self.pos = i.checked_sub(1);
         Ok(())
     }
@@ -105,9 +113,13 @@ impl Cursor for VecCursor {
         Ok(())
     }
     fn key(&self) -> &[u8] {
-        self.pos.map(|p| self.entries[p].0.as_slice()).unwrap_or(&[])
+        self.pos
+            .map(|p| self.entries[p].0.as_slice())
+            .unwrap_or(&[])
     }
     fn value(&self) -> &[u8] {
-        self.pos.map(|p| self.entries[p].1.as_slice()).unwrap_or(&[])
+        self.pos
+            .map(|p| self.entries[p].1.as_slice())
+            .unwrap_or(&[])
     }
 }

@@ -45,8 +45,16 @@ pub enum Error {
 
 impl Error {
     /// A corruption error naming a file and, optionally, an offset in it.
-    pub fn corruption(file: impl Into<PathBuf>, offset: Option<u64>, reason: impl Into<String>) -> Self {
-        Error::Corruption { file: file.into(), offset, reason: reason.into() }
+    pub fn corruption(
+        file: impl Into<PathBuf>,
+        offset: Option<u64>,
+        reason: impl Into<String>,
+    ) -> Self {
+        Error::Corruption {
+            file: file.into(),
+            offset,
+            reason: reason.into(),
+        }
     }
 
     /// Whether this is a [`Error::Corruption`].

@@ -105,13 +105,19 @@ pub fn parse_internal_key(ikey: &[u8]) -> Option<ParsedKey<'_>> {
         return None;
     }
     let t = trailer(ikey);
-    Some(ParsedKey { user_key: user_key(ikey), seq: t >> 8, kind: ValueKind::from_u8(t as u8)? })
+    Some(ParsedKey {
+        user_key: user_key(ikey),
+        seq: t >> 8,
+        kind: ValueKind::from_u8(t as u8)?,
+    })
 }
 
 /// The order of internal keys: user key ascending, then trailer descending.
 #[inline]
 pub fn compare_internal_keys(a: &[u8], b: &[u8]) -> Ordering {
-    user_key(a).cmp(user_key(b)).then_with(|| trailer(b).cmp(&trailer(a)))
+    user_key(a)
+        .cmp(user_key(b))
+        .then_with(|| trailer(b).cmp(&trailer(a)))
 }
 
 #[cfg(test)]
@@ -130,15 +136,24 @@ mod tests {
     #[test]
     fn seek_key_lands_before_visible_versions_only() {
         let target = seek_key(b"k", 5);
-        assert_eq!(compare_internal_keys(&target, &internal_key(b"k", 5, ValueKind::Put)), Ordering::Less);
-        assert_eq!(compare_internal_keys(&target, &internal_key(b"k", 6, ValueKind::Put)), Ordering::Greater);
+        assert_eq!(
+            compare_internal_keys(&target, &internal_key(b"k", 5, ValueKind::Put)),
+            Ordering::Less
+        );
+        assert_eq!(
+            compare_internal_keys(&target, &internal_key(b"k", 6, ValueKind::Put)),
+            Ordering::Greater
+        );
     }
 
     #[test]
     fn parse_round_trips_and_rejects_garbage() {
         let k = internal_key(b"abc", 77, ValueKind::Put);
         let p = parse_internal_key(&k).unwrap();
-        assert_eq!((p.user_key, p.seq, p.kind), (&b"abc"[..], 77, ValueKind::Put));
+        assert_eq!(
+            (p.user_key, p.seq, p.kind),
+            (&b"abc"[..], 77, ValueKind::Put)
+        );
         assert!(parse_internal_key(b"short").is_none());
         let mut bad = k.clone();
         let n = bad.len();

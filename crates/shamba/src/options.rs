@@ -155,7 +155,10 @@ impl fmt::Debug for Options {
             .field("filter_policy", &self.filter_policy)
             .field("cache_capacity", &self.cache_capacity)
             .field("high_priority_ratio", &self.high_priority_ratio)
-            .field("cache_index_and_filter_blocks", &self.cache_index_and_filter_blocks)
+            .field(
+                "cache_index_and_filter_blocks",
+                &self.cache_index_and_filter_blocks,
+            )
             .field("max_key_size", &self.max_key_size)
             .field("max_value_size", &self.max_value_size)
             .field("wal_recovery", &self.wal_recovery)
@@ -176,47 +179,85 @@ impl Options {
     /// Check every value; the error names the first bad one.
     pub fn validate(&self) -> Result<()> {
         check(self.write_buffer_size >= 4096, || {
-            format!("write_buffer_size must be at least 4096 bytes, got {}", self.write_buffer_size)
+            format!(
+                "write_buffer_size must be at least 4096 bytes, got {}",
+                self.write_buffer_size
+            )
         })?;
-        check(self.max_immutable_memtables >= 1, || "max_immutable_memtables must be at least 1".into())?;
-        check(self.block_size >= 64 && self.block_size <= (64 << 20), || {
-            format!("block_size must be in 64..=64 MiB, got {}", self.block_size)
+        check(self.max_immutable_memtables >= 1, || {
+            "max_immutable_memtables must be at least 1".into()
         })?;
-        check(self.block_restart_interval >= 1, || "block_restart_interval must be at least 1".into())?;
+        check(
+            self.block_size >= 64 && self.block_size <= (64 << 20),
+            || format!("block_size must be in 64..=64 MiB, got {}", self.block_size),
+        )?;
+        check(self.block_restart_interval >= 1, || {
+            "block_restart_interval must be at least 1".into()
+        })?;
         check(self.target_file_size >= 4096, || {
-            format!("target_file_size must be at least 4096 bytes, got {}", self.target_file_size)
+            format!(
+                "target_file_size must be at least 4096 bytes, got {}",
+                self.target_file_size
+            )
         })?;
-        check(self.size_ratio >= 2, || format!("size_ratio must be at least 2, got {}", self.size_ratio))?;
+        check(self.size_ratio >= 2, || {
+            format!("size_ratio must be at least 2, got {}", self.size_ratio)
+        })?;
         check((2..=64).contains(&self.num_levels), || {
             format!("num_levels must be in 2..=64, got {}", self.num_levels)
         })?;
-        check(self.max_bytes_for_level_base >= 4096, || "max_bytes_for_level_base must be at least 4096".into())?;
-        check(self.level0_compaction_trigger >= 1, || "level0_compaction_trigger must be at least 1".into())?;
-        check(self.level0_slowdown_trigger >= self.level0_compaction_trigger, || {
-            format!(
-                "level0_slowdown_trigger ({}) must be >= level0_compaction_trigger ({})",
-                self.level0_slowdown_trigger, self.level0_compaction_trigger
-            )
+        check(self.max_bytes_for_level_base >= 4096, || {
+            "max_bytes_for_level_base must be at least 4096".into()
         })?;
-        check(self.level0_stop_trigger >= self.level0_slowdown_trigger, || {
-            format!(
-                "level0_stop_trigger ({}) must be >= level0_slowdown_trigger ({})",
-                self.level0_stop_trigger, self.level0_slowdown_trigger
-            )
+        check(self.level0_compaction_trigger >= 1, || {
+            "level0_compaction_trigger must be at least 1".into()
         })?;
-        check(self.pending_compaction_stop_bytes >= self.pending_compaction_slowdown_bytes, || {
-            "pending_compaction_stop_bytes must be >= pending_compaction_slowdown_bytes".into()
-        })?;
+        check(
+            self.level0_slowdown_trigger >= self.level0_compaction_trigger,
+            || {
+                format!(
+                    "level0_slowdown_trigger ({}) must be >= level0_compaction_trigger ({})",
+                    self.level0_slowdown_trigger, self.level0_compaction_trigger
+                )
+            },
+        )?;
+        check(
+            self.level0_stop_trigger >= self.level0_slowdown_trigger,
+            || {
+                format!(
+                    "level0_stop_trigger ({}) must be >= level0_slowdown_trigger ({})",
+                    self.level0_stop_trigger, self.level0_slowdown_trigger
+                )
+            },
+        )?;
+        check(
+            self.pending_compaction_stop_bytes >= self.pending_compaction_slowdown_bytes,
+            || "pending_compaction_stop_bytes must be >= pending_compaction_slowdown_bytes".into(),
+        )?;
         check((0.0..=1.0).contains(&self.high_priority_ratio), || {
-            format!("high_priority_ratio must be in 0..=1, got {}", self.high_priority_ratio)
+            format!(
+                "high_priority_ratio must be in 0..=1, got {}",
+                self.high_priority_ratio
+            )
         })?;
-        check(self.max_key_size >= 1 && self.max_key_size <= (1 << 30), || {
-            format!("max_key_size must be in 1..=1 GiB, got {}", self.max_key_size)
-        })?;
+        check(
+            self.max_key_size >= 1 && self.max_key_size <= (1 << 30),
+            || {
+                format!(
+                    "max_key_size must be in 1..=1 GiB, got {}",
+                    self.max_key_size
+                )
+            },
+        )?;
         check(self.max_value_size <= (1 << 31), || {
-            format!("max_value_size must be at most 2 GiB, got {}", self.max_value_size)
+            format!(
+                "max_value_size must be at most 2 GiB, got {}",
+                self.max_value_size
+            )
         })?;
-        self.filter_policy.validate().map_err(Error::InvalidOptions)?;
+        self.filter_policy
+            .validate()
+            .map_err(Error::InvalidOptions)?;
         Ok(())
     }
 }
@@ -236,7 +277,11 @@ pub struct ReadOptions {
 
 impl Default for ReadOptions {
     fn default() -> Self {
-        ReadOptions { share_hash: true, verify_checksums: true, fill_cache: true }
+        ReadOptions {
+            share_hash: true,
+            verify_checksums: true,
+            fill_cache: true,
+        }
     }
 }
 

@@ -32,14 +32,24 @@ pub fn run(args: &ExpArgs) -> Result<Report, Box<dyn Error>> {
     headers.push("seed 1KB ns".to_string());
     let h: Vec<&str> = headers.iter().map(String::as_str).collect();
     let mut table = Table::new("ns", "Hash cost per key (one digest), ns", &h);
-    let mut plot = Plot::new("ns", "Hash cost vs key size (seed 000, Table 1)", "key bytes", "ns per key").log(true, true);
+    let mut plot = Plot::new(
+        "ns",
+        "Hash cost vs key size (seed 000, Table 1)",
+        "key bytes",
+        "ns per key",
+    )
+    .log(true, true);
     for f in HashFn::ALL {
         let mut row = vec![Cell::text(f.name())];
         let mut points = Vec::new();
         for &size in &SIZES {
             let keys = random_keys(pool, size, args.seed + size as u64);
             // SHA-256 is ~50x slower: fewer rounds keep the run short.
-            let r = if f == HashFn::Sha256 { rounds / 10 + 1 } else { rounds };
+            let r = if f == HashFn::Sha256 {
+                rounds / 10 + 1
+            } else {
+                rounds
+            };
             let ns = ns_per_op(pool * r, 3, || {
                 for _ in 0..r {
                     for k in &keys {

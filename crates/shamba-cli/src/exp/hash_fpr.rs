@@ -29,7 +29,11 @@ fn seed_fpr(f: HashFn) -> Option<f64> {
 
 /// Measured FPR (%) over `trials` runs with fresh keys, for a filter fed by `hashes(key)`
 /// (rotation: from one digest; independent: k seeded hashes).
-fn fpr(trials: usize, seed: u64, mode: &dyn Fn(&mut StandardBloomBuilder, &[u8], bool) -> bool) -> f64 {
+fn fpr(
+    trials: usize,
+    seed: u64,
+    mode: &dyn Fn(&mut StandardBloomBuilder, &[u8], bool) -> bool,
+) -> f64 {
     let mut total = 0.0;
     for t in 0..trials {
         let keys = random_keys(KEYS, KEY_BYTES, seed + 17 * t as u64);
@@ -49,7 +53,9 @@ fn fpr(trials: usize, seed: u64, mode: &dyn Fn(&mut StandardBloomBuilder, &[u8],
 pub fn run(args: &ExpArgs) -> Result<Report, Box<dyn Error>> {
     let trials = if args.quick { 1 } else { 10 };
     let k = StandardBloomParams::for_keys(KEYS as u64, BITS_PER_KEY, Probing::Rotation).num_probes;
-    let theory = 100.0 * StandardBloomParams::for_keys(KEYS as u64, BITS_PER_KEY, Probing::Rotation).expected_fpr();
+    let theory = 100.0
+        * StandardBloomParams::for_keys(KEYS as u64, BITS_PER_KEY, Probing::Rotation)
+            .expected_fpr();
     let mut table = Table::new(
         "fpr",
         &format!("FPR %, {KEYS} keys of {KEY_BYTES} B, {BITS_PER_KEY} bits/key, k = {k}, {QUERIES} empty queries, {trials} trial(s)"),
@@ -86,7 +92,8 @@ pub fn run(args: &ExpArgs) -> Result<Report, Box<dyn Error>> {
     }
     // The seed's "All k": k different hash functions, one index each.
     let all_k = fpr(trials, args.seed, &|b, key, add| {
-        let hashes = (0..u64::from(k)).map(|s| HashFn::ALL[s as usize % HashFn::ALL.len()].hash64(key, s));
+        let hashes =
+            (0..u64::from(k)).map(|s| HashFn::ALL[s as usize % HashFn::ALL.len()].hash64(key, s));
         if add {
             b.add_hashes(hashes);
             true
@@ -94,8 +101,19 @@ pub fn run(args: &ExpArgs) -> Result<Report, Box<dyn Error>> {
             b.contains_hashes(hashes)
         }
     });
-    table.row(vec![Cell::text("all k (distinct functions)"), Cell::num(0.899, 3), Cell::Missing, Cell::num(all_k, 3), Cell::num(theory, 3)]);
-    let mut plot = Plot::new("fpr", "FPR per hash function (seed 000, Table 2)", "hash function #", "FPR %");
+    table.row(vec![
+        Cell::text("all k (distinct functions)"),
+        Cell::num(0.899, 3),
+        Cell::Missing,
+        Cell::num(all_k, 3),
+        Cell::num(theory, 3),
+    ]);
+    let mut plot = Plot::new(
+        "fpr",
+        "FPR per hash function (seed 000, Table 2)",
+        "hash function #",
+        "FPR %",
+    );
     plot.series("rotation", bars.iter().map(|b| (b.0, b.1)).collect());
     plot.series("k independent", bars.iter().map(|b| (b.0, b.2)).collect());
     plot.series("analytic", bars.iter().map(|b| (b.0, theory)).collect());
@@ -105,7 +123,12 @@ pub fn run(args: &ExpArgs) -> Result<Report, Box<dyn Error>> {
     report.note("seed Table 2: MM 0.850, MM64 0.853, XX 0.794, MD5 0.921, SHA-256 0.868, CRC 0.819, CITY 0.850, All k 0.899; ideal 0.819");
     report.note(format!(
         "hash function # on the plot: {}",
-        HashFn::ALL.iter().enumerate().map(|(i, f)| format!("{i}={}", f.name())).collect::<Vec<_>>().join(", ")
+        HashFn::ALL
+            .iter()
+            .enumerate()
+            .map(|(i, f)| format!("{i}={}", f.name()))
+            .collect::<Vec<_>>()
+            .join(", ")
     ));
     report.note("with 100K queries the 95% interval of an FPR near 0.82% is about +-0.056 points");
     Ok(report)

@@ -5,7 +5,8 @@
 use std::error::Error;
 
 use shamba::filter::modular_bloom::{
-    expected_module_accesses, module_fprs, probe_modules, BloomLayout, ModularBloomBuilder, ModuleParams,
+    expected_module_accesses, module_fprs, probe_modules, BloomLayout, ModularBloomBuilder,
+    ModuleParams,
 };
 use shamba::filter::{Digest, Probing};
 
@@ -17,14 +18,24 @@ const KEYS: usize = 500_000;
 const BITS: u64 = 5_000_000;
 
 /// (modules, probes per module, seed experimental FP %, seed accesses).
-const CONFIGS: [(&[u32], f64, f64); 4] =
-    [(&[7], 0.825, 1.0), (&[3, 4], 0.847, 1.093), (&[2, 2, 3], 0.887, 1.251), (&[1, 1, 1, 1, 1, 1, 1], 0.830, 1.997)];
+const CONFIGS: [(&[u32], f64, f64); 4] = [
+    (&[7], 0.825, 1.0),
+    (&[3, 4], 0.847, 1.093),
+    (&[2, 2, 3], 0.887, 1.251),
+    (&[1, 1, 1, 1, 1, 1, 1], 0.830, 1.997),
+];
 
 /// Run the experiment.
 pub fn run(args: &ExpArgs) -> Result<Report, Box<dyn Error>> {
     let queries_n = if args.quick { 500_000 } else { 2_000_000 };
-    let keys: Vec<Digest> = random_keys(KEYS, 16, args.seed).iter().map(|k| Digest::of(k)).collect();
-    let queries: Vec<Digest> = random_keys(queries_n, 16, args.seed + 99).iter().map(|k| Digest::of(k)).collect();
+    let keys: Vec<Digest> = random_keys(KEYS, 16, args.seed)
+        .iter()
+        .map(|k| Digest::of(k))
+        .collect();
+    let queries: Vec<Digest> = random_keys(queries_n, 16, args.seed + 99)
+        .iter()
+        .map(|k| Digest::of(k))
+        .collect();
     let mut table = Table::new(
         "table3",
         &format!("Modular Bloom filters: {KEYS} keys in {BITS} bits (10 bits/key), {queries_n} empty queries"),
@@ -41,9 +52,22 @@ pub fn run(args: &ExpArgs) -> Result<Report, Box<dyn Error>> {
             "analytic accesses",
         ],
     );
-    let mut fp_plot = Plot::new("fpr", "MBF FP rate vs modules (seed 002, Table 3)", "modules", "FP %");
-    let mut acc_plot = Plot::new("accesses", "MBF module accesses per empty query", "modules", "modules consulted");
-    let layouts = [("standard", BloomLayout::Standard(Probing::Rotation)), ("blocked", BloomLayout::Blocked)];
+    let mut fp_plot = Plot::new(
+        "fpr",
+        "MBF FP rate vs modules (seed 002, Table 3)",
+        "modules",
+        "FP %",
+    );
+    let mut acc_plot = Plot::new(
+        "accesses",
+        "MBF module accesses per empty query",
+        "modules",
+        "modules consulted",
+    );
+    let layouts = [
+        ("standard", BloomLayout::Standard(Probing::Rotation)),
+        ("blocked", BloomLayout::Blocked),
+    ];
     let mut seed_fp = Vec::new();
     let mut seed_acc = Vec::new();
     for (lname, layout) in layouts {
@@ -51,7 +75,13 @@ pub fn run(args: &ExpArgs) -> Result<Report, Box<dyn Error>> {
         let mut acc_pts = Vec::new();
         for (probes, seed_fp_pct, seed_accesses) in CONFIGS {
             let d = probes.len() as u64;
-            let plan: Vec<ModuleParams> = probes.iter().map(|&k| ModuleParams { bits: BITS / d, probes: k }).collect();
+            let plan: Vec<ModuleParams> = probes
+                .iter()
+                .map(|&k| ModuleParams {
+                    bits: BITS / d,
+                    probes: k,
+                })
+                .collect();
             let mut b = ModularBloomBuilder::new(&plan, layout);
             b.add_all(&keys);
             let mods = b.modules();

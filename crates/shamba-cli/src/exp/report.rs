@@ -94,10 +94,19 @@ impl Table {
 
     /// Aligned text.
     pub fn render(&self) -> String {
-        let cells: Vec<Vec<String>> = self.rows.iter().map(|r| r.iter().map(Cell::render).collect()).collect();
+        let cells: Vec<Vec<String>> = self
+            .rows
+            .iter()
+            .map(|r| r.iter().map(Cell::render).collect())
+            .collect();
         let widths: Vec<usize> = (0..self.headers.len())
             .map(|c| {
-                cells.iter().map(|r| r[c].len()).chain(std::iter::once(self.headers[c].len())).max().unwrap_or(0)
+                cells
+                    .iter()
+                    .map(|r| r[c].len())
+                    .chain(std::iter::once(self.headers[c].len()))
+                    .max()
+                    .unwrap_or(0)
             })
             .collect();
         let mut out = format!("{}\n", self.title);
@@ -129,7 +138,12 @@ impl Table {
                 s.to_string()
             }
         };
-        let mut out = self.headers.iter().map(|h| esc(h)).collect::<Vec<_>>().join(",");
+        let mut out = self
+            .headers
+            .iter()
+            .map(|h| esc(h))
+            .collect::<Vec<_>>()
+            .join(",");
         out.push('\n');
         for r in &self.rows {
             let vals: Vec<String> = r
@@ -152,7 +166,12 @@ impl Table {
             .rows
             .iter()
             .map(|r| {
-                let m: Map<String, Value> = self.headers.iter().cloned().zip(r.iter().map(Cell::to_json)).collect();
+                let m: Map<String, Value> = self
+                    .headers
+                    .iter()
+                    .cloned()
+                    .zip(r.iter().map(Cell::to_json))
+                    .collect();
                 Value::Object(m)
             })
             .collect();
@@ -211,7 +230,10 @@ impl Plot {
 
     /// Add a line.
     pub fn series(&mut self, name: &str, points: Vec<(f64, f64)>) {
-        self.series.push(Series { name: name.to_string(), points });
+        self.series.push(Series {
+            name: name.to_string(),
+            points,
+        });
     }
 
     /// Draw as SVG.
@@ -221,7 +243,13 @@ impl Plot {
         let pts: Vec<Vec<(f64, f64)>> = self
             .series
             .iter()
-            .map(|s| s.points.iter().filter(|p| p.0.is_finite() && p.1.is_finite()).map(|&(x, y)| (tx(x), ty(y))).collect())
+            .map(|s| {
+                s.points
+                    .iter()
+                    .filter(|p| p.0.is_finite() && p.1.is_finite())
+                    .map(|&(x, y)| (tx(x), ty(y)))
+                    .collect()
+            })
             .collect();
         let all: Vec<&(f64, f64)> = pts.iter().flatten().collect();
         let bounds = |f: fn(&(f64, f64)) -> f64| {
@@ -246,18 +274,35 @@ impl Plot {
             .x_label_area_size(40)
             .y_label_area_size(60)
             .build_cartesian_2d(x0..x1, y0..y1)?;
-        let lx = if self.log_x { format!("log10 {}", self.x_label) } else { self.x_label.clone() };
-        let ly = if self.log_y { format!("log10 {}", self.y_label) } else { self.y_label.clone() };
+        let lx = if self.log_x {
+            format!("log10 {}", self.x_label)
+        } else {
+            self.x_label.clone()
+        };
+        let ly = if self.log_y {
+            format!("log10 {}", self.y_label)
+        } else {
+            self.y_label.clone()
+        };
         chart.configure_mesh().x_desc(lx).y_desc(ly).draw()?;
         for (i, (s, p)) in self.series.iter().zip(&pts).enumerate() {
             let color = Palette99::pick(i).to_rgba();
             chart
                 .draw_series(LineSeries::new(p.iter().copied(), color.stroke_width(2)))?
                 .label(s.name.clone())
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], color.stroke_width(2)));
-            chart.draw_series(p.iter().map(|&(x, y)| Circle::new((x, y), 3, color.filled())))?;
+                .legend(move |(x, y)| {
+                    PathElement::new(vec![(x, y), (x + 16, y)], color.stroke_width(2))
+                });
+            chart.draw_series(
+                p.iter()
+                    .map(|&(x, y)| Circle::new((x, y), 3, color.filled())),
+            )?;
         }
-        chart.configure_series_labels().background_style(WHITE.mix(0.8)).border_style(BLACK).draw()?;
+        chart
+            .configure_series_labels()
+            .background_style(WHITE.mix(0.8))
+            .border_style(BLACK)
+            .draw()?;
         root.present()?;
         Ok(())
     }
@@ -279,7 +324,12 @@ pub struct Report {
 impl Report {
     /// An empty report.
     pub fn new(name: &str) -> Report {
-        Report { name: name.to_string(), tables: Vec::new(), plots: Vec::new(), notes: Vec::new() }
+        Report {
+            name: name.to_string(),
+            tables: Vec::new(),
+            plots: Vec::new(),
+            notes: Vec::new(),
+        }
     }
 
     /// Add a note line.
@@ -302,7 +352,11 @@ impl Report {
             files.push(p);
         }
         if args.json {
-            let tables: Map<String, Value> = self.tables.iter().map(|t| (t.name.clone(), t.to_json())).collect();
+            let tables: Map<String, Value> = self
+                .tables
+                .iter()
+                .map(|t| (t.name.clone(), t.to_json()))
+                .collect();
             let v = json!({
                 "experiment": self.name,
                 "quick": args.quick,

@@ -6,7 +6,8 @@ use std::error::Error;
 use std::hint::black_box;
 
 use shamba::filter::{
-    bloom_equivalent_fp_rate, build_filter_parts, Digest, FilterPart, FilterSpec, ModuleSizes, Probing,
+    bloom_equivalent_fp_rate, build_filter_parts, Digest, FilterPart, FilterSpec, ModuleSizes,
+    Probing,
 };
 
 use super::measure::{ns_per_op, random_keys};
@@ -24,12 +25,20 @@ struct Measured {
     fallback: bool,
 }
 
-fn measure(spec: &FilterSpec, keys: &[Digest], queries: &[Digest], repeats: usize) -> Result<Measured, Box<dyn Error>> {
+fn measure(
+    spec: &FilterSpec,
+    keys: &[Digest],
+    queries: &[Digest],
+    repeats: usize,
+) -> Result<Measured, Box<dyn Error>> {
     let mut parts = Vec::new();
     let build_ns = ns_per_op(keys.len(), repeats, || {
         parts = build_filter_parts(black_box(spec), black_box(keys));
     });
-    let parsed: Vec<FilterPart<'_>> = parts.iter().map(|p| FilterPart::parse(p)).collect::<Result<_, _>>()?;
+    let parsed: Vec<FilterPart<'_>> = parts
+        .iter()
+        .map(|p| FilterPart::parse(p))
+        .collect::<Result<_, _>>()?;
     let probe = |d: &Digest| parsed.iter().all(|p| p.may_contain(d));
     if let Some(d) = keys.iter().find(|d| !probe(d)) {
         return Err(format!("false negative for {d:?} in {spec:?}").into());
@@ -50,30 +59,59 @@ fn measure(spec: &FilterSpec, keys: &[Digest], queries: &[Digest], repeats: usiz
         build_ns,
         miss_ns,
         hit_ns,
-        fallback: parsed.iter().any(|p| p.fallback() != shamba::filter::FallbackReason::None),
+        fallback: parsed
+            .iter()
+            .any(|p| p.fallback() != shamba::filter::FallbackReason::None),
     })
 }
 
 fn digests_of(n: usize, seed: u64) -> Vec<Digest> {
-    random_keys(n, 16, seed).iter().map(|k| Digest::of(k)).collect()
+    random_keys(n, 16, seed)
+        .iter()
+        .map(|k| Digest::of(k))
+        .collect()
 }
 
 /// Kinds compared, each as a function from Bloom-equivalent bits/key to a spec.
-fn kinds() -> Vec<(&'static str, Box<dyn Fn(f64) -> FilterSpec>)> {
+/// A spec as a function of Bloom-equivalent bits/key.
+type SpecOf = Box<dyn Fn(f64) -> FilterSpec>;
+
+fn kinds() -> Vec<(&'static str, SpecOf)> {
     vec![
-        ("standard-bloom", Box::new(|b| FilterSpec::StandardBloom { bits_per_key: b, probing: Probing::DoubleHashing })),
-        ("blocked-bloom", Box::new(|b| FilterSpec::Bloom { bits_per_key: b })),
-        ("ribbon", Box::new(|b| FilterSpec::Ribbon { fp_rate: bloom_equivalent_fp_rate(b) })),
+        (
+            "standard-bloom",
+            Box::new(|b| FilterSpec::StandardBloom {
+                bits_per_key: b,
+                probing: Probing::DoubleHashing,
+            }),
+        ),
+        (
+            "blocked-bloom",
+            Box::new(|b| FilterSpec::Bloom { bits_per_key: b }),
+        ),
+        (
+            "ribbon",
+            Box::new(|b| FilterSpec::Ribbon {
+                fp_rate: bloom_equivalent_fp_rate(b),
+            }),
+        ),
         (
             "modular-ribbon-2",
-            Box::new(|b| FilterSpec::ModularRibbon { fp_rate: bloom_equivalent_fp_rate(b), modules: ModuleSizes::Equal { count: 2 } }),
+            Box::new(|b| FilterSpec::ModularRibbon {
+                fp_rate: bloom_equivalent_fp_rate(b),
+                modules: ModuleSizes::Equal { count: 2 },
+            }),
         ),
     ]
 }
 
 /// Run the experiment.
 pub fn run(args: &ExpArgs) -> Result<Report, Box<dyn Error>> {
-    let bpks: Vec<f64> = if args.quick { vec![8.0, 10.0, 12.0] } else { vec![6.0, 8.0, 10.0, 12.0, 14.0, 16.0] };
+    let bpks: Vec<f64> = if args.quick {
+        vec![8.0, 10.0, 12.0]
+    } else {
+        vec![6.0, 8.0, 10.0, 12.0, 14.0, 16.0]
+    };
     let num_queries = if args.quick { 2_000_000 } else { 10_000_000 };
     let repeats = if args.quick { 2 } else { 3 };
     let mut report = Report::new("ribbon");
@@ -92,7 +130,13 @@ pub fn run(args: &ExpArgs) -> Result<Report, Box<dyn Error>> {
             "ours hit ns",
         ],
     );
-    let mut plot = Plot::new("tradeoff", "Memory vs FP rate (seed 004)", "bits/key", "FPR").log(false, true);
+    let mut plot = Plot::new(
+        "tradeoff",
+        "Memory vs FP rate (seed 004)",
+        "bits/key",
+        "FPR",
+    )
+    .log(false, true);
     let mut at10: Vec<(usize, &'static str, Measured)> = Vec::new();
     let queries = digests_of(num_queries, args.seed ^ 0xABCD);
     for &n in &[100_000usize, 1_000_000] {
@@ -103,7 +147,11 @@ pub fn run(args: &ExpArgs) -> Result<Report, Box<dyn Error>> {
                 let m = measure(&spec_of(b), &keys, &queries, repeats)?;
                 table.row(vec![
                     Cell::num(n as f64, 0),
-                    Cell::text(if m.fallback { format!("{name} (fell back)") } else { name.to_string() }),
+                    Cell::text(if m.fallback {
+                        format!("{name} (fell back)")
+                    } else {
+                        name.to_string()
+                    }),
                     Cell::num(b, 1),
                     Cell::num(m.bits_per_key, 3),
                     Cell::num(m.fpr * 100.0, 4),
@@ -124,18 +172,34 @@ pub fn run(args: &ExpArgs) -> Result<Report, Box<dyn Error>> {
     report.plots.push(plot);
 
     // The bars of issue 3, at 1M keys.
-    let mut bars = Table::new("bars", "Issue 3 bars (1M keys), seed = RocksDB's published figures", &["measure", "seed", "ours", "bar", "met"]);
+    let mut bars = Table::new(
+        "bars",
+        "Issue 3 bars (1M keys), seed = RocksDB's published figures",
+        &["measure", "seed", "ours", "bar", "met"],
+    );
     let keys = digests_of(1_000_000, args.seed + 1_000_000);
     // Ribbon sized for an FP rate just under 1%: bits/key at a measured FPR <= 1.0%.
-    let ribbon = measure(&FilterSpec::Ribbon { fp_rate: 0.0098 }, &keys, &queries, repeats)?;
+    let ribbon = measure(
+        &FilterSpec::Ribbon { fp_rate: 0.0098 },
+        &keys,
+        &queries,
+        repeats,
+    )?;
     bars.row(vec![
-        Cell::text(format!("ribbon bits/key at measured FPR {:.3}%", ribbon.fpr * 100.0)),
+        Cell::text(format!(
+            "ribbon bits/key at measured FPR {:.3}%",
+            ribbon.fpr * 100.0
+        )),
         Cell::num(7.05, 2),
         Cell::num(ribbon.bits_per_key, 3),
         Cell::text("<= 7.1 at <= 1.0%"),
         Cell::text(yes(ribbon.bits_per_key <= 7.1 && ribbon.fpr <= 0.01)),
     ]);
-    let find = |name: &str| at10.iter().find(|(n, k, _)| *n == 1_000_000 && *k == name).map(|(_, _, m)| m);
+    let find = |name: &str| {
+        at10.iter()
+            .find(|(n, k, _)| *n == 1_000_000 && *k == name)
+            .map(|(_, _, m)| m)
+    };
     if let (Some(bloom), Some(rib)) = (find("blocked-bloom"), find("ribbon")) {
         let build = rib.build_ns / bloom.build_ns;
         let query = rib.miss_ns / bloom.miss_ns;
@@ -171,7 +235,12 @@ pub fn run(args: &ExpArgs) -> Result<Report, Box<dyn Error>> {
     }
     // Blocked Bloom miss from a ready digest on an in-cache filter (10K keys = 12.5 KiB).
     let small = digests_of(10_000, args.seed + 7);
-    let in_cache = measure(&FilterSpec::Bloom { bits_per_key: 10.0 }, &small, &queries[..1_000_000.min(queries.len())], repeats + 2)?;
+    let in_cache = measure(
+        &FilterSpec::Bloom { bits_per_key: 10.0 },
+        &small,
+        &queries[..1_000_000.min(queries.len())],
+        repeats + 2,
+    )?;
     bars.row(vec![
         Cell::text("blocked bloom miss ns from digest, in-cache filter (10K keys)"),
         Cell::Missing,
@@ -195,4 +264,3 @@ fn yes(b: bool) -> &'static str {
         "NO"
     }
 }
-

@@ -20,21 +20,62 @@ const BITS_PER_KEY: f64 = 10.0;
 const KEY_BYTES: usize = 512;
 
 /// A digest scheme: name, seed figure, layout and how to digest a key.
-type Scheme = (&'static str, Option<f64>, Probing, Box<dyn Fn(&[u8]) -> Digest>);
+type Scheme = (&'static str, Option<f64>, Probing, DigestFn);
+
+/// How a key becomes a digest.
+type DigestFn = Box<dyn Fn(&[u8]) -> Digest>;
 
 fn schemes() -> Vec<Scheme> {
-    let one = |f: HashFn| -> Box<dyn Fn(&[u8]) -> Digest> { Box::new(move |k| f.digest(k)) };
-    let two = |primary: HashFn, secondary: HashFn| -> Box<dyn Fn(&[u8]) -> Digest> {
-        Box::new(move |k| Digest { h1: primary.hash64(k, 0), h2: secondary.hash64(k, 0) })
+    let one = |f: HashFn| -> DigestFn { Box::new(move |k| f.digest(k)) };
+    let two = |primary: HashFn, secondary: HashFn| -> DigestFn {
+        Box::new(move |k| Digest {
+            h1: primary.hash64(k, 0),
+            h2: secondary.hash64(k, 0),
+        })
     };
     vec![
-        ("rotation: murmur64a", Some(0.829), Probing::Rotation, one(HashFn::Murmur64A)),
-        ("rotation: xxh64", Some(0.897), Probing::Rotation, one(HashFn::Xxh64)),
-        ("rotation: crc32c", Some(0.841), Probing::Rotation, one(HashFn::Crc32c)),
-        ("rotation: xxh3-128", None, Probing::Rotation, one(HashFn::Xxh3_128)),
-        ("double: xxh64 + murmur64a", Some(0.761), Probing::DoubleHashing, two(HashFn::Murmur64A, HashFn::Xxh64)),
-        ("double: crc32c + murmur64a", Some(0.808), Probing::DoubleHashing, two(HashFn::Murmur64A, HashFn::Crc32c)),
-        ("double: xxh3-128 halves", None, Probing::DoubleHashing, one(HashFn::Xxh3_128)),
+        (
+            "rotation: murmur64a",
+            Some(0.829),
+            Probing::Rotation,
+            one(HashFn::Murmur64A),
+        ),
+        (
+            "rotation: xxh64",
+            Some(0.897),
+            Probing::Rotation,
+            one(HashFn::Xxh64),
+        ),
+        (
+            "rotation: crc32c",
+            Some(0.841),
+            Probing::Rotation,
+            one(HashFn::Crc32c),
+        ),
+        (
+            "rotation: xxh3-128",
+            None,
+            Probing::Rotation,
+            one(HashFn::Xxh3_128),
+        ),
+        (
+            "double: xxh64 + murmur64a",
+            Some(0.761),
+            Probing::DoubleHashing,
+            two(HashFn::Murmur64A, HashFn::Xxh64),
+        ),
+        (
+            "double: crc32c + murmur64a",
+            Some(0.808),
+            Probing::DoubleHashing,
+            two(HashFn::Murmur64A, HashFn::Crc32c),
+        ),
+        (
+            "double: xxh3-128 halves",
+            None,
+            Probing::DoubleHashing,
+            one(HashFn::Xxh3_128),
+        ),
     ]
 }
 
@@ -69,10 +110,20 @@ pub fn run(args: &ExpArgs) -> Result<Report, Box<dyn Error>> {
         let ours = 100.0 * total / trials as f64;
         let all: Vec<usize> = (0..usize::from(UNITS)).collect();
         let analytic = 100.0 * enabled_units_fpr(&plan, KEYS as u64, layout, &all);
-        table.row(vec![Cell::text(name), Cell::opt(seed_fpr, 3), Cell::num(ours, 3), Cell::num(analytic, 3)]);
+        table.row(vec![
+            Cell::text(name),
+            Cell::opt(seed_fpr, 3),
+            Cell::num(ours, 3),
+            Cell::num(analytic, 3),
+        ]);
         points.push((i as f64, ours));
     }
-    let mut plot = Plot::new("fpr", "7 filter units: rotation vs double hashing (seed 000, Table 3)", "scheme #", "FPR %");
+    let mut plot = Plot::new(
+        "fpr",
+        "7 filter units: rotation vs double hashing (seed 000, Table 3)",
+        "scheme #",
+        "FPR %",
+    );
     plot.series("ours", points);
     let mut report = Report::new("units-fpr");
     report.tables.push(table);

@@ -49,7 +49,9 @@ impl BlockedBloomParams {
     pub fn for_keys(num_keys: u64, bits_per_key: f64) -> Self {
         let bpk = clamp_bpk(bits_per_key);
         let bits = (num_keys as f64 * bpk).ceil();
-        let blocks = (bits / f64::from(BLOCK_BITS)).ceil().clamp(1.0, f64::from(u32::MAX));
+        let blocks = (bits / f64::from(BLOCK_BITS))
+            .ceil()
+            .clamp(1.0, f64::from(u32::MAX));
         BlockedBloomParams {
             num_blocks: blocks as u32,
             num_probes: blocked_num_probes(bpk),
@@ -64,7 +66,10 @@ impl BlockedBloomParams {
 
     /// Analytic FP rate (see the module doc).
     pub fn expected_fpr(&self) -> f64 {
-        blocked_fpr(self.num_keys as f64 / f64::from(self.num_blocks), self.num_probes)
+        blocked_fpr(
+            self.num_keys as f64 / f64::from(self.num_blocks),
+            self.num_probes,
+        )
     }
 }
 
@@ -115,7 +120,10 @@ pub fn blocked_num_probes(bits_per_key: f64) -> u32 {
     let rates: Vec<f64> = (1..=MAX_PROBES).map(|k| blocked_fpr(lambda, k)).collect();
     let best = rates.iter().copied().fold(f64::INFINITY, f64::min);
     // The fewest probes within 1% of the optimum: same accuracy, faster probes.
-    rates.iter().position(|&f| f <= best * 1.01).map_or(1, |i| i as u32 + 1)
+    rates
+        .iter()
+        .position(|&f| f <= best * 1.01)
+        .map_or(1, |i| i as u32 + 1)
 }
 
 /// Builds a blocked Bloom filter (or one blocked module / unit of a larger filter).
@@ -144,8 +152,10 @@ impl BlockedBloomBuilder {
     pub fn add(&mut self, digest: &Digest) {
         let d = digest.for_part(self.part);
         let block = fastrange64(d.h1, u64::from(self.params.num_blocks)) as usize;
-        if let Some(line) =
-            self.data.get_mut(block * BLOCK_BYTES..).and_then(|s| s.first_chunk_mut::<BLOCK_BYTES>())
+        if let Some(line) = self
+            .data
+            .get_mut(block * BLOCK_BYTES..)
+            .and_then(|s| s.first_chunk_mut::<BLOCK_BYTES>())
         {
             let mut h = d.h2;
             for _ in 0..self.params.num_probes {
@@ -167,7 +177,13 @@ impl BlockedBloomBuilder {
     /// Probe the filter being built.
     pub fn may_contain(&self, digest: &Digest) -> bool {
         let p = &self.params;
-        probe(&self.data, u64::from(p.num_blocks), p.num_probes, self.part, digest)
+        probe(
+            &self.data,
+            u64::from(p.num_blocks),
+            p.num_probes,
+            self.part,
+            digest,
+        )
     }
 
     /// The sizes (with the keys added so far).
@@ -176,7 +192,13 @@ impl BlockedBloomBuilder {
     }
 
     /// Serialize as a part with the given header fields.
-    pub fn finish(&self, role: Role, part_count: u8, digest_version: u8, fallback: FallbackReason) -> Vec<u8> {
+    pub fn finish(
+        &self,
+        role: Role,
+        part_count: u8,
+        digest_version: u8,
+        fallback: FallbackReason,
+    ) -> Vec<u8> {
         let header = Header {
             kind: PartKind::BlockedBloom,
             digest_version,
@@ -186,7 +208,9 @@ impl BlockedBloomBuilder {
             fallback,
         };
         let mut w = Writer::default();
-        w.u32(self.params.num_blocks).u32(self.params.num_probes).u64(self.params.num_keys);
+        w.u32(self.params.num_blocks)
+            .u32(self.params.num_probes)
+            .u64(self.params.num_keys);
         format::encode(&header, &w.bytes, &self.data)
     }
 }
@@ -198,7 +222,10 @@ impl BlockedBloomBuilder {
 fn probe(data: &[u8], num_blocks: u64, num_probes: u32, part: u8, digest: &Digest) -> bool {
     let d = digest.for_part(part);
     let block = fastrange64(d.h1, num_blocks) as usize;
-    let Some(line) = data.get(block * BLOCK_BYTES..).and_then(|s| s.first_chunk::<BLOCK_BYTES>()) else {
+    let Some(line) = data
+        .get(block * BLOCK_BYTES..)
+        .and_then(|s| s.first_chunk::<BLOCK_BYTES>())
+    else {
         return true;
     };
     let mut h = d.h2;
@@ -233,7 +260,9 @@ impl<'a> BlockedBloomRef<'a> {
             return Err(DecodeError::new("blocked bloom: zero blocks"));
         }
         if num_probes == 0 || num_probes > MAX_PROBES {
-            return Err(DecodeError::new(format!("blocked bloom: {num_probes} probes")));
+            return Err(DecodeError::new(format!(
+                "blocked bloom: {num_probes} probes"
+            )));
         }
         if raw.payload.len() as u64 != u64::from(num_blocks) * BLOCK_BYTES as u64 {
             return Err(DecodeError::new(format!(
@@ -254,7 +283,13 @@ impl<'a> BlockedBloomRef<'a> {
     /// `false`: the key was certainly not added.
     #[inline]
     pub fn may_contain(&self, digest: &Digest) -> bool {
-        probe(self.data, self.num_blocks, self.num_probes, self.part, digest)
+        probe(
+            self.data,
+            self.num_blocks,
+            self.num_probes,
+            self.part,
+            digest,
+        )
     }
 
     /// Sizes as stored.
@@ -307,7 +342,10 @@ mod tests {
             let f = BlockedBloomRef::parse(&raw).unwrap();
             let measured = fpr_of(|d| f.may_contain(d), 1_000_000);
             let expected = f.params().expected_fpr();
-            assert!(within(measured, expected, 0.10), "bpk {bpk}: measured {measured}, expected {expected}");
+            assert!(
+                within(measured, expected, 0.10),
+                "bpk {bpk}: measured {measured}, expected {expected}"
+            );
         }
     }
 

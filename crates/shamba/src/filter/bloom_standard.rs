@@ -109,7 +109,11 @@ pub struct StandardBloomParams {
 impl StandardBloomParams {
     /// A whole filter for `num_keys` at `bits_per_key`, `k = round(b ln 2)`.
     pub fn for_keys(num_keys: u64, bits_per_key: f64, probing: Probing) -> Self {
-        let bpk = if bits_per_key.is_nan() { 10.0 } else { bits_per_key.clamp(0.1, 256.0) };
+        let bpk = if bits_per_key.is_nan() {
+            10.0
+        } else {
+            bits_per_key.clamp(0.1, 256.0)
+        };
         StandardBloomParams {
             num_bits: ((num_keys as f64 * bpk).ceil() as u64).max(64),
             num_probes: standard_num_probes(bpk),
@@ -149,7 +153,11 @@ impl StandardBloomBuilder {
             ..params
         };
         let words = vec![0u64; num_bits.div_ceil(64) as usize];
-        StandardBloomBuilder { params, part, words }
+        StandardBloomBuilder {
+            params,
+            part,
+            words,
+        }
     }
 
     #[inline]
@@ -190,13 +198,17 @@ impl StandardBloomBuilder {
     /// Test a key given by independent hashes (pairs with [`Self::add_hashes`]).
     pub fn contains_hashes(&self, hashes: impl IntoIterator<Item = u64>) -> bool {
         let view = self.view();
-        hashes.into_iter().take(self.params.num_probes as usize).all(|g| view.test(g))
+        hashes
+            .into_iter()
+            .take(self.params.num_probes as usize)
+            .all(|g| view.test(g))
     }
 
     /// Probe the filter being built (for experiments that never serialize).
     pub fn may_contain(&self, digest: &Digest) -> bool {
         let p = &self.params;
-        self.view().may_contain_from(p.probing, p.probe_offset, p.num_probes, digest)
+        self.view()
+            .may_contain_from(p.probing, p.probe_offset, p.num_probes, digest)
     }
 
     fn view(&self) -> Bits<'_> {
@@ -209,7 +221,13 @@ impl StandardBloomBuilder {
     }
 
     /// Serialize as a part.
-    pub fn finish(&self, role: Role, part_count: u8, digest_version: u8, fallback: FallbackReason) -> Vec<u8> {
+    pub fn finish(
+        &self,
+        role: Role,
+        part_count: u8,
+        digest_version: u8,
+        fallback: FallbackReason,
+    ) -> Vec<u8> {
         let header = Header {
             kind: PartKind::StandardBloom,
             digest_version,
@@ -220,7 +238,11 @@ impl StandardBloomBuilder {
         };
         let p = &self.params;
         let mut w = Writer::default();
-        w.u64(p.num_bits).u32(p.num_probes).u32(p.probe_offset).u64(p.num_keys).u8(p.probing.to_u8());
+        w.u64(p.num_bits)
+            .u32(p.num_probes)
+            .u32(p.probe_offset)
+            .u64(p.num_keys)
+            .u8(p.probing.to_u8());
         let payload: Vec<u8> = self.words.iter().flat_map(|w| w.to_le_bytes()).collect();
         format::encode(&header, &w.bytes, &payload)
     }
@@ -239,11 +261,13 @@ impl Bits<'_> {
         match *self {
             Bits::Words(w, m) => {
                 let p = fastrange64(g, m);
-                w.get((p / 64) as usize).is_none_or(|w| w >> (p % 64) & 1 == 1)
+                w.get((p / 64) as usize)
+                    .is_none_or(|w| w >> (p % 64) & 1 == 1)
             }
             Bits::Bytes(b, m) => {
                 let p = fastrange64(g, m);
-                b.get((p / 8) as usize).is_none_or(|b| b >> (p % 8) & 1 == 1)
+                b.get((p / 8) as usize)
+                    .is_none_or(|b| b >> (p % 8) & 1 == 1)
             }
         }
     }
@@ -279,13 +303,16 @@ impl<'a> StandardBloomRef<'a> {
         let num_keys = r.u64()?;
         let probing_byte = r.u8()?;
         r.finish()?;
-        let probing = Probing::from_u8(probing_byte)
-            .ok_or_else(|| DecodeError::new(format!("standard bloom: unknown probing {probing_byte}")))?;
+        let probing = Probing::from_u8(probing_byte).ok_or_else(|| {
+            DecodeError::new(format!("standard bloom: unknown probing {probing_byte}"))
+        })?;
         if num_bits == 0 {
             return Err(DecodeError::new("standard bloom: zero bits"));
         }
         if num_probes == 0 || num_probes > MAX_PROBES {
-            return Err(DecodeError::new(format!("standard bloom: {num_probes} probes")));
+            return Err(DecodeError::new(format!(
+                "standard bloom: {num_probes} probes"
+            )));
         }
         if raw.payload.len() as u64 != num_bits.div_ceil(64) * 8 {
             return Err(DecodeError::new(format!(
@@ -293,15 +320,29 @@ impl<'a> StandardBloomRef<'a> {
                 raw.payload.len()
             )));
         }
-        let params = StandardBloomParams { num_bits, num_probes, probe_offset, probing, num_keys };
-        Ok(StandardBloomRef { data: raw.payload, params })
+        let params = StandardBloomParams {
+            num_bits,
+            num_probes,
+            probe_offset,
+            probing,
+            num_keys,
+        };
+        Ok(StandardBloomRef {
+            data: raw.payload,
+            params,
+        })
     }
 
     /// `false`: the key was certainly not added.
     #[inline]
     pub fn may_contain(&self, digest: &Digest) -> bool {
         let p = &self.params;
-        Bits::Bytes(self.data, p.num_bits).may_contain_from(p.probing, p.probe_offset, p.num_probes, digest)
+        Bits::Bytes(self.data, p.num_bits).may_contain_from(
+            p.probing,
+            p.probe_offset,
+            p.num_probes,
+            digest,
+        )
     }
 
     /// Sizes as stored.
@@ -330,7 +371,8 @@ mod tests {
     #[test]
     fn serialized_and_in_memory_filters_agree_and_have_no_false_negatives() {
         for probing in [Probing::Rotation, Probing::DoubleHashing] {
-            let mut b = StandardBloomBuilder::new(StandardBloomParams::for_keys(5000, 9.0, probing), 0);
+            let mut b =
+                StandardBloomBuilder::new(StandardBloomParams::for_keys(5000, 9.0, probing), 0);
             let keys = digests(1, 5000);
             b.add_all(&keys);
             let bytes = b.finish(Role::Whole, 1, 1, FallbackReason::None);
@@ -350,13 +392,19 @@ mod tests {
             let f = StandardBloomRef::parse(&raw).unwrap();
             let measured = fpr_of(|d| f.may_contain(d), 1_000_000);
             let expected = f.params().expected_fpr();
-            assert!(within(measured, expected, 0.10), "{probing:?}: measured {measured}, expected {expected}");
+            assert!(
+                within(measured, expected, 0.10),
+                "{probing:?}: measured {measured}, expected {expected}"
+            );
         }
     }
 
     #[test]
     fn independent_hashes_have_no_false_negatives() {
-        let mut b = StandardBloomBuilder::new(StandardBloomParams::for_keys(100, 10.0, Probing::Rotation), 0);
+        let mut b = StandardBloomBuilder::new(
+            StandardBloomParams::for_keys(100, 10.0, Probing::Rotation),
+            0,
+        );
         for i in 0..100u64 {
             b.add_hashes((0..7).map(|s| crate::filter::digest::mix64(i * 31 + s)));
         }

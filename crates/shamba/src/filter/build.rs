@@ -21,26 +21,45 @@ pub fn build_filter_parts(spec: &FilterSpec, digests: &[Digest]) -> Vec<Vec<u8>>
 
 /// [`build_filter_parts`] for digests of another hash function (experiments), recording
 /// `digest_version` in every part.
-pub fn build_filter_parts_with_version(spec: &FilterSpec, digests: &[Digest], digest_version: u8) -> Vec<Vec<u8>> {
+pub fn build_filter_parts_with_version(
+    spec: &FilterSpec,
+    digests: &[Digest],
+    digest_version: u8,
+) -> Vec<Vec<u8>> {
     let n = digests.len() as u64;
     match *spec {
         FilterSpec::None => Vec::new(),
         FilterSpec::Bloom { bits_per_key } => {
-            if !(bits_per_key > 0.0) {
+            if !is_positive(bits_per_key) {
                 return Vec::new();
             }
-            vec![blocked_whole(digests, bits_per_key, digest_version, FallbackReason::None)]
+            vec![blocked_whole(
+                digests,
+                bits_per_key,
+                digest_version,
+                FallbackReason::None,
+            )]
         }
-        FilterSpec::StandardBloom { bits_per_key, probing } => {
-            if !(bits_per_key > 0.0) {
+        FilterSpec::StandardBloom {
+            bits_per_key,
+            probing,
+        } => {
+            if !is_positive(bits_per_key) {
                 return Vec::new();
             }
-            let mut b = StandardBloomBuilder::new(StandardBloomParams::for_keys(n, bits_per_key, probing), 0);
+            let mut b = StandardBloomBuilder::new(
+                StandardBloomParams::for_keys(n, bits_per_key, probing),
+                0,
+            );
             b.add_all(digests);
             vec![b.finish(Role::Whole, 1, digest_version, FallbackReason::None)]
         }
-        FilterSpec::ModularBloom { bits_per_key, modules, layout } => {
-            if !(bits_per_key > 0.0) {
+        FilterSpec::ModularBloom {
+            bits_per_key,
+            modules,
+            layout,
+        } => {
+            if !is_positive(bits_per_key) {
                 return Vec::new();
             }
             let plan = module_plan(n, bits_per_key, modules, layout);
@@ -48,24 +67,48 @@ pub fn build_filter_parts_with_version(spec: &FilterSpec, digests: &[Digest], di
             b.add_all(digests);
             b.finish(Role::Module, digest_version)
         }
-        FilterSpec::Elastic { bits_per_key, units, layout } => {
-            if !(bits_per_key > 0.0) {
+        FilterSpec::Elastic {
+            bits_per_key,
+            units,
+            layout,
+        } => {
+            if !is_positive(bits_per_key) {
                 return Vec::new();
             }
-            build_units(digests, &unit_plan(n, bits_per_key, units.max(1), layout), layout, digest_version)
+            build_units(
+                digests,
+                &unit_plan(n, bits_per_key, units.max(1), layout),
+                layout,
+                digest_version,
+            )
         }
         FilterSpec::Ribbon { fp_rate } => ribbon_or_bloom(digests, fp_rate, None, digest_version),
-        FilterSpec::ModularRibbon { fp_rate, modules } => ribbon_or_bloom(digests, fp_rate, Some(modules), digest_version),
+        FilterSpec::ModularRibbon { fp_rate, modules } => {
+            ribbon_or_bloom(digests, fp_rate, Some(modules), digest_version)
+        }
     }
 }
 
-fn blocked_whole(digests: &[Digest], bits_per_key: f64, digest_version: u8, fallback: FallbackReason) -> Vec<u8> {
-    let mut b = BlockedBloomBuilder::new(BlockedBloomParams::for_keys(digests.len() as u64, bits_per_key), 0);
+fn blocked_whole(
+    digests: &[Digest],
+    bits_per_key: f64,
+    digest_version: u8,
+    fallback: FallbackReason,
+) -> Vec<u8> {
+    let mut b = BlockedBloomBuilder::new(
+        BlockedBloomParams::for_keys(digests.len() as u64, bits_per_key),
+        0,
+    );
     b.add_all(digests);
     b.finish(Role::Whole, 1, digest_version, fallback)
 }
 
-fn ribbon_or_bloom(digests: &[Digest], fp_rate: f64, modules: Option<ModuleSizes>, digest_version: u8) -> Vec<Vec<u8>> {
+fn ribbon_or_bloom(
+    digests: &[Digest],
+    fp_rate: f64,
+    modules: Option<ModuleSizes>,
+    digest_version: u8,
+) -> Vec<Vec<u8>> {
     if fp_rate >= 1.0 {
         return Vec::new();
     }
@@ -76,7 +119,8 @@ fn ribbon_or_bloom(digests: &[Digest], fp_rate: f64, modules: Option<ModuleSizes
             let columns = match modules {
                 None => vec![total],
                 Some(sizes) => {
-                    let keys_per_slot = num_slots_for(n).map_or(0.96, |s| n.max(1) as f64 / s as f64);
+                    let keys_per_slot =
+                        num_slots_for(n).map_or(0.96, |s| n.max(1) as f64 / s as f64);
                     module_columns(total, sizes, keys_per_slot)
                 }
             };
@@ -84,7 +128,14 @@ fn ribbon_or_bloom(digests: &[Digest], fp_rate: f64, modules: Option<ModuleSizes
         }
     };
     match result {
-        Ok(r) => r.finish(if modules.is_some() { Role::Module } else { Role::Whole }, digest_version),
+        Ok(r) => r.finish(
+            if modules.is_some() {
+                Role::Module
+            } else {
+                Role::Whole
+            },
+            digest_version,
+        ),
         Err(reason) => {
             let bits = bloom_bits_for_fp_rate(fp_rate);
             match modules {
@@ -107,7 +158,7 @@ pub fn bloom_bits_for_fp_rate(fp_rate: f64) -> f64 {
         let p = BlockedBloomParams::for_keys(1 << 20, b);
         blocked_fpr(512.0 / b, p.num_probes)
     };
-    if !(fp_rate > 0.0) {
+    if !is_positive(fp_rate) {
         return 64.0;
     }
     let (mut lo, mut hi) = (0.5f64, 64.0f64);
@@ -120,4 +171,9 @@ pub fn bloom_bits_for_fp_rate(fp_rate: f64) -> f64 {
         }
     }
     hi
+}
+
+/// `x > 0`, false for NaN: a size or rate that asks for a filter.
+pub(crate) fn is_positive(x: f64) -> bool {
+    x > 0.0
 }

@@ -26,7 +26,10 @@ impl Digest {
     #[inline]
     pub fn of(key: &[u8]) -> Digest {
         let h = xxhash_rust::xxh3::xxh3_128(key);
-        Digest { h1: h as u64, h2: (h >> 64) as u64 }
+        Digest {
+            h1: h as u64,
+            h2: (h >> 64) as u64,
+        }
     }
 
     /// A digest for filter part `part` (module or unit number) of a filter.
@@ -40,7 +43,10 @@ impl Digest {
             *self
         } else {
             let salt = u64::from(part).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-            Digest { h1: mix64(self.h1 ^ salt), h2: mix64(self.h2.wrapping_add(salt)) }
+            Digest {
+                h1: mix64(self.h1 ^ salt),
+                h2: mix64(self.h2.wrapping_add(salt)),
+            }
         }
     }
 }

@@ -15,24 +15,49 @@
 
 use super::digest::Digest;
 use super::format::Role;
-use super::modular_bloom::{module_fprs, module_plan, BloomLayout, ModularBloomBuilder, ModuleParams, ModuleSizes};
+use super::modular_bloom::{
+    module_fprs, module_plan, BloomLayout, ModularBloomBuilder, ModuleParams, ModuleSizes,
+};
 
 /// The units of a filter of `bits_per_key` split into `units` equal units.
-pub fn unit_plan(num_keys: u64, bits_per_key: f64, units: u8, layout: BloomLayout) -> Vec<ModuleParams> {
-    module_plan(num_keys, bits_per_key, ModuleSizes::Equal { count: units }, layout)
+pub fn unit_plan(
+    num_keys: u64,
+    bits_per_key: f64,
+    units: u8,
+    layout: BloomLayout,
+) -> Vec<ModuleParams> {
+    module_plan(
+        num_keys,
+        bits_per_key,
+        ModuleSizes::Equal { count: units },
+        layout,
+    )
 }
 
 /// Build and serialize the units (role [`Role::Unit`]).
-pub fn build_units(digests: &[Digest], plan: &[ModuleParams], layout: BloomLayout, digest_version: u8) -> Vec<Vec<u8>> {
+pub fn build_units(
+    digests: &[Digest],
+    plan: &[ModuleParams],
+    layout: BloomLayout,
+    digest_version: u8,
+) -> Vec<Vec<u8>> {
     let mut b = ModularBloomBuilder::new(plan, layout);
     b.add_all(digests);
     b.finish(Role::Unit, digest_version)
 }
 
 /// Analytic FP rate with the units in `enabled` probed.
-pub fn enabled_units_fpr(plan: &[ModuleParams], num_keys: u64, layout: BloomLayout, enabled: &[usize]) -> f64 {
+pub fn enabled_units_fpr(
+    plan: &[ModuleParams],
+    num_keys: u64,
+    layout: BloomLayout,
+    enabled: &[usize],
+) -> f64 {
     let fprs = module_fprs(plan, num_keys, layout);
-    enabled.iter().map(|&u| fprs.get(u).copied().unwrap_or(1.0)).product()
+    enabled
+        .iter()
+        .map(|&u| fprs.get(u).copied().unwrap_or(1.0))
+        .product()
 }
 
 #[cfg(test)]
@@ -45,18 +70,27 @@ mod tests {
     #[test]
     fn any_subset_of_units_has_no_false_negatives_and_the_product_fpr() {
         let n = 20_000;
-        for layout in [BloomLayout::Standard(Probing::DoubleHashing), BloomLayout::Blocked] {
+        for layout in [
+            BloomLayout::Standard(Probing::DoubleHashing),
+            BloomLayout::Blocked,
+        ] {
             let plan = unit_plan(n, 12.0, 4, layout);
             let keys = digests(4, n);
             let bytes = build_units(&keys, &plan, layout, 1);
-            let units: Vec<FilterPart<'_>> = bytes.iter().map(|b| FilterPart::parse(b).unwrap()).collect();
+            let units: Vec<FilterPart<'_>> = bytes
+                .iter()
+                .map(|b| FilterPart::parse(b).unwrap())
+                .collect();
             assert!(units.iter().all(|u| u.role() == Role::Unit));
             for subset in [vec![2usize], vec![0, 3], vec![3, 1, 2]] {
                 let probe = |d: &Digest| subset.iter().all(|&u| units[u].may_contain(d));
                 assert!(keys.iter().all(probe));
                 let measured = fpr_of(probe, 300_000);
                 let expected = enabled_units_fpr(&plan, n, layout, &subset);
-                assert!(within(measured, expected, 0.10), "{layout:?} {subset:?}: {measured} vs {expected}");
+                assert!(
+                    within(measured, expected, 0.10),
+                    "{layout:?} {subset:?}: {measured} vs {expected}"
+                );
             }
         }
     }

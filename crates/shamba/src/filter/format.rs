@@ -186,7 +186,9 @@ pub fn decode(bytes: &[u8]) -> Result<RawPart<'_>, DecodeError> {
     let mut r = Reader::new(fixed);
     let version = r.u8()?;
     if version != FORMAT_VERSION {
-        return Err(DecodeError::new(format!("filter part: unknown format version {version}")));
+        return Err(DecodeError::new(format!(
+            "filter part: unknown format version {version}"
+        )));
     }
     let kind_byte = r.u8()?;
     let kind = PartKind::from_u8(kind_byte)
@@ -203,11 +205,15 @@ pub fn decode(bytes: &[u8]) -> Result<RawPart<'_>, DecodeError> {
         )));
     }
     if role == Role::Whole && part_count != 1 {
-        return Err(DecodeError::new("filter part: a whole filter must have one part"));
+        return Err(DecodeError::new(
+            "filter part: a whole filter must have one part",
+        ));
     }
     let fallback_byte = r.u8()?;
     let fallback = FallbackReason::from_u8(fallback_byte).ok_or_else(|| {
-        DecodeError::new(format!("filter part: unknown fallback reason {fallback_byte}"))
+        DecodeError::new(format!(
+            "filter part: unknown fallback reason {fallback_byte}"
+        ))
     })?;
     let params_len = usize::from(r.u8()?);
     let payload_len = r.u64()?;
@@ -226,8 +232,19 @@ pub fn decode(bytes: &[u8]) -> Result<RawPart<'_>, DecodeError> {
     let payload = bytes
         .get(HEADER_LEN + params_len..)
         .ok_or_else(|| DecodeError::new("filter part: payload truncated"))?;
-    let header = Header { kind, digest_version, role, part_index, part_count, fallback };
-    Ok(RawPart { header, params, payload })
+    let header = Header {
+        kind,
+        digest_version,
+        role,
+        part_index,
+        part_count,
+        fallback,
+    };
+    Ok(RawPart {
+        header,
+        params,
+        payload,
+    })
 }
 
 /// Little-endian field reader over a parameter block; every read is checked.

@@ -76,11 +76,17 @@ impl HashFn {
                 let mut b = [0u8; 8];
                 a.copy_from_slice(&out[0..8]);
                 b.copy_from_slice(&out[8..16]);
-                Digest { h1: u64::from_le_bytes(a), h2: u64::from_le_bytes(b) }
+                Digest {
+                    h1: u64::from_le_bytes(a),
+                    h2: u64::from_le_bytes(b),
+                }
             }
             _ => {
                 let h = self.hash64(key, 0);
-                Digest { h1: h, h2: mix64(h ^ 0x6A09_E667_F3BC_C908) }
+                Digest {
+                    h1: h,
+                    h2: mix64(h ^ 0x6A09_E667_F3BC_C908),
+                }
             }
         }
     }
@@ -168,6 +174,9 @@ mod tests {
     #[test]
     fn engine_digest_is_xxh3_128() {
         assert_eq!(HashFn::Xxh3_128.digest(b"key"), Digest::of(b"key"));
-        assert_eq!(HashFn::Xxh3_128.digest_version(), super::super::DIGEST_VERSION);
+        assert_eq!(
+            HashFn::Xxh3_128.digest_version(),
+            super::super::DIGEST_VERSION
+        );
     }
 }

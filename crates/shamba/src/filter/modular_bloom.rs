@@ -17,8 +17,12 @@
 //! same total size (Eq. 5). **Expected module accesses** of an empty query:
 //! `1 + f_1 + f_1 f_2 + ... + f_1 ... f_(D-1)`.
 
-use super::bloom_blocked::{blocked_fpr, blocked_num_probes, BlockedBloomBuilder, BlockedBloomParams};
-use super::bloom_standard::{standard_fpr, Probing, StandardBloomBuilder, StandardBloomParams, MAX_PROBES};
+use super::bloom_blocked::{
+    blocked_fpr, blocked_num_probes, BlockedBloomBuilder, BlockedBloomParams,
+};
+use super::bloom_standard::{
+    standard_fpr, Probing, StandardBloomBuilder, StandardBloomParams, MAX_PROBES,
+};
 use super::digest::Digest;
 use super::format::{FallbackReason, Role};
 
@@ -72,10 +76,14 @@ impl ModuleSizes {
     pub fn split(&self, bits_per_key: f64) -> Vec<f64> {
         let d = usize::from(self.count());
         match *self {
-            ModuleSizes::Proportional { first_bits_per_key, .. } if d > 1 => {
+            ModuleSizes::Proportional {
+                first_bits_per_key, ..
+            } if d > 1 => {
                 let first = first_bits_per_key.clamp(0.0, bits_per_key);
                 let rest = (bits_per_key - first) / (d - 1) as f64;
-                std::iter::once(first).chain(std::iter::repeat_n(rest, d - 1)).collect()
+                std::iter::once(first)
+                    .chain(std::iter::repeat_n(rest, d - 1))
+                    .collect()
             }
             _ => vec![bits_per_key / d as f64; d],
         }
@@ -92,7 +100,12 @@ pub struct ModuleParams {
 }
 
 /// The modules for `num_keys` keys at `bits_per_key` in total, `k_d` chosen per module.
-pub fn module_plan(num_keys: u64, bits_per_key: f64, sizes: ModuleSizes, layout: BloomLayout) -> Vec<ModuleParams> {
+pub fn module_plan(
+    num_keys: u64,
+    bits_per_key: f64,
+    sizes: ModuleSizes,
+    layout: BloomLayout,
+) -> Vec<ModuleParams> {
     let n = num_keys.max(1) as f64;
     sizes
         .split(bits_per_key)
@@ -105,7 +118,10 @@ pub fn module_plan(num_keys: u64, bits_per_key: f64, sizes: ModuleSizes, layout:
                     ((bpk * std::f64::consts::LN_2).round() as u32).clamp(1, MAX_PROBES)
                 }
             };
-            ModuleParams { bits: ((n * bpk).ceil() as u64).max(64), probes }
+            ModuleParams {
+                bits: ((n * bpk).ceil() as u64).max(64),
+                probes,
+            }
         })
         .collect()
 }
@@ -129,7 +145,13 @@ impl ModuleBuilder {
         }
     }
 
-    fn finish(&self, role: Role, count: u8, digest_version: u8, fallback: FallbackReason) -> Vec<u8> {
+    fn finish(
+        &self,
+        role: Role,
+        count: u8,
+        digest_version: u8,
+        fallback: FallbackReason,
+    ) -> Vec<u8> {
         match self {
             ModuleBuilder::Blocked(b) => b.finish(role, count, digest_version, fallback),
             ModuleBuilder::Standard(b) => b.finish(role, count, digest_version, fallback),
@@ -223,9 +245,17 @@ impl ModularBloomBuilder {
     }
 
     /// Serialize, recording in every part why this filter replaced a requested Ribbon.
-    pub fn finish_with_fallback(&self, role: Role, digest_version: u8, fallback: FallbackReason) -> Vec<Vec<u8>> {
+    pub fn finish_with_fallback(
+        &self,
+        role: Role,
+        digest_version: u8,
+        fallback: FallbackReason,
+    ) -> Vec<Vec<u8>> {
         let count = self.modules.len() as u8;
-        self.modules.iter().map(|m| m.finish(role, count, digest_version, fallback)).collect()
+        self.modules
+            .iter()
+            .map(|m| m.finish(role, count, digest_version, fallback))
+            .collect()
     }
 }
 
@@ -279,20 +309,32 @@ mod tests {
     fn equal_and_proportional_splits_keep_the_total() {
         let eq = ModuleSizes::Equal { count: 3 }.split(9.0);
         assert_eq!(eq, vec![3.0, 3.0, 3.0]);
-        let prop = ModuleSizes::Proportional { count: 2, first_bits_per_key: 7.0 }.split(10.0);
+        let prop = ModuleSizes::Proportional {
+            count: 2,
+            first_bits_per_key: 7.0,
+        }
+        .split(10.0);
         assert_eq!(prop, vec![7.0, 3.0]);
     }
 
     #[test]
     fn modules_probed_in_order_match_the_product_formula_and_access_count() {
         let n = 50_000;
-        for layout in [BloomLayout::Standard(Probing::Rotation), BloomLayout::Blocked] {
+        for layout in [
+            BloomLayout::Standard(Probing::Rotation),
+            BloomLayout::Blocked,
+        ] {
             let plan = module_plan(n, 10.0, ModuleSizes::Equal { count: 2 }, layout);
             let mut b = ModularBloomBuilder::new(&plan, layout);
             b.add_all(&digests(3, n));
             let bytes = b.finish(Role::Module, 1);
-            let parts: Vec<FilterPart<'_>> = bytes.iter().map(|p| FilterPart::parse(p).unwrap()).collect();
-            assert!(digests(3, n).iter().all(|d| probe_modules(&parts, |p| p.may_contain(d)).0));
+            let parts: Vec<FilterPart<'_>> = bytes
+                .iter()
+                .map(|p| FilterPart::parse(p).unwrap())
+                .collect();
+            assert!(digests(3, n)
+                .iter()
+                .all(|d| probe_modules(&parts, |p| p.may_contain(d)).0));
             let queries = 1_000_000u64;
             let (mut fp, mut accesses) = (0u64, 0usize);
             for i in 0..queries {
@@ -304,9 +346,15 @@ mod tests {
             let fprs = module_fprs(&plan, n, layout);
             let expected = modular_fpr(&plan, n, layout);
             let measured = fp as f64 / queries as f64;
-            assert!(within(measured, expected, 0.10), "{layout:?}: {measured} vs {expected}");
+            assert!(
+                within(measured, expected, 0.10),
+                "{layout:?}: {measured} vs {expected}"
+            );
             let acc = accesses as f64 / queries as f64;
-            assert!(within(acc, expected_module_accesses(&fprs), 0.02), "{layout:?}: accesses {acc}");
+            assert!(
+                within(acc, expected_module_accesses(&fprs), 0.02),
+                "{layout:?}: accesses {acc}"
+            );
         }
     }
 }

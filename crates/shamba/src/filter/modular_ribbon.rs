@@ -22,15 +22,23 @@ use super::modular_bloom::ModuleSizes;
 ///
 /// `columns_per_bit_per_key` converts the first module's bits/key of
 /// [`ModuleSizes::Proportional`] into columns (it is `keys / slots`, about 0.96).
-pub fn module_columns(total_columns: f64, sizes: ModuleSizes, columns_per_bit_per_key: f64) -> Vec<f64> {
+pub fn module_columns(
+    total_columns: f64,
+    sizes: ModuleSizes,
+    columns_per_bit_per_key: f64,
+) -> Vec<f64> {
     let d = usize::from(sizes.count());
     if d <= 1 {
         return vec![total_columns];
     }
     match sizes {
         ModuleSizes::Equal { .. } => split_rest(total_columns, d),
-        ModuleSizes::Proportional { first_bits_per_key, .. } => {
-            let first = (first_bits_per_key * columns_per_bit_per_key).round().clamp(1.0, total_columns.max(1.0));
+        ModuleSizes::Proportional {
+            first_bits_per_key, ..
+        } => {
+            let first = (first_bits_per_key * columns_per_bit_per_key)
+                .round()
+                .clamp(1.0, total_columns.max(1.0));
             let mut out = vec![first];
             out.extend(split_rest(total_columns - first, d - 1));
             out
@@ -57,14 +65,24 @@ mod tests {
 
     #[test]
     fn splits_keep_the_total_with_one_fractional_module() {
-        assert_eq!(module_columns(6.64, ModuleSizes::Equal { count: 1 }, 0.96), vec![6.64]);
+        assert_eq!(
+            module_columns(6.64, ModuleSizes::Equal { count: 1 }, 0.96),
+            vec![6.64]
+        );
         let two = module_columns(6.64, ModuleSizes::Equal { count: 2 }, 0.96);
         assert_eq!(two[0], 3.0);
         assert!((two[1] - 3.64).abs() < 1e-9);
         let seven = module_columns(6.64, ModuleSizes::Equal { count: 7 }, 0.96);
         assert_eq!(seven.len(), 7);
         assert!(seven.iter().all(|&c| c >= 0.6));
-        let prop = module_columns(9.0, ModuleSizes::Proportional { count: 2, first_bits_per_key: 7.3 }, 0.96);
+        let prop = module_columns(
+            9.0,
+            ModuleSizes::Proportional {
+                count: 2,
+                first_bits_per_key: 7.3,
+            },
+            0.96,
+        );
         assert_eq!(prop, vec![7.0, 2.0]);
     }
 
@@ -92,9 +110,16 @@ mod tests {
         }
         for (m, c) in mods.iter().zip(&alone) {
             let measured = *c as f64 / queries as f64;
-            assert!(within(measured, m.layout().expected_fpr(), 0.10), "module {measured}");
+            assert!(
+                within(measured, m.layout().expected_fpr(), 0.10),
+                "module {measured}"
+            );
         }
         let measured = all as f64 / queries as f64;
-        assert!(within(measured, b.expected_fpr(), 0.10), "all {measured} vs {}", b.expected_fpr());
+        assert!(
+            within(measured, b.expected_fpr(), 0.10),
+            "all {measured} vs {}",
+            b.expected_fpr()
+        );
     }
 }

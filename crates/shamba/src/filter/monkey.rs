@@ -60,7 +60,13 @@ pub fn monkey_fp_rates(entries: &[u64], models: &[CostModel], total_bits: f64) -
             })
             .collect()
     };
-    let memory = |f: &[f64]| -> f64 { f.iter().zip(&n).zip(models).map(|((&fi, &ni), m)| ni * m.bits_for_fpr(fi)).sum() };
+    let memory = |f: &[f64]| -> f64 {
+        f.iter()
+            .zip(&n)
+            .zip(models)
+            .map(|((&fi, &ni), m)| ni * m.bits_for_fpr(fi))
+            .sum()
+    };
     // Memory falls as λ grows; bisect ln λ.
     let (mut lo, mut hi) = (-800.0f64, 50.0f64);
     for _ in 0..200 {
@@ -84,7 +90,11 @@ mod tests {
         let models = [CostModel::Bloom; 4];
         let total: f64 = entries.iter().map(|&e| e as f64 * 10.0).sum();
         let f = monkey_fp_rates(&entries, &models, total);
-        let used: f64 = f.iter().zip(&entries).map(|(&fi, &e)| e as f64 * CostModel::Bloom.bits_for_fpr(fi)).sum();
+        let used: f64 = f
+            .iter()
+            .zip(&entries)
+            .map(|(&fi, &e)| e as f64 * CostModel::Bloom.bits_for_fpr(fi))
+            .sum();
         assert!((used - total).abs() / total < 1e-6, "{used} vs {total}");
         let uniform = 4.0 * CostModel::Bloom.fpr_for_bits(10.0);
         let monkey: f64 = f.iter().sum();

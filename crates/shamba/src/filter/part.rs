@@ -34,7 +34,10 @@ impl<'a> FilterPart<'a> {
     /// Validate a part whose digests came from the hash function with `digest_version`
     /// (experiments); a part of any other digest version is rejected, since probing it
     /// with the wrong digest would give false negatives.
-    pub fn parse_with_digest_version(bytes: &'a [u8], digest_version: u8) -> Result<Self, DecodeError> {
+    pub fn parse_with_digest_version(
+        bytes: &'a [u8],
+        digest_version: u8,
+    ) -> Result<Self, DecodeError> {
         let raw = format::decode(bytes)?;
         if raw.header.digest_version != digest_version {
             return Err(DecodeError::new(format!(
@@ -47,7 +50,11 @@ impl<'a> FilterPart<'a> {
             PartKind::StandardBloom => Body::Standard(StandardBloomRef::parse(&raw)?),
             PartKind::Ribbon => Body::Ribbon(RibbonRef::parse(&raw)?),
         };
-        Ok(FilterPart { header: raw.header, bytes: bytes.len(), body })
+        Ok(FilterPart {
+            header: raw.header,
+            bytes: bytes.len(),
+            body,
+        })
     }
 
     /// `false` means the key is certainly absent; `true` means it may be present.

@@ -69,7 +69,9 @@ impl FilterSpec {
     /// A Ribbon filter with the FP rate of a blocked Bloom filter at `bits_per_key`
     /// (RocksDB's `NewRibbonFilterPolicy(bloom_equivalent_bits_per_key)`).
     pub fn ribbon_bloom_equivalent(bits_per_key: f64) -> FilterSpec {
-        FilterSpec::Ribbon { fp_rate: bloom_equivalent_fp_rate(bits_per_key) }
+        FilterSpec::Ribbon {
+            fp_rate: bloom_equivalent_fp_rate(bits_per_key),
+        }
     }
 
     /// Short name of the kind.
@@ -145,13 +147,19 @@ impl Default for BuildPolicy {
 impl BuildPolicy {
     /// Uniform blocked Bloom filters at `bits_per_key`.
     pub fn uniform(bits_per_key: f64) -> Self {
-        BuildPolicy { bits_per_key, ..BuildPolicy::default() }
+        BuildPolicy {
+            bits_per_key,
+            ..BuildPolicy::default()
+        }
     }
 
     /// Check the policy's parameters; the message names the bad value.
     pub fn validate(&self) -> Result<(), String> {
         if !(self.bits_per_key >= 0.0 && self.bits_per_key <= 64.0) {
-            return Err(format!("filter bits_per_key must be in 0..=64, got {}", self.bits_per_key));
+            return Err(format!(
+                "filter bits_per_key must be in 0..=64, got {}",
+                self.bits_per_key
+            ));
         }
         let check_sizes = |sizes: &ModuleSizes| -> Result<(), String> {
             match *sizes {
@@ -172,7 +180,9 @@ impl BuildPolicy {
         match &self.layout {
             FilterLayout::Whole => {}
             FilterLayout::Modules(sizes) => check_sizes(sizes)?,
-            FilterLayout::Units { count: 0 } => return Err("filter units count must be at least 1".to_string()),
+            FilterLayout::Units { count: 0 } => {
+                return Err("filter units count must be at least 1".to_string())
+            }
             FilterLayout::Units { .. } => {}
         }
         Ok(())
@@ -193,13 +203,17 @@ impl BuildPolicy {
     /// The filter for a table written to `level`, given the entries per level of the tree
     /// (used by Monkey allocation; uniform when it is empty or has no entries).
     pub fn spec_for_level(&self, level: usize, entries_per_level: &[u64]) -> FilterSpec {
-        if !(self.bits_per_key > 0.0) {
+        if !super::build::is_positive(self.bits_per_key) {
             return FilterSpec::None;
         }
         let uniform_fp = bloom_equivalent_fp_rate(self.bits_per_key);
         let (bits, fp) = match self.allocation {
-            Allocation::Monkey if level < entries_per_level.len() && entries_per_level.iter().any(|&e| e > 0) => {
-                let models: Vec<CostModel> = (0..entries_per_level.len()).map(|l| self.model(l)).collect();
+            Allocation::Monkey
+                if level < entries_per_level.len() && entries_per_level.iter().any(|&e| e > 0) =>
+            {
+                let models: Vec<CostModel> = (0..entries_per_level.len())
+                    .map(|l| self.model(l))
+                    .collect();
                 // The same memory the uniform policy would use.
                 let budget: f64 = entries_per_level
                     .iter()
@@ -224,20 +238,28 @@ impl BuildPolicy {
         if self.is_ribbon_level(level) {
             match self.layout {
                 FilterLayout::Whole => FilterSpec::Ribbon { fp_rate: fp },
-                FilterLayout::Modules(modules) => FilterSpec::ModularRibbon { fp_rate: fp, modules },
-                FilterLayout::Units { count } => {
-                    FilterSpec::ModularRibbon { fp_rate: fp, modules: ModuleSizes::Equal { count } }
-                }
+                FilterLayout::Modules(modules) => FilterSpec::ModularRibbon {
+                    fp_rate: fp,
+                    modules,
+                },
+                FilterLayout::Units { count } => FilterSpec::ModularRibbon {
+                    fp_rate: fp,
+                    modules: ModuleSizes::Equal { count },
+                },
             }
         } else {
             match self.layout {
                 FilterLayout::Whole => FilterSpec::Bloom { bits_per_key: bits },
-                FilterLayout::Modules(modules) => {
-                    FilterSpec::ModularBloom { bits_per_key: bits, modules, layout: self.bloom_layout }
-                }
-                FilterLayout::Units { count } => {
-                    FilterSpec::Elastic { bits_per_key: bits, units: count, layout: self.bloom_layout }
-                }
+                FilterLayout::Modules(modules) => FilterSpec::ModularBloom {
+                    bits_per_key: bits,
+                    modules,
+                    layout: self.bloom_layout,
+                },
+                FilterLayout::Units { count } => FilterSpec::Elastic {
+                    bits_per_key: bits,
+                    units: count,
+                    layout: self.bloom_layout,
+                },
             }
         }
     }
@@ -252,38 +274,73 @@ mod tests {
         let p = BuildPolicy::default();
         p.validate().unwrap();
         for level in 0..7 {
-            assert_eq!(p.spec_for_level(level, &[]), FilterSpec::Bloom { bits_per_key: 10.0 });
+            assert_eq!(
+                p.spec_for_level(level, &[]),
+                FilterSpec::Bloom { bits_per_key: 10.0 }
+            );
         }
-        assert_eq!(BuildPolicy::uniform(0.0).spec_for_level(0, &[]), FilterSpec::None);
+        assert_eq!(
+            BuildPolicy::uniform(0.0).spec_for_level(0, &[]),
+            FilterSpec::None
+        );
     }
 
     #[test]
     fn bad_values_name_themselves() {
-        assert!(BuildPolicy::uniform(-1.0).validate().unwrap_err().contains("bits_per_key"));
-        assert!(BuildPolicy::uniform(f64::NAN).validate().unwrap_err().contains("bits_per_key"));
+        assert!(BuildPolicy::uniform(-1.0)
+            .validate()
+            .unwrap_err()
+            .contains("bits_per_key"));
+        assert!(BuildPolicy::uniform(f64::NAN)
+            .validate()
+            .unwrap_err()
+            .contains("bits_per_key"));
         let p = BuildPolicy {
-            layout: FilterLayout::Modules(ModuleSizes::Proportional { count: 2, first_bits_per_key: 12.0 }),
+            layout: FilterLayout::Modules(ModuleSizes::Proportional {
+                count: 2,
+                first_bits_per_key: 12.0,
+            }),
             ..BuildPolicy::default()
         };
         assert!(p.validate().unwrap_err().contains("first_bits_per_key"));
-        let p = BuildPolicy { layout: FilterLayout::Units { count: 0 }, ..BuildPolicy::default() };
+        let p = BuildPolicy {
+            layout: FilterLayout::Units { count: 0 },
+            ..BuildPolicy::default()
+        };
         assert!(p.validate().unwrap_err().contains("units"));
     }
 
     #[test]
     fn ribbon_from_a_level_down_with_bloom_above() {
-        let p = BuildPolicy { ribbon_from_level: Some(2), ..BuildPolicy::default() };
+        let p = BuildPolicy {
+            ribbon_from_level: Some(2),
+            ..BuildPolicy::default()
+        };
         assert!(matches!(p.spec_for_level(1, &[]), FilterSpec::Bloom { .. }));
-        let FilterSpec::Ribbon { fp_rate } = p.spec_for_level(2, &[]) else { panic!() };
+        let FilterSpec::Ribbon { fp_rate } = p.spec_for_level(2, &[]) else {
+            panic!()
+        };
         assert!((fp_rate - bloom_equivalent_fp_rate(10.0)).abs() < 1e-12);
-        let p = BuildPolicy { layout: FilterLayout::Units { count: 4 }, ..p };
-        assert!(matches!(p.spec_for_level(0, &[]), FilterSpec::Elastic { units: 4, .. }));
-        assert!(matches!(p.spec_for_level(3, &[]), FilterSpec::ModularRibbon { .. }));
+        let p = BuildPolicy {
+            layout: FilterLayout::Units { count: 4 },
+            ..p
+        };
+        assert!(matches!(
+            p.spec_for_level(0, &[]),
+            FilterSpec::Elastic { units: 4, .. }
+        ));
+        assert!(matches!(
+            p.spec_for_level(3, &[]),
+            FilterSpec::ModularRibbon { .. }
+        ));
     }
 
     #[test]
     fn monkey_gives_shallow_levels_more_bits() {
-        let p = BuildPolicy { allocation: Allocation::Monkey, ..BuildPolicy::default() };
+        let p = BuildPolicy {
+            allocation: Allocation::Monkey,
+            ..BuildPolicy::default()
+        };
         let entries = [10_000u64, 100_000, 1_000_000, 10_000_000];
         let bits: Vec<f64> = (0..4)
             .map(|l| match p.spec_for_level(l, &entries) {

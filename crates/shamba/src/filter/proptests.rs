@@ -13,8 +13,14 @@ fn all_specs() -> Vec<FilterSpec> {
     vec![
         FilterSpec::Bloom { bits_per_key: 10.0 },
         FilterSpec::Bloom { bits_per_key: 3.3 },
-        FilterSpec::StandardBloom { bits_per_key: 9.0, probing: Probing::Rotation },
-        FilterSpec::StandardBloom { bits_per_key: 9.0, probing: Probing::DoubleHashing },
+        FilterSpec::StandardBloom {
+            bits_per_key: 9.0,
+            probing: Probing::Rotation,
+        },
+        FilterSpec::StandardBloom {
+            bits_per_key: 9.0,
+            probing: Probing::DoubleHashing,
+        },
         FilterSpec::ModularBloom {
             bits_per_key: 10.0,
             modules: ModuleSizes::Equal { count: 3 },
@@ -22,17 +28,34 @@ fn all_specs() -> Vec<FilterSpec> {
         },
         FilterSpec::ModularBloom {
             bits_per_key: 10.0,
-            modules: ModuleSizes::Proportional { count: 2, first_bits_per_key: 7.0 },
+            modules: ModuleSizes::Proportional {
+                count: 2,
+                first_bits_per_key: 7.0,
+            },
             layout: BloomLayout::Blocked,
         },
-        FilterSpec::Elastic { bits_per_key: 12.0, units: 4, layout: BloomLayout::Blocked },
-        FilterSpec::Elastic { bits_per_key: 10.0, units: 7, layout: BloomLayout::Standard(Probing::DoubleHashing) },
+        FilterSpec::Elastic {
+            bits_per_key: 12.0,
+            units: 4,
+            layout: BloomLayout::Blocked,
+        },
+        FilterSpec::Elastic {
+            bits_per_key: 10.0,
+            units: 7,
+            layout: BloomLayout::Standard(Probing::DoubleHashing),
+        },
         FilterSpec::Ribbon { fp_rate: 0.01 },
         FilterSpec::Ribbon { fp_rate: 0.3 },
-        FilterSpec::ModularRibbon { fp_rate: 0.005, modules: ModuleSizes::Equal { count: 2 } },
+        FilterSpec::ModularRibbon {
+            fp_rate: 0.005,
+            modules: ModuleSizes::Equal { count: 2 },
+        },
         FilterSpec::ModularRibbon {
             fp_rate: 0.001,
-            modules: ModuleSizes::Proportional { count: 3, first_bits_per_key: 4.0 },
+            modules: ModuleSizes::Proportional {
+                count: 3,
+                first_bits_per_key: 4.0,
+            },
         },
     ]
 }
@@ -40,7 +63,11 @@ fn all_specs() -> Vec<FilterSpec> {
 fn check_no_false_negatives(spec: &FilterSpec, keys: &[Digest]) -> Result<(), TestCaseError> {
     let parts = build_filter_parts(spec, keys);
     prop_assert!(!parts.is_empty(), "{spec:?} built no filter");
-    let parsed: Vec<FilterPart<'_>> = parts.iter().map(|p| FilterPart::parse(p)).collect::<Result<_, _>>().map_err(|e| TestCaseError::fail(e.0))?;
+    let parsed: Vec<FilterPart<'_>> = parts
+        .iter()
+        .map(|p| FilterPart::parse(p))
+        .collect::<Result<_, _>>()
+        .map_err(|e| TestCaseError::fail(e.0))?;
     for (i, p) in parsed.iter().enumerate() {
         prop_assert_eq!(usize::from(p.part_index()), i);
         prop_assert_eq!(usize::from(p.part_count()), parsed.len());
@@ -51,21 +78,32 @@ fn check_no_false_negatives(spec: &FilterSpec, keys: &[Digest]) -> Result<(), Te
     }
     for d in keys {
         for p in &parsed {
-            prop_assert!(p.may_contain(d), "false negative in {spec:?} part {}", p.part_index());
+            prop_assert!(
+                p.may_contain(d),
+                "false negative in {spec:?} part {}",
+                p.part_index()
+            );
         }
     }
     Ok(())
 }
 
 fn keys_strategy() -> impl Strategy<Value = Vec<Digest>> {
-    (prop::collection::vec((any::<u64>(), any::<u64>()), 0..600), 0usize..4).prop_map(|(pairs, dup_every)| {
-        let mut v: Vec<Digest> = pairs.into_iter().map(|(h1, h2)| Digest { h1, h2 }).collect();
-        if dup_every > 0 {
-            let dups: Vec<Digest> = v.iter().step_by(dup_every).copied().collect();
-            v.extend(dups);
-        }
-        v
-    })
+    (
+        prop::collection::vec((any::<u64>(), any::<u64>()), 0..600),
+        0usize..4,
+    )
+        .prop_map(|(pairs, dup_every)| {
+            let mut v: Vec<Digest> = pairs
+                .into_iter()
+                .map(|(h1, h2)| Digest { h1, h2 })
+                .collect();
+            if dup_every > 0 {
+                let dups: Vec<Digest> = v.iter().step_by(dup_every).copied().collect();
+                v.extend(dups);
+            }
+            v
+        })
 }
 
 proptest! {
@@ -141,7 +179,13 @@ fn no_filter_specs_build_nothing() {
     let keys = digests(15, 10);
     assert!(build_filter_parts(&FilterSpec::None, &keys).is_empty());
     assert!(build_filter_parts(&FilterSpec::Bloom { bits_per_key: 0.0 }, &keys).is_empty());
-    assert!(build_filter_parts(&FilterSpec::Bloom { bits_per_key: f64::NAN }, &keys).is_empty());
+    assert!(build_filter_parts(
+        &FilterSpec::Bloom {
+            bits_per_key: f64::NAN
+        },
+        &keys
+    )
+    .is_empty());
     assert!(build_filter_parts(&FilterSpec::Ribbon { fp_rate: 1.0 }, &keys).is_empty());
 }
 
@@ -159,7 +203,8 @@ fn unbuildable_ribbon_falls_back_to_bloom_and_says_why() {
 #[test]
 fn parts_of_another_digest_version_are_rejected() {
     let keys = digests(17, 10);
-    let parts = super::build_filter_parts_with_version(&FilterSpec::Bloom { bits_per_key: 10.0 }, &keys, 4);
+    let parts =
+        super::build_filter_parts_with_version(&FilterSpec::Bloom { bits_per_key: 10.0 }, &keys, 4);
     assert!(FilterPart::parse(&parts[0]).is_err());
     assert!(FilterPart::parse_with_digest_version(&parts[0], 4).is_ok());
 }

@@ -10,7 +10,10 @@ pub fn digests(stream: u64, n: u64) -> Vec<Digest> {
 /// The `i`-th digest of stream `stream`.
 pub fn digest_at(stream: u64, i: u64) -> Digest {
     let x = (stream << 40) ^ i;
-    Digest { h1: mix64(x ^ 0x1234_5678_9ABC_DEF0), h2: mix64(x.wrapping_add(0x0F1E_2D3C_4B5A_6978)) }
+    Digest {
+        h1: mix64(x ^ 0x1234_5678_9ABC_DEF0),
+        h2: mix64(x.wrapping_add(0x0F1E_2D3C_4B5A_6978)),
+    }
 }
 
 /// The fraction of `queries` digests never added (stream 999) for which `probe` says maybe.

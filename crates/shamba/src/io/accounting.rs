@@ -17,7 +17,12 @@ pub enum BlockKind {
 
 impl BlockKind {
     /// All kinds, in counter order.
-    pub const ALL: [BlockKind; 4] = [BlockKind::Data, BlockKind::Index, BlockKind::Filter, BlockKind::Other];
+    pub const ALL: [BlockKind; 4] = [
+        BlockKind::Data,
+        BlockKind::Index,
+        BlockKind::Filter,
+        BlockKind::Other,
+    ];
 
     /// A short lowercase name for tables and JSON.
     pub fn name(self) -> &'static str {

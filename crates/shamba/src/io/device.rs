@@ -45,7 +45,9 @@ impl DeviceModel {
                 } else {
                     (s.as_str(), 1)
                 };
-                DeviceModel::PerRead { nanos: num.trim().parse::<u64>().ok()?.checked_mul(mult)? }
+                DeviceModel::PerRead {
+                    nanos: num.trim().parse::<u64>().ok()?.checked_mul(mult)?,
+                }
             }
         })
     }
@@ -85,8 +87,14 @@ mod tests {
     #[test]
     fn parses_named_and_numeric_devices() {
         assert_eq!(DeviceModel::parse("nvm"), Some(DeviceModel::NVM));
-        assert_eq!(DeviceModel::parse("10us"), Some(DeviceModel::PerRead { nanos: 10_000 }));
-        assert_eq!(DeviceModel::parse("250"), Some(DeviceModel::PerRead { nanos: 250 }));
+        assert_eq!(
+            DeviceModel::parse("10us"),
+            Some(DeviceModel::PerRead { nanos: 10_000 })
+        );
+        assert_eq!(
+            DeviceModel::parse("250"),
+            Some(DeviceModel::PerRead { nanos: 250 })
+        );
         assert_eq!(DeviceModel::parse("fast"), None);
         assert_eq!(DeviceModel::parse("none"), Some(DeviceModel::None));
     }

@@ -95,13 +95,19 @@ impl RandomRead for FaultyReader {
 
 impl<S: Storage> Storage for FaultyStorage<S> {
     fn open_read(&self, path: &Path) -> Result<Arc<dyn RandomRead>> {
-        Ok(Arc::new(FaultyReader { inner: self.inner.open_read(path)?, plan: self.plan.clone() }))
+        Ok(Arc::new(FaultyReader {
+            inner: self.inner.open_read(path)?,
+            plan: self.plan.clone(),
+        }))
     }
     fn create(&self, path: &Path) -> Result<Box<dyn SequentialWrite>> {
         if self.plan.fail_writes.load(SeqCst) {
             return Err(FaultPlan::injected("create"));
         }
-        Ok(Box::new(FaultyWriter { inner: self.inner.create(path)?, plan: self.plan.clone() }))
+        Ok(Box::new(FaultyWriter {
+            inner: self.inner.create(path)?,
+            plan: self.plan.clone(),
+        }))
     }
     fn read_all(&self, path: &Path) -> Result<Vec<u8>> {
         if self.plan.fail_reads.load(SeqCst) {

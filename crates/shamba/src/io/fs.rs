@@ -66,8 +66,15 @@ impl Storage for FsStorage {
     }
 
     fn create(&self, path: &Path) -> Result<Box<dyn SequentialWrite>> {
-        let file = OpenOptions::new().write(true).create(true).truncate(true).open(path)?;
-        Ok(Box::new(FsWritable { out: BufWriter::with_capacity(64 * 1024, file), len: 0 }))
+        let file = OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(path)?;
+        Ok(Box::new(FsWritable {
+            out: BufWriter::with_capacity(64 * 1024, file),
+            len: 0,
+        }))
     }
 
     fn read_all(&self, path: &Path) -> Result<Vec<u8>> {
@@ -106,7 +113,12 @@ impl Storage for FsStorage {
     }
 
     fn lock(&self, path: &Path) -> Result<Box<dyn DirLock>> {
-        let file = OpenOptions::new().read(true).write(true).create(true).truncate(false).open(path)?;
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(path)?;
         match file.try_lock() {
             Ok(()) => Ok(Box::new(FsLock { _file: file })),
             Err(std::fs::TryLockError::WouldBlock) => Err(Error::Locked(path.to_path_buf())),

@@ -115,7 +115,12 @@ pub struct TableReader {
 impl TableReader {
     /// Open a table: read and check footer, properties, index (and pin filters unless
     /// they are cached).
-    pub fn open(path: PathBuf, file: Arc<dyn RandomRead>, number: u64, ctx: TableContext) -> Result<TableReader> {
+    pub fn open(
+        path: PathBuf,
+        file: Arc<dyn RandomRead>,
+        number: u64,
+        ctx: TableContext,
+    ) -> Result<TableReader> {
         let _ = (path, file, number, ctx);
         todo!()
     }

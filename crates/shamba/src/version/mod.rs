@@ -87,7 +87,10 @@ pub struct Version {
 impl Version {
     /// Files that may hold `user_key`, in the order a lookup must visit them: level by
     /// level, runs newest first, at most one file per run.
-    pub fn candidates<'a>(&'a self, user_key: &'a [u8]) -> impl Iterator<Item = (usize, &'a Arc<FileMeta>)> + 'a {
+    pub fn candidates<'a>(
+        &'a self,
+        user_key: &'a [u8],
+    ) -> impl Iterator<Item = (usize, &'a Arc<FileMeta>)> + 'a {
         let _ = user_key;
         std::iter::empty()
     }
@@ -131,7 +134,11 @@ impl VersionSet {
         todo!()
     }
     /// Recover from CURRENT and the manifest it names.
-    pub fn recover(storage: Arc<dyn Storage>, dir: &Path, num_levels: usize) -> Result<(VersionSet, RecoveredState)> {
+    pub fn recover(
+        storage: Arc<dyn Storage>,
+        dir: &Path,
+        num_levels: usize,
+    ) -> Result<(VersionSet, RecoveredState)> {
         let _ = (storage, dir, num_levels);
         todo!()
     }

@@ -57,7 +57,8 @@ impl Banding {
     fn add(&mut self, start: usize, mut cr: u128, mut rr: u32) -> bool {
         let mut i = start;
         loop {
-            let (Some(slot_c), Some(slot_r)) = (self.coeffs.get_mut(i), self.results.get_mut(i)) else {
+            let (Some(slot_c), Some(slot_r)) = (self.coeffs.get_mut(i), self.results.get_mut(i))
+            else {
                 return false;
             };
             let other = *slot_c;
@@ -92,7 +93,9 @@ impl Banding {
     /// high bits: each bucket spans ~1024 slots, so eliminating one bucket stays inside
     /// ~20 KiB of banding storage).
     pub fn sorted_rows(&self, digests: &[Digest], hasher: &RibbonHasher) -> Vec<Row> {
-        let num_starts = (self.coeffs.len() as u64).saturating_sub(COEFF_BITS - 1).max(1);
+        let num_starts = (self.coeffs.len() as u64)
+            .saturating_sub(COEFF_BITS - 1)
+            .max(1);
         let shift = 10u32;
         let num_buckets = (num_starts >> shift) as usize + 1;
         let mut counts = vec![0u32; num_buckets + 1];
@@ -135,15 +138,25 @@ impl Banding {
     /// Back-substitute into the segments of every layout (all layouts share `num_blocks`;
     /// each stores its own result columns). `out[i]` must be `layouts[i].bytes()` long.
     pub fn back_substitute(&self, layouts: &[ColumnLayout], out: &mut [Vec<u8>]) {
-        let total_cols =
-            layouts.iter().map(|l| (l.col_offset + l.upper_columns) as usize).max().unwrap_or(0).min(32);
+        let total_cols = layouts
+            .iter()
+            .map(|l| (l.col_offset + l.upper_columns) as usize)
+            .max()
+            .unwrap_or(0)
+            .min(32);
         let mut state = [0u128; 32];
         let state = &mut state[..total_cols];
         let num_blocks = self.coeffs.len() / COEFF_BITS as usize;
         for block in (0..num_blocks).rev() {
             let base = block * COEFF_BITS as usize;
-            let rows = self.coeffs.get(base..base + COEFF_BITS as usize).unwrap_or(&[]);
-            let results = self.results.get(base..base + COEFF_BITS as usize).unwrap_or(&[]);
+            let rows = self
+                .coeffs
+                .get(base..base + COEFF_BITS as usize)
+                .unwrap_or(&[]);
+            let results = self
+                .results
+                .get(base..base + COEFF_BITS as usize)
+                .unwrap_or(&[]);
             for (&cr, &rr) in rows.iter().zip(results).rev() {
                 if cr == 0 {
                     // Free variable: choose 0.
@@ -165,7 +178,9 @@ impl Banding {
                 for c in 0..cols {
                     let col = (layout.col_offset + c) as usize;
                     let at = (seg + u64::from(c)) as usize * SEGMENT_BYTES;
-                    if let (Some(dst), Some(src)) = (bytes.get_mut(at..at + SEGMENT_BYTES), state.get(col)) {
+                    if let (Some(dst), Some(src)) =
+                        (bytes.get_mut(at..at + SEGMENT_BYTES), state.get(col))
+                    {
                         dst.copy_from_slice(&src.to_le_bytes());
                     }
                 }

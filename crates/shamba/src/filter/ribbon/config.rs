@@ -9,8 +9,8 @@
 
 /// Keys that fit in 2^i slots with a 1-in-20 construction failure chance (0 = unsupported).
 const KNOWN_TO_ADD_BY_POW2: [f64; 18] = [
-    0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 248.851, 499.532, 1001.26, 2003.97, 4005.59, 8000.39, 15966.6,
-    31828.1, 63447.3, 126506.0,
+    0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 248.851, 499.532, 1001.26, 2003.97, 4005.59, 8000.39,
+    15966.6, 31828.1, 63447.3, 126506.0,
 ];
 /// Overhead growth per doubling of the slot count, past the known table.
 const FACTOR_PER_POW2: f64 = 0.0038;
@@ -71,7 +71,11 @@ mod tests {
     fn overhead_is_a_few_percent_and_grows_slowly() {
         let o = |n: u64| num_slots_for(n).unwrap() as f64 / n as f64;
         assert!(o(100_000) > 1.02 && o(100_000) < 1.045, "{}", o(100_000));
-        assert!(o(1_000_000) > 1.035 && o(1_000_000) < 1.055, "{}", o(1_000_000));
+        assert!(
+            o(1_000_000) > 1.035 && o(1_000_000) < 1.055,
+            "{}",
+            o(1_000_000)
+        );
         assert!(o(1_000_000) > o(100_000));
     }
 

@@ -21,7 +21,9 @@ pub struct RibbonHasher {
 impl RibbonHasher {
     /// The hasher for ordinal seed `seed` (0, 1, 2, ... are tried in turn).
     pub fn for_seed(seed: u32) -> Self {
-        RibbonHasher { raw_seed: mix64(u64::from(seed).wrapping_add(0x2545_F491_4F6C_DD1D)) }
+        RibbonHasher {
+            raw_seed: mix64(u64::from(seed).wrapping_add(0x2545_F491_4F6C_DD1D)),
+        }
     }
 
     /// Rebuild from a stored raw seed.
@@ -37,7 +39,10 @@ impl RibbonHasher {
     /// First slot of the key's coefficient window, in `0..num_starts`.
     #[inline(always)]
     pub fn start(&self, d: &Digest, num_starts: u64) -> u64 {
-        fastrange64((d.h1 ^ self.raw_seed).wrapping_mul(START_FACTOR), num_starts)
+        fastrange64(
+            (d.h1 ^ self.raw_seed).wrapping_mul(START_FACTOR),
+            num_starts,
+        )
     }
 
     /// Coefficient row (bit 0 always set, so the key's equation has a pivot at its start)

@@ -45,7 +45,11 @@ impl ColumnLayout {
     /// Like RocksDB, the fraction is chosen so the mixture of FP rates equals `2^-columns`.
     pub fn for_columns(num_blocks: u32, columns: f64, col_offset: u32) -> Self {
         let num_blocks = num_blocks.max(1);
-        let columns = if columns.is_nan() { 0.0 } else { columns.clamp(0.0, f64::from(MAX_COLUMNS)) };
+        let columns = if columns.is_nan() {
+            0.0
+        } else {
+            columns.clamp(0.0, f64::from(MAX_COLUMNS))
+        };
         let lower = columns.floor();
         let (lower_cols, upper_start_block) = if columns == lower {
             (lower as u32, num_blocks)
@@ -58,7 +62,8 @@ impl ColumnLayout {
             (lower as u32, (usb as u32).min(num_blocks))
         };
         // Normalise like RocksDB: count segments, then derive upper columns from them.
-        let segments = u64::from(num_blocks) * u64::from(lower_cols) + u64::from(num_blocks - upper_start_block);
+        let segments = u64::from(num_blocks) * u64::from(lower_cols)
+            + u64::from(num_blocks - upper_start_block);
         Self::from_segments(num_blocks, segments, col_offset)
     }
 
@@ -90,7 +95,8 @@ impl ColumnLayout {
 
     /// Total 128-bit segments stored.
     pub fn num_segments(&self) -> u64 {
-        u64::from(self.num_blocks) * u64::from(self.upper_columns) - u64::from(self.upper_start_block)
+        u64::from(self.num_blocks) * u64::from(self.upper_columns)
+            - u64::from(self.upper_start_block)
     }
 
     /// Payload bytes.
@@ -112,8 +118,9 @@ impl ColumnLayout {
         if self.upper_columns == 0 {
             return 1.0;
         }
-        let lower_portion =
-            ((u64::from(self.upper_start_block) * COEFF_BITS) as f64 / self.num_starts() as f64).min(1.0);
+        let lower_portion = ((u64::from(self.upper_start_block) * COEFF_BITS) as f64
+            / self.num_starts() as f64)
+            .min(1.0);
         let upper = f64::from(self.upper_columns);
         lower_portion * 2f64.powf(-(upper - 1.0)) + (1.0 - lower_portion) * 2f64.powf(-upper)
     }
@@ -142,9 +149,17 @@ mod tests {
             let l = ColumnLayout::for_columns(10_000, c, 0);
             assert!(l.is_valid());
             let want = 2f64.powf(-c);
-            assert!((l.expected_fpr() - want).abs() / want < 0.01, "{c}: {} vs {want}", l.expected_fpr());
+            assert!(
+                (l.expected_fpr() - want).abs() / want < 0.01,
+                "{c}: {} vs {want}",
+                l.expected_fpr()
+            );
             // Mixing FP rates costs a little more than `c` columns on average (convexity).
-            assert!(l.average_columns() >= c - 1e-9 && l.average_columns() < c + 0.1, "{c}: {}", l.average_columns());
+            assert!(
+                l.average_columns() >= c - 1e-9 && l.average_columns() < c + 0.1,
+                "{c}: {}",
+                l.average_columns()
+            );
         }
     }
 

@@ -68,11 +68,16 @@ pub struct RibbonBuild {
 /// `d`. Fails with a reason, never panics.
 pub fn build_ribbon(digests: &[Digest], columns: &[f64]) -> Result<RibbonBuild, FallbackReason> {
     let total: f64 = columns.iter().map(|c| c.ceil()).sum();
-    if columns.is_empty() || columns.len() > usize::from(u8::MAX) || !(total <= f64::from(MAX_COLUMNS)) {
+    if columns.is_empty()
+        || columns.len() > usize::from(u8::MAX)
+        || total.is_nan()
+        || total > f64::from(MAX_COLUMNS)
+    {
         return Err(FallbackReason::RibbonUnsupportedRate);
     }
     let num_slots = num_slots_for(digests.len() as u64).ok_or(FallbackReason::RibbonTooManyKeys)?;
-    let num_blocks = u32::try_from(num_slots / COEFF_BITS).map_err(|_| FallbackReason::RibbonTooManyKeys)?;
+    let num_blocks =
+        u32::try_from(num_slots / COEFF_BITS).map_err(|_| FallbackReason::RibbonTooManyKeys)?;
     let mut offset = 0u32;
     let layouts: Vec<ColumnLayout> = columns
         .iter()
@@ -92,7 +97,10 @@ pub fn build_ribbon(digests: &[Digest], columns: &[f64]) -> Result<RibbonBuild, 
             banding.clear();
         }
         if banding.add_all(digests, &hasher) {
-            let mut segments: Vec<Vec<u8>> = layouts.iter().map(|l| vec![0u8; l.bytes() as usize]).collect();
+            let mut segments: Vec<Vec<u8>> = layouts
+                .iter()
+                .map(|l| vec![0u8; l.bytes() as usize])
+                .collect();
             banding.back_substitute(&layouts, &mut segments);
             return Ok(RibbonBuild {
                 layouts,
@@ -172,9 +180,16 @@ impl<'a> RibbonRef<'a> {
         let raw_seed = r.u64()?;
         let num_keys = r.u64()?;
         r.finish()?;
-        let layout = ColumnLayout { num_blocks, upper_start_block, upper_columns, col_offset };
+        let layout = ColumnLayout {
+            num_blocks,
+            upper_start_block,
+            upper_columns,
+            col_offset,
+        };
         if !layout.is_valid() {
-            return Err(DecodeError::new(format!("ribbon: inconsistent layout {layout:?}")));
+            return Err(DecodeError::new(format!(
+                "ribbon: inconsistent layout {layout:?}"
+            )));
         }
         if raw.payload.len() as u64 != layout.bytes() {
             return Err(DecodeError::new(format!(
@@ -228,7 +243,10 @@ impl<'a> RibbonRef<'a> {
                 return true;
             };
             let (cr_lo, cr_hi) = (cr << bit, cr >> (128 - bit));
-            let mut segs = lo.chunks_exact(SEGMENT_BYTES).zip(hi.chunks_exact(SEGMENT_BYTES)).enumerate();
+            let mut segs = lo
+                .chunks_exact(SEGMENT_BYTES)
+                .zip(hi.chunks_exact(SEGMENT_BYTES))
+                .enumerate();
             for (c, (a, b)) in segs.by_ref().take(FIRST_COLUMNS as usize) {
                 got |= parity((load(a) & cr_lo) ^ (load(b) & cr_hi)) << c;
             }
@@ -264,7 +282,14 @@ mod tests {
     use crate::filter::testing::{digests, fpr_of, within};
 
     fn parts(b: &RibbonBuild) -> Vec<Vec<u8>> {
-        b.finish(if b.layouts().len() == 1 { Role::Whole } else { Role::Module }, 1)
+        b.finish(
+            if b.layouts().len() == 1 {
+                Role::Whole
+            } else {
+                Role::Module
+            },
+            1,
+        )
     }
 
     #[test]
@@ -302,16 +327,28 @@ mod tests {
             assert!(keys.iter().all(|d| f.may_contain(d)));
             let measured = fpr_of(|d| f.may_contain(d), 1_000_000);
             let expected = b.expected_fpr();
-            assert!(within(measured, expected, 0.10), "{cols}: {measured} vs {expected}");
+            assert!(
+                within(measured, expected, 0.10),
+                "{cols}: {measured} vs {expected}"
+            );
             let bits_per_key = b.bytes() as f64 * 8.0 / n as f64;
-            assert!(bits_per_key < cols * 1.06, "{cols} columns cost {bits_per_key} bits/key");
+            assert!(
+                bits_per_key < cols * 1.06,
+                "{cols} columns cost {bits_per_key} bits/key"
+            );
         }
     }
 
     #[test]
     fn unsupported_rates_are_reported_not_panicked() {
-        assert_eq!(build_ribbon(&digests(1, 10), &[40.0]).err(), Some(FallbackReason::RibbonUnsupportedRate));
-        assert_eq!(build_ribbon(&digests(1, 10), &[]).err(), Some(FallbackReason::RibbonUnsupportedRate));
+        assert_eq!(
+            build_ribbon(&digests(1, 10), &[40.0]).err(),
+            Some(FallbackReason::RibbonUnsupportedRate)
+        );
+        assert_eq!(
+            build_ribbon(&digests(1, 10), &[]).err(),
+            Some(FallbackReason::RibbonUnsupportedRate)
+        );
         assert_eq!(columns_for_fp_rate(1.0), None);
         assert_eq!(columns_for_fp_rate(0.0), None);
     }
@@ -339,7 +376,11 @@ mod phase_timing {
             let t_sort = t.elapsed();
             let ok = banding.add_rows(&rows, &h);
             let t_band = t.elapsed();
-            eprintln!("sort {:.1} steps/key {:.2}", (t_sort - t_alloc).as_nanos() as f64 / n as f64, banding.steps as f64 / n as f64);
+            eprintln!(
+                "sort {:.1} steps/key {:.2}",
+                (t_sort - t_alloc).as_nanos() as f64 / n as f64,
+                banding.steps as f64 / n as f64
+            );
             let mut segs = vec![vec![0u8; layouts[0].bytes() as usize]];
             banding.back_substitute(&layouts, &mut segs);
             let t_back = t.elapsed();
