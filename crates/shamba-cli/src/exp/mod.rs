@@ -1,11 +1,30 @@
 //! `shamba exp NAME`: the seeds' experiments, our figure beside the paper's.
+//!
+//! Each experiment lives in its own file and returns a [`report::Report`]; `run` emits it
+//! (text or `--json` on stdout, CSV and SVG under `--out`).
+//!
+//! | name | seed | what |
+//! |---|---|---|
+//! | `hash-cost` | 000, Table 1 | ns to hash 8 B .. 1 KiB keys per hash function |
+//! | `hash-fpr` | 000, Table 2 | FPR with one digest + rotation vs k independent hashes |
+//! | `units-fpr` | 000, Table 3 | 7 filter units: rotation vs double hashing |
+//! | `mbf` | 002, Table 3 | modular Bloom filters: FPR and module accesses |
+//! | `ribbon` | 004 | bits/key vs FPR, build and query ns: Bloom vs Ribbon |
 
 use std::error::Error;
+
+mod hash_cost;
+mod hash_fpr;
+mod mbf;
+pub mod measure;
+pub mod report;
+mod ribbon;
+mod units_fpr;
 
 /// Arguments of `shamba exp`.
 #[derive(Debug, clap::Args)]
 pub struct ExpArgs {
-    /// Experiment name.
+    /// Experiment name (hash-cost, hash-fpr, units-fpr, mbf, ribbon).
     pub name: String,
     /// A short run (a few minutes at most).
     #[arg(long)]
@@ -16,9 +35,24 @@ pub struct ExpArgs {
     /// Where CSV and SVG files go.
     #[arg(long, default_value = "results")]
     pub out: std::path::PathBuf,
+    /// Random seed for keys and queries.
+    #[arg(long, default_value_t = 42)]
+    pub seed: u64,
 }
 
 /// Run the named experiment.
 pub fn run(args: &ExpArgs) -> Result<(), Box<dyn Error>> {
-    Err(format!("unknown experiment {:?}", args.name).into())
+    let report = match args.name.as_str() {
+        "hash-cost" => hash_cost::run(args)?,
+        "hash-fpr" => hash_fpr::run(args)?,
+        "units-fpr" => units_fpr::run(args)?,
+        "mbf" => mbf::run(args)?,
+        "ribbon" => ribbon::run(args)?,
+        other => {
+            return Err(
+                format!("unknown experiment {other:?} (known: hash-cost, hash-fpr, units-fpr, mbf, ribbon)").into()
+            )
+        }
+    };
+    report.emit(args)
 }

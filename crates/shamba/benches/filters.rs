@@ -1,0 +1,107 @@
+//! Filter micro-benchmarks: ns per query (hit and miss, from a ready digest and from the
+//! key), ns per key to construct, and bits per key (printed), for every kind.
+//!
+//! `cargo bench -p shamba --bench filters` (add `-- query` or `-- build` to filter).
+
+use std::hint::black_box;
+use std::time::Duration;
+
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use shamba::filter::{
+    bloom_equivalent_fp_rate, build_filter_parts, BloomLayout, Digest, FilterPart, FilterSpec, ModuleSizes, Probing,
+};
+
+fn specs() -> Vec<(&'static str, FilterSpec)> {
+    let fp = bloom_equivalent_fp_rate(10.0);
+    vec![
+        ("blocked-bloom", FilterSpec::Bloom { bits_per_key: 10.0 }),
+        ("standard-bloom", FilterSpec::StandardBloom { bits_per_key: 10.0, probing: Probing::DoubleHashing }),
+        (
+            "modular-bloom-2",
+            FilterSpec::ModularBloom {
+                bits_per_key: 10.0,
+                modules: ModuleSizes::Equal { count: 2 },
+                layout: BloomLayout::Blocked,
+            },
+        ),
+        ("elastic-4", FilterSpec::Elastic { bits_per_key: 10.0, units: 4, layout: BloomLayout::Blocked }),
+        ("ribbon", FilterSpec::Ribbon { fp_rate: fp }),
+        ("modular-ribbon-2", FilterSpec::ModularRibbon { fp_rate: fp, modules: ModuleSizes::Equal { count: 2 } }),
+    ]
+}
+
+fn keys(n: usize, seed: u64) -> Vec<[u8; 16]> {
+    (0..n as u64)
+        .map(|i| {
+            let mut k = [0u8; 16];
+            k[..8].copy_from_slice(&(i ^ seed.rotate_left(32)).to_le_bytes());
+            k[8..].copy_from_slice(&seed.to_le_bytes());
+            k
+        })
+        .collect()
+}
+
+fn bench_query(c: &mut Criterion) {
+    for n in [10_000usize, 1_000_000] {
+        let present = keys(n, 1);
+        let digests: Vec<Digest> = present.iter().map(|k| Digest::of(k)).collect();
+        let absent = keys(1 << 14, 2);
+        let absent_digests: Vec<Digest> = absent.iter().map(|k| Digest::of(k)).collect();
+        let mut group = c.benchmark_group(format!("query/{n}"));
+        group.throughput(Throughput::Elements(1));
+        for (name, spec) in specs() {
+            let parts = build_filter_parts(&spec, &digests);
+            let parsed: Vec<FilterPart<'_>> = parts.iter().map(|p| FilterPart::parse(p).expect("parse")).collect();
+            let bytes: usize = parts.iter().map(Vec::len).sum();
+            eprintln!("{name} n={n}: {:.3} bits/key, {} part(s)", bytes as f64 * 8.0 / n as f64, parts.len());
+            let probe = |d: &Digest| parsed.iter().all(|p| p.may_contain(d));
+            let mask = (1 << 14) - 1;
+            group.bench_function(BenchmarkId::new(name, "miss-digest"), |b| {
+                let mut i = 0usize;
+                b.iter(|| {
+                    i = (i + 1) & mask;
+                    probe(black_box(&absent_digests[i]))
+                })
+            });
+            group.bench_function(BenchmarkId::new(name, "hit-digest"), |b| {
+                let mut i = 0usize;
+                b.iter(|| {
+                    i += 7919;
+                    if i >= n {
+                        i -= n;
+                    }
+                    probe(black_box(&digests[i]))
+                })
+            });
+            group.bench_function(BenchmarkId::new(name, "miss-key"), |b| {
+                let mut i = 0usize;
+                b.iter(|| {
+                    i = (i + 1) & mask;
+                    probe(&Digest::of(black_box(&absent[i])))
+                })
+            });
+        }
+        group.finish();
+    }
+}
+
+fn bench_build(c: &mut Criterion) {
+    let n = 1_000_000usize;
+    let digests: Vec<Digest> = keys(n, 3).iter().map(|k| Digest::of(k)).collect();
+    let mut group = c.benchmark_group("build/1000000");
+    group.throughput(Throughput::Elements(n as u64));
+    group.sample_size(10);
+    for (name, spec) in specs() {
+        group.bench_function(BenchmarkId::new(name, "from-digests"), |b| {
+            b.iter(|| build_filter_parts(black_box(&spec), black_box(&digests)))
+        });
+    }
+    group.finish();
+}
+
+criterion_group! {
+    name = benches;
+    config = Criterion::default().warm_up_time(Duration::from_millis(300)).measurement_time(Duration::from_secs(1));
+    targets = bench_query, bench_build
+}
+criterion_main!(benches);

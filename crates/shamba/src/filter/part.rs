@@ -1,0 +1,173 @@
+//! [`FilterPart`]: one serialized part, parsed without copying and probed from a digest.
+
+use std::fmt;
+
+use super::bloom_blocked::BlockedBloomRef;
+use super::bloom_standard::StandardBloomRef;
+use super::digest::{Digest, DIGEST_VERSION};
+use super::format::{self, FallbackReason, Header, PartKind, Role};
+use super::ribbon::RibbonRef;
+use crate::error::DecodeError;
+
+/// A serialized filter part (whole filter, module or unit), borrowed from its block.
+#[derive(Debug, Clone, Copy)]
+pub struct FilterPart<'a> {
+    header: Header,
+    bytes: usize,
+    body: Body<'a>,
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Body<'a> {
+    Blocked(BlockedBloomRef<'a>),
+    Standard(StandardBloomRef<'a>),
+    Ribbon(RibbonRef<'a>),
+}
+
+impl<'a> FilterPart<'a> {
+    /// Validate the header and lengths of a part built from engine digests
+    /// ([`DIGEST_VERSION`]). O(1): reads the header and parameters only.
+    pub fn parse(bytes: &'a [u8]) -> Result<Self, DecodeError> {
+        Self::parse_with_digest_version(bytes, DIGEST_VERSION)
+    }
+
+    /// Validate a part whose digests came from the hash function with `digest_version`
+    /// (experiments); a part of any other digest version is rejected, since probing it
+    /// with the wrong digest would give false negatives.
+    pub fn parse_with_digest_version(bytes: &'a [u8], digest_version: u8) -> Result<Self, DecodeError> {
+        let raw = format::decode(bytes)?;
+        if raw.header.digest_version != digest_version {
+            return Err(DecodeError::new(format!(
+                "filter part built from digest version {}, reader uses {digest_version}",
+                raw.header.digest_version
+            )));
+        }
+        let body = match raw.header.kind {
+            PartKind::BlockedBloom => Body::Blocked(BlockedBloomRef::parse(&raw)?),
+            PartKind::StandardBloom => Body::Standard(StandardBloomRef::parse(&raw)?),
+            PartKind::Ribbon => Body::Ribbon(RibbonRef::parse(&raw)?),
+        };
+        Ok(FilterPart { header: raw.header, bytes: bytes.len(), body })
+    }
+
+    /// `false` means the key is certainly absent; `true` means it may be present.
+    #[inline]
+    pub fn may_contain(&self, digest: &Digest) -> bool {
+        match &self.body {
+            Body::Blocked(f) => f.may_contain(digest),
+            Body::Standard(f) => f.may_contain(digest),
+            Body::Ribbon(f) => f.may_contain(digest),
+        }
+    }
+
+    /// The structure stored.
+    pub fn kind(&self) -> PartKind {
+        self.header.kind
+    }
+
+    /// Whole filter, module (probe in order) or unit (any subset).
+    pub fn role(&self) -> Role {
+        self.header.role
+    }
+
+    /// This part's number within its filter (0-based).
+    pub fn part_index(&self) -> u8 {
+        self.header.part_index
+    }
+
+    /// Number of parts of the filter.
+    pub fn part_count(&self) -> u8 {
+        self.header.part_count
+    }
+
+    /// Digest version the part was built from.
+    pub fn digest_version(&self) -> u8 {
+        self.header.digest_version
+    }
+
+    /// Why a requested Ribbon became this kind ([`FallbackReason::None`] normally).
+    pub fn fallback(&self) -> FallbackReason {
+        self.header.fallback
+    }
+
+    /// Serialized size, header included.
+    pub fn size_bytes(&self) -> usize {
+        self.bytes
+    }
+
+    /// Keys the filter was built over.
+    pub fn num_keys(&self) -> u64 {
+        match &self.body {
+            Body::Blocked(f) => f.params().num_keys,
+            Body::Standard(f) => f.params().num_keys,
+            Body::Ribbon(f) => f.num_keys(),
+        }
+    }
+
+    /// Bits of this part per key.
+    pub fn bits_per_key(&self) -> f64 {
+        self.bytes as f64 * 8.0 / self.num_keys().max(1) as f64
+    }
+
+    /// This part's analytic FP rate when probed alone.
+    pub fn expected_fpr(&self) -> f64 {
+        match &self.body {
+            Body::Blocked(f) => f.params().expected_fpr(),
+            Body::Standard(f) => f.params().expected_fpr(),
+            Body::Ribbon(f) => f.layout().expected_fpr(),
+        }
+    }
+}
+
+impl fmt::Display for FilterPart<'_> {
+    /// One line for `shamba inspect` / SST dumps, e.g.
+    /// `blocked-bloom whole 1/1: 1250080 B, 1000000 keys, 10.00 bits/key, fpr 0.871% (k=6, 15625 blocks)`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} {} {}/{}: {} B, {} keys, {:.2} bits/key, fpr {:.4}%",
+            self.kind().name(),
+            self.role().name(),
+            u32::from(self.part_index()) + 1,
+            self.part_count(),
+            self.bytes,
+            self.num_keys(),
+            self.bits_per_key(),
+            self.expected_fpr() * 100.0
+        )?;
+        match &self.body {
+            Body::Blocked(b) => {
+                let p = b.params();
+                write!(f, " (k={}, {} blocks)", p.num_probes, p.num_blocks)?;
+            }
+            Body::Standard(s) => {
+                let p = s.params();
+                write!(
+                    f,
+                    " (k={}, {} bits, {}, probes {}..{})",
+                    p.num_probes,
+                    p.num_bits,
+                    p.probing.name(),
+                    p.probe_offset,
+                    p.probe_offset + p.num_probes
+                )?;
+            }
+            Body::Ribbon(r) => {
+                let l = r.layout();
+                write!(
+                    f,
+                    " ({} blocks, columns {}..{} ({:.2} avg), upper from block {})",
+                    l.num_blocks,
+                    l.col_offset,
+                    l.col_offset + l.upper_columns,
+                    l.average_columns(),
+                    l.upper_start_block
+                )?;
+            }
+        }
+        if self.fallback() != FallbackReason::None {
+            write!(f, " [fallback: {}]", self.fallback().describe())?;
+        }
+        Ok(())
+    }
+}
