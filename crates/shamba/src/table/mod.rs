@@ -124,6 +124,31 @@ pub enum TableGet {
     },
 }
 
+/// Which filter parts a lookup probes, chosen by the filter manager.
+///
+/// Parts are probed in order (modules), or as a subset (units: the first `max_parts`
+/// enabled units). Probing fewer parts costs fewer filter-block reads and more false
+/// positives; it never changes an answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ProbePlan {
+    /// Probe at most this many leading parts; 0 skips the filter.
+    pub max_parts: usize,
+}
+
+impl ProbePlan {
+    /// Probe every part.
+    pub const ALL: ProbePlan = ProbePlan { max_parts: usize::MAX };
+    /// Skip the filter: go straight to the index.
+    pub const SKIP: ProbePlan = ProbePlan { max_parts: 0 };
+}
+
+/// What one table lookup's filter probe did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ProbeOutcome {
+    /// Filter parts probed.
+    pub parts_probed: u32,
+}
+
 /// Path of SST `number` in `dir`.
 pub fn table_path(dir: &Path, number: u64) -> PathBuf {
     dir.join(format!("{number:06}.sst"))

@@ -17,7 +17,7 @@ use super::format::{BlockHandle, Footer};
 use super::meta_index::{decode_filter_index, decode_handles};
 use super::properties::TableProperties;
 use super::two_level_cursor::TableCursor;
-use super::{TableContext, TableGet, TableSummary};
+use super::{ProbeOutcome, ProbePlan, TableContext, TableGet, TableSummary};
 use crate::cache::Priority;
 use crate::cursor::Cursor;
 use crate::error::{Error, Result};
@@ -136,17 +136,36 @@ impl TableReader {
     /// `seek` is a [`crate::key::seek_key`]; `digest` is the user key's digest, computed
     /// once by the caller; the reader never hashes the key.
     pub fn get(&self, seek: &[u8], digest: &Digest, ro: &ReadOptions) -> Result<TableGet> {
+        self.get_planned(seek, digest, ro, ProbePlan::ALL).map(|(g, _)| g)
+    }
+
+    /// [`get`](Self::get), probing only the filter parts `plan` allows, and reporting what
+    /// the filter did.
+    pub fn get_planned(
+        &self,
+        seek: &[u8],
+        digest: &Digest,
+        ro: &ReadOptions,
+        plan: ProbePlan,
+    ) -> Result<(TableGet, ProbeOutcome)> {
         self.counters.lookups.fetch_add(1, Relaxed);
-        for i in 0..self.filter_parts.len() {
+        let mut outcome = ProbeOutcome::default();
+        for i in 0..self.filter_parts.len().min(plan.max_parts) {
             let bytes = self.filter_part(i)?;
             let part = FilterPart::parse(&bytes)
                 .map_err(|e| e.in_file(self.path(), Some(self.filter_parts[i].handle.offset)))?;
             self.counters.filter_probes.fetch_add(1, Relaxed);
+            outcome.parts_probed += 1;
             if !part.may_contain(digest) {
                 self.counters.filter_negatives.fetch_add(1, Relaxed);
-                return Ok(TableGet::FilteredOut);
+                return Ok((TableGet::FilteredOut, outcome));
             }
         }
+        self.lookup_data(seek, ro).map(|g| (g, outcome))
+    }
+
+    /// The index and data-block part of a lookup, after the filter said maybe.
+    fn lookup_data(&self, seek: &[u8], ro: &ReadOptions) -> Result<TableGet> {
 
         let mut index = self.index_block()?.cursor_with_buffer(compare_internal_keys, KEY_SCRATCH.take());
         let sought = index.seek(seek).map_err(|e| e.in_file(self.path(), Some(self.footer.index.offset)));
