@@ -17,6 +17,7 @@ pub mod error;
 pub mod filter;
 pub mod io;
 pub mod key;
+pub mod manager;
 pub mod memtable;
 pub mod options;
 pub mod stats;

@@ -6,6 +6,7 @@
 use crate::error::{Error, Result};
 use crate::filter::BuildPolicy;
 use crate::io::{DeviceModel, FsStorage, Storage};
+use crate::manager::ProbePolicy;
 use std::fmt;
 use std::sync::Arc;
 
@@ -81,6 +82,8 @@ pub struct Options {
     pub pending_compaction_stop_bytes: u64,
     /// Which filter each level gets. Default: 10 bits/key blocked Bloom everywhere.
     pub filter_policy: BuildPolicy,
+    /// How lookups decide which filter parts to probe. Default: plain (probe everything).
+    pub probe_policy: ProbePolicy,
     /// Block cache capacity in bytes. Default: 32 MiB.
     pub cache_capacity: usize,
     /// Fraction of the cache reserved for high-priority blocks (index, filter, first
@@ -122,6 +125,7 @@ impl Default for Options {
             pending_compaction_slowdown_bytes: 4 << 30,
             pending_compaction_stop_bytes: 16 << 30,
             filter_policy: BuildPolicy::default(),
+            probe_policy: ProbePolicy::Plain,
             cache_capacity: 32 << 20,
             high_priority_ratio: 0.5,
             cache_index_and_filter_blocks: false,
@@ -153,6 +157,7 @@ impl fmt::Debug for Options {
             .field("level0_slowdown_trigger", &self.level0_slowdown_trigger)
             .field("level0_stop_trigger", &self.level0_stop_trigger)
             .field("filter_policy", &self.filter_policy)
+            .field("probe_policy", &self.probe_policy)
             .field("cache_capacity", &self.cache_capacity)
             .field("high_priority_ratio", &self.high_priority_ratio)
             .field("cache_index_and_filter_blocks", &self.cache_index_and_filter_blocks)
@@ -217,6 +222,7 @@ impl Options {
             format!("max_value_size must be at most 2 GiB, got {}", self.max_value_size)
         })?;
         self.filter_policy.validate().map_err(Error::InvalidOptions)?;
+        self.probe_policy.validate().map_err(Error::InvalidOptions)?;
         Ok(())
     }
 }

@@ -59,6 +59,64 @@ fn op() -> impl Strategy<Value = Op> {
     ]
 }
 
+/// Filter layouts and probe policies: they may change what a lookup costs, never what it
+/// returns, so every combination must agree with the model.
+#[derive(Debug, Clone, Copy)]
+enum FilterSetup {
+    Plain,
+    ModulesShambaFull,
+    ModulesPropPartial,
+    UnitsElastic,
+    RibbonNoLastLevel,
+    ModularRibbonShamba,
+}
+
+fn filter_setup() -> impl Strategy<Value = FilterSetup> {
+    prop_oneof![
+        Just(FilterSetup::Plain),
+        Just(FilterSetup::ModulesShambaFull),
+        Just(FilterSetup::ModulesPropPartial),
+        Just(FilterSetup::UnitsElastic),
+        Just(FilterSetup::RibbonNoLastLevel),
+        Just(FilterSetup::ModularRibbonShamba),
+    ]
+}
+
+fn apply(setup: FilterSetup, o: &mut Options) {
+    use shamba::filter::{FilterLayout, ModuleSizes};
+    use shamba::manager::{ElasticPolicy, ProbePolicy, ShambaPolicy, Skipping};
+    // A tiny warm-up so skipping decisions start within a few lookups.
+    let shamba =
+        |skipping| ProbePolicy::Shamba(ShambaPolicy { skipping, warmup_lookups: 5, ..ShambaPolicy::default() });
+    match setup {
+        FilterSetup::Plain => {}
+        FilterSetup::ModulesShambaFull => {
+            o.filter_policy.layout = FilterLayout::Modules(ModuleSizes::Equal { count: 3 });
+            o.probe_policy = shamba(Skipping::Full);
+        }
+        FilterSetup::ModulesPropPartial => {
+            o.filter_policy.layout =
+                FilterLayout::Modules(ModuleSizes::Proportional { count: 2, first_bits_per_key: 2.0 });
+            o.probe_policy = shamba(Skipping::Partial);
+            o.cache_index_and_filter_blocks = true;
+        }
+        FilterSetup::UnitsElastic => {
+            o.filter_policy.layout = FilterLayout::Units { count: 4 };
+            o.probe_policy = ProbePolicy::Elastic(ElasticPolicy { life_time: 10, budget_bytes: 2048 });
+            o.cache_index_and_filter_blocks = true;
+        }
+        FilterSetup::RibbonNoLastLevel => {
+            o.filter_policy.ribbon_from_level = Some(1);
+            o.probe_policy = ProbePolicy::NoLastLevel;
+        }
+        FilterSetup::ModularRibbonShamba => {
+            o.filter_policy.ribbon_from_level = Some(0);
+            o.filter_policy.layout = FilterLayout::Modules(ModuleSizes::Equal { count: 2 });
+            o.probe_policy = shamba(Skipping::Full);
+        }
+    }
+}
+
 fn options(style: CompactionStyle, ratio: u32) -> Options {
     let mut o = Options {
         write_buffer_size: 4096,
@@ -94,9 +152,14 @@ fn collect(it: impl Iterator<Item = shamba::Result<(Vec<u8>, Vec<u8>)>>) -> Vec<
     it.collect::<Result<Vec<_>, _>>().expect("iteration failed")
 }
 
-fn run(ops: Vec<Op>, style: CompactionStyle, ratio: u32) -> Result<(), TestCaseError> {
+fn run(ops: Vec<Op>, style: CompactionStyle, ratio: u32, setup: FilterSetup) -> Result<(), TestCaseError> {
     let dir = tempfile::tempdir().expect("tempdir");
-    let mut db = Some(Db::open(dir.path(), options(style, ratio)).expect("open"));
+    let opts = || {
+        let mut o = options(style, ratio);
+        apply(setup, &mut o);
+        o
+    };
+    let mut db = Some(Db::open(dir.path(), opts()).expect("open"));
     let mut model = Model::new();
     let mut snaps: Vec<(Snapshot, Model)> = Vec::new();
     for (step, op) in ops.into_iter().enumerate() {
@@ -172,7 +235,7 @@ fn run(ops: Vec<Op>, style: CompactionStyle, ratio: u32) -> Result<(), TestCaseE
             Op::Reopen => {
                 snaps.clear();
                 db.take().expect("db").close().expect("close");
-                db = Some(Db::open(dir.path(), options(style, ratio)).expect("reopen"));
+                db = Some(Db::open(dir.path(), opts()).expect("reopen"));
             }
         }
     }
@@ -194,13 +257,21 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: cases(), ..ProptestConfig::default() })]
 
     #[test]
-    fn leveled_engine_matches_btreemap(ops in prop::collection::vec(op(), 1..250), ratio in 2u32..5) {
-        run(ops, CompactionStyle::Leveled, ratio)?;
+    fn leveled_engine_matches_btreemap(
+        ops in prop::collection::vec(op(), 1..250),
+        ratio in 2u32..5,
+        setup in filter_setup(),
+    ) {
+        run(ops, CompactionStyle::Leveled, ratio, setup)?;
     }
 
     #[test]
-    fn tiered_engine_matches_btreemap(ops in prop::collection::vec(op(), 1..250), ratio in 2u32..5) {
-        run(ops, CompactionStyle::Tiered, ratio)?;
+    fn tiered_engine_matches_btreemap(
+        ops in prop::collection::vec(op(), 1..250),
+        ratio in 2u32..5,
+        setup in filter_setup(),
+    ) {
+        run(ops, CompactionStyle::Tiered, ratio, setup)?;
     }
 }
 

@@ -8,6 +8,8 @@ use keys::{key_into, value_into, KeyDistribution, RankSampler};
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use report::PhaseResult;
+use shamba::filter::{Allocation, FilterLayout, ModuleSizes};
+use shamba::manager::{ElasticPolicy, ProbePolicy, ShambaPolicy, Skipping};
 use shamba::{CompactionStyle, Db, Options, ReadOptions, Stats, WriteBatch, WriteOptions};
 use std::error::Error;
 use std::path::PathBuf;
@@ -55,9 +57,37 @@ pub struct BenchArgs {
     /// Filter bits per key.
     #[arg(long, default_value_t = 10.0)]
     pub bits_per_key: f64,
+    /// Filter layout: one part, modules probed in order, or elastic units.
+    #[arg(long, value_enum, default_value_t = Layout::Whole)]
+    pub layout: Layout,
+    /// Modules or units per filter (with --layout modules-eq, modules-prop, units).
+    #[arg(long, default_value_t = 2)]
+    pub parts: u8,
+    /// Bits per key of the first module (with --layout modules-prop).
+    #[arg(long, default_value_t = 2.0)]
+    pub first_bits_per_key: f64,
+    /// Ribbon filters from this level down (Bloom above).
+    #[arg(long)]
+    pub ribbon_from_level: Option<usize>,
+    /// Monkey: spread the same filter memory over levels to minimise total false positives.
+    #[arg(long)]
+    pub monkey: bool,
+    /// Which filter parts lookups probe.
+    #[arg(long, value_enum, default_value_t = Policy::Plain)]
+    pub policy: Policy,
+    /// Elastic: MiB of filter units that may be enabled at once.
+    #[arg(long, default_value_t = 8.0)]
+    pub elastic_budget_mb: f64,
+    /// Elastic: lookups after which an unused table is cold.
+    #[arg(long, default_value_t = 1000)]
+    pub life_time: u64,
     /// Block cache size in MiB.
     #[arg(long, default_value_t = 32.0)]
     pub cache_mb: f64,
+    /// Block cache size as a percentage of the loaded database's filter + index bytes
+    /// (overrides --cache-mb for the read phases: the database is reopened with it).
+    #[arg(long)]
+    pub cache_pct: Option<f64>,
     /// Keep index and filter blocks in the block cache instead of pinning them.
     #[arg(long)]
     pub cache_index_and_filter: bool,
@@ -110,6 +140,36 @@ pub enum ReadKind {
     Mixed,
 }
 
+/// Filter layout flag.
+#[derive(Debug, Clone, Copy, PartialEq, clap::ValueEnum)]
+pub enum Layout {
+    /// One part per table.
+    Whole,
+    /// Equal modules probed in order (SHaMBa-eq).
+    ModulesEq,
+    /// A small first module, the rest split equally (SHaMBa-prop).
+    ModulesProp,
+    /// Elastic units.
+    Units,
+}
+
+/// Probe policy flag.
+#[derive(Debug, Clone, Copy, PartialEq, clap::ValueEnum)]
+pub enum Policy {
+    /// Probe every part.
+    Plain,
+    /// No filter probes on the last level.
+    NoLastLevel,
+    /// SHaMBa, probing every module in order.
+    Shamba,
+    /// SHaMBa with partial skipping.
+    ShambaP,
+    /// SHaMBa with full skipping.
+    ShambaF,
+    /// ElasticBF.
+    Elastic,
+}
+
 /// Compaction style flag.
 #[derive(Debug, Clone, Copy, PartialEq, clap::ValueEnum)]
 pub enum Style {
@@ -139,6 +199,31 @@ impl BenchArgs {
             ..Options::default()
         };
         o.filter_policy.bits_per_key = self.bits_per_key;
+        o.filter_policy.ribbon_from_level = self.ribbon_from_level;
+        if self.monkey {
+            o.filter_policy.allocation = Allocation::Monkey;
+        }
+        o.filter_policy.layout = match self.layout {
+            Layout::Whole => FilterLayout::Whole,
+            Layout::ModulesEq => FilterLayout::Modules(ModuleSizes::Equal { count: self.parts }),
+            Layout::ModulesProp => FilterLayout::Modules(ModuleSizes::Proportional {
+                count: self.parts,
+                first_bits_per_key: self.first_bits_per_key,
+            }),
+            Layout::Units => FilterLayout::Units { count: self.parts },
+        };
+        let shamba = |skipping| ProbePolicy::Shamba(ShambaPolicy { skipping, ..ShambaPolicy::default() });
+        o.probe_policy = match self.policy {
+            Policy::Plain => ProbePolicy::Plain,
+            Policy::NoLastLevel => ProbePolicy::NoLastLevel,
+            Policy::Shamba => shamba(Skipping::None),
+            Policy::ShambaP => shamba(Skipping::Partial),
+            Policy::ShambaF => shamba(Skipping::Full),
+            Policy::Elastic => ProbePolicy::Elastic(ElasticPolicy {
+                life_time: self.life_time,
+                budget_bytes: mib(self.elastic_budget_mb),
+            }),
+        };
         Ok(o)
     }
 }
@@ -159,7 +244,7 @@ pub fn run(args: &BenchArgs) -> Result<(), Box<dyn Error>> {
             temp.path().to_path_buf()
         }
     };
-    let db = Db::open(&dir, args.options()?)?;
+    let mut db = Db::open(&dir, args.options()?)?;
     let mut rows = Vec::new();
     if !args.no_load {
         rows.push(load(&db, args)?);
@@ -167,6 +252,14 @@ pub fn run(args: &BenchArgs) -> Result<(), Box<dyn Error>> {
     let settle = Instant::now();
     db.wait_for_compactions()?;
     let settle_secs = settle.elapsed().as_secs_f64();
+    if let Some(pct) = args.cache_pct {
+        // Size the cache against what was built, then start the reads from a cold cache.
+        let metadata = db.stats().metadata_bytes();
+        db.close()?;
+        let mut o = args.options()?;
+        o.cache_capacity = (metadata as f64 * pct / 100.0) as usize;
+        db = Db::open(&dir, o)?;
+    }
     for &kind in &args.read {
         rows.push(read_phase(&db, args, kind)?);
     }
@@ -303,7 +396,27 @@ fn phase_result(
         found,
         filter_negatives_per_op: per(after.filter_negatives - before.filter_negatives),
         false_positives_per_op: per(after.filter_false_positives - before.filter_false_positives),
+        filter_parts_probed_per_op: per(level_sum(before, after, |l| l.filter_parts_probed)),
+        filters_skipped_per_op: per(level_sum(before, after, |l| l.filters_skipped)),
+        levels: after
+            .lookup_levels
+            .iter()
+            .zip(&before.lookup_levels)
+            .enumerate()
+            .filter(|(_, (a, b))| a.table_lookups > b.table_lookups)
+            .map(|(level, (a, b))| report::LevelPhase {
+                level,
+                table_lookups_per_op: per(a.table_lookups - b.table_lookups),
+                filter_parts_probed_per_op: per(a.filter_parts_probed - b.filter_parts_probed),
+                false_positives_per_op: per(a.false_positives - b.false_positives),
+                filters_skipped_per_op: per(a.filters_skipped - b.filters_skipped),
+            })
+            .collect(),
     }
+}
+
+fn level_sum(before: &Stats, after: &Stats, f: impl Fn(&shamba::stats::LevelLookupStats) -> u64) -> u64 {
+    after.lookup_levels.iter().map(&f).sum::<u64>() - before.lookup_levels.iter().map(&f).sum::<u64>()
 }
 
 fn config_json(a: &BenchArgs) -> serde_json::Value {
@@ -311,7 +424,10 @@ fn config_json(a: &BenchArgs) -> serde_json::Value {
         "num": a.num, "key_size": a.key_size, "value_size": a.value_size,
         "order": format!("{:?}", a.order), "reads": a.reads, "existing_fraction": a.existing_fraction,
         "distribution": format!("{:?}", a.distribution), "threads": a.threads, "bits_per_key": a.bits_per_key,
-        "cache_mb": a.cache_mb, "write_buffer_mb": a.write_buffer_mb, "target_file_mb": a.target_file_mb,
+        "cache_mb": a.cache_mb, "cache_pct": a.cache_pct, "cache_index_and_filter": a.cache_index_and_filter,
+        "layout": format!("{:?}", a.layout), "parts": a.parts, "first_bits_per_key": a.first_bits_per_key,
+        "ribbon_from_level": a.ribbon_from_level, "monkey": a.monkey, "policy": format!("{:?}", a.policy),
+        "elastic_budget_mb": a.elastic_budget_mb, "life_time": a.life_time, "write_buffer_mb": a.write_buffer_mb, "target_file_mb": a.target_file_mb,
         "size_ratio": a.size_ratio, "compaction": format!("{:?}", a.compaction), "device": a.device,
         "share_hash": !a.no_share_hash, "seed": a.seed,
     })

@@ -27,13 +27,34 @@ pub struct PhaseResult {
     pub filter_negatives_per_op: f64,
     /// Table probes that were filter false positives, per operation.
     pub false_positives_per_op: f64,
+    /// Filter parts (modules, units) probed per operation.
+    pub filter_parts_probed_per_op: f64,
+    /// Tables whose filter the probe policy skipped, per operation.
+    pub filters_skipped_per_op: f64,
+    /// Per level: table visits, parts probed, false positives and skipped filters per op.
+    pub levels: Vec<LevelPhase>,
+}
+
+/// One level's share of a phase, per operation.
+#[derive(Debug, Clone, Serialize)]
+pub struct LevelPhase {
+    /// Level number.
+    pub level: usize,
+    /// Tables of this level visited per operation.
+    pub table_lookups_per_op: f64,
+    /// Filter parts probed per operation.
+    pub filter_parts_probed_per_op: f64,
+    /// False positives per operation.
+    pub false_positives_per_op: f64,
+    /// Skipped filters per operation.
+    pub filters_skipped_per_op: f64,
 }
 
 /// Print the phases as an aligned table.
 pub fn print_table(rows: &[PhaseResult]) {
     println!(
-        "{:<15}{:>11}{:>9}{:>13}{:>11}{:>10}{:>12}{:>11}{:>10}",
-        "phase", "ops", "secs", "ops/s", "ns/op", "ios/op", "bytes/op", "found", "fp/op"
+        "{:<15}{:>11}{:>9}{:>13}{:>11}{:>10}{:>12}{:>11}{:>10}{:>10}",
+        "phase", "ops", "secs", "ops/s", "ns/op", "ios/op", "bytes/op", "found", "fp/op", "parts/op"
     );
     for r in rows {
         println!(

@@ -5,6 +5,7 @@ use super::inner::{DbInner, SuperVersion};
 use crate::compaction::job::{flush_to_table, run_compaction, JobEnv};
 use crate::compaction::{picker, Compaction, LEVELED_RUN};
 use crate::error::Result;
+use crate::manager::{inherit, Estimate};
 use crate::memtable::MemTable;
 use crate::stats::DbCounters;
 use crate::version::{FileMeta, VersionEdit};
@@ -126,7 +127,12 @@ impl DbInner {
         let version = self.versions.lock().current();
         let filter = self.opts.filter_policy.spec_for_level(0, &DbInner::entries_per_level(&version));
         let alloc = || self.new_output_number();
-        let meta = flush_to_table(&self.job_env(&alloc), mem.cursor(), filter)?;
+        let mut meta = flush_to_table(&self.job_env(&alloc), mem.cursor(), filter)?;
+        if let Some(m) = meta.as_mut() {
+            let tree_entries: u64 = DbInner::entries_per_level(&version).iter().sum::<u64>() + m.entries;
+            let hits = self.counters.table_hits.load(std::sync::atomic::Ordering::Relaxed);
+            m.stats = Some(inherit::for_flush(m.entries, tree_entries, self.manager.hit_ratio(hits)));
+        }
         let mut edit = VersionEdit::default();
         if let Some(m) = &meta {
             DbCounters::add(&self.counters.flush_bytes, m.size);
@@ -178,6 +184,7 @@ impl DbInner {
             DbCounters::add(&self.counters.compaction_bytes_read, c.input_bytes());
             DbCounters::add(&self.counters.compaction_bytes_written, stats.bytes_out);
             outputs = files;
+            self.inherit_stats(c, version, &mut outputs);
         }
         for f in &outputs {
             edit.new_files.push((c.output_level, f.clone()));
@@ -196,6 +203,50 @@ impl DbInner {
         drop(pending);
         DbCounters::add(&self.counters.compactions, 1);
         self.delete_obsolete_files();
+        Ok(())
+    }
+
+    /// Give a compaction's outputs the statistics of the inputs they replace.
+    fn inherit_stats(&self, c: &Compaction, version: &crate::version::Version, outputs: &mut [FileMeta]) {
+        let estimates = |only_output_level: bool| -> Vec<Estimate> {
+            c.input_files()
+                .filter(|(level, _)| !only_output_level || *level == c.output_level)
+                .filter_map(|(level, f)| self.manager.current_estimate(f, level, version.levels[level].file_count()))
+                .collect()
+        };
+        let mut inputs = estimates(true);
+        if inputs.is_empty() {
+            inputs = estimates(false);
+        }
+        let entries: Vec<u64> = outputs.iter().map(|f| f.entries).collect();
+        for (f, prior) in outputs.iter_mut().zip(inherit::for_compaction(&inputs, &entries)) {
+            f.stats = prior;
+        }
+    }
+
+    /// Record every table's current statistics in the manifest, so a restart starts from
+    /// them (each file is re-added with its record; deletes apply before adds).
+    pub fn persist_file_stats(&self) -> Result<()> {
+        let mut versions = self.versions.lock();
+        let version = versions.current();
+        let mut edit = VersionEdit::default();
+        for (level, l) in version.levels.iter().enumerate() {
+            for f in l.runs.iter().flat_map(|r| r.files.iter()) {
+                if let Some(e) = self.manager.estimate_of(f.number, level, l.file_count()) {
+                    let mut updated = FileMeta::clone(f);
+                    updated.stats = Some(e.record());
+                    edit.deleted_files.push((level, f.number));
+                    edit.new_files.push((level, updated));
+                }
+            }
+        }
+        if edit.new_files.is_empty() {
+            return Ok(());
+        }
+        versions.log_and_apply(edit)?;
+        let current = versions.current();
+        let mut sv = self.sv.write();
+        *sv = Arc::new(SuperVersion { mem: sv.mem.clone(), imm: sv.imm.clone(), version: current });
         Ok(())
     }
 
@@ -233,6 +284,7 @@ impl DbInner {
                 if dead {
                     self.tables.evict(n);
                     self.block_cache.erase_file(n);
+                    self.manager.forget(n);
                 }
                 dead
             } else if let Some(n) = name.strip_suffix(".log").and_then(|n| n.parse::<u64>().ok()) {

@@ -6,9 +6,10 @@
 use crate::cache::BlockCache;
 use crate::io::{DirLock, IoStats, Storage};
 use crate::key::SeqNo;
+use crate::manager::FilterManager;
 use crate::memtable::MemTable;
 use crate::options::Options;
-use crate::stats::DbCounters;
+use crate::stats::{DbCounters, LevelCounters};
 use crate::table::TableCache;
 use crate::version::{Version, VersionSet};
 use crate::wal::LogWriter;
@@ -85,6 +86,10 @@ pub(crate) struct DbInner {
     pub compaction: Mutex<Vec<Vec<u8>>>,
     pub threads: Mutex<Vec<JoinHandle<()>>>,
     pub counters: DbCounters,
+    /// Lookup counters per level.
+    pub level_counters: Vec<LevelCounters>,
+    /// Decides which filter parts each lookup probes.
+    pub manager: FilterManager,
     pub closed: AtomicBool,
 }
 

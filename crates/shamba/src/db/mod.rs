@@ -182,6 +182,8 @@ impl Db {
             memtable_bytes: sv.mem.approximate_size(),
             immutable_memtables: sv.imm.len(),
             last_sequence: inner.visible_seq(),
+            lookup_levels: inner.level_counters.iter().map(|c| c.snapshot()).collect(),
+            elastic_enabled_bytes: inner.manager.enabled_filter_bytes().unwrap_or(0),
             ..Stats::default()
         }
         .with_counters(&inner.counters)
@@ -236,8 +238,9 @@ impl DbInner {
         }
         drop(q);
         let synced = self.wal.lock().writer.sync();
+        let persisted = if self.bg.lock().error.is_none() { self.persist_file_stats() } else { Ok(()) };
         self.lock.lock().take();
-        synced
+        synced.and(persisted)
     }
 }
 

@@ -8,9 +8,10 @@ use crate::compaction::job::{flush_to_table, JobEnv};
 use crate::db::batch::decode_batch;
 use crate::error::{Error, Result};
 use crate::io::IoStats;
+use crate::manager::FilterManager;
 use crate::memtable::MemTable;
 use crate::options::Options;
-use crate::stats::DbCounters;
+use crate::stats::{DbCounters, LevelCounters};
 use crate::table::{TableCache, TableContext};
 use crate::version::{VersionEdit, VersionSet};
 use crate::wal::{read_log, LogWriter};
@@ -85,6 +86,8 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<Arc<DbInner>> {
         compaction: Mutex::new(vec![Vec::new(); opts.num_levels]),
         threads: Mutex::new(Vec::new()),
         counters: DbCounters::default(),
+        level_counters: (0..opts.num_levels).map(|_| LevelCounters::default()).collect(),
+        manager: FilterManager::new(opts.probe_policy.clone(), opts.num_levels),
         closed: AtomicBool::new(false),
         opts,
     });

@@ -4,6 +4,7 @@ use super::inner::DbInner;
 use crate::error::{Error, Result};
 use crate::filter::Digest;
 use crate::key::{seek_key, SeqNo, ValueKind};
+use crate::manager::Candidate;
 use crate::memtable::Lookup;
 use crate::options::ReadOptions;
 use crate::stats::DbCounters;
@@ -26,6 +27,7 @@ impl DbInner {
     ///
     /// The key's digest is computed once here and handed to every table: no table hashes
     /// the key again (unless `ro.share_hash` is false, to measure the unshared baseline).
+    /// For each candidate table the filter manager chooses which filter parts to probe.
     pub fn get_at(&self, key: &[u8], seq: SeqNo, ro: &ReadOptions) -> Result<Option<Vec<u8>>> {
         self.check_open()?;
         self.check_key(key)?;
@@ -47,7 +49,10 @@ impl DbInner {
         }
         let digest = Digest::of(key);
         let seek = seek_key(key, seq);
-        for (_level, file) in sv.version.candidates(key) {
+        let version = &sv.version;
+        let last_level = version.deepest_nonempty_level();
+        self.manager.begin_lookup();
+        for (level, file) in version.candidates(key) {
             let table = self.tables.reader(file.number)?;
             let own_digest;
             let d = if ro.share_hash {
@@ -56,11 +61,34 @@ impl DbInner {
                 own_digest = Digest::of(key);
                 &own_digest
             };
-            match table.get(&seek, d, ro)? {
-                TableGet::FilteredOut => DbCounters::add(&c.filter_negatives, 1),
-                TableGet::NotFound => DbCounters::add(&c.filter_false_positives, 1),
+            let candidate = Candidate {
+                level,
+                last_level: Some(level) == last_level,
+                files_in_level: version.levels[level].file_count(),
+                meta: file,
+                reader: &table,
+            };
+            let (plan, state) = self.manager.plan(&candidate);
+            let (got, outcome) = table.get_planned(&seek, d, ro, plan)?;
+            let lc = &self.level_counters[level];
+            DbCounters::add(&lc.table_lookups, 1);
+            DbCounters::add(&lc.filter_parts_probed, u64::from(outcome.parts_probed));
+            if outcome.parts_probed == 0 && table.filter_part_count() > 0 {
+                DbCounters::add(&lc.filters_skipped, 1);
+            }
+            match got {
+                TableGet::FilteredOut => {
+                    DbCounters::add(&c.filter_negatives, 1);
+                    DbCounters::add(&lc.filter_negatives, 1);
+                }
+                TableGet::NotFound => {
+                    DbCounters::add(&c.filter_false_positives, 1);
+                    DbCounters::add(&lc.false_positives, 1);
+                }
                 TableGet::Found { kind, value, .. } => {
                     DbCounters::add(&c.table_hits, 1);
+                    DbCounters::add(&lc.hits, 1);
+                    self.manager.found(state.as_ref());
                     return Ok(match kind {
                         ValueKind::Put => Some(value),
                         ValueKind::Delete => None,

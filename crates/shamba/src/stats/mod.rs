@@ -50,6 +50,55 @@ impl DbCounters {
     }
 }
 
+/// Live lookup counters of one level.
+#[derive(Debug, Default)]
+pub struct LevelCounters {
+    /// Tables of this level visited by lookups.
+    pub table_lookups: AtomicU64,
+    /// Filter parts probed.
+    pub filter_parts_probed: AtomicU64,
+    /// Table visits a filter ended ("no").
+    pub filter_negatives: AtomicU64,
+    /// Table visits that passed the filter (or skipped it) and found nothing.
+    pub false_positives: AtomicU64,
+    /// Table visits whose filter the manager skipped entirely.
+    pub filters_skipped: AtomicU64,
+    /// Table visits that found the key.
+    pub hits: AtomicU64,
+}
+
+/// Lookup counters of one level, from [`Stats::lookup_levels`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LevelLookupStats {
+    /// Tables of this level visited by lookups.
+    pub table_lookups: u64,
+    /// Filter parts probed.
+    pub filter_parts_probed: u64,
+    /// Table visits a filter ended.
+    pub filter_negatives: u64,
+    /// Table visits that passed (or skipped) the filter and found nothing.
+    pub false_positives: u64,
+    /// Table visits whose filter was skipped.
+    pub filters_skipped: u64,
+    /// Table visits that found the key.
+    pub hits: u64,
+}
+
+impl LevelCounters {
+    /// The counters now.
+    pub fn snapshot(&self) -> LevelLookupStats {
+        let g = |a: &AtomicU64| a.load(Relaxed);
+        LevelLookupStats {
+            table_lookups: g(&self.table_lookups),
+            filter_parts_probed: g(&self.filter_parts_probed),
+            filter_negatives: g(&self.filter_negatives),
+            false_positives: g(&self.false_positives),
+            filters_skipped: g(&self.filters_skipped),
+            hits: g(&self.hits),
+        }
+    }
+}
+
 /// One level of the tree.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct LevelStats {
@@ -80,6 +129,10 @@ pub struct Stats {
     pub cache_capacity: usize,
     /// The tree, level by level.
     pub levels: Vec<LevelStats>,
+    /// Lookup counters, level by level.
+    pub lookup_levels: Vec<LevelLookupStats>,
+    /// Bytes of filter units enabled by the Elastic policy (0 for other policies).
+    pub elastic_enabled_bytes: u64,
     /// Bytes in the active memtable.
     pub memtable_bytes: usize,
     /// Frozen memtables waiting for flush.

@@ -168,7 +168,8 @@ impl TableBuilder {
             &self.opts.filter,
             self.digests.len() as u64,
             parts.iter().map(|b| b.len() as u64).collect(),
-        );
+        )
+        .with_fprs_of(&parts);
         p.created_unix_secs =
             std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
         let properties = self.write_block(&self.props.encode(), Compression::None)?;

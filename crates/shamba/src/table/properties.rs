@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 
 /// The filter a table carries, as recorded at build time. Informational: each filter part
 /// describes itself (kind, parameters, digest version) in its own header.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct FilterDescriptor {
     /// Kind of filter (`None`, `Bloom`, ...), the variant name of its [`FilterSpec`].
     pub kind: String,
@@ -25,6 +25,9 @@ pub struct FilterDescriptor {
     pub digests: u64,
     /// Bytes of each part's contents, in probe order (empty: no filter).
     pub part_bytes: Vec<u64>,
+    /// Analytic FP rate of each part probed alone, in probe order (the filter manager's
+    /// `f_sm`; empty for tables written before it was recorded).
+    pub part_fprs: Vec<f64>,
 }
 
 impl FilterDescriptor {
@@ -32,7 +35,14 @@ impl FilterDescriptor {
     pub(crate) fn new(spec: &FilterSpec, digests: u64, part_bytes: Vec<u64>) -> Self {
         let spec = format!("{spec:?}");
         let kind = spec.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
-        FilterDescriptor { kind, spec, digests, part_bytes }
+        FilterDescriptor { kind, spec, digests, part_bytes, part_fprs: Vec::new() }
+    }
+
+    /// Record each serialized part's analytic FP rate.
+    pub(crate) fn with_fprs_of(mut self, parts: &[Vec<u8>]) -> Self {
+        self.part_fprs =
+            parts.iter().map(|p| crate::filter::FilterPart::parse(p).map_or(1.0, |f| f.expected_fpr())).collect();
+        self
     }
 
     /// Number of filter parts.
@@ -42,7 +52,7 @@ impl FilterDescriptor {
 }
 
 /// Everything the properties block records.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct TableProperties {
     /// Format version the table was written with.
     pub format_version: u32,
@@ -99,6 +109,10 @@ impl TableProperties {
         for &p in &self.filter.part_bytes {
             put_varint(&mut parts, p);
         }
+        let mut fprs = num(self.filter.part_fprs.len() as u64);
+        for &f in &self.filter.part_fprs {
+            fprs.extend_from_slice(&f.to_bits().to_le_bytes());
+        }
         let map: BTreeMap<&str, Vec<u8>> = BTreeMap::from([
             ("block_size", num(self.block_size)),
             ("compression", num(u64::from(self.compression))),
@@ -111,6 +125,7 @@ impl TableProperties {
             ("filter.digests", num(self.filter.digests)),
             ("filter.kind", self.filter.kind.as_bytes().to_vec()),
             ("filter.part_bytes", parts),
+            ("filter.part_fprs", fprs),
             ("filter.spec", self.filter.spec.as_bytes().to_vec()),
             ("filter_bytes", num(self.filter_bytes)),
             ("format_version", num(u64::from(self.format_version))),
@@ -162,6 +177,21 @@ impl TableProperties {
             return Err(DecodeError::new(format!("{n} filter parts")));
         }
         let part_bytes = (0..n).map(|_| d.varint()).collect::<Result<Vec<_>, _>>()?;
+        let mut part_fprs = Vec::new();
+        if let Ok(bytes) = raw("filter.part_fprs") {
+            let mut d = Decoder::new(bytes);
+            let n = d.varint()?;
+            if n != part_bytes.len() as u64 {
+                return Err(DecodeError::new(format!("{n} filter part FP rates for {} parts", part_bytes.len())));
+            }
+            for _ in 0..n {
+                let f = f64::from_bits(d.u64_le()?);
+                if !(0.0..=1.0).contains(&f) {
+                    return Err(DecodeError::new(format!("filter part FP rate {f} out of range")));
+                }
+                part_fprs.push(f);
+            }
+        }
 
         Ok(TableProperties {
             format_version: small("format_version")?,
@@ -182,6 +212,7 @@ impl TableProperties {
                 spec: text("filter.spec")?,
                 digests: num("filter.digests")?,
                 part_bytes,
+                part_fprs,
             },
             block_size: num("block_size")?,
             restart_interval: num("restart_interval")?,

@@ -166,7 +166,6 @@ impl TableReader {
 
     /// The index and data-block part of a lookup, after the filter said maybe.
     fn lookup_data(&self, seek: &[u8], ro: &ReadOptions) -> Result<TableGet> {
-
         let mut index = self.index_block()?.cursor_with_buffer(compare_internal_keys, KEY_SCRATCH.take());
         let sought = index.seek(seek).map_err(|e| e.in_file(self.path(), Some(self.footer.index.offset)));
         let handle = match sought {

@@ -1,0 +1,226 @@
+//! The filter manager: for every table a lookup visits, decide which filter parts to probe
+//! (all, a prefix of the modules, the enabled units, or none), from the table's access
+//! statistics and the configured [`ProbePolicy`]. Filters only change the cost of a lookup,
+//! never its answer: a skipped part means a data-block read that the filter might have
+//! saved.
+//!
+//! Statistics per table (seed 002, "Updating alpha and beta"): `beta`, how often lookups
+//! reach the table, and `alpha`, the fraction of those that find their key. Measured values
+//! are blended with values inherited from the tables a flush or compaction replaced
+//! ([`inherit`]), by the table's age (Eq. 12). They are persisted in the manifest when the
+//! database closes, so a restart does not start blind.
+
+mod elastic;
+mod estimate;
+pub mod inherit;
+mod policy;
+mod shamba;
+
+pub use estimate::Estimate;
+pub use policy::{ElasticPolicy, ProbePolicy, ShambaPolicy, Skipping};
+
+use crate::table::{ProbePlan, TableReader};
+use crate::version::{FileMeta, FileStatsRecord};
+use elastic::ElasticState;
+use parking_lot::{Mutex, RwLock};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::Arc;
+
+/// Runtime state of one table, created on its first lookup.
+#[derive(Debug)]
+pub struct FileState {
+    /// Table-reaching lookups of the database when this state was created (the table's birth,
+    /// in lookup time).
+    born_at: u64,
+    /// Lookups that reached this table.
+    accesses: AtomicU64,
+    /// Lookups that found their key here.
+    positives: AtomicU64,
+    /// Analytic FP rate of each filter part (from the table's properties).
+    part_fprs: Vec<f64>,
+    /// Bytes of each filter part.
+    part_bytes: Vec<u64>,
+    /// Inherited estimate, from the manifest.
+    prior: Option<FileStatsRecord>,
+}
+
+/// A table as a lookup meets it.
+pub struct Candidate<'a> {
+    /// Its level.
+    pub level: usize,
+    /// Whether it is in the deepest non-empty level.
+    pub last_level: bool,
+    /// Files in its level (for relative popularity).
+    pub files_in_level: usize,
+    /// Its metadata.
+    pub meta: &'a FileMeta,
+    /// Its reader.
+    pub reader: &'a TableReader,
+}
+
+/// Decides filter probes and keeps the statistics that drive the decisions.
+pub struct FilterManager {
+    policy: ProbePolicy,
+    /// Lookups that reached the tables (not answered by a memtable).
+    lookups: AtomicU64,
+    /// Accesses per level, for a table's popularity relative to its level.
+    level_accesses: Vec<AtomicU64>,
+    files: RwLock<HashMap<u64, Arc<FileState>>>,
+    elastic: Option<Mutex<ElasticState>>,
+}
+
+impl FilterManager {
+    /// A manager for a tree of `num_levels` levels.
+    pub fn new(policy: ProbePolicy, num_levels: usize) -> Self {
+        let elastic = match &policy {
+            ProbePolicy::Elastic(p) => Some(Mutex::new(ElasticState::new(p.clone()))),
+            _ => None,
+        };
+        FilterManager {
+            policy,
+            lookups: AtomicU64::new(0),
+            level_accesses: (0..num_levels).map(|_| AtomicU64::new(0)).collect(),
+            files: RwLock::new(HashMap::new()),
+            elastic,
+        }
+    }
+
+    /// The policy in force.
+    pub fn policy(&self) -> &ProbePolicy {
+        &self.policy
+    }
+
+    /// Count one lookup that reached the tables.
+    #[inline]
+    pub fn begin_lookup(&self) {
+        self.lookups.fetch_add(1, Relaxed);
+    }
+
+    /// Table-reaching lookups so far.
+    pub fn lookups(&self) -> u64 {
+        self.lookups.load(Relaxed)
+    }
+
+    /// The state of a table, created on first use.
+    fn state(&self, meta: &FileMeta, reader: &TableReader) -> Arc<FileState> {
+        if let Some(s) = self.files.read().get(&meta.number) {
+            return s.clone();
+        }
+        let filter = &reader.properties().filter;
+        let state = Arc::new(FileState {
+            born_at: self.lookups(),
+            accesses: AtomicU64::new(0),
+            positives: AtomicU64::new(0),
+            part_fprs: if filter.part_fprs.len() == filter.part_bytes.len() {
+                filter.part_fprs.clone()
+            } else {
+                // Tables written before FP rates were recorded: assume 1% per part.
+                vec![0.01; filter.part_bytes.len()]
+            },
+            part_bytes: filter.part_bytes.clone(),
+            prior: meta.stats,
+        });
+        self.files.write().entry(meta.number).or_insert(state).clone()
+    }
+
+    /// Which filter parts to probe for this lookup of `c`. Counts the access.
+    /// Statistics are kept under every policy, so `inspect` shows them and a later open with
+    /// another policy starts informed.
+    pub fn plan(&self, c: &Candidate<'_>) -> (ProbePlan, Option<Arc<FileState>>) {
+        let state = self.state(c.meta, c.reader);
+        state.accesses.fetch_add(1, Relaxed);
+        if let Some(a) = self.level_accesses.get(c.level) {
+            a.fetch_add(1, Relaxed);
+        }
+        let plan = match &self.policy {
+            ProbePolicy::Plain => ProbePlan::ALL,
+            ProbePolicy::NoLastLevel => {
+                if c.last_level {
+                    ProbePlan::SKIP
+                } else {
+                    ProbePlan::ALL
+                }
+            }
+            ProbePolicy::Shamba(p) => {
+                let e = self.estimate(&state, c.level, c.files_in_level, p.warmup_lookups);
+                shamba::plan(p, &e, &state.part_fprs)
+            }
+            ProbePolicy::Elastic(_) => match &self.elastic {
+                Some(el) => el.lock().on_access(c.meta.number, &state, self.lookups()),
+                None => ProbePlan::ALL,
+            },
+        };
+        (plan, Some(state))
+    }
+
+    /// Record that a lookup found its key in a table (alpha's numerator).
+    pub fn found(&self, state: Option<&Arc<FileState>>) {
+        if let Some(s) = state {
+            s.positives.fetch_add(1, Relaxed);
+        }
+    }
+
+    /// The blended alpha/beta estimate of a table.
+    fn estimate(&self, s: &FileState, level: usize, files_in_level: usize, warmup: u64) -> Estimate {
+        let now = self.lookups();
+        let level_accesses = self.level_accesses.get(level).map_or(0, |a| a.load(Relaxed));
+        Estimate::blend(
+            s.prior.as_ref(),
+            s.accesses.load(Relaxed),
+            s.positives.load(Relaxed),
+            now.saturating_sub(s.born_at),
+            now,
+            level_accesses,
+            files_in_level,
+            warmup,
+        )
+    }
+
+    /// Current estimate of a table, for inheritance and persistence (`None` if it was never
+    /// looked up since open: its prior, if any, still stands).
+    pub fn estimate_of(&self, number: u64, level: usize, files_in_level: usize) -> Option<Estimate> {
+        let s = self.files.read().get(&number).cloned()?;
+        let warmup = match &self.policy {
+            ProbePolicy::Shamba(p) => p.warmup_lookups,
+            _ => ShambaPolicy::default().warmup_lookups,
+        };
+        Some(self.estimate(&s, level, files_in_level, warmup))
+    }
+
+    /// The best estimate of a table: measured (blended) if it was looked up since open, else
+    /// its inherited record, else `None`.
+    pub fn current_estimate(&self, meta: &FileMeta, level: usize, files_in_level: usize) -> Option<Estimate> {
+        self.estimate_of(meta.number, level, files_in_level).or_else(|| meta.stats.as_ref().map(Estimate::from_record))
+    }
+
+    /// Table hits per table-reaching lookup since open.
+    pub fn hit_ratio(&self, hits: u64) -> f64 {
+        let n = self.lookups();
+        if n == 0 {
+            0.0
+        } else {
+            (hits as f64 / n as f64).min(1.0)
+        }
+    }
+
+    /// Forget a deleted table (and release its elastic units).
+    pub fn forget(&self, number: u64) {
+        self.files.write().remove(&number);
+        if let Some(el) = &self.elastic {
+            el.lock().forget(number);
+        }
+    }
+
+    /// Bytes of filter units currently enabled (Elastic), or `None` for other policies.
+    pub fn enabled_filter_bytes(&self) -> Option<u64> {
+        self.elastic.as_ref().map(|e| e.lock().used_bytes())
+    }
+}
+
+impl FileState {
+    /// Bytes of each filter part.
+    pub fn part_bytes(&self) -> &[u64] {
+        &self.part_bytes
+    }
+}

@@ -1,0 +1,73 @@
+//! SHaMBa's module skipping (seed 002, Eq. 8-9 and Algorithm 1).
+//!
+//! With `d` modules probed, a table costs `expIO_d = beta (alpha + (1 - alpha) F_d)` data
+//! reads per lookup, where `F_d` is the FP rate of the first `d` modules together (the
+//! product of their rates). Module `d`'s utility is what it saves:
+//! `u_d = expIO_(d-1) - expIO_d = beta (1 - alpha) F_(d-1) (1 - f_d)`.
+//! A module whose utility is under its threshold is not worth fetching: the lookup goes to
+//! the data (or probes only the modules before it).
+
+use super::estimate::Estimate;
+use super::policy::{ShambaPolicy, Skipping};
+use crate::table::ProbePlan;
+
+/// Utility of module `d` (1-based) given the modules' FP rates.
+pub fn utility(e: &Estimate, fprs: &[f64], d: usize) -> f64 {
+    let before: f64 = fprs.iter().take(d.saturating_sub(1)).product();
+    let f = fprs.get(d.wrapping_sub(1)).copied().unwrap_or(1.0);
+    e.beta * (1.0 - e.alpha) * before * (1.0 - f)
+}
+
+/// How many leading modules to probe (Algorithm 1).
+pub fn plan(p: &ShambaPolicy, e: &Estimate, fprs: &[f64]) -> ProbePlan {
+    let mut probe = 0;
+    for d in 1..=fprs.len() {
+        let skip = match (p.skipping, d) {
+            (Skipping::None, _) | (Skipping::Partial, 1) => false,
+            (Skipping::Full, 1) => utility(e, fprs, d) < p.full_threshold,
+            (_, _) => utility(e, fprs, d) < p.partial_threshold,
+        };
+        if skip {
+            break;
+        }
+        probe = d;
+    }
+    ProbePlan { max_parts: probe }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn est(alpha: f64, beta: f64) -> Estimate {
+        Estimate { alpha, beta_rate: beta, beta }
+    }
+
+    #[test]
+    fn utility_follows_eq_8_and_9() {
+        let fprs = [0.1, 0.1];
+        let e = est(0.5, 2.0);
+        // expIO_0 = 1.0, expIO_1 = 2 (0.5 + 0.05) = 1.1, expIO_2 = 2 (0.5 + 0.005) = 1.01
+        assert!((utility(&e, &fprs, 1) - 0.9).abs() < 1e-12);
+        assert!((utility(&e, &fprs, 2) - 0.09).abs() < 1e-12);
+    }
+
+    #[test]
+    fn hot_empty_tables_probe_everything_cold_or_full_ones_skip() {
+        let fprs = [0.1, 0.1];
+        let full = ShambaPolicy { skipping: Skipping::Full, ..ShambaPolicy::default() };
+        let partial = ShambaPolicy { skipping: Skipping::Partial, ..ShambaPolicy::default() };
+        let none = ShambaPolicy::default();
+        let hot_empty = est(0.0, 3.0);
+        assert_eq!(plan(&full, &hot_empty, &fprs).max_parts, 2);
+        // A table whose lookups all find their key gains nothing from its filter.
+        let all_found = est(1.0, 3.0);
+        assert_eq!(plan(&full, &all_found, &fprs).max_parts, 0);
+        assert_eq!(plan(&partial, &all_found, &fprs).max_parts, 1);
+        assert_eq!(plan(&none, &all_found, &fprs).max_parts, 2);
+        // A cold table: the second module's utility (0.15 * 0.1 * 0.9) is under 0.1.
+        let cold = est(0.0, 0.15);
+        assert_eq!(plan(&full, &cold, &fprs).max_parts, 0);
+        assert_eq!(plan(&partial, &cold, &fprs).max_parts, 1);
+    }
+}
