@@ -36,7 +36,7 @@ fn a_flipped_byte_in_each_region_is_corruption_naming_the_file() {
     let original = std::fs::read(&f.path).unwrap();
     let r = open(&f.path, ctx(0, false)).unwrap();
     let ft = *r.footer();
-    let first_part = r.filter_part_handle(0);
+    let first_part = r.filter_handles_of(0).first().copied();
     drop(r);
     let mut regions = vec![
         ("data", 3u64),

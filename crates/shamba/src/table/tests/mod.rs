@@ -61,6 +61,7 @@ pub(super) fn opts(block_size: usize, compression: Compression) -> TableOptions 
         restart_interval: 4,
         compression,
         filter: crate::filter::FilterSpec::Bloom { bits_per_key: 10.0 },
+        ..TableOptions::default()
     }
 }
 
