@@ -94,7 +94,8 @@ impl TableReader {
 
     /// The data block at `handle`, through the cache at low priority.
     pub(super) fn data_block(&self, handle: BlockHandle, ro: &ReadOptions) -> Result<Block> {
-        let (data, _) = self.cached_block(handle, BlockKind::Data, Priority::Low, ro.fill_cache, ro.verify_checksums)?;
+        let (data, _) =
+            self.cached_block(handle, BlockKind::Data, Priority::Low, ro.fill_cache, ro.verify_checksums)?;
         Block::new(data).map_err(|e| e.in_file(self.path(), Some(handle.offset)))
     }
 

@@ -42,8 +42,8 @@ mod tests;
 pub use builder::TableBuilder;
 pub use dump::dump_table;
 pub use format::{
-    BlockHandle, Footer, BLOCK_TRAILER_LEN, FOOTER_LEN, FORMAT_VERSION, FORMAT_VERSION_FLAT, FORMAT_VERSION_PARTITIONED,
-    MAGIC,
+    BlockHandle, Footer, BLOCK_TRAILER_LEN, FOOTER_LEN, FORMAT_VERSION, FORMAT_VERSION_FLAT,
+    FORMAT_VERSION_PARTITIONED, MAGIC,
 };
 pub use properties::{FilterDescriptor, TableProperties};
 pub use reader::{TableCounters, TableReader};

@@ -132,7 +132,10 @@ mod tests {
     fn unordered_keys_short_keys_and_bad_values_are_rejected() {
         let k = |s: &str| internal_key(s.as_bytes(), 1, ValueKind::Put);
         // Bytewise increasing, but the same user key with a newer sequence sorts first.
-        let unordered = [(internal_key(b"a", 1, ValueKind::Put), handles(0, 1)), (internal_key(b"a", 2, ValueKind::Put), handles(1, 1))];
+        let unordered = [
+            (internal_key(b"a", 1, ValueKind::Put), handles(0, 1)),
+            (internal_key(b"a", 2, ValueKind::Put), handles(1, 1)),
+        ];
         assert!(decode_top_level(encode(&unordered)).is_err());
         assert!(decode_top_level(encode(&[(b"abc".to_vec(), handles(0, 1))])).is_err());
 

@@ -10,8 +10,8 @@
 use super::block::{bytewise, Block};
 use super::block_builder::BlockBuilder;
 use super::coding::{put_varint, Decoder};
-use crate::error::DecodeError;
 use super::format::FORMAT_VERSION_PARTITIONED;
+use crate::error::DecodeError;
 use crate::filter::{FilterSpec, Role};
 use crate::key::SeqNo;
 use std::collections::BTreeMap;
@@ -205,7 +205,9 @@ impl TableProperties {
         }
         let role = match map.get(b"filter.role".as_slice()) {
             None => None,
-            Some(name) => Some(role_from_name(name).ok_or_else(|| DecodeError::new("property filter.role: unknown role"))?),
+            Some(name) => {
+                Some(role_from_name(name).ok_or_else(|| DecodeError::new("property filter.role: unknown role"))?)
+            }
         };
         let format_version = small("format_version")?;
         let partitioned = format_version >= FORMAT_VERSION_PARTITIONED;
@@ -230,7 +232,13 @@ impl TableProperties {
             largest_key: raw("largest_key")?.clone(),
             smallest_seq: num("smallest_seq")?,
             largest_seq: num("largest_seq")?,
-            filter: FilterDescriptor { kind, spec: text("filter.spec")?, digests: num("filter.digests")?, part_bytes, role },
+            filter: FilterDescriptor {
+                kind,
+                spec: text("filter.spec")?,
+                digests: num("filter.digests")?,
+                part_bytes,
+                role,
+            },
             block_size: num("block_size")?,
             restart_interval: num("restart_interval")?,
             compression: u8::try_from(small("compression")?)

@@ -104,7 +104,10 @@ impl TableReader {
         if properties.format_version != footer.format_version {
             return Err(file.corruption(
                 footer.properties.offset,
-                format!("properties say format version {}, footer {}", properties.format_version, footer.format_version),
+                format!(
+                    "properties say format version {}, footer {}",
+                    properties.format_version, footer.format_version
+                ),
             ));
         }
         let metaindex = decode_handles(meta_block(footer.metaindex)?)
@@ -130,7 +133,9 @@ impl TableReader {
             }
             FORMAT_VERSION_PARTITIONED => {
                 if !filter_handles.is_empty() {
-                    return Err(file.corruption(footer.filter_index.offset, "filter index of a partitioned table lists parts"));
+                    return Err(
+                        file.corruption(footer.filter_index.offset, "filter index of a partitioned table lists parts")
+                    );
                 }
                 open_partitions(&file, &footer, &properties, pin)?
             }
