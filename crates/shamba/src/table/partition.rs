@@ -17,9 +17,9 @@
 //! ```
 //!
 //! Because partitions are cut at data-block boundaries and the top-level keys are the
-//! data-block separators themselves, "first top-level key >= t, then first index entry
-//! >= t in that partition" lands on exactly the data block an unpartitioned index would
-//! choose. A user key whose versions straddle a cut has its digest in both partitions'
+//! data-block separators themselves, "the first top-level key at or after t, then the
+//! first index entry at or after t in that partition" lands on exactly the data block an
+//! unpartitioned index would choose. A user key whose versions straddle a cut has its digest in both partitions'
 //! filters, so whichever partition a seek lands in answers correctly.
 
 use super::block::Block;

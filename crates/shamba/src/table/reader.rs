@@ -408,14 +408,17 @@ impl TableReader {
     }
 }
 
-/// Read and check a partitioned table's top-level index, and open each partition; returns
-/// (top-level keys, their block's bytes, partitions).
+/// What the top-level index of a partitioned table gives an open reader: (top-level keys,
+/// bytes of their block, partitions).
+type OpenedPartitions = (Vec<Box<[u8]>>, u64, Vec<Partition>);
+
+/// Read and check a partitioned table's top-level index, and open each partition.
 fn open_partitions(
     file: &TableFile,
     footer: &Footer,
     properties: &TableProperties,
     pin: bool,
-) -> Result<(Vec<Box<[u8]>>, u64, Vec<Partition>)> {
+) -> Result<OpenedPartitions> {
     let at = footer.index.offset;
     let bytes = file.read_block(footer.index, BlockKind::Index, true)?;
     let top_level_bytes = bytes.len() as u64;

@@ -37,9 +37,12 @@ fn table_opts(filter: FilterSpec, partitioned: bool, block_size: usize, partitio
     }
 }
 
-/// The versions of each user key, newest first, for a fast model lookup.
-fn versions_by_user_key(entries: &Entries) -> Vec<(Vec<u8>, Vec<(SeqNo, ValueKind, Vec<u8>)>)> {
-    let mut out: Vec<(Vec<u8>, Vec<(SeqNo, ValueKind, Vec<u8>)>)> = Vec::new();
+/// A user key and its versions, newest first.
+type Versions = (Vec<u8>, Vec<(SeqNo, ValueKind, Vec<u8>)>);
+
+/// The versions of each user key, for a fast model lookup.
+fn versions_by_user_key(entries: &Entries) -> Vec<Versions> {
+    let mut out: Vec<Versions> = Vec::new();
     for (k, v) in entries {
         let p = parse_internal_key(k).unwrap();
         if out.last().is_none_or(|(uk, _)| uk.as_slice() != p.user_key) {
