@@ -84,6 +84,10 @@ pub struct Options {
     pub filter_policy: BuildPolicy,
     /// How lookups decide which filter parts to probe. Default: plain (probe everything).
     pub probe_policy: ProbePolicy,
+    /// Before probing the first table of a lookup, prefetch the filter cache lines of every
+    /// candidate table (from the one digest), so a deep tree's cache misses overlap.
+    /// Default: true (false only to measure the level-by-level baseline).
+    pub prefetch_filters: bool,
     /// Block cache capacity in bytes. Default: 32 MiB.
     pub cache_capacity: usize,
     /// Fraction of the cache reserved for high-priority blocks (index, filter, first
@@ -136,6 +140,7 @@ impl Default for Options {
             pending_compaction_stop_bytes: 16 << 30,
             filter_policy: BuildPolicy::default(),
             probe_policy: ProbePolicy::Plain,
+            prefetch_filters: true,
             cache_capacity: 32 << 20,
             high_priority_ratio: 0.5,
             cache_index_and_filter_blocks: false,
@@ -170,6 +175,7 @@ impl fmt::Debug for Options {
             .field("level0_stop_trigger", &self.level0_stop_trigger)
             .field("filter_policy", &self.filter_policy)
             .field("probe_policy", &self.probe_policy)
+            .field("prefetch_filters", &self.prefetch_filters)
             .field("cache_capacity", &self.cache_capacity)
             .field("high_priority_ratio", &self.high_priority_ratio)
             .field("cache_index_and_filter_blocks", &self.cache_index_and_filter_blocks)
