@@ -261,11 +261,14 @@ pub struct ReadOptions {
     /// Insert blocks read by this operation into the block cache. Default: true
     /// (scans may turn it off to avoid flushing the cache).
     pub fill_cache: bool,
+    /// Time each stage of a lookup (hashing, memtables, filters, index, data) into
+    /// `Stats::lookup_costs`. Costs two clock reads per stage. Default: false.
+    pub profile: bool,
 }
 
 impl Default for ReadOptions {
     fn default() -> Self {
-        ReadOptions { share_hash: true, verify_checksums: true, fill_cache: true }
+        ReadOptions { share_hash: true, verify_checksums: true, fill_cache: true, profile: false }
     }
 }
 

@@ -11,6 +11,7 @@ use crate::stats::DbCounters;
 use crate::table::{TableGet, TableReader};
 use crate::version::FileMeta;
 use std::sync::Arc;
+use std::time::Instant;
 
 /// Candidate tables whose filters a lookup prefetches before probing the first: enough for
 /// a leveled tree of any practical depth plus a few L0 files.
@@ -43,6 +44,10 @@ impl DbInner {
         let c = &self.counters;
         DbCounters::add(&c.gets, 1);
         let sv = self.super_version();
+        let clock = ro.profile.then(Instant::now);
+        if ro.profile {
+            DbCounters::add(&c.profiled_lookups, 1);
+        }
         for mem in std::iter::once(&sv.mem).chain(sv.imm.iter()) {
             match mem.get(key, seq) {
                 Lookup::Value(v) => {
@@ -56,7 +61,14 @@ impl DbInner {
                 Lookup::NotFound => {}
             }
         }
+        let hashing = clock.map(|t| {
+            DbCounters::add(&c.memtable_nanos, t.elapsed().as_nanos() as u64);
+            Instant::now()
+        });
         let digest = Digest::of(key);
+        if let Some(t) = hashing {
+            DbCounters::add(&c.hash_nanos, t.elapsed().as_nanos() as u64);
+        }
         let seek = seek_key(key, seq);
         let version = &sv.version;
         let last_level = version.deepest_nonempty_level();
@@ -90,7 +102,11 @@ impl DbInner {
             let d = if ro.share_hash {
                 &digest
             } else {
+                let t = clock.map(|_| Instant::now());
                 own_digest = Digest::of(key);
+                if let Some(t) = t {
+                    DbCounters::add(&c.hash_nanos, t.elapsed().as_nanos() as u64);
+                }
                 &own_digest
             };
             let candidate = Candidate {
@@ -102,6 +118,11 @@ impl DbInner {
             };
             let (plan, state) = self.manager.plan(&candidate);
             let (got, outcome) = table.get_planned(&seek, d, ro, plan)?;
+            if ro.profile {
+                DbCounters::add(&c.filter_nanos, outcome.filter_nanos);
+                DbCounters::add(&c.index_nanos, outcome.index_nanos);
+                DbCounters::add(&c.data_nanos, outcome.data_nanos);
+            }
             let lc = &self.level_counters[level];
             DbCounters::add(&lc.table_lookups, 1);
             DbCounters::add(&lc.filter_parts_probed, u64::from(outcome.parts_probed));

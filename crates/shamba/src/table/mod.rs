@@ -185,6 +185,12 @@ pub struct ProbeOutcome {
     pub filter_blocks_read_from_device: u32,
     /// Bytes of those reads, block trailers included (as `IoStats` counts them).
     pub filter_bytes_read_from_device: u64,
+    /// With `ReadOptions::profile`: nanoseconds finding and probing filter parts.
+    pub filter_nanos: u64,
+    /// With `ReadOptions::profile`: nanoseconds reading and searching the index.
+    pub index_nanos: u64,
+    /// With `ReadOptions::profile`: nanoseconds reading and searching the data block.
+    pub data_nanos: u64,
 }
 
 /// Path of SST `number` in `dir`.

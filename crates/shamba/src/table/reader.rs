@@ -38,6 +38,7 @@ use std::cmp::Ordering;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
+use std::time::Instant;
 
 thread_local! {
     /// Key buffer lent to block cursors during `get`, so a lookup does not allocate one.
@@ -177,6 +178,7 @@ impl TableReader {
     ) -> Result<(TableGet, ProbeOutcome)> {
         self.counters.lookups.fetch_add(1, Relaxed);
         let mut outcome = ProbeOutcome::default();
+        let clock = ro.profile.then(Instant::now);
         let Some(partition) = self.partition_for(seek) else {
             return Ok((TableGet::NotFound, outcome));
         };
@@ -191,14 +193,27 @@ impl TableReader {
             outcome.parts_probed += 1;
             if !part.may_contain(digest) {
                 self.counters.filter_negatives.fetch_add(1, Relaxed);
+                if let Some(t) = clock {
+                    outcome.filter_nanos = t.elapsed().as_nanos() as u64;
+                }
                 return Ok((TableGet::FilteredOut, outcome));
             }
         }
-        self.lookup_data(partition, seek, ro).map(|g| (g, outcome))
+        if let Some(t) = clock {
+            outcome.filter_nanos = t.elapsed().as_nanos() as u64;
+        }
+        self.lookup_data(partition, seek, ro, &mut outcome).map(|g| (g, outcome))
     }
 
     /// The index and data-block part of a lookup, after the filter said maybe.
-    fn lookup_data(&self, partition: &Partition, seek: &[u8], ro: &ReadOptions) -> Result<TableGet> {
+    fn lookup_data(
+        &self,
+        partition: &Partition,
+        seek: &[u8],
+        ro: &ReadOptions,
+        outcome: &mut ProbeOutcome,
+    ) -> Result<TableGet> {
+        let clock = ro.profile.then(Instant::now);
         let index_offset = partition.index.handle.offset;
         let mut index = self.index_block(partition)?.cursor_with_buffer(compare_internal_keys, KEY_SCRATCH.take());
         let sought = index.seek(seek).map_err(|e| e.in_file(self.path(), Some(index_offset)));
@@ -208,6 +223,10 @@ impl TableReader {
             Err(e) => Some(Err(e)),
         };
         let buffer = index.into_key_buffer();
+        let index_done = clock.map(|t| {
+            outcome.index_nanos = t.elapsed().as_nanos() as u64;
+            Instant::now()
+        });
         let Some(handle) = handle.transpose()? else {
             KEY_SCRATCH.set(buffer);
             return Ok(self.not_found(partition));
@@ -225,6 +244,9 @@ impl TableReader {
             self.not_found(partition)
         };
         KEY_SCRATCH.set(data.into_key_buffer());
+        if let Some(t) = index_done {
+            outcome.data_nanos = t.elapsed().as_nanos() as u64;
+        }
         Ok(result)
     }
 
