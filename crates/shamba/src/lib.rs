@@ -19,6 +19,7 @@ pub mod io;
 pub mod key;
 pub mod manager;
 pub mod memtable;
+mod number_map;
 pub mod options;
 pub mod stats;
 pub mod table;

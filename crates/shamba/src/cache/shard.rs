@@ -14,7 +14,7 @@
 use super::lru::{LruList, LruSlab};
 use super::{BlockKey, KindCounters, Priority};
 use crate::io::BlockKind;
-use std::collections::HashMap;
+use crate::number_map::NumberMap;
 use std::sync::Arc;
 
 /// Bytes charged per entry on top of the block itself: an estimate of the slot, the hash
@@ -35,7 +35,7 @@ struct Entry {
 
 /// One shard; the owner wraps it in a mutex.
 pub(super) struct Shard {
-    map: HashMap<BlockKey, u32>,
+    map: NumberMap<BlockKey, u32>,
     slab: LruSlab<Entry>,
     high: LruList,
     low: LruList,
@@ -50,7 +50,7 @@ impl Shard {
     /// A shard of `capacity` bytes, at most `high_capacity` of them in the high pool.
     pub(super) fn new(capacity: usize, high_capacity: usize) -> Self {
         Shard {
-            map: HashMap::new(),
+            map: NumberMap::default(),
             slab: LruSlab::default(),
             high: LruList::default(),
             low: LruList::default(),

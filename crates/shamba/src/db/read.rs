@@ -49,6 +49,10 @@ impl DbInner {
             DbCounters::add(&c.profiled_lookups, 1);
         }
         for mem in std::iter::once(&sv.mem).chain(sv.imm.iter()) {
+            // An empty memtable (just after a switch or a reopen) costs nothing to skip.
+            if mem.is_empty() {
+                continue;
+            }
             match mem.get(key, seq) {
                 Lookup::Value(v) => {
                     DbCounters::add(&c.memtable_hits, 1);

@@ -8,7 +8,8 @@
 //! reach the table, and `alpha`, the fraction of those that find their key. Measured values
 //! are blended with values inherited from the tables a flush or compaction replaced
 //! ([`inherit`]), by the table's age (Eq. 12). They are persisted in the manifest when the
-//! database closes, so a restart does not start blind.
+//! database closes, so a restart does not start blind. Under `Plain` the manager stays out
+//! of the way entirely (no statistics); tables keep their own lookup counters regardless.
 
 mod elastic;
 mod estimate;
@@ -19,11 +20,11 @@ mod shamba;
 pub use estimate::Estimate;
 pub use policy::{ElasticPolicy, ProbePolicy, ShambaPolicy, Skipping};
 
+use crate::number_map::NumberMap;
 use crate::table::{ProbePlan, TableReader};
 use crate::version::{FileMeta, FileStatsRecord};
 use elastic::ElasticState;
 use parking_lot::{Mutex, RwLock};
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
 
@@ -66,7 +67,7 @@ pub struct FilterManager {
     lookups: AtomicU64,
     /// Accesses per level, for a table's popularity relative to its level.
     level_accesses: Vec<AtomicU64>,
-    files: RwLock<HashMap<u64, Arc<FileState>>>,
+    files: RwLock<NumberMap<u64, Arc<FileState>>>,
     elastic: Option<Mutex<ElasticState>>,
 }
 
@@ -81,7 +82,7 @@ impl FilterManager {
             policy,
             lookups: AtomicU64::new(0),
             level_accesses: (0..num_levels).map(|_| AtomicU64::new(0)).collect(),
-            files: RwLock::new(HashMap::new()),
+            files: RwLock::new(NumberMap::default()),
             elastic,
         }
     }
@@ -125,9 +126,13 @@ impl FilterManager {
     }
 
     /// Which filter parts to probe for this lookup of `c`. Counts the access.
-    /// Statistics are kept under every policy, so `inspect` shows them and a later open with
-    /// another policy starts informed.
+    /// Under `Plain` nothing is decided and no statistics are kept: the baseline pays for
+    /// nothing it does not use. Every other policy keeps them (and persists them).
+    #[inline]
     pub fn plan(&self, c: &Candidate<'_>) -> (ProbePlan, Option<Arc<FileState>>) {
+        if let ProbePolicy::Plain = self.policy {
+            return (ProbePlan::ALL, None);
+        }
         let state = self.state(c.meta, c.reader);
         state.accesses.fetch_add(1, Relaxed);
         if let Some(a) = self.level_accesses.get(c.level) {

@@ -4,8 +4,8 @@
 use super::{table_path, TableContext, TableReader};
 use crate::error::Result;
 use crate::io::Storage;
-use parking_lot::Mutex;
-use std::collections::HashMap;
+use crate::number_map::NumberMap;
+use parking_lot::RwLock;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -14,18 +14,18 @@ pub struct TableCache {
     storage: Arc<dyn Storage>,
     dir: PathBuf,
     ctx: TableContext,
-    readers: Mutex<HashMap<u64, Arc<TableReader>>>,
+    readers: RwLock<NumberMap<u64, Arc<TableReader>>>,
 }
 
 impl TableCache {
     /// A cache of readers for files in `dir`.
     pub fn new(storage: Arc<dyn Storage>, dir: &Path, ctx: TableContext) -> Self {
-        TableCache { storage, dir: dir.to_path_buf(), ctx, readers: Mutex::new(HashMap::new()) }
+        TableCache { storage, dir: dir.to_path_buf(), ctx, readers: RwLock::new(NumberMap::default()) }
     }
 
     /// The reader of file `number`, opening it on first use.
     pub fn reader(&self, number: u64) -> Result<Arc<TableReader>> {
-        if let Some(r) = self.readers.lock().get(&number) {
+        if let Some(r) = self.readers.read().get(&number) {
             return Ok(r.clone());
         }
         // Open without the lock: an open reads several blocks, and lookups of other files
@@ -34,19 +34,19 @@ impl TableCache {
         let path = table_path(&self.dir, number);
         let file = self.storage.open_read(&path)?;
         let reader = Arc::new(TableReader::open(path, file, number, self.ctx.clone())?);
-        Ok(self.readers.lock().entry(number).or_insert(reader).clone())
+        Ok(self.readers.write().entry(number).or_insert(reader).clone())
     }
 
     /// Forget a file's reader (after the file is deleted), and drop its blocks from the
     /// block cache. Cursors still holding the reader keep working.
     pub fn evict(&self, number: u64) {
-        self.readers.lock().remove(&number);
+        self.readers.write().remove(&number);
         self.ctx.cache.erase_file(number);
     }
 
     /// Number of open readers.
     pub fn len(&self) -> usize {
-        self.readers.lock().len()
+        self.readers.read().len()
     }
 
     /// Whether no reader is open.

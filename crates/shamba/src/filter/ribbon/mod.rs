@@ -252,7 +252,8 @@ impl<'a> RibbonRef<'a> {
             return true;
         };
         let [k0, k1, k2] = p.coeffs;
-        let parity = |((a, b), c): ((&[u8], &[u8]), &[u8])| ((word(a) & k0) ^ (word(b) & k1) ^ (word(c) & k2)).count_ones() & 1;
+        let parity =
+            |((a, b), c): ((&[u8], &[u8]), &[u8])| ((word(a) & k0) ^ (word(b) & k1) ^ (word(c) & k2)).count_ones() & 1;
         let mut columns = a.chunks(SEGMENT_BYTES).zip(b.chunks(SEGMENT_BYTES)).zip(c.chunks(SEGMENT_BYTES));
         let mut got = 0u32;
         for (j, w) in columns.by_ref().take(FIRST_COLUMNS as usize).enumerate() {
