@@ -235,7 +235,11 @@ mod tests {
         let specs = [
             FilterSpec::Bloom { bits_per_key: 10.0 },
             FilterSpec::StandardBloom { bits_per_key: 10.0, probing: Probing::Rotation },
-            FilterSpec::ModularBloom { bits_per_key: 10.0, modules: ModuleSizes::Equal { count: 3 }, layout: BloomLayout::Standard(Probing::DoubleHashing) },
+            FilterSpec::ModularBloom {
+                bits_per_key: 10.0,
+                modules: ModuleSizes::Equal { count: 3 },
+                layout: BloomLayout::Standard(Probing::DoubleHashing),
+            },
             FilterSpec::Elastic { bits_per_key: 10.0, units: 4, layout: BloomLayout::Blocked },
             FilterSpec::Ribbon { fp_rate: 0.01 },
             FilterSpec::Ribbon { fp_rate: 0.000_1 },

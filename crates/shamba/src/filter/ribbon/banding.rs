@@ -329,8 +329,14 @@ mod tests {
             let hashes: Vec<u64> = keys.iter().map(|d| h.equation_hash(d)).collect();
             let num_starts = plain.num_starts();
             let n = plain.num_slots();
-            let ok_plain =
-                hashes.iter().all(|v| walk(&mut plain.lo[..n], &mut plain.hi[..n], &mut plain.results[..n], RibbonHasher::equation(*v, num_starts)));
+            let ok_plain = hashes.iter().all(|v| {
+                walk(
+                    &mut plain.lo[..n],
+                    &mut plain.hi[..n],
+                    &mut plain.results[..n],
+                    RibbonHasher::equation(*v, num_starts),
+                )
+            });
             assert_eq!(ok_sorted, ok_plain, "seed {seed}");
         }
     }

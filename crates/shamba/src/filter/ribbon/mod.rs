@@ -301,7 +301,8 @@ impl<'a> RibbonRef<'a> {
             return true;
         };
         let [k0, k1, k2] = p.coeffs;
-        let parity = |((a, b), c): ((&[u8], &[u8]), &[u8])| ((word(a) & k0) ^ (word(b) & k1) ^ (word(c) & k2)).count_ones() & 1;
+        let parity =
+            |((a, b), c): ((&[u8], &[u8]), &[u8])| ((word(a) & k0) ^ (word(b) & k1) ^ (word(c) & k2)).count_ones() & 1;
         let columns = a.chunks(SEGMENT_BYTES).zip(b.chunks(SEGMENT_BYTES)).zip(c.chunks(SEGMENT_BYTES));
         let got = columns.enumerate().fold(0u32, |got, (j, w)| got | (parity(w) << j));
         (got ^ p.expected) & (u32::MAX >> (32 - p.cols)) == 0
