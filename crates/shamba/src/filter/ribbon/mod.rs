@@ -52,6 +52,10 @@ pub const EQUATION_SCHEME: u8 = 2;
 
 /// Columns the straight-line probe handles (FP rates down to 2^-8 = 0.4%).
 const UNROLLED_COLUMNS: usize = 8;
+/// The window the straight-line probe reads: offsets within it are below 256 (`& 0xFF`
+/// makes that visible to the compiler, which then drops every bounds check), and the last
+/// word read ends 8 bytes after the last column's start.
+const UNROLLED_WINDOW: usize = 0x100 + (UNROLLED_COLUMNS - 1) * SEGMENT_BYTES + 8;
 
 /// Seeds tried before construction gives up (each fails with probability about 1/20).
 pub const MAX_SEEDS: u32 = 16;
@@ -243,28 +247,27 @@ impl<'a> RibbonRef<'a> {
     /// branching per column would mispredict on almost every miss.
     #[inline]
     pub fn may_contain(&self, digest: &Digest) -> bool {
-        match self.probe_unrolled(&self.probe_plan(digest)) {
-            Some(answer) => answer,
-            None => self.probe_any(digest),
-        }
+        // Predictable: the same for every probe of this filter.
+        let answer = match self.layout.upper_columns {
+            0..=4 => self.probe_unrolled::<4>(&self.probe_plan(digest)),
+            5..=7 => self.probe_unrolled::<7>(&self.probe_plan(digest)),
+            _ => self.probe_unrolled::<8>(&self.probe_plan(digest)),
+        };
+        answer.unwrap_or_else(|| self.probe_any(digest))
     }
 
-    /// The common case, straight-line: at most [`UNROLLED_COLUMNS`] columns and all their
+    /// The common case, straight-line: at most `N` <= 8 columns and all their
     /// words inside one fixed-size window of the payload (not so only for keys in the last
     /// few blocks). The second and third words of a column are at most 16 x 8 bytes past
     /// the first, so one window check covers every load. Columns past the stored ones read
     /// bytes of the next segments and are masked out.
     #[inline(always)]
-    fn probe_unrolled(&self, p: &ProbePlan) -> Option<bool> {
-        // Offsets within the window are below 256 (`& 0xFF` makes that visible to the
-        // compiler, which then drops every bounds check); the last word read ends 8 bytes
-        // after the last column's start.
-        const WINDOW: usize = 0x100 + (UNROLLED_COLUMNS - 1) * SEGMENT_BYTES + 8;
-        if p.cols == 0 || p.cols as usize > UNROLLED_COLUMNS {
+    fn probe_unrolled<const N: usize>(&self, p: &ProbePlan) -> Option<bool> {
+        if p.cols == 0 || p.cols as usize > N || N > UNROLLED_COLUMNS {
             return None;
         }
         let [w0, w1, w2] = p.words;
-        let window = self.data.get(w0..)?.first_chunk::<WINDOW>()?;
+        let window = self.data.get(w0..)?.first_chunk::<UNROLLED_WINDOW>()?;
         let (d1, d2) = ((w1 - w0) & 0xFF, w2.wrapping_sub(w0) & 0xFF);
         let [k0, k1, k2] = p.coeffs;
         let parity = |j: usize| {
@@ -278,7 +281,7 @@ impl<'a> RibbonRef<'a> {
         if (got ^ p.expected) & mask_first != 0 {
             return Some(false);
         }
-        for j in FIRST_COLUMNS as usize..UNROLLED_COLUMNS {
+        for j in FIRST_COLUMNS as usize..N {
             got |= parity(j) << j;
         }
         Some((got ^ p.expected) & ((1 << p.cols) - 1) == 0)
