@@ -219,7 +219,8 @@ struct SideBySide {
 /// goes first. On a shared machine another process only ever adds time, so each kind's
 /// best round is its least disturbed one; interleaving gives both kinds the same chances.
 fn side_by_side(keys: &[Digest], queries: &[Digest], rounds: usize) -> Result<SideBySide, Box<dyn Error>> {
-    let specs = [FilterSpec::Bloom { bits_per_key: 10.0 }, FilterSpec::Ribbon { fp_rate: bloom_equivalent_fp_rate(10.0) }];
+    let specs =
+        [FilterSpec::Bloom { bits_per_key: 10.0 }, FilterSpec::Ribbon { fp_rate: bloom_equivalent_fp_rate(10.0) }];
     let mut out = SideBySide { build: Vec::new(), miss: Vec::new(), hit: Vec::new() };
     for round in 0..rounds {
         let order = if round % 2 == 0 { [0, 1] } else { [1, 0] };
