@@ -74,9 +74,10 @@ fn step(lo: &mut [u64], hi: &mut [u64], results: &mut [u32], e: &mut Equation) -
     let x_hi = e.hi ^ *slot_hi;
     let x_r = e.result ^ *slot_r;
     if x_lo != 0 {
-        let tz = x_lo.trailing_zeros() & 63;
-        let wide = ((u128::from(x_hi) << 64) | u128::from(x_lo)) >> tz;
-        *e = Equation { start: i + tz as usize, lo: wide as u64, hi: x_hi >> tz, result: x_r };
+        // Both pivots were set, so bit 0 of `x_lo` is clear: 1 <= tz <= 63, and every
+        // shift below is in range (no 128-bit shift with its >= 64 case).
+        let tz = x_lo.trailing_zeros();
+        *e = Equation { start: i + tz as usize, lo: (x_lo >> tz) | (x_hi << (64 - tz)), hi: x_hi >> tz, result: x_r };
         Step::Continue
     } else if x_hi != 0 {
         let tz = x_hi.trailing_zeros();

@@ -50,6 +50,13 @@ const FIRST_COLUMNS: u32 = 2;
 /// The equation scheme written in the part parameters (see [`hasher`]).
 pub const EQUATION_SCHEME: u8 = 2;
 
+/// Columns the straight-line probe handles (FP rates down to 2^-8 = 0.4%).
+const UNROLLED_COLUMNS: usize = 8;
+/// The window the straight-line probe reads: offsets within it are below 256 (`& 0xFF`
+/// makes that visible to the compiler, which then drops every bounds check), and the last
+/// word read ends 8 bytes after the last column's start.
+const UNROLLED_WINDOW: usize = 0x100 + (UNROLLED_COLUMNS - 1) * SEGMENT_BYTES + 8;
+
 /// Seeds tried before construction gives up (each fails with probability about 1/20).
 pub const MAX_SEEDS: u32 = 16;
 
@@ -240,6 +247,51 @@ impl<'a> RibbonRef<'a> {
     /// branching per column would mispredict on almost every miss.
     #[inline]
     pub fn may_contain(&self, digest: &Digest) -> bool {
+        // Predictable: the same for every probe of this filter.
+        let answer = match self.layout.upper_columns {
+            0..=4 => self.probe_unrolled::<4>(&self.probe_plan(digest)),
+            5..=7 => self.probe_unrolled::<7>(&self.probe_plan(digest)),
+            _ => self.probe_unrolled::<8>(&self.probe_plan(digest)),
+        };
+        answer.unwrap_or_else(|| self.probe_any(digest))
+    }
+
+    /// The common case, straight-line: at most `N` <= 8 columns and all their
+    /// words inside one fixed-size window of the payload (not so only for keys in the last
+    /// few blocks). The second and third words of a column are at most 16 x 8 bytes past
+    /// the first, so one window check covers every load. Columns past the stored ones read
+    /// bytes of the next segments and are masked out.
+    #[inline(always)]
+    fn probe_unrolled<const N: usize>(&self, p: &ProbePlan) -> Option<bool> {
+        if p.cols == 0 || p.cols as usize > N || N > UNROLLED_COLUMNS {
+            return None;
+        }
+        let [w0, w1, w2] = p.words;
+        let window = self.data.get(w0..)?.first_chunk::<UNROLLED_WINDOW>()?;
+        let (d1, d2) = ((w1 - w0) & 0xFF, w2.wrapping_sub(w0) & 0xFF);
+        let [k0, k1, k2] = p.coeffs;
+        let parity = |j: usize| {
+            let at = j * SEGMENT_BYTES;
+            ((word_at(window, at) & k0) ^ (word_at(window, d1 + at) & k1) ^ (word_at(window, d2 + at) & k2))
+                .count_ones()
+                & 1
+        };
+        let mut got = parity(0) | (parity(1) << 1);
+        let mask_first = if p.cols >= FIRST_COLUMNS { (1 << FIRST_COLUMNS) - 1 } else { 1 };
+        if (got ^ p.expected) & mask_first != 0 {
+            return Some(false);
+        }
+        for j in FIRST_COLUMNS as usize..N {
+            got |= parity(j) << j;
+        }
+        Some((got ^ p.expected) & ((1 << p.cols) - 1) == 0)
+    }
+
+    /// Any column count, any position (rare: kept out of line so that the common path
+    /// keeps its plan in registers).
+    #[cold]
+    #[inline(never)]
+    fn probe_any(&self, digest: &Digest) -> bool {
         let p = self.probe_plan(digest);
         if p.cols == 0 {
             return true;
@@ -254,20 +306,9 @@ impl<'a> RibbonRef<'a> {
         let [k0, k1, k2] = p.coeffs;
         let parity =
             |((a, b), c): ((&[u8], &[u8]), &[u8])| ((word(a) & k0) ^ (word(b) & k1) ^ (word(c) & k2)).count_ones() & 1;
-        let mut columns = a.chunks(SEGMENT_BYTES).zip(b.chunks(SEGMENT_BYTES)).zip(c.chunks(SEGMENT_BYTES));
-        let mut got = 0u32;
-        for (j, w) in columns.by_ref().take(FIRST_COLUMNS as usize).enumerate() {
-            got |= parity(w) << j;
-        }
-        let mask_first = (1u32 << FIRST_COLUMNS.min(p.cols)) - 1;
-        if (got ^ p.expected) & mask_first != 0 {
-            return false;
-        }
-        for (j, w) in columns.enumerate() {
-            got |= parity(w) << (j + FIRST_COLUMNS as usize);
-        }
-        let mask_all = u32::MAX >> (32 - p.cols);
-        (got ^ p.expected) & mask_all == 0
+        let columns = a.chunks(SEGMENT_BYTES).zip(b.chunks(SEGMENT_BYTES)).zip(c.chunks(SEGMENT_BYTES));
+        let got = columns.enumerate().fold(0u32, |got, (j, w)| got | (parity(w) << j));
+        (got ^ p.expected) & (u32::MAX >> (32 - p.cols)) == 0
     }
 
     /// Byte range of the payload the probe of `digest` reads (for prefetching).
@@ -306,6 +347,12 @@ struct ProbePlan {
     cols: u32,
     /// The key's fingerprint, column 0 in bit 0.
     expected: u32,
+}
+
+/// The little-endian word at byte `at` of a window (constant `at`: no bounds check left).
+#[inline(always)]
+fn word_at<const N: usize>(window: &[u8; N], at: usize) -> u64 {
+    window.get(at..).and_then(|s| s.first_chunk::<8>()).map_or(0, |b| u64::from_le_bytes(*b))
 }
 
 /// The little-endian word at the start of `s` (0 if shorter, which a validated payload
