@@ -10,11 +10,14 @@
 //! | `units-fpr` | 000, Table 3 | 7 filter units: rotation vs double hashing |
 //! | `mbf` | 002, Table 3 | modular Bloom filters: FPR and module accesses |
 //! | `ribbon` | 004 | bits/key vs FPR, build and query ns: Bloom vs Ribbon |
+//! | `hash-sharing` | 000, Fig. 5-9 | engine: empty lookups with one shared digest vs one per table |
 
 use std::error::Error;
 
+mod engine;
 mod hash_cost;
 mod hash_fpr;
+mod hash_sharing;
 mod mbf;
 pub mod measure;
 pub mod report;
@@ -48,6 +51,7 @@ pub fn run(args: &ExpArgs) -> Result<(), Box<dyn Error>> {
         "units-fpr" => units_fpr::run(args)?,
         "mbf" => mbf::run(args)?,
         "ribbon" => ribbon::run(args)?,
+        "hash-sharing" => hash_sharing::run(args)?,
         other => {
             return Err(
                 format!("unknown experiment {other:?} (known: hash-cost, hash-fpr, units-fpr, mbf, ribbon)").into()

@@ -1,0 +1,421 @@
+//! `shamba exp hash-sharing` (seed 000, Fig. 5-9): empty-lookup latency with one digest
+//! per lookup shared by every table (`ReadOptions::share_hash`) against one digest per table,
+//! on the engine, over key size (Fig. 5a), tree height with T = 2 (Fig. 5b), device latency
+//! (Fig. 6), bits per key (Fig. 7) and the fraction of non-empty lookups (Fig. 8-9).
+//!
+//! Filters and indexes are pinned (in memory); the block cache is tiny, so a false positive
+//! or a found key costs a data-block read with the emulated device latency, as the seed's
+//! direct I/O does. Shared and unshared runs alternate on the same open database and each
+//! keeps its fastest repeat.
+
+use std::error::Error;
+use std::hint::black_box;
+
+use shamba::filter::{BuildPolicy, Digest};
+use shamba::io::DeviceModel;
+use shamba::{Db, Options};
+
+use super::engine::{
+    describe_tree, gain_pct, load_ids, measure, settle, shuffled_ids, tables_per_op, LoadedTree, ReadSpec, Shape,
+    TreeSpec, MEASUREMENT_NOTE,
+};
+use super::measure::{ns_per_op, random_keys};
+use super::report::{Cell, Plot, Report, Table};
+use super::ExpArgs;
+use crate::bench::keys::KeyDistribution;
+use crate::bench::report::PhaseResult;
+
+/// Value bytes of every tree (the key is what matters here; small values keep loads short).
+const VALUE_SIZE: usize = 64;
+/// Block cache of the measured opens: small, so data blocks come from the "device".
+const SMALL_CACHE: usize = 256 << 10;
+
+/// Run sizes.
+struct Plan {
+    key_sizes: Vec<usize>,
+    bits: Vec<f64>,
+    fractions: Vec<f64>,
+    devices: Vec<&'static str>,
+    /// L1 entries of the key-size trees (levels grow by 4 from there).
+    l1_entries: u64,
+    /// Height sweep: keys loaded before each measurement.
+    height_steps: Vec<u64>,
+    warmup: u64,
+    reads: u64,
+    repeats: usize,
+}
+
+impl Plan {
+    fn new(quick: bool) -> Plan {
+        if quick {
+            Plan {
+                key_sizes: vec![8, 64, 256, 512, 1024],
+                bits: vec![8.0, 10.0, 14.0],
+                fractions: vec![0.0, 0.5, 1.0],
+                devices: vec!["none", "nvm", "pcie", "ssd"],
+                l1_entries: 300,
+                height_steps: (0..7).map(|i| 600u64 << i).collect(),
+                warmup: 5_000,
+                reads: 30_000,
+                repeats: 3,
+            }
+        } else {
+            Plan {
+                key_sizes: vec![8, 16, 32, 64, 128, 256, 512, 1024],
+                bits: vec![8.0, 10.0, 12.0, 14.0],
+                fractions: vec![0.0, 0.25, 0.5, 0.75, 1.0],
+                devices: vec!["none", "nvm", "pcie", "ssd"],
+                l1_entries: 600,
+                height_steps: (0..10).map(|i| 600u64 << i).collect(),
+                warmup: 20_000,
+                reads: 100_000,
+                repeats: 5,
+            }
+        }
+    }
+}
+
+/// Keys of a tree with five levels below L0 (L1..L4 full, L5 part-full) with T = 4.
+fn keys_for_five_levels(l1_entries: u64) -> u64 {
+    l1_entries * (1 + 4 + 16 + 64) + l1_entries * 64
+}
+
+fn tree_spec(plan: &Plan, key_size: usize, bits: f64, seed: u64) -> TreeSpec {
+    let shape = Shape::scaled(key_size + VALUE_SIZE, plan.l1_entries, plan.l1_entries, 4, 8);
+    let mut options = shape.options();
+    options.filter_policy = BuildPolicy::uniform(bits);
+    TreeSpec { num: keys_for_five_levels(plan.l1_entries), key_size, value_size: VALUE_SIZE, options, seed }
+}
+
+fn read_options(base: &Options, device: &str) -> Result<Options, Box<dyn Error>> {
+    let mut o = base.clone();
+    o.cache_capacity = SMALL_CACHE;
+    o.cache_index_and_filter_blocks = false;
+    o.device = DeviceModel::parse(device).ok_or_else(|| format!("unknown device {device:?}"))?;
+    Ok(o)
+}
+
+/// Shared and unshared runs of `spec`, alternating; each keeps its fastest repeat.
+fn pair(
+    db: &Db,
+    num: u64,
+    key_size: usize,
+    plan: &Plan,
+    spec: &ReadSpec,
+) -> Result<(PhaseResult, PhaseResult), Box<dyn Error>> {
+    let mut best: [Option<PhaseResult>; 2] = [None, None];
+    for r in 0..plan.repeats {
+        for (i, share) in [true, false].into_iter().enumerate() {
+            let s = ReadSpec { share_hash: share, warmup: if r == 0 { spec.warmup } else { 0 }, ..spec.clone() };
+            let got = measure(db, num, key_size, &s)?;
+            if best[i].as_ref().is_none_or(|b| got.ns_per_op < b.ns_per_op) {
+                best[i] = Some(got);
+            }
+        }
+    }
+    match best {
+        [Some(s), Some(u)] => Ok((s, u)),
+        _ => Err("no repeats".into()),
+    }
+}
+
+/// Nanoseconds to compute one digest of a `key_size`-byte key.
+fn digest_ns(key_size: usize, seed: u64) -> f64 {
+    let keys = random_keys(1024, key_size, seed);
+    ns_per_op(keys.len() * 200, 5, || {
+        for _ in 0..200 {
+            for k in &keys {
+                black_box(Digest::of(black_box(k)));
+            }
+        }
+    })
+}
+
+/// Digests an empty lookup computes: one, plus one per table visited when unshared.
+fn digests_per_lookup(r: &PhaseResult, shared: bool) -> f64 {
+    if shared {
+        1.0
+    } else {
+        1.0 + tables_per_op(r)
+    }
+}
+
+/// Run the experiment.
+pub fn run(args: &ExpArgs) -> Result<Report, Box<dyn Error>> {
+    let plan = Plan::new(args.quick);
+    let mut report = Report::new("hash-sharing");
+    let empty = ReadSpec::empty(plan.warmup, plan.reads, args.seed);
+
+    // Fig. 5a: key size, NVM.
+    let mut t5a = Table::new(
+        "fig5a-key-size",
+        "Fig. 5a: empty-lookup latency vs key size (NVM emulation, 10 bits/key, T = 4)",
+        &[
+            "key B",
+            "levels",
+            "tables/lookup",
+            "ours shared ns",
+            "ours unshared ns",
+            "ours gain %",
+            "digest ns",
+            "est. hash ns/lookup shared",
+            "est. hash ns/lookup unshared",
+            "seed gain %",
+        ],
+    );
+    let mut p5a = Plot::new("fig5a", "Empty lookup vs key size (seed 000 Fig. 5a)", "key bytes", "ns per lookup").log(true, false);
+    let (mut pts_s, mut pts_u) = (Vec::new(), Vec::new());
+    let mut tree512 = None;
+    for &ks in &plan.key_sizes {
+        let tree = LoadedTree::load(tree_spec(&plan, ks, 10.0, args.seed))?;
+        let db = tree.open(read_options(&tree.spec.options, "nvm")?)?;
+        let (s, u) = pair(&db, tree.spec.num, ks, &plan, &empty)?;
+        db.close()?;
+        let hash = digest_ns(ks, args.seed);
+        let seed_gain = match ks {
+            1024 => "> 30 (1 KB)",
+            256 => "~10 (outlier)",
+            _ => "10-33",
+        };
+        t5a.row(vec![
+            Cell::num(ks as f64, 0),
+            Cell::num(tree.levels() as f64, 0),
+            Cell::num(tables_per_op(&s), 2),
+            Cell::num(s.ns_per_op, 0),
+            Cell::num(u.ns_per_op, 0),
+            Cell::num(gain_pct(u.ns_per_op, s.ns_per_op), 1),
+            Cell::num(hash, 1),
+            Cell::num(hash * digests_per_lookup(&s, true), 0),
+            Cell::num(hash * digests_per_lookup(&u, false), 0),
+            Cell::text(seed_gain),
+        ]);
+        pts_s.push((ks as f64, s.ns_per_op));
+        pts_u.push((ks as f64, u.ns_per_op));
+        if ks == 512 {
+            report.note(format!("512 B tree: {}", tree.describe()));
+            tree512 = Some(tree);
+        }
+    }
+    p5a.series("ours shared", pts_s);
+    p5a.series("ours unshared", pts_u);
+    report.tables.push(t5a);
+    report.plots.push(p5a);
+    let tree512 = match tree512 {
+        Some(t) => t,
+        None => LoadedTree::load(tree_spec(&plan, 512, 10.0, args.seed))?,
+    };
+
+    height_sweep(&plan, args, &mut report)?;
+    device_sweep(&plan, &tree512, &empty, &mut report)?;
+    bits_sweep(&plan, args, &tree512, &empty, &mut report)?;
+    fraction_sweep(&plan, &tree512, &empty, &mut report)?;
+
+    report.note("gain % = unshared ns / shared ns - 1 (the seed's 'performance gain'); the bar is >= 20% at 512 B keys, 5+ levels, NVM");
+    report.note("est. hash ns/lookup = measured ns of one xxh3-128 digest x digests per lookup (1 shared; 1 + tables visited unshared, because Db::get computes the shared digest before it knows share_hash is off): a model, not a measured breakdown (the engine has no per-lookup hashing timer yet)");
+    report.note("seed 000 used RocksDB's 64-bit MurmurHash; we use xxh3-128, about 2-4x cheaper per byte, so the hashing share of a lookup (and the gain) is smaller at equal key size. The seed's 'NVM' is a RAM disk (a syscall per read): closest to our device 'none' (page-cache pread); our 'nvm' adds 70 ns to that");
+    report.note("paper figures are plots; the seed column gives the values stated in the text (Fig. 5a: 10-33%, >30% at 1 KB; Fig. 6: 15% SSD .. >80% NVM; Fig. 7: 20% PCIe, >65% NVM at 10 bits/key; Fig. 9: 75% at alpha 0, >15% at alpha 1)");
+    report.note(format!("filters and indexes pinned, block cache {} KiB; {} warm-up + best of {} x {} measured lookups per point", SMALL_CACHE >> 10, plan.warmup, plan.repeats, plan.reads));
+    report.note(MEASUREMENT_NOTE);
+    Ok(report)
+}
+
+/// Fig. 5b: one tree grown step by step with T = 2, measured at each height (512 B keys, NVM).
+fn height_sweep(plan: &Plan, args: &ExpArgs, report: &mut Report) -> Result<(), Box<dyn Error>> {
+    let ks = 512;
+    let e = (ks + VALUE_SIZE) as u64 + 16;
+    let shape = Shape { write_buffer: (64 * e) as usize, target_file: 512 * e, level_base: 32 * e, size_ratio: 2, num_levels: 16 };
+    let max = plan.height_steps.last().copied().unwrap_or(0);
+    let dir = tempfile::tempdir()?;
+    let mut options = read_options(&shape.options(), "nvm")?;
+    options.filter_policy = BuildPolicy::uniform(10.0);
+    let db = Db::open(dir.path(), options)?;
+    let ids = shuffled_ids(max, args.seed);
+    let hash = digest_ns(ks, args.seed);
+    let mut table = Table::new(
+        "fig5b-height",
+        "Fig. 5b: empty-lookup latency vs tree height (T = 2, 512 B keys, NVM emulation)",
+        &[
+            "keys",
+            "levels",
+            "tables/lookup",
+            "ours shared ns",
+            "ours unshared ns",
+            "ours gain %",
+            "est. hash ns/lookup shared",
+            "est. hash ns/lookup unshared",
+            "seed",
+        ],
+    );
+    let mut plot = Plot::new("fig5b", "Empty lookup vs tree height (seed 000 Fig. 5b)", "levels", "ns per lookup");
+    let (mut ps, mut pu, mut hs, mut hu) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let mut loaded = 0usize;
+    for &n in &plan.height_steps {
+        load_ids(&db, &ids[loaded..n as usize], ks, VALUE_SIZE)?;
+        loaded = n as usize;
+        settle(&db)?;
+        let stats = db.stats();
+        let (s, u) = pair(&db, max, ks, plan, &ReadSpec { warmup: plan.warmup / 4, ..ReadSpec::empty(0, plan.reads, args.seed) })?;
+        let levels = stats.non_empty_levels();
+        table.row(vec![
+            Cell::num(n as f64, 0),
+            Cell::num(levels as f64, 0),
+            Cell::num(tables_per_op(&s), 2),
+            Cell::num(s.ns_per_op, 0),
+            Cell::num(u.ns_per_op, 0),
+            Cell::num(gain_pct(u.ns_per_op, s.ns_per_op), 1),
+            Cell::num(hash * digests_per_lookup(&s, true), 0),
+            Cell::num(hash * digests_per_lookup(&u, false), 0),
+            Cell::text("gain grows with height"),
+        ]);
+        let x = tables_per_op(&s);
+        ps.push((x, s.ns_per_op));
+        pu.push((x, u.ns_per_op));
+        hs.push((x, hash * digests_per_lookup(&s, true)));
+        hu.push((x, hash * digests_per_lookup(&u, false)));
+        if n == max {
+            report.note(format!(
+                "height sweep, final tree: {}",
+                describe_tree(&stats, n, ks, VALUE_SIZE)
+            ));
+        }
+    }
+    db.close()?;
+    plot.x_label = "tables visited per empty lookup".into();
+    plot.series("ours shared", ps);
+    plot.series("ours unshared", pu);
+    plot.series("est. hashing shared", hs);
+    plot.series("est. hashing unshared", hu);
+    report.tables.push(table);
+    report.plots.push(plot);
+    Ok(())
+}
+
+/// Fig. 6: device latency, 512 B keys.
+fn device_sweep(plan: &Plan, tree: &LoadedTree, empty: &ReadSpec, report: &mut Report) -> Result<(), Box<dyn Error>> {
+    let mut table = Table::new(
+        "fig6-device",
+        "Fig. 6: empty lookups per device (512 B keys, 10 bits/key)",
+        &["device", "device ns/read", "I/Os per lookup", "ours shared ns", "ours unshared ns", "ours gain %", "seed gain %"],
+    );
+    let mut plot = Plot::new("fig6", "Hash-sharing gain vs device (seed 000 Fig. 6)", "device ns per read", "gain %").log(true, false);
+    let mut pts = Vec::new();
+    for &dev in &plan.devices {
+        let db = tree.open(read_options(&tree.spec.options, dev)?)?;
+        let (s, u) = pair(&db, tree.spec.num, tree.spec.key_size, plan, empty)?;
+        db.close()?;
+        let nanos = DeviceModel::parse(dev).map_or(0, |d| d.nanos());
+        let seed = match dev {
+            "ssd" => "15",
+            "pcie" => "20",
+            "nvm" => "> 80 (RAM disk)",
+            _ => "-",
+        };
+        let gain = gain_pct(u.ns_per_op, s.ns_per_op);
+        table.row(vec![
+            Cell::text(dev),
+            Cell::num(nanos as f64, 0),
+            Cell::num(s.ios_per_op, 4),
+            Cell::num(s.ns_per_op, 0),
+            Cell::num(u.ns_per_op, 0),
+            Cell::num(gain, 1),
+            Cell::text(seed),
+        ]);
+        pts.push(((nanos.max(1)) as f64, gain));
+    }
+    plot.series("ours", pts);
+    report.tables.push(table);
+    report.plots.push(plot);
+    Ok(())
+}
+
+/// Fig. 7: bits per key, NVM and PCIe, 512 B keys (one load per setting).
+fn bits_sweep(
+    plan: &Plan,
+    args: &ExpArgs,
+    tree10: &LoadedTree,
+    empty: &ReadSpec,
+    report: &mut Report,
+) -> Result<(), Box<dyn Error>> {
+    let mut table = Table::new(
+        "fig7-bits",
+        "Fig. 7: hash-sharing gain vs bits per key (512 B keys)",
+        &["bits/key", "device", "fp per lookup", "ours shared ns", "ours unshared ns", "ours gain %", "seed gain %"],
+    );
+    let mut plot = Plot::new("fig7", "Hash-sharing gain vs bits/key (seed 000 Fig. 7)", "bits per key", "gain %");
+    let mut series: Vec<(&str, Vec<(f64, f64)>)> = vec![("nvm", Vec::new()), ("pcie", Vec::new())];
+    for &bits in &plan.bits {
+        let owned;
+        let tree = if (bits - 10.0).abs() < 1e-9 {
+            tree10
+        } else {
+            owned = LoadedTree::load(tree_spec(plan, 512, bits, args.seed))?;
+            &owned
+        };
+        for (dev, pts) in series.iter_mut() {
+            let db = tree.open(read_options(&tree.spec.options, dev)?)?;
+            let (s, u) = pair(&db, tree.spec.num, tree.spec.key_size, plan, empty)?;
+            db.close()?;
+            let seed = match (*dev, bits as u32) {
+                ("nvm", 10) => "> 65",
+                ("pcie", 10) => "20",
+                _ => "grows with bits",
+            };
+            let gain = gain_pct(u.ns_per_op, s.ns_per_op);
+            table.row(vec![
+                Cell::num(bits, 0),
+                Cell::text(*dev),
+                Cell::num(s.false_positives_per_op, 4),
+                Cell::num(s.ns_per_op, 0),
+                Cell::num(u.ns_per_op, 0),
+                Cell::num(gain, 1),
+                Cell::text(seed),
+            ]);
+            pts.push((bits, gain));
+        }
+    }
+    for (dev, pts) in series {
+        plot.series(&format!("ours {dev}"), pts);
+    }
+    report.tables.push(table);
+    report.plots.push(plot);
+    Ok(())
+}
+
+/// Fig. 8-9: fraction of lookups for existing keys, SSD and NVM, 512 B keys.
+fn fraction_sweep(plan: &Plan, tree: &LoadedTree, empty: &ReadSpec, report: &mut Report) -> Result<(), Box<dyn Error>> {
+    let mut table = Table::new(
+        "fig8-9-nonempty",
+        "Fig. 8-9: hash-sharing gain vs fraction of non-empty lookups (512 B keys)",
+        &["non-empty", "device", "I/Os per lookup", "ours shared ns", "ours unshared ns", "ours gain %", "seed gain %"],
+    );
+    let mut plot = Plot::new("fig8-9", "Hash-sharing gain vs non-empty fraction (seed 000 Fig. 8-9)", "fraction non-empty", "gain %");
+    for dev in ["nvm", "ssd"] {
+        let db = tree.open(read_options(&tree.spec.options, dev)?)?;
+        let mut pts = Vec::new();
+        for &alpha in &plan.fractions {
+            let spec = ReadSpec { existing: alpha, distribution: KeyDistribution::Uniform, ..empty.clone() };
+            let (s, u) = pair(&db, tree.spec.num, tree.spec.key_size, plan, &spec)?;
+            let seed = match (dev, alpha) {
+                ("nvm", a) if a == 0.0 => "75 (RAM disk)",
+                ("nvm", a) if a == 1.0 => "> 15 (RAM disk)",
+                _ => "falls with alpha",
+            };
+            let gain = gain_pct(u.ns_per_op, s.ns_per_op);
+            table.row(vec![
+                Cell::num(alpha, 2),
+                Cell::text(dev),
+                Cell::num(s.ios_per_op, 3),
+                Cell::num(s.ns_per_op, 0),
+                Cell::num(u.ns_per_op, 0),
+                Cell::num(gain, 1),
+                Cell::text(seed),
+            ]);
+            pts.push((alpha, gain));
+        }
+        db.close()?;
+        plot.series(&format!("ours {dev}"), pts);
+    }
+    report.tables.push(table);
+    report.plots.push(plot);
+    Ok(())
+}
