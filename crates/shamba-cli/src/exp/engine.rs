@@ -13,10 +13,12 @@
 
 use std::error::Error;
 use std::path::Path;
+use std::sync::Arc;
 use std::time::Instant;
 
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
+use shamba::io::{DirLock, FsStorage, RandomRead, SequentialWrite, Storage};
 use shamba::{Db, Options, Stats, WriteBatch, WriteOptions};
 use tempfile::TempDir;
 
@@ -54,19 +56,6 @@ impl Shape {
             size_ratio: self.size_ratio,
             num_levels: self.num_levels,
             ..Options::default()
-        }
-    }
-
-    /// A shape whose L1 holds about `l1_entries` entries of `entry_bytes`, with levels
-    /// growing by `size_ratio` and files of at most `file_entries` entries.
-    pub fn scaled(entry_bytes: usize, l1_entries: u64, file_entries: u64, size_ratio: u32, num_levels: usize) -> Shape {
-        let e = entry_bytes as u64 + 16;
-        Shape {
-            write_buffer: ((l1_entries * e / 2).max(4096)) as usize,
-            target_file: (file_entries * e).max(4096),
-            level_base: (l1_entries * e).max(4096),
-            size_ratio,
-            num_levels,
         }
     }
 }
@@ -107,7 +96,7 @@ impl LoadedTree {
         }
         let dir = tempfile::tempdir()?;
         let start = Instant::now();
-        let db = Db::open(dir.path(), spec.options.clone())?;
+        let db = Db::open(dir.path(), without_sync(spec.options.clone()))?;
         load_ids(&db, &shuffled_ids(spec.num, spec.seed), spec.key_size, spec.value_size)?;
         settle(&db)?;
         let load_seconds = start.elapsed().as_secs_f64();
@@ -140,7 +129,7 @@ impl LoadedTree {
                 std::fs::copy(&path, self.dir.path().join(name))?;
             }
         }
-        Ok(Db::open(self.dir.path(), options)?)
+        Ok(Db::open(self.dir.path(), without_sync(options))?)
     }
 
     /// Filter plus index bytes: what cache sizes are a percentage of.
@@ -151,11 +140,6 @@ impl LoadedTree {
     /// Filter bytes of the whole tree.
     pub fn filter_bytes(&self) -> u64 {
         self.stats.levels.iter().map(|l| l.filter_bytes).sum()
-    }
-
-    /// Index bytes of the whole tree.
-    pub fn index_bytes(&self) -> u64 {
-        self.stats.levels.iter().map(|l| l.index_bytes).sum()
     }
 
     /// Non-empty levels, L0 included.
@@ -188,6 +172,68 @@ pub fn describe_tree(s: &Stats, num: u64, key_size: usize, value_size: usize) ->
         filter as f64 / (1 << 20) as f64,
         index as f64 / (1 << 20) as f64
     )
+}
+
+/// `options` on storage that never fsyncs: loads of temporary trees are limited by the
+/// machine's fsync latency otherwise (hundreds of small flushes), and a crash only loses a
+/// database the experiment would delete anyway. Reads are the file system's, unchanged.
+pub fn without_sync(mut options: Options) -> Options {
+    options.storage = Arc::new(NoSyncStorage);
+    options
+}
+
+/// The local file system with `sync` and `sync_dir` as no-ops.
+struct NoSyncStorage;
+
+/// A writer whose `sync` only flushes.
+struct NoSyncWrite(Box<dyn SequentialWrite>);
+
+impl SequentialWrite for NoSyncWrite {
+    fn append(&mut self, data: &[u8]) -> shamba::Result<()> {
+        self.0.append(data)
+    }
+    fn flush(&mut self) -> shamba::Result<()> {
+        self.0.flush()
+    }
+    fn sync(&mut self) -> shamba::Result<()> {
+        self.0.flush()
+    }
+    fn len(&self) -> u64 {
+        self.0.len()
+    }
+}
+
+impl Storage for NoSyncStorage {
+    fn open_read(&self, path: &Path) -> shamba::Result<Arc<dyn RandomRead>> {
+        FsStorage.open_read(path)
+    }
+    fn create(&self, path: &Path) -> shamba::Result<Box<dyn SequentialWrite>> {
+        Ok(Box::new(NoSyncWrite(FsStorage.create(path)?)))
+    }
+    fn read_all(&self, path: &Path) -> shamba::Result<Vec<u8>> {
+        FsStorage.read_all(path)
+    }
+    fn rename(&self, from: &Path, to: &Path) -> shamba::Result<()> {
+        FsStorage.rename(from, to)
+    }
+    fn remove(&self, path: &Path) -> shamba::Result<()> {
+        FsStorage.remove(path)
+    }
+    fn list(&self, dir: &Path) -> shamba::Result<Vec<String>> {
+        FsStorage.list(dir)
+    }
+    fn create_dir_all(&self, dir: &Path) -> shamba::Result<()> {
+        FsStorage.create_dir_all(dir)
+    }
+    fn sync_dir(&self, _dir: &Path) -> shamba::Result<()> {
+        Ok(())
+    }
+    fn exists(&self, path: &Path) -> bool {
+        FsStorage.exists(path)
+    }
+    fn lock(&self, path: &Path) -> shamba::Result<Box<dyn DirLock>> {
+        FsStorage.lock(path)
+    }
 }
 
 fn is_table(path: &Path) -> bool {
@@ -303,7 +349,7 @@ mod tests {
     use super::*;
 
     fn tiny_tree() -> LoadedTree {
-        let shape = Shape::scaled(40, 200, 200, 4, 7);
+        let shape = Shape { write_buffer: 8 << 10, target_file: 16 << 10, level_base: 16 << 10, size_ratio: 4, num_levels: 7 };
         LoadedTree::load(TreeSpec { num: 5_000, key_size: 16, value_size: 24, options: shape.options(), seed: 1 })
             .unwrap()
     }

@@ -11,6 +11,7 @@
 //! | `mbf` | 002, Table 3 | modular Bloom filters: FPR and module accesses |
 //! | `ribbon` | 004 | bits/key vs FPR, build and query ns: Bloom vs Ribbon |
 //! | `hash-sharing` | 000, Fig. 5-9 | engine: empty lookups with one shared digest vs one per table |
+//! | `memory-pressure` | 002, Fig. 6-7, Table 1 | engine: I/Os per lookup vs cache size, every policy |
 
 use std::error::Error;
 
@@ -19,10 +20,12 @@ mod hash_cost;
 mod hash_fpr;
 mod hash_sharing;
 mod mbf;
+mod memory_pressure;
 pub mod measure;
 pub mod report;
 mod ribbon;
 mod units_fpr;
+mod variants;
 
 /// Arguments of `shamba exp`.
 #[derive(Debug, clap::Args)]
@@ -52,6 +55,7 @@ pub fn run(args: &ExpArgs) -> Result<(), Box<dyn Error>> {
         "mbf" => mbf::run(args)?,
         "ribbon" => ribbon::run(args)?,
         "hash-sharing" => hash_sharing::run(args)?,
+        "memory-pressure" => memory_pressure::run(args)?,
         other => {
             return Err(
                 format!("unknown experiment {other:?} (known: hash-cost, hash-fpr, units-fpr, mbf, ribbon)").into()
