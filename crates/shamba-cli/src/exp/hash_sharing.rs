@@ -13,7 +13,7 @@ use std::hint::black_box;
 
 use shamba::filter::{BuildPolicy, Digest};
 use shamba::io::DeviceModel;
-use shamba::{Db, Options};
+use shamba::{CompactionStyle, Db, Options};
 
 use super::engine::{
     describe_tree, gain_pct, load_ids, measure, settle, shuffled_ids, tables_per_op, without_sync, LoadedTree, ReadSpec, Shape,
@@ -54,11 +54,11 @@ impl Plan {
                 bits: vec![8.0, 10.0, 14.0],
                 fractions: vec![0.0, 0.5, 1.0],
                 devices: vec!["none", "nvm", "pcie", "ssd"],
-                tree_keys: 40_000,
-                height_steps: (0..8).map(|i| 500u64 << i).collect(),
+                tree_keys: 60_000,
+                height_steps: (0..9).map(|i| 500u64 << i).collect(),
                 warmup: 5_000,
-                reads: 4_000,
-                repeats: 12,
+                reads: 5_000,
+                repeats: 20,
             }
         } else {
             Plan {
@@ -66,22 +66,32 @@ impl Plan {
                 bits: vec![8.0, 10.0, 12.0, 14.0],
                 fractions: vec![0.0, 0.25, 0.5, 0.75, 1.0],
                 devices: vec!["none", "nvm", "pcie", "ssd"],
-                tree_keys: 100_000,
+                tree_keys: 150_000,
                 height_steps: (0..10).map(|i| 500u64 << i).collect(),
                 warmup: 20_000,
                 reads: 10_000,
-                repeats: 20,
+                repeats: 40,
             }
         }
     }
 }
 
-/// Every tree of this experiment has levels growing by 2 from an L1 of [`L1_ENTRIES`]
-/// entries, in files of [`FILE_ENTRIES`]: tall trees from little data (seed 000 Fig. 5b
-/// uses T = 2 too; Fig. 5a uses 5 levels with T = 10).
-fn tall_shape(key_size: usize) -> Shape {
+/// Every tree of this experiment is tiered with T = 2 (one run per level, each spanning the
+/// key range, like the seed's bulk-loaded levels), levels growing by 2 from an L1 of
+/// [`L1_ENTRIES`] entries, in files of [`FILE_ENTRIES`]: tall trees from little data (seed
+/// 000 Fig. 5b uses T = 2 too; Fig. 5a uses 5 levels with T = 10). Leveled partial
+/// compaction leaves the upper levels covering only parts of the key range, so an empty
+/// lookup would visit far fewer tables than there are levels.
+fn tall_options(key_size: usize) -> Options {
     let e = (key_size + VALUE_SIZE) as u64 + 16;
-    Shape { write_buffer: (64 * e) as usize, target_file: FILE_ENTRIES * e, level_base: L1_ENTRIES * e, size_ratio: 2, num_levels: 20 }
+    let shape = Shape {
+        write_buffer: (64 * e).max(4096) as usize,
+        target_file: (FILE_ENTRIES * e).max(4096),
+        level_base: (L1_ENTRIES * e).max(4096),
+        size_ratio: 2,
+        num_levels: 20,
+    };
+    Options { compaction_style: CompactionStyle::Tiered, ..shape.options() }
 }
 
 /// Entries of L1.
@@ -90,7 +100,7 @@ const L1_ENTRIES: u64 = 32;
 const FILE_ENTRIES: u64 = 256;
 
 fn tree_spec(plan: &Plan, key_size: usize, bits: f64, seed: u64) -> TreeSpec {
-    let mut options = tall_shape(key_size).options();
+    let mut options = tall_options(key_size);
     options.filter_policy = BuildPolicy::uniform(bits);
     TreeSpec { num: plan.tree_keys, key_size, value_size: VALUE_SIZE, options, seed }
 }
@@ -167,7 +177,7 @@ pub fn run(args: &ExpArgs) -> Result<Report, Box<dyn Error>> {
     // Fig. 5a: key size, NVM.
     let mut t5a = Table::new(
         "fig5a-key-size",
-        "Fig. 5a: empty-lookup latency vs key size (NVM emulation, 10 bits/key, T = 2)",
+        "Fig. 5a: empty-lookup latency vs key size (NVM emulation, 10 bits/key, tiered T = 2)",
         &[
             "key B",
             "levels",
@@ -240,17 +250,16 @@ pub fn run(args: &ExpArgs) -> Result<Report, Box<dyn Error>> {
 /// Fig. 5b: one tree grown step by step with T = 2, measured at each height (512 B keys, NVM).
 fn height_sweep(plan: &Plan, args: &ExpArgs, report: &mut Report) -> Result<(), Box<dyn Error>> {
     let ks = 512;
-    let shape = tall_shape(ks);
     let max = plan.height_steps.last().copied().unwrap_or(0);
     let dir = tempfile::tempdir()?;
-    let mut options = read_options(&shape.options(), "nvm")?;
+    let mut options = read_options(&tall_options(ks), "nvm")?;
     options.filter_policy = BuildPolicy::uniform(10.0);
     let db = Db::open(dir.path(), without_sync(options))?;
     let ids = shuffled_ids(max, args.seed);
     let hash = digest_ns(ks, args.seed);
     let mut table = Table::new(
         "fig5b-height",
-        "Fig. 5b: empty-lookup latency vs tree height (T = 2, 512 B keys, NVM emulation)",
+        "Fig. 5b: empty-lookup latency vs tree height (tiered T = 2, 512 B keys, NVM emulation)",
         &[
             "keys",
             "levels",
