@@ -100,18 +100,29 @@ pub fn inspect(db: &Path, files: bool) -> CliResult {
     if files {
         println!();
         println!(
-            "{:<6}{:>8}{:>8}{:>12}{:>10}{:>10}  key range",
-            "level", "file", "run", "bytes", "entries", "filter B"
+            "{:<6}{:>8}{:>8}{:>12}{:>10}{:>10}{:>10}{:>8}  key range",
+            "level", "file", "run", "bytes", "entries", "filter B", "beta", "alpha"
         );
         for (level, run, f) in db.files() {
+            // Persisted statistics: lookups reaching the file per table-reaching lookup
+            // (beta) and the fraction of them that found their key (alpha).
+            let (beta, alpha) = match f.stats {
+                Some(r) => {
+                    let e = shamba::manager::Estimate::from_record(&r);
+                    (format!("{:.4}", e.beta_rate), format!("{:.3}", e.alpha))
+                }
+                None => ("-".into(), "-".into()),
+            };
             println!(
-                "L{:<5}{:>8}{:>8}{:>12}{:>10}{:>10}  {} .. {}",
+                "L{:<5}{:>8}{:>8}{:>12}{:>10}{:>10}{:>10}{:>8}  {} .. {}",
                 level,
                 f.number,
                 run,
                 f.size,
                 f.entries,
                 f.filter_bytes,
+                beta,
+                alpha,
                 show(shamba::key::user_key(&f.smallest)),
                 show(shamba::key::user_key(&f.largest))
             );

@@ -84,7 +84,21 @@ enum Command {
     Exp(exp::ExpArgs),
 }
 
+/// Die quietly on a closed pipe (`shamba scan | head`), as Unix tools do, instead of
+/// panicking in `println!`. Rust ignores SIGPIPE by default.
+#[cfg(unix)]
+fn restore_sigpipe() {
+    // SAFETY: setting SIGPIPE's disposition to SIG_DFL has no preconditions, and it runs
+    // first thing in `main`, before any other thread exists. Exercised by the
+    // `output_to_a_closed_pipe_ends_quietly` test.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+}
+
 fn main() {
+    #[cfg(unix)]
+    restore_sigpipe();
     let cli = Cli::parse();
     let result = match &cli.command {
         Command::Put { db, key, value } => admin::put(db, key, value),

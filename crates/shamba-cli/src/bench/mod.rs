@@ -109,6 +109,9 @@ pub struct BenchArgs {
     /// Emulated device cost per block read: none, nvm, pcie, ssd, or nanoseconds.
     #[arg(long, default_value = "none")]
     pub device: String,
+    /// Read tables with O_DIRECT (no OS page cache): real device reads on a cache miss.
+    #[arg(long)]
+    pub direct_io: bool,
     /// Recompute the key digest per table (the unshared baseline).
     #[arg(long)]
     pub no_share_hash: bool,
@@ -211,6 +214,9 @@ impl BenchArgs {
                 .ok_or_else(|| format!("unknown device {:?}", self.device))?,
             ..Options::default()
         };
+        if self.direct_io {
+            o.storage = std::sync::Arc::new(shamba::io::DirectReadFsStorage);
+        }
         o.filter_policy.bits_per_key = self.bits_per_key;
         o.filter_policy.ribbon_from_level = self.ribbon_from_level;
         if self.monkey {
@@ -441,7 +447,7 @@ fn config_json(a: &BenchArgs) -> serde_json::Value {
         "layout": format!("{:?}", a.layout), "parts": a.parts, "first_bits_per_key": a.first_bits_per_key,
         "ribbon_from_level": a.ribbon_from_level, "monkey": a.monkey, "policy": format!("{:?}", a.policy),
         "elastic_budget_mb": a.elastic_budget_mb, "life_time": a.life_time, "write_buffer_mb": a.write_buffer_mb, "target_file_mb": a.target_file_mb,
-        "size_ratio": a.size_ratio, "compaction": format!("{:?}", a.compaction), "device": a.device,
+        "size_ratio": a.size_ratio, "compaction": format!("{:?}", a.compaction), "device": a.device, "direct_io": a.direct_io,
         "share_hash": !a.no_share_hash, "seed": a.seed,
     })
 }

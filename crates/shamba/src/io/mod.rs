@@ -12,7 +12,7 @@ mod fs;
 pub use accounting::{BlockKind, IoCounters, IoStats};
 pub use device::DeviceModel;
 pub use fault::{FaultPlan, FaultyStorage};
-pub use fs::FsStorage;
+pub use fs::{DirectReadFsStorage, FsStorage};
 
 use crate::error::Result;
 use std::path::Path;

@@ -69,8 +69,22 @@ impl Block {
     }
 
     /// Decode the entry header at `off`: (shared, unshared key bytes, value range, end).
+    #[inline]
     fn entry_at(&self, off: usize) -> Result<(usize, Range<usize>, Range<usize>, usize), DecodeError> {
         let area = self.data.get(off..self.restarts_at).ok_or_else(|| DecodeError::new("entry offset out of range"))?;
+        // Fast path (LevelDB's DecodeEntry): all three lengths fit in one varint byte, as
+        // they do for keys and values under 128 bytes; one bounds check covers the entry.
+        if let [shared, unshared, value_len, ..] = *area {
+            if (shared | unshared | value_len) < 0x80 {
+                let (shared, unshared, value_len) = (shared as usize, unshared as usize, value_len as usize);
+                let key_start = off + 3;
+                let end = key_start + unshared + value_len;
+                if end <= self.restarts_at {
+                    let key_end = key_start + unshared;
+                    return Ok((shared, key_start..key_end, key_end..end, end));
+                }
+            }
+        }
         let mut d = Decoder::new(area);
         let shared = d.varint32()?;
         let unshared = d.varint32()?;

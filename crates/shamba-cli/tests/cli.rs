@@ -1,0 +1,86 @@
+//! The `shamba` command end to end: admin commands on a real database directory.
+
+use std::io::Read;
+use std::process::{Command, Stdio};
+
+fn shamba() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_shamba"))
+}
+
+fn run(args: &[&str]) -> (i32, String, String) {
+    let out = shamba().args(args).output().expect("run shamba");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn put_get_delete_scan_and_inspect_work_on_a_directory() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("db");
+    let db = db.to_str().expect("utf8 path");
+    for (k, v) in [("apple", "red"), ("banana", "yellow"), ("cherry", "dark red")] {
+        assert_eq!(run(&["put", "--db", db, k, v]).0, 0);
+    }
+    let (code, out, _) = run(&["get", "--db", db, "banana"]);
+    assert_eq!((code, out.trim()), (0, "yellow"));
+    assert_eq!(run(&["delete", "--db", db, "banana"]).0, 0);
+    let (code, _, err) = run(&["get", "--db", db, "banana"]);
+    assert_eq!(code, 2, "a missing key exits with 2: {err}");
+    let (code, out, _) = run(&["scan", "--db", db]);
+    assert_eq!(code, 0);
+    assert_eq!(out, "apple\tred\ncherry\tdark red\n");
+    let (_, out, _) = run(&["scan", "--db", db, "--reverse", "--limit", "1"]);
+    assert_eq!(out, "cherry\tdark red\n");
+    let (code, out, _) = run(&["inspect", "--db", db, "--files"]);
+    assert_eq!(code, 0);
+    assert!(out.contains("device reads since open"), "{out}");
+}
+
+#[test]
+fn opening_a_missing_database_is_a_clear_error() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let missing = dir.path().join("nothing-here");
+    let (code, _, err) = run(&["get", "--db", missing.to_str().expect("utf8"), "k"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("does not exist"), "{err}");
+}
+
+#[test]
+fn output_to_a_closed_pipe_ends_quietly() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("db");
+    let db = db.to_str().expect("utf8 path");
+    for i in 0..2000 {
+        // One process per put is slow; a handful of keys with long values fills the pipe.
+        if i % 400 == 0 {
+            assert_eq!(run(&["put", "--db", db, &format!("k{i}"), &"v".repeat(60_000)]).0, 0);
+        }
+    }
+    let mut child =
+        shamba().args(["scan", "--db", db]).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("spawn");
+    let mut first = [0u8; 16];
+    child.stdout.take().expect("stdout").read_exact(&mut first).expect("read some");
+    // The reader is gone now; the writer must not panic.
+    let out = child.wait_with_output().expect("wait");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+#[test]
+fn bench_prints_json_with_the_promised_fields() {
+    let (code, out, err) = run(&["bench", "--num", "3000", "--reads", "2000", "--write-buffer-mb", "0.1", "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).expect("one JSON object");
+    let phases = v["phases"].as_array().expect("phases");
+    assert_eq!(phases.len(), 4, "load + three read phases");
+    for p in phases {
+        for field in ["ops_per_sec", "ios_per_op", "bytes_read_per_op"] {
+            assert!(p[field].is_number(), "{field} missing in {p}");
+        }
+    }
+    assert_eq!(phases[1]["found"], 2000, "every existing key is found");
+    assert_eq!(phases[2]["found"], 0, "no missing key is found");
+}
