@@ -16,8 +16,8 @@ use shamba::io::DeviceModel;
 use shamba::{CompactionStyle, Db, Options};
 
 use super::engine::{
-    describe_tree, gain_pct, load_ids, measure, settle, shuffled_ids, tables_per_op, without_sync, LoadedTree, ReadSpec, Shape,
-    TreeSpec, MEASUREMENT_NOTE,
+    describe_tree, gain_pct, load_ids, measure, settle, shuffled_ids, tables_per_op, without_sync, LoadedTree,
+    ReadSpec, Shape, TreeSpec, MEASUREMENT_NOTE,
 };
 use super::measure::{ns_per_op, random_keys};
 use super::report::{Cell, Plot, Report, Table};
@@ -191,7 +191,8 @@ pub fn run(args: &ExpArgs) -> Result<Report, Box<dyn Error>> {
             "seed gain %",
         ],
     );
-    let mut p5a = Plot::new("fig5a", "Empty lookup vs key size (seed 000 Fig. 5a)", "key bytes", "ns per lookup").log(true, false);
+    let mut p5a = Plot::new("fig5a", "Empty lookup vs key size (seed 000 Fig. 5a)", "key bytes", "ns per lookup")
+        .log(true, false);
     let (mut pts_s, mut pts_u) = (Vec::new(), Vec::new());
     let mut tree512 = None;
     for &ks in &plan.key_sizes {
@@ -299,10 +300,7 @@ fn height_sweep(plan: &Plan, args: &ExpArgs, report: &mut Report) -> Result<(), 
         hs.push((x, hash * digests_per_lookup(&s, true)));
         hu.push((x, hash * digests_per_lookup(&u, false)));
         if n == max {
-            report.note(format!(
-                "height sweep, final tree: {}",
-                describe_tree(&stats, n, ks, VALUE_SIZE)
-            ));
+            report.note(format!("height sweep, final tree: {}", describe_tree(&stats, n, ks, VALUE_SIZE)));
         }
     }
     db.close()?;
@@ -321,9 +319,18 @@ fn device_sweep(plan: &Plan, tree: &LoadedTree, empty: &ReadSpec, report: &mut R
     let mut table = Table::new(
         "fig6-device",
         "Fig. 6: empty lookups per device (512 B keys, 10 bits/key)",
-        &["device", "device ns/read", "I/Os per lookup", "ours shared ns", "ours unshared ns", "ours gain %", "seed gain %"],
+        &[
+            "device",
+            "device ns/read",
+            "I/Os per lookup",
+            "ours shared ns",
+            "ours unshared ns",
+            "ours gain %",
+            "seed gain %",
+        ],
     );
-    let mut plot = Plot::new("fig6", "Hash-sharing gain vs device (seed 000 Fig. 6)", "device ns per read", "gain %").log(true, false);
+    let mut plot = Plot::new("fig6", "Hash-sharing gain vs device (seed 000 Fig. 6)", "device ns per read", "gain %")
+        .log(true, false);
     let mut pts = Vec::new();
     for &dev in &plan.devices {
         // Slow devices: fewer lookups (each false positive sleeps).
@@ -417,7 +424,12 @@ fn fraction_sweep(plan: &Plan, tree: &LoadedTree, empty: &ReadSpec, report: &mut
         "Fig. 8-9: hash-sharing gain vs fraction of non-empty lookups (512 B keys)",
         &["non-empty", "device", "I/Os per lookup", "ours shared ns", "ours unshared ns", "ours gain %", "seed gain %"],
     );
-    let mut plot = Plot::new("fig8-9", "Hash-sharing gain vs non-empty fraction (seed 000 Fig. 8-9)", "fraction non-empty", "gain %");
+    let mut plot = Plot::new(
+        "fig8-9",
+        "Hash-sharing gain vs non-empty fraction (seed 000 Fig. 8-9)",
+        "fraction non-empty",
+        "gain %",
+    );
     for dev in ["nvm", "ssd"] {
         let db = tree.open(read_options(&tree.spec.options, dev)?)?;
         // A found key costs a device read: on the emulated SSD (100 us each) keep it short.
@@ -428,8 +440,8 @@ fn fraction_sweep(plan: &Plan, tree: &LoadedTree, empty: &ReadSpec, report: &mut
             let spec = ReadSpec { existing: alpha, distribution: KeyDistribution::Uniform, ..empty.clone() };
             let (s, u) = pair(&db, tree.spec.num, tree.spec.key_size, plan, &spec)?;
             let seed = match (dev, alpha) {
-                ("nvm", a) if a == 0.0 => "75 (RAM disk)",
-                ("nvm", a) if a == 1.0 => "> 15 (RAM disk)",
+                ("nvm", 0.0) => "75 (RAM disk)",
+                ("nvm", 1.0) => "> 15 (RAM disk)",
                 _ => "falls with alpha",
             };
             let gain = gain_pct(u.ns_per_op, s.ns_per_op);

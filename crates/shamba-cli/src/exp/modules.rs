@@ -31,7 +31,7 @@ fn seed_figures(d: u8) -> (f64, Option<f64>) {
 /// Run the experiment.
 pub fn run(args: &ExpArgs) -> Result<Report, Box<dyn Error>> {
     let (num, pcts, warmup, reads) = if args.quick {
-        (1_000_000, vec![10.0, 40.0, 100.0], 10_000, 15_000)
+        (2_000_000, vec![10.0, 25.0, 40.0, 100.0, 150.0], 10_000, 15_000)
     } else {
         (2_000_000, vec![10.0, 25.0, 40.0, 70.0, 100.0, 150.0], 30_000, 30_000)
     };
@@ -49,11 +49,11 @@ pub fn run(args: &ExpArgs) -> Result<Report, Box<dyn Error>> {
             "fp per lookup",
         ],
     );
-    let policies = [("eq-P", Skipping::Partial), ("eq-F", Skipping::Full)];
+    let policies = [("eq", Skipping::None), ("eq-P", Skipping::Partial), ("eq-F", Skipping::Full)];
     let mut io_headers = vec!["modules".to_string(), "skipping".to_string()];
     io_headers.extend(pcts.iter().map(|p| format!("ours I/Os @{p}%")));
     let h: Vec<&str> = io_headers.iter().map(String::as_str).collect();
-    let mut fig8 = Table::new("fig8-10", "Fig. 8 (eq-P) and Fig. 10 (eq-F): I/Os per empty lookup vs cache %", &h);
+    let mut fig8 = Table::new("fig8-10", "Fig. 8 (eq, eq-P) and Fig. 10 (eq-F): I/Os per empty lookup vs cache %", &h);
     let mut plots: Vec<Plot> = policies
         .iter()
         .map(|(name, _)| {

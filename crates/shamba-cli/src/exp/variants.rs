@@ -93,7 +93,9 @@ pub fn build_policy(build: Build, bits_per_key: f64, monkey: bool, pct: f64) -> 
         Build::Whole => FilterLayout::Whole,
         Build::Eq(count) => FilterLayout::Modules(ModuleSizes::Equal { count }),
         Build::Prop => match prop_first_bits(bits_per_key, pct) {
-            Some(first_bits_per_key) => FilterLayout::Modules(ModuleSizes::Proportional { count: 2, first_bits_per_key }),
+            Some(first_bits_per_key) => {
+                FilterLayout::Modules(ModuleSizes::Proportional { count: 2, first_bits_per_key })
+            }
             None => FilterLayout::Whole,
         },
         Build::Units(count) => FilterLayout::Units { count },
@@ -113,7 +115,9 @@ pub fn probe_policy(v: &Variant, elastic_budget: u64) -> ProbePolicy {
     match v.probe {
         Probe::Plain => ProbePolicy::Plain,
         Probe::Shamba(skipping) => ProbePolicy::Shamba(ShambaPolicy { skipping, ..ShambaPolicy::default() }),
-        Probe::Elastic => ProbePolicy::Elastic(ElasticPolicy { budget_bytes: elastic_budget, ..ElasticPolicy::default() }),
+        Probe::Elastic => {
+            ProbePolicy::Elastic(ElasticPolicy { budget_bytes: elastic_budget, ..ElasticPolicy::default() })
+        }
     }
 }
 
