@@ -32,7 +32,7 @@ fn tree(num: u64, policy: BuildPolicy, seed: u64) -> TreeSpec {
     let shape = Shape { target_file: 1 << 20, ..Shape::PRESSURE };
     let mut options = shape.options();
     options.filter_policy = policy;
-    TreeSpec { num, key_size: 32, value_size: 32, options, seed }
+    TreeSpec { num, key_size: 32, value_size: 32, options, seed, flush_every: None }
 }
 
 /// Run the experiment.

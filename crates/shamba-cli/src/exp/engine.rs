@@ -78,6 +78,9 @@ pub struct TreeSpec {
     pub options: Options,
     /// Load order seed.
     pub seed: u64,
+    /// Flush after every this many keys (exact memtable sizes: with tiered T = 2 the tree
+    /// after `2^k - 1` flushes has exactly k levels); `None` = when the memtable is full.
+    pub flush_every: Option<u64>,
 }
 
 /// A loaded, settled and closed tree that can be reopened many times.
@@ -101,7 +104,14 @@ impl LoadedTree {
         let dir = tempfile::tempdir()?;
         let start = Instant::now();
         let db = Db::open(dir.path(), without_sync(spec.options.clone()))?;
-        load_ids(&db, &shuffled_ids(spec.num, spec.seed), spec.key_size, spec.value_size)?;
+        let ids = shuffled_ids(spec.num, spec.seed);
+        let chunk = spec.flush_every.unwrap_or(spec.num).max(1) as usize;
+        for part in ids.chunks(chunk) {
+            load_ids(&db, part, spec.key_size, spec.value_size)?;
+            if spec.flush_every.is_some() {
+                db.flush()?;
+            }
+        }
         settle(&db)?;
         let load_seconds = start.elapsed().as_secs_f64();
         let stats = db.stats();
@@ -355,7 +365,7 @@ mod tests {
     fn tiny_tree() -> LoadedTree {
         let shape =
             Shape { write_buffer: 8 << 10, target_file: 16 << 10, level_base: 16 << 10, size_ratio: 4, num_levels: 7 };
-        LoadedTree::load(TreeSpec { num: 5_000, key_size: 16, value_size: 24, options: shape.options(), seed: 1 })
+        LoadedTree::load(TreeSpec { num: 5_000, key_size: 16, value_size: 24, options: shape.options(), seed: 1, flush_every: None })
             .unwrap()
     }
 

@@ -37,10 +37,12 @@ struct Plan {
     bits: Vec<f64>,
     fractions: Vec<f64>,
     devices: Vec<&'static str>,
-    /// Keys of the key-size, device, bits and fraction trees.
-    tree_keys: u64,
-    /// Height sweep: keys loaded before each measurement.
-    height_steps: Vec<u64>,
+    /// Keys per flush of every tree.
+    flush_keys: u64,
+    /// Levels of the key-size, device, bits and fraction trees.
+    tree_levels: u32,
+    /// Height sweep: the levels at which to measure.
+    height_levels: Vec<u32>,
     warmup: u64,
     reads: u64,
     repeats: usize,
@@ -54,8 +56,9 @@ impl Plan {
                 bits: vec![8.0, 10.0, 14.0],
                 fractions: vec![0.0, 0.5, 1.0],
                 devices: vec!["none", "nvm", "pcie", "ssd"],
-                tree_keys: 60_000,
-                height_steps: (0..9).map(|i| 500u64 << i).collect(),
+                flush_keys: 32,
+                tree_levels: 8,
+                height_levels: (5..=12).collect(),
                 warmup: 5_000,
                 reads: 5_000,
                 repeats: 20,
@@ -66,8 +69,9 @@ impl Plan {
                 bits: vec![8.0, 10.0, 12.0, 14.0],
                 fractions: vec![0.0, 0.25, 0.5, 0.75, 1.0],
                 devices: vec!["none", "nvm", "pcie", "ssd"],
-                tree_keys: 150_000,
-                height_steps: (0..10).map(|i| 500u64 << i).collect(),
+                flush_keys: 64,
+                tree_levels: 9,
+                height_levels: (5..=14).collect(),
                 warmup: 20_000,
                 reads: 10_000,
                 repeats: 40,
@@ -76,33 +80,33 @@ impl Plan {
     }
 }
 
-/// Every tree of this experiment is tiered with T = 2 (one run per level, each spanning the
-/// key range, like the seed's bulk-loaded levels), levels growing by 2 from an L1 of
-/// [`L1_ENTRIES`] entries, in files of [`FILE_ENTRIES`]: tall trees from little data (seed
-/// 000 Fig. 5b uses T = 2 too; Fig. 5a uses 5 levels with T = 10). Leveled partial
-/// compaction leaves the upper levels covering only parts of the key range, so an empty
-/// lookup would visit far fewer tables than there are levels.
-fn tall_options(key_size: usize) -> Options {
-    let e = (key_size + VALUE_SIZE) as u64 + 16;
-    let shape = Shape {
-        write_buffer: (64 * e).max(4096) as usize,
-        target_file: (FILE_ENTRIES * e).max(4096),
-        level_base: (L1_ENTRIES * e).max(4096),
-        size_ratio: 2,
-        num_levels: 20,
-    };
+/// Every tree of this experiment is tiered with T = 2 and flushed every `flush_keys` keys,
+/// so after `2^k - 1` flushes it has exactly k levels of one run each, every run spanning the
+/// key range (like the seed's bulk-loaded levels): an empty lookup visits k tables. Seed 000
+/// Fig. 5b uses T = 2 too; Fig. 5a uses 5 levels with T = 10. (Leveled partial compaction
+/// leaves the upper levels covering only parts of the key range, so an empty lookup would
+/// visit far fewer tables than there are levels.)
+fn tall_options() -> Options {
+    let shape = Shape { write_buffer: 64 << 20, target_file: 64 << 20, level_base: 64 << 20, size_ratio: 2, num_levels: 20 };
     Options { compaction_style: CompactionStyle::Tiered, ..shape.options() }
 }
 
-/// Entries of L1.
-const L1_ENTRIES: u64 = 32;
-/// Entries per SST.
-const FILE_ENTRIES: u64 = 256;
+/// Keys of a tall tree with `levels` levels.
+fn keys_for_levels(flush_keys: u64, levels: u32) -> u64 {
+    flush_keys * ((1u64 << levels) - 1)
+}
 
 fn tree_spec(plan: &Plan, key_size: usize, bits: f64, seed: u64) -> TreeSpec {
-    let mut options = tall_options(key_size);
+    let mut options = tall_options();
     options.filter_policy = BuildPolicy::uniform(bits);
-    TreeSpec { num: plan.tree_keys, key_size, value_size: VALUE_SIZE, options, seed }
+    TreeSpec {
+        num: keys_for_levels(plan.flush_keys, plan.tree_levels),
+        key_size,
+        value_size: VALUE_SIZE,
+        options,
+        seed,
+        flush_every: Some(plan.flush_keys),
+    }
 }
 
 fn read_options(base: &Options, device: &str) -> Result<Options, Box<dyn Error>> {
@@ -248,12 +252,15 @@ pub fn run(args: &ExpArgs) -> Result<Report, Box<dyn Error>> {
     Ok(report)
 }
 
-/// Fig. 5b: one tree grown step by step with T = 2, measured at each height (512 B keys, NVM).
+/// Fig. 5b: one tree grown flush by flush (tiered, T = 2), measured each time it reaches a
+/// new height (512 B keys, NVM).
 fn height_sweep(plan: &Plan, args: &ExpArgs, report: &mut Report) -> Result<(), Box<dyn Error>> {
     let ks = 512;
-    let max = plan.height_steps.last().copied().unwrap_or(0);
+    let fk = plan.flush_keys / 4;
+    let top = plan.height_levels.iter().copied().max().unwrap_or(5);
+    let max = keys_for_levels(fk, top);
     let dir = tempfile::tempdir()?;
-    let mut options = read_options(&tall_options(ks), "nvm")?;
+    let mut options = read_options(&tall_options(), "nvm")?;
     options.filter_policy = BuildPolicy::uniform(10.0);
     let db = Db::open(dir.path(), without_sync(options))?;
     let ids = shuffled_ids(max, args.seed);
@@ -275,14 +282,18 @@ fn height_sweep(plan: &Plan, args: &ExpArgs, report: &mut Report) -> Result<(), 
     );
     let mut plot = Plot::new("fig5b", "Empty lookup vs tree height (seed 000 Fig. 5b)", "levels", "ns per lookup");
     let (mut ps, mut pu, mut hs, mut hu) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-    let mut loaded = 0usize;
-    for &n in &plan.height_steps {
-        load_ids(&db, &ids[loaded..n as usize], ks, VALUE_SIZE)?;
-        loaded = n as usize;
+    for (flush, part) in ids.chunks(fk as usize).enumerate() {
+        load_ids(&db, part, ks, VALUE_SIZE)?;
         settle(&db)?;
+        let flushes = flush as u64 + 1;
+        let levels = (flushes + 1).trailing_zeros();
+        if !(flushes + 1).is_power_of_two() || !plan.height_levels.contains(&levels) {
+            continue;
+        }
         let stats = db.stats();
         let (s, u) = pair(&db, max, ks, plan, &ReadSpec::empty(plan.warmup, plan.reads, args.seed))?;
         let levels = stats.non_empty_levels();
+        let n = flushes * fk;
         table.row(vec![
             Cell::num(n as f64, 0),
             Cell::num(levels as f64, 0),
@@ -294,7 +305,7 @@ fn height_sweep(plan: &Plan, args: &ExpArgs, report: &mut Report) -> Result<(), 
             Cell::num(hash * digests_per_lookup(&u, false), 0),
             Cell::text("gain grows with height"),
         ]);
-        let x = tables_per_op(&s);
+        let x = levels as f64;
         ps.push((x, s.ns_per_op));
         pu.push((x, u.ns_per_op));
         hs.push((x, hash * digests_per_lookup(&s, true)));
@@ -304,7 +315,6 @@ fn height_sweep(plan: &Plan, args: &ExpArgs, report: &mut Report) -> Result<(), 
         }
     }
     db.close()?;
-    plot.x_label = "tables visited per empty lookup".into();
     plot.series("ours shared", ps);
     plot.series("ours unshared", pu);
     plot.series("est. hashing shared", hs);

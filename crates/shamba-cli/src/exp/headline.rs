@@ -18,7 +18,7 @@ use crate::bench::report::PhaseResult;
 
 fn tree(num: u64, build: Build, pct: f64, seed: u64) -> TreeSpec {
     let options = Options { filter_policy: build_policy(build, BITS_PER_KEY, false, pct), ..Options::default() };
-    TreeSpec { num, key_size: 32, value_size: 32, options, seed }
+    TreeSpec { num, key_size: 32, value_size: 32, options, seed, flush_every: None }
 }
 
 /// Run the experiment.
