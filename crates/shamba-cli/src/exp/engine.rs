@@ -367,8 +367,15 @@ mod tests {
     fn tiny_tree() -> LoadedTree {
         let shape =
             Shape { write_buffer: 8 << 10, target_file: 16 << 10, level_base: 16 << 10, size_ratio: 4, num_levels: 7 };
-        LoadedTree::load(TreeSpec { num: 5_000, key_size: 16, value_size: 24, options: shape.options(), seed: 1, flush_every: None })
-            .unwrap()
+        LoadedTree::load(TreeSpec {
+            num: 5_000,
+            key_size: 16,
+            value_size: 24,
+            options: shape.options(),
+            seed: 1,
+            flush_every: None,
+        })
+        .unwrap()
     }
 
     #[test]

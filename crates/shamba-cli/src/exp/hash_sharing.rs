@@ -87,7 +87,8 @@ impl Plan {
 /// leaves the upper levels covering only parts of the key range, so an empty lookup would
 /// visit far fewer tables than there are levels.)
 fn tall_options() -> Options {
-    let shape = Shape { write_buffer: 64 << 20, target_file: 64 << 20, level_base: 64 << 20, size_ratio: 2, num_levels: 20 };
+    let shape =
+        Shape { write_buffer: 64 << 20, target_file: 64 << 20, level_base: 64 << 20, size_ratio: 2, num_levels: 20 };
     Options { compaction_style: CompactionStyle::Tiered, ..shape.options() }
 }
 
