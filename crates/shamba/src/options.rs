@@ -84,6 +84,10 @@ pub struct Options {
     pub filter_policy: BuildPolicy,
     /// How lookups decide which filter parts to probe. Default: plain (probe everything).
     pub probe_policy: ProbePolicy,
+    /// Before probing the first table of a lookup, prefetch the filter cache lines of every
+    /// candidate table (from the one digest), so a deep tree's cache misses overlap.
+    /// Default: true (false only to measure the level-by-level baseline).
+    pub prefetch_filters: bool,
     /// Block cache capacity in bytes. Default: 32 MiB.
     pub cache_capacity: usize,
     /// Fraction of the cache reserved for high-priority blocks (index, filter, first
@@ -92,6 +96,16 @@ pub struct Options {
     /// Keep index and filter blocks in the block cache (true) or pinned in each table
     /// reader (false). Default: false.
     pub cache_index_and_filter_blocks: bool,
+    /// Split each table's index and filter into key-range partitions of about
+    /// `metadata_partition_size` bytes behind a top-level index that stays pinned in the
+    /// table reader (RocksDB's partitioned index and filters; SST format version 2). A
+    /// lookup then reads one index partition and one filter partition, not the whole
+    /// index and filter. Default: false.
+    pub partition_index_and_filters: bool,
+    /// Target bytes of an index partition, and of one partition's filter parts together
+    /// (partitions are cut at data-block boundaries, so they come out a little larger).
+    /// Only used with `partition_index_and_filters`. Default: 4096.
+    pub metadata_partition_size: usize,
     /// Largest accepted key. Default: 64 KiB.
     pub max_key_size: usize,
     /// Largest accepted value. Default: 64 MiB.
@@ -126,9 +140,12 @@ impl Default for Options {
             pending_compaction_stop_bytes: 16 << 30,
             filter_policy: BuildPolicy::default(),
             probe_policy: ProbePolicy::Plain,
+            prefetch_filters: true,
             cache_capacity: 32 << 20,
             high_priority_ratio: 0.5,
             cache_index_and_filter_blocks: false,
+            partition_index_and_filters: false,
+            metadata_partition_size: 4096,
             max_key_size: 64 << 10,
             max_value_size: 64 << 20,
             wal_recovery: WalRecovery::TolerateTornTail,
@@ -158,9 +175,12 @@ impl fmt::Debug for Options {
             .field("level0_stop_trigger", &self.level0_stop_trigger)
             .field("filter_policy", &self.filter_policy)
             .field("probe_policy", &self.probe_policy)
+            .field("prefetch_filters", &self.prefetch_filters)
             .field("cache_capacity", &self.cache_capacity)
             .field("high_priority_ratio", &self.high_priority_ratio)
             .field("cache_index_and_filter_blocks", &self.cache_index_and_filter_blocks)
+            .field("partition_index_and_filters", &self.partition_index_and_filters)
+            .field("metadata_partition_size", &self.metadata_partition_size)
             .field("max_key_size", &self.max_key_size)
             .field("max_value_size", &self.max_value_size)
             .field("wal_recovery", &self.wal_recovery)
@@ -215,6 +235,9 @@ impl Options {
         check((0.0..=1.0).contains(&self.high_priority_ratio), || {
             format!("high_priority_ratio must be in 0..=1, got {}", self.high_priority_ratio)
         })?;
+        check(self.metadata_partition_size >= 64 && self.metadata_partition_size <= (64 << 20), || {
+            format!("metadata_partition_size must be in 64..=64 MiB, got {}", self.metadata_partition_size)
+        })?;
         check(self.max_key_size >= 1 && self.max_key_size <= (1 << 30), || {
             format!("max_key_size must be in 1..=1 GiB, got {}", self.max_key_size)
         })?;
@@ -238,11 +261,14 @@ pub struct ReadOptions {
     /// Insert blocks read by this operation into the block cache. Default: true
     /// (scans may turn it off to avoid flushing the cache).
     pub fill_cache: bool,
+    /// Time each stage of a lookup (hashing, memtables, filters, index, data) into
+    /// `Stats::lookup_costs`. Costs two clock reads per stage. Default: false.
+    pub profile: bool,
 }
 
 impl Default for ReadOptions {
     fn default() -> Self {
-        ReadOptions { share_hash: true, verify_checksums: true, fill_cache: true }
+        ReadOptions { share_hash: true, verify_checksums: true, fill_cache: true, profile: false }
     }
 }
 
@@ -281,6 +307,8 @@ mod tests {
         assert!(bad(|o| o.num_levels = 1).contains("num_levels"));
         assert!(bad(|o| o.level0_stop_trigger = 1).contains("level0_stop_trigger"));
         assert!(bad(|o| o.high_priority_ratio = 1.5).contains("high_priority_ratio"));
+        assert!(bad(|o| o.metadata_partition_size = 63).contains("metadata_partition_size"));
+        assert!(bad(|o| o.metadata_partition_size = (64 << 20) + 1).contains("metadata_partition_size"));
         assert!(bad(|o| o.filter_policy.bits_per_key = -1.0).contains("bits_per_key"));
     }
 }

@@ -69,6 +69,8 @@ enum FilterSetup {
     UnitsElastic,
     RibbonNoLastLevel,
     ModularRibbonShamba,
+    PartitionedPlain,
+    PartitionedModulesShamba,
 }
 
 fn filter_setup() -> impl Strategy<Value = FilterSetup> {
@@ -79,6 +81,8 @@ fn filter_setup() -> impl Strategy<Value = FilterSetup> {
         Just(FilterSetup::UnitsElastic),
         Just(FilterSetup::RibbonNoLastLevel),
         Just(FilterSetup::ModularRibbonShamba),
+        Just(FilterSetup::PartitionedPlain),
+        Just(FilterSetup::PartitionedModulesShamba),
     ]
 }
 
@@ -108,6 +112,17 @@ fn apply(setup: FilterSetup, o: &mut Options) {
         FilterSetup::RibbonNoLastLevel => {
             o.filter_policy.ribbon_from_level = Some(1);
             o.probe_policy = ProbePolicy::NoLastLevel;
+        }
+        FilterSetup::PartitionedPlain => {
+            o.partition_index_and_filters = true;
+            o.metadata_partition_size = 128;
+            o.cache_index_and_filter_blocks = true;
+        }
+        FilterSetup::PartitionedModulesShamba => {
+            o.partition_index_and_filters = true;
+            o.metadata_partition_size = 96;
+            o.filter_policy.layout = FilterLayout::Modules(ModuleSizes::Equal { count: 2 });
+            o.probe_policy = shamba(Skipping::Full);
         }
         FilterSetup::ModularRibbonShamba => {
             o.filter_policy.ribbon_from_level = Some(0);

@@ -88,6 +88,9 @@ pub struct BenchArgs {
     /// (overrides --cache-mb for the read phases: the database is reopened with it).
     #[arg(long)]
     pub cache_pct: Option<f64>,
+    /// Partition index and filters into ~4 KiB blocks behind a pinned top-level index.
+    #[arg(long)]
+    pub partition: bool,
     /// Keep index and filter blocks in the block cache instead of pinning them.
     #[arg(long)]
     pub cache_index_and_filter: bool,
@@ -112,6 +115,13 @@ pub struct BenchArgs {
     /// Read tables with O_DIRECT (no OS page cache): real device reads on a cache miss.
     #[arg(long)]
     pub direct_io: bool,
+    /// Time each lookup stage (hashing, memtables, filters, index, data); costs a few clock
+    /// reads per lookup.
+    #[arg(long)]
+    pub profile: bool,
+    /// Probe level by level without prefetching the candidates' filters first.
+    #[arg(long)]
+    pub no_prefetch: bool,
     /// Recompute the key digest per table (the unshared baseline).
     #[arg(long)]
     pub no_share_hash: bool,
@@ -206,6 +216,8 @@ impl BenchArgs {
             size_ratio: self.size_ratio,
             cache_capacity: mib(self.cache_mb) as usize,
             cache_index_and_filter_blocks: self.cache_index_and_filter,
+            partition_index_and_filters: self.partition,
+            prefetch_filters: !self.no_prefetch,
             compaction_style: match self.compaction {
                 Style::Leveled => CompactionStyle::Leveled,
                 Style::Tiered => CompactionStyle::Tiered,
@@ -355,7 +367,7 @@ pub(crate) fn read_phase(db: &Db, args: &BenchArgs, kind: ReadKind) -> Result<Ph
     let threads = args.threads.max(1) as u64;
     let per_thread = args.reads / threads;
     let pb = progress(per_thread * threads, name, args.json);
-    let ro = ReadOptions { share_hash: !args.no_share_hash, ..ReadOptions::default() };
+    let ro = ReadOptions { share_hash: !args.no_share_hash, profile: args.profile, ..ReadOptions::default() };
     let before = db.stats();
     let start = Instant::now();
     let found = std::thread::scope(|s| {
@@ -415,6 +427,16 @@ fn phase_result(
         found,
         filter_negatives_per_op: per(after.filter_negatives - before.filter_negatives),
         false_positives_per_op: per(after.filter_false_positives - before.filter_false_positives),
+        stage_ns_per_op: {
+            let d = after.lookup_costs.since(&before.lookup_costs);
+            (d.lookups > 0).then(|| report::StageCosts {
+                hash: d.hash_nanos as f64 / d.lookups as f64,
+                memtable: d.memtable_nanos as f64 / d.lookups as f64,
+                filter: d.filter_nanos as f64 / d.lookups as f64,
+                index: d.index_nanos as f64 / d.lookups as f64,
+                data: d.data_nanos as f64 / d.lookups as f64,
+            })
+        },
         filter_parts_probed_per_op: per(level_sum(before, after, |l| l.filter_parts_probed)),
         filters_skipped_per_op: per(level_sum(before, after, |l| l.filters_skipped)),
         levels: after
@@ -443,12 +465,12 @@ fn config_json(a: &BenchArgs) -> serde_json::Value {
         "num": a.num, "key_size": a.key_size, "value_size": a.value_size,
         "order": format!("{:?}", a.order), "reads": a.reads, "existing_fraction": a.existing_fraction,
         "distribution": format!("{:?}", a.distribution), "threads": a.threads, "bits_per_key": a.bits_per_key,
-        "cache_mb": a.cache_mb, "cache_pct": a.cache_pct, "cache_index_and_filter": a.cache_index_and_filter,
+        "cache_mb": a.cache_mb, "cache_pct": a.cache_pct, "cache_index_and_filter": a.cache_index_and_filter, "partition": a.partition,
         "layout": format!("{:?}", a.layout), "parts": a.parts, "first_bits_per_key": a.first_bits_per_key,
         "ribbon_from_level": a.ribbon_from_level, "monkey": a.monkey, "policy": format!("{:?}", a.policy),
         "elastic_budget_mb": a.elastic_budget_mb, "life_time": a.life_time, "write_buffer_mb": a.write_buffer_mb, "target_file_mb": a.target_file_mb,
         "size_ratio": a.size_ratio, "compaction": format!("{:?}", a.compaction), "device": a.device, "direct_io": a.direct_io,
-        "share_hash": !a.no_share_hash, "seed": a.seed,
+        "share_hash": !a.no_share_hash, "prefetch": !a.no_prefetch, "profile": a.profile, "seed": a.seed,
     })
 }
 

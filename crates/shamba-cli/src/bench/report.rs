@@ -27,12 +27,29 @@ pub struct PhaseResult {
     pub filter_negatives_per_op: f64,
     /// Table probes that were filter false positives, per operation.
     pub false_positives_per_op: f64,
+    /// With `--profile`: mean nanoseconds per lookup in each stage.
+    pub stage_ns_per_op: Option<StageCosts>,
     /// Filter parts (modules, units) probed per operation.
     pub filter_parts_probed_per_op: f64,
     /// Tables whose filter the probe policy skipped, per operation.
     pub filters_skipped_per_op: f64,
     /// Per level: table visits, parts probed, false positives and skipped filters per op.
     pub levels: Vec<LevelPhase>,
+}
+
+/// Mean nanoseconds per lookup by stage.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct StageCosts {
+    /// Computing the key digest.
+    pub hash: f64,
+    /// Searching memtables (lookups that went on to the tables).
+    pub memtable: f64,
+    /// Finding and probing filter parts.
+    pub filter: f64,
+    /// Reading and searching index blocks.
+    pub index: f64,
+    /// Reading and searching data blocks.
+    pub data: f64,
 }
 
 /// One level's share of a phase, per operation.
@@ -52,6 +69,25 @@ pub struct LevelPhase {
 
 /// Print the phases as an aligned table.
 pub fn print_table(rows: &[PhaseResult]) {
+    print_phases(rows);
+    if rows.iter().any(|r| r.stage_ns_per_op.is_some()) {
+        println!();
+        println!(
+            "{:<15}{:>10}{:>10}{:>10}{:>10}{:>10}  (ns per lookup)",
+            "phase", "hash", "memtable", "filter", "index", "data"
+        );
+        for r in rows {
+            if let Some(c) = r.stage_ns_per_op {
+                println!(
+                    "{:<15}{:>10.1}{:>10.1}{:>10.1}{:>10.1}{:>10.1}",
+                    r.phase, c.hash, c.memtable, c.filter, c.index, c.data
+                );
+            }
+        }
+    }
+}
+
+fn print_phases(rows: &[PhaseResult]) {
     println!(
         "{:<15}{:>11}{:>9}{:>13}{:>11}{:>10}{:>12}{:>11}{:>10}{:>10}",
         "phase", "ops", "secs", "ops/s", "ns/op", "ios/op", "bytes/op", "found", "fp/op", "parts/op"

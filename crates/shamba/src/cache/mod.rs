@@ -95,6 +95,13 @@ impl BlockCache {
         self.shard(key).lock().get(key, kind)
     }
 
+    /// The block, if resident, without counting a hit or a miss and without refreshing its
+    /// recency: for looking ahead (prefetching a resident filter) without disturbing the
+    /// statistics or the eviction order the lookups themselves produce.
+    pub fn peek(&self, key: BlockKey) -> Option<Arc<[u8]>> {
+        self.shard(key).lock().peek(key)
+    }
+
     /// Insert a block, evicting as needed; a block larger than its shard is not kept.
     pub fn insert(&self, key: BlockKey, block: Arc<[u8]>, kind: BlockKind, priority: Priority) {
         self.shard(key).lock().insert(key, block, kind, priority)

@@ -79,6 +79,11 @@ impl Shard {
         Some(block)
     }
 
+    /// The block if resident; no counters, no change of recency.
+    pub(super) fn peek(&self, key: BlockKey) -> Option<Arc<[u8]>> {
+        self.map.get(&key).and_then(|&slot| self.slab.get(slot)).map(|e| e.block.clone())
+    }
+
     /// Insert (or replace) a block; see the module doc for what gets evicted.
     pub(super) fn insert(&mut self, key: BlockKey, block: Arc<[u8]>, kind: BlockKind, priority: Priority) {
         if let Some(old) = self.map.remove(&key) {

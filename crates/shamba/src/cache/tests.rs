@@ -136,3 +136,18 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn peek_sees_resident_blocks_without_counting_or_refreshing_them() {
+    let c = BlockCache::with_shards(3 * (100 + ENTRY_OVERHEAD), 0.0, 1);
+    for off in 0..3u64 {
+        c.insert((1, off), block(100), BlockKind::Filter, Priority::Low);
+    }
+    // (1, 0) is the least recently used; peeking at it must not save it from eviction.
+    assert!(c.peek((1, 0)).is_some());
+    assert!(c.peek((1, 9)).is_none());
+    assert_eq!(c.counters()[2], KindCounters { hits: 0, misses: 0, ..c.counters()[2] }, "peek counts nothing");
+    c.insert((1, 3), block(100), BlockKind::Filter, Priority::Low);
+    assert!(c.peek((1, 0)).is_none(), "peek did not refresh recency");
+    assert!(c.peek((1, 1)).is_some());
+}

@@ -54,12 +54,7 @@ struct OutputWriter<'a> {
 
 impl<'a> OutputWriter<'a> {
     fn new(env: &'a JobEnv<'a>, filter: FilterSpec, run: Option<u64>, target: u64) -> Self {
-        let table_opts = TableOptions {
-            block_size: env.opts.block_size,
-            restart_interval: env.opts.block_restart_interval,
-            compression: env.opts.compression,
-            filter,
-        };
+        let table_opts = TableOptions::from_options(env.opts, filter);
         OutputWriter { env, table_opts, run, target, current: None, outputs: Vec::new(), last_user_key: Vec::new() }
     }
 

@@ -8,7 +8,17 @@ use crate::manager::Candidate;
 use crate::memtable::Lookup;
 use crate::options::ReadOptions;
 use crate::stats::DbCounters;
-use crate::table::TableGet;
+use crate::table::{TableGet, TableReader};
+use crate::version::FileMeta;
+use std::sync::Arc;
+use std::time::Instant;
+
+/// Candidate tables whose filters a lookup prefetches before probing the first: enough for
+/// a leveled tree of any practical depth plus a few L0 files.
+const PREFETCH_DEPTH: usize = 16;
+
+/// A candidate table with its reader open: (level, metadata, reader).
+type OpenCandidate<'a> = (usize, &'a Arc<FileMeta>, Arc<TableReader>);
 
 impl DbInner {
     /// Check a key's length against the configured limit.
@@ -34,6 +44,10 @@ impl DbInner {
         let c = &self.counters;
         DbCounters::add(&c.gets, 1);
         let sv = self.super_version();
+        let clock = ro.profile.then(Instant::now);
+        if ro.profile {
+            DbCounters::add(&c.profiled_lookups, 1);
+        }
         for mem in std::iter::once(&sv.mem).chain(sv.imm.iter()) {
             match mem.get(key, seq) {
                 Lookup::Value(v) => {
@@ -47,18 +61,52 @@ impl DbInner {
                 Lookup::NotFound => {}
             }
         }
+        let hashing = clock.map(|t| {
+            DbCounters::add(&c.memtable_nanos, t.elapsed().as_nanos() as u64);
+            Instant::now()
+        });
         let digest = Digest::of(key);
+        if let Some(t) = hashing {
+            DbCounters::add(&c.hash_nanos, t.elapsed().as_nanos() as u64);
+        }
         let seek = seek_key(key, seq);
         let version = &sv.version;
         let last_level = version.deepest_nonempty_level();
         self.manager.begin_lookup();
-        for (level, file) in version.candidates(key) {
-            let table = self.tables.reader(file.number)?;
+
+        // The digest is known before the first probe, so the filter positions of every
+        // candidate table are too: prefetch them all (up to PREFETCH_DEPTH tables), so the
+        // cache misses of a deep tree overlap instead of queueing one per level.
+        let mut candidates = version.candidates(key);
+        let mut ahead: [Option<OpenCandidate<'_>>; PREFETCH_DEPTH] = Default::default();
+        let mut n_ahead = 0;
+        if self.opts.prefetch_filters && ro.share_hash {
+            for slot in ahead.iter_mut() {
+                let Some((level, file)) = candidates.next() else { break };
+                let table = self.tables.reader(file.number)?;
+                table.prefetch_filter(&seek, &digest);
+                *slot = Some((level, file, table));
+                n_ahead += 1;
+            }
+        }
+        let mut prefetched = ahead[..n_ahead].iter_mut().filter_map(Option::take);
+        loop {
+            let (level, file, table) = match prefetched.next() {
+                Some(c) => c,
+                None => match candidates.next() {
+                    Some((level, file)) => (level, file, self.tables.reader(file.number)?),
+                    None => break,
+                },
+            };
             let own_digest;
             let d = if ro.share_hash {
                 &digest
             } else {
+                let t = clock.map(|_| Instant::now());
                 own_digest = Digest::of(key);
+                if let Some(t) = t {
+                    DbCounters::add(&c.hash_nanos, t.elapsed().as_nanos() as u64);
+                }
                 &own_digest
             };
             let candidate = Candidate {
@@ -70,6 +118,11 @@ impl DbInner {
             };
             let (plan, state) = self.manager.plan(&candidate);
             let (got, outcome) = table.get_planned(&seek, d, ro, plan)?;
+            if ro.profile {
+                DbCounters::add(&c.filter_nanos, outcome.filter_nanos);
+                DbCounters::add(&c.index_nanos, outcome.index_nanos);
+                DbCounters::add(&c.data_nanos, outcome.data_nanos);
+            }
             let lc = &self.level_counters[level];
             DbCounters::add(&lc.table_lookups, 1);
             DbCounters::add(&lc.filter_parts_probed, u64::from(outcome.parts_probed));

@@ -40,6 +40,18 @@ pub struct DbCounters {
     pub compaction_bytes_written: AtomicU64,
     /// Microseconds writers spent delayed or stopped.
     pub stall_micros: AtomicU64,
+    /// Lookups timed with `ReadOptions::profile`, and their time by stage.
+    pub profiled_lookups: AtomicU64,
+    /// Nanoseconds computing key digests (once per lookup, or per table when unshared).
+    pub hash_nanos: AtomicU64,
+    /// Nanoseconds searching memtables (of lookups that went on to the tables).
+    pub memtable_nanos: AtomicU64,
+    /// Nanoseconds finding and probing filter parts.
+    pub filter_nanos: AtomicU64,
+    /// Nanoseconds reading and searching index blocks.
+    pub index_nanos: AtomicU64,
+    /// Nanoseconds reading and searching data blocks.
+    pub data_nanos: AtomicU64,
 }
 
 impl DbCounters {
@@ -95,6 +107,37 @@ impl LevelCounters {
             false_positives: g(&self.false_positives),
             filters_skipped: g(&self.filters_skipped),
             hits: g(&self.hits),
+        }
+    }
+}
+
+/// Where profiled lookups spent their time (`ReadOptions::profile`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LookupCosts {
+    /// Lookups timed.
+    pub lookups: u64,
+    /// Nanoseconds computing key digests.
+    pub hash_nanos: u64,
+    /// Nanoseconds searching memtables.
+    pub memtable_nanos: u64,
+    /// Nanoseconds finding and probing filter parts.
+    pub filter_nanos: u64,
+    /// Nanoseconds reading and searching index blocks.
+    pub index_nanos: u64,
+    /// Nanoseconds reading and searching data blocks.
+    pub data_nanos: u64,
+}
+
+impl LookupCosts {
+    /// `self - earlier`, field by field.
+    pub fn since(&self, e: &LookupCosts) -> LookupCosts {
+        LookupCosts {
+            lookups: self.lookups.saturating_sub(e.lookups),
+            hash_nanos: self.hash_nanos.saturating_sub(e.hash_nanos),
+            memtable_nanos: self.memtable_nanos.saturating_sub(e.memtable_nanos),
+            filter_nanos: self.filter_nanos.saturating_sub(e.filter_nanos),
+            index_nanos: self.index_nanos.saturating_sub(e.index_nanos),
+            data_nanos: self.data_nanos.saturating_sub(e.data_nanos),
         }
     }
 }
@@ -171,6 +214,8 @@ pub struct Stats {
     pub compaction_bytes_written: u64,
     /// Microseconds writers were stalled.
     pub stall_micros: u64,
+    /// Time of profiled lookups by stage.
+    pub lookup_costs: LookupCosts,
 }
 
 impl Stats {
@@ -193,6 +238,14 @@ impl Stats {
         self.compaction_bytes_read = g(&c.compaction_bytes_read);
         self.compaction_bytes_written = g(&c.compaction_bytes_written);
         self.stall_micros = g(&c.stall_micros);
+        self.lookup_costs = LookupCosts {
+            lookups: g(&c.profiled_lookups),
+            hash_nanos: g(&c.hash_nanos),
+            memtable_nanos: g(&c.memtable_nanos),
+            filter_nanos: g(&c.filter_nanos),
+            index_nanos: g(&c.index_nanos),
+            data_nanos: g(&c.data_nanos),
+        };
         self
     }
 

@@ -16,7 +16,8 @@ use std::sync::Arc;
 const MAX_FILTER_DEBUG: usize = 160;
 
 /// A human-readable dump of every part of an SST file (footer, properties, index, filter
-/// parts, data blocks' entries up to `max_entries`).
+/// parts — per partition in a partitioned table — and data blocks' entries up to
+/// `max_entries`).
 pub fn dump_table(storage: &dyn Storage, path: &Path, max_entries: usize) -> Result<String> {
     let file = storage.open_read(path)?;
     // A private context: no cache, nothing pinned in anyone else's counters.
@@ -64,9 +65,10 @@ fn write_all(out: &mut String, r: &Arc<TableReader>, max_entries: usize) -> Resu
     );
     let _ = writeln!(
         out,
-        "  filter {} ({}) over {} digests, {} parts {:?}",
+        "  filter {} ({}, {}) over {} digests, {} parts {:?}",
         p.filter.kind,
         p.filter.spec,
+        p.filter.role.map_or("no parts", |r| r.name()),
         p.filter.digests,
         p.filter.parts(),
         p.filter.part_bytes
@@ -78,27 +80,22 @@ fn write_all(out: &mut String, r: &Arc<TableReader>, max_entries: usize) -> Resu
         let _ = writeln!(out, "  {} -> offset {} size {}", String::from_utf8_lossy(name), h.offset, h.size);
     }
 
-    let _ = writeln!(out, "index:");
-    let mut index = r.index_block()?.cursor(compare_internal_keys);
-    index.seek_to_first().map_err(|e| r.corruption(f.index.offset, e.0))?;
-    while index.valid() {
-        let h = r.decode_index_value(&index)?;
-        let _ = writeln!(out, "  {} -> offset {} size {}", show_key(index.key()), h.offset, h.size);
-        index.next().map_err(|e| r.corruption(f.index.offset, e.0))?;
+    if r.is_partitioned() {
+        let _ = writeln!(
+            out,
+            "partitions: {} (top-level index {} bytes, pinned)",
+            r.partition_count(),
+            p.top_level_index_bytes
+        );
     }
-
-    let _ = writeln!(out, "filter parts: {}", r.filter_part_count());
-    for i in 0..r.filter_part_count() {
-        let bytes = r.filter_part(i)?;
-        let offset = r.filter_part_handle(i).map_or(0, |h| h.offset);
-        let part = FilterPart::parse(&bytes).map_err(|e| e.in_file(r.path(), Some(offset)))?;
-        let mut debug = format!("{part:?}");
-        if debug.len() > MAX_FILTER_DEBUG {
-            let cut = (0..=MAX_FILTER_DEBUG).rev().find(|&i| debug.is_char_boundary(i)).unwrap_or(0);
-            debug.truncate(cut);
-            debug.push_str("...");
+    for q in 0..r.partitions_len() {
+        if let Some(key) = r.top_level_key(q) {
+            let h = r.index_handle_of(q).unwrap_or_default();
+            let _ = writeln!(out, "partition {q}: up to {}", show_key(key));
+            let _ = writeln!(out, "  index partition offset {} size {}", h.offset, h.size);
         }
-        let _ = writeln!(out, "  part {i}: offset {offset}, {} bytes, {debug}", bytes.len());
+        write_index(out, r, q)?;
+        write_filter_parts(out, r, q)?;
     }
 
     let _ = writeln!(out, "data (first {max_entries} entries):");
@@ -112,6 +109,38 @@ fn write_all(out: &mut String, r: &Arc<TableReader>, max_entries: usize) -> Resu
     }
     if c.valid() {
         let _ = writeln!(out, "  ... ({} entries in all)", p.entries);
+    }
+    Ok(())
+}
+
+/// The entries of partition `q`'s index block.
+fn write_index(out: &mut String, r: &Arc<TableReader>, q: usize) -> Result<()> {
+    let _ = writeln!(out, "index:");
+    let (block, offset) = r.index_block_of(q)?;
+    let mut index = block.cursor(compare_internal_keys);
+    index.seek_to_first().map_err(|e| r.corruption(offset, e.0))?;
+    while index.valid() {
+        let h = r.decode_index_value(index.value(), offset)?;
+        let _ = writeln!(out, "  {} -> offset {} size {}", show_key(index.key()), h.offset, h.size);
+        index.next().map_err(|e| r.corruption(offset, e.0))?;
+    }
+    Ok(())
+}
+
+/// Partition `q`'s filter parts, one line each.
+fn write_filter_parts(out: &mut String, r: &Arc<TableReader>, q: usize) -> Result<()> {
+    let handles = r.filter_handles_of(q);
+    let _ = writeln!(out, "filter parts: {}", handles.len());
+    for (i, h) in handles.iter().enumerate() {
+        let bytes = r.filter_part_of(q, i)?;
+        let part = FilterPart::parse(&bytes).map_err(|e| e.in_file(r.path(), Some(h.offset)))?;
+        let mut debug = format!("{part}");
+        if debug.len() > MAX_FILTER_DEBUG {
+            let cut = (0..=MAX_FILTER_DEBUG).rev().find(|&i| debug.is_char_boundary(i)).unwrap_or(0);
+            debug.truncate(cut);
+            debug.push_str("...");
+        }
+        let _ = writeln!(out, "  part {i}: offset {}, {} bytes, {debug}", h.offset, bytes.len());
     }
     Ok(())
 }

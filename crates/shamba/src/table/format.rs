@@ -8,8 +8,16 @@ use crate::options::Compression;
 /// Magic number at the very end of every SST ("SHAMBSST" read as a little-endian u64).
 pub const MAGIC: u64 = u64::from_le_bytes(*b"SHAMBSST");
 
-/// The format version this code writes and the only one it reads.
-pub const FORMAT_VERSION: u32 = 1;
+/// Version 1: one index block and one set of filter parts for the whole table. Tables
+/// without partitions are still written in this version, byte for byte as before.
+pub const FORMAT_VERSION_FLAT: u32 = 1;
+
+/// Version 2: index and filter split into key-range partitions behind a top-level index
+/// (`partition.rs`); written when `partition_index_and_filters` is set.
+pub const FORMAT_VERSION_PARTITIONED: u32 = 2;
+
+/// The newest format version this code writes; it reads every version up to it.
+pub const FORMAT_VERSION: u32 = FORMAT_VERSION_PARTITIONED;
 
 /// Bytes after every block's contents: 1 compression-type byte and a 4-byte crc32c.
 pub const BLOCK_TRAILER_LEN: usize = 5;
@@ -64,11 +72,13 @@ impl BlockHandle {
 pub struct Footer {
     /// The metaindex block: names of optional meta blocks (empty in version 1).
     pub metaindex: BlockHandle,
-    /// The index block (fence pointers to data blocks).
+    /// The index block (fence pointers to data blocks); in version 2 the top-level index
+    /// (one entry per partition).
     pub index: BlockHandle,
     /// The properties block.
     pub properties: BlockHandle,
-    /// The filter index block: handles of the filter parts.
+    /// The filter index block: handles of the filter parts (empty in version 2, where the
+    /// top-level index lists each partition's parts).
     pub filter_index: BlockHandle,
     /// Format version of the file.
     pub format_version: u32,
@@ -115,7 +125,7 @@ impl Footer {
                 "footer checksum mismatch: stored {stored_crc:#010x}, computed {actual:#010x}"
             )));
         }
-        if format_version != FORMAT_VERSION {
+        if !(FORMAT_VERSION_FLAT..=FORMAT_VERSION).contains(&format_version) {
             return Err(DecodeError::new(format!("unsupported format version {format_version}")));
         }
         let [metaindex, index, properties, filter_index] = handles;

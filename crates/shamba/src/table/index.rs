@@ -42,6 +42,16 @@ impl IndexBuilder {
         self.block.add(&self.separator, &self.value);
     }
 
+    /// The separator of the last entry added (empty before the first).
+    pub(crate) fn last_separator(&self) -> &[u8] {
+        &self.separator
+    }
+
+    /// Whether no entry was added.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.block.is_empty()
+    }
+
     /// Bytes the index block will have when finished now.
     pub(crate) fn estimated_size(&self) -> usize {
         self.block.estimated_size()

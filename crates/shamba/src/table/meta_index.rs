@@ -3,11 +3,11 @@
 //! Both are ordinary blocks (restart interval 1) whose values are varint handles:
 //! - the **filter index** maps the part number (`u32` big-endian, so byte order is part
 //!   order) to the handle of that filter part. Parts are separate blocks so a reader can
-//!   fetch, cache or skip them one by one; a partitioned filter can later key its entries by
-//!   key range without changing how parts are stored.
-//! - the **metaindex** maps a name to the handle of an optional meta block. Version 1 writes
-//!   it empty; later meta blocks (persisted per-file statistics, a partitioned index's top
-//!   level) are added by name without changing the footer.
+//!   fetch, cache or skip them one by one. A partitioned table (format version 2) writes it
+//!   empty: its top-level index (`partition.rs`) lists each partition's parts.
+//! - the **metaindex** maps a name to the handle of an optional meta block. Versions 1 and
+//!   2 write it empty; later meta blocks (persisted per-file statistics) are added by name
+//!   without changing the footer.
 
 use super::block::{bytewise, Block};
 use super::block_builder::BlockBuilder;

@@ -8,10 +8,15 @@
 //! - `format.rs`: block handles, the block trailer (compression type, crc32c), the footer;
 //! - `index.rs`: fence pointers and shortened separators;
 //! - `meta_index.rs`: the filter index (one handle per filter part) and the metaindex;
+//! - `partition.rs`: the top-level index of a partitioned table (format version 2);
 //! - `properties.rs`: the properties block;
-//! - `builder.rs`: writing a table; `reader.rs`: opening one and the point lookup;
+//! - `builder.rs`: writing a table (and cutting partitions); `reader.rs`: opening one, the
+//!   point lookup and the entry points of the filter manager (probe plans, filter layout,
+//!   prefetch); `meta_blocks.rs`: pinned or cached index and filter blocks, and their
+//!   cache priorities;
 //! - `file.rs`: the one place table bytes are read from storage (charged and counted);
-//! - `two_level_cursor.rs`: the table cursor; `table_cache.rs`: open readers by number;
+//! - `two_level_cursor.rs`: the table cursor, over `index_cursor.rs` (index entries across
+//!   partitions); `table_cache.rs`: open readers by number;
 //! - `dump.rs`: a human-readable dump of a file.
 
 mod block;
@@ -22,7 +27,10 @@ mod dump;
 mod file;
 mod format;
 mod index;
+mod index_cursor;
+mod meta_blocks;
 mod meta_index;
+mod partition;
 mod properties;
 mod reader;
 mod table_cache;
@@ -33,7 +41,10 @@ mod tests;
 
 pub use builder::TableBuilder;
 pub use dump::dump_table;
-pub use format::{BlockHandle, Footer, BLOCK_TRAILER_LEN, FOOTER_LEN, FORMAT_VERSION, MAGIC};
+pub use format::{
+    BlockHandle, Footer, BLOCK_TRAILER_LEN, FOOTER_LEN, FORMAT_VERSION, FORMAT_VERSION_FLAT,
+    FORMAT_VERSION_PARTITIONED, MAGIC,
+};
 pub use properties::{FilterDescriptor, TableProperties};
 pub use reader::{TableCounters, TableReader};
 pub use table_cache::TableCache;
@@ -57,17 +68,39 @@ pub struct TableOptions {
     pub compression: Compression,
     /// The filter this table gets (from the build policy for its level).
     pub filter: FilterSpec,
+    /// Split index and filter into key-range partitions behind a top-level index (format
+    /// version 2). Default: false.
+    pub partition_index_and_filters: bool,
+    /// Target bytes of an index partition, and of a partition's filter parts together.
+    /// Default: 4096.
+    pub metadata_partition_size: usize,
 }
 
 impl Default for TableOptions {
     /// The defaults of [`crate::Options`]: 4 KiB blocks, a restart every 16 keys, no
-    /// compression, no filter.
+    /// compression, no filter, no partitions.
     fn default() -> Self {
         TableOptions {
             block_size: 4096,
             restart_interval: 16,
             compression: Compression::None,
             filter: FilterSpec::None,
+            partition_index_and_filters: false,
+            metadata_partition_size: 4096,
+        }
+    }
+}
+
+impl TableOptions {
+    /// The table options `opts` describe, with the filter the build policy chose.
+    pub fn from_options(opts: &crate::Options, filter: FilterSpec) -> Self {
+        TableOptions {
+            block_size: opts.block_size,
+            restart_interval: opts.block_restart_interval,
+            compression: opts.compression,
+            filter,
+            partition_index_and_filters: opts.partition_index_and_filters,
+            metadata_partition_size: opts.metadata_partition_size,
         }
     }
 }
@@ -147,6 +180,17 @@ impl ProbePlan {
 pub struct ProbeOutcome {
     /// Filter parts probed.
     pub parts_probed: u32,
+    /// Of those, parts that were neither pinned nor in the block cache and were read from
+    /// the device.
+    pub filter_blocks_read_from_device: u32,
+    /// Bytes of those reads, block trailers included (as `IoStats` counts them).
+    pub filter_bytes_read_from_device: u64,
+    /// With `ReadOptions::profile`: nanoseconds finding and probing filter parts.
+    pub filter_nanos: u64,
+    /// With `ReadOptions::profile`: nanoseconds reading and searching the index.
+    pub index_nanos: u64,
+    /// With `ReadOptions::profile`: nanoseconds reading and searching the data block.
+    pub data_nanos: u64,
 }
 
 /// Path of SST `number` in `dir`.

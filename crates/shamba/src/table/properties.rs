@@ -3,18 +3,24 @@
 //! Stored as a block of `name -> value` entries in name order (restart interval 1);
 //! numbers are varints, keys and strings raw bytes, the filter's part sizes a varint count
 //! followed by varints. Readers ignore names they do not know, so later versions can add
-//! properties; every name written by version 1 is required.
+//! properties; every name written by version 1 is required, and version 2 (partitioned)
+//! adds two required names (`index.partitions`, `index.top_level_bytes`). `filter.role` is
+//! optional in both.
 
 use super::block::{bytewise, Block};
 use super::block_builder::BlockBuilder;
 use super::coding::{put_varint, Decoder};
+use super::format::FORMAT_VERSION_PARTITIONED;
 use crate::error::DecodeError;
-use crate::filter::FilterSpec;
+use crate::filter::{FilterSpec, Role};
 use crate::key::SeqNo;
 use std::collections::BTreeMap;
 
 /// The filter a table carries, as recorded at build time. Informational: each filter part
 /// describes itself (kind, parameters, digest version) in its own header.
+///
+/// In a partitioned table each partition has its own parts; `part_bytes[i]` sums part `i`
+/// over the partitions and `digests` sums their digest counts.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct FilterDescriptor {
     /// Kind of filter (`None`, `Bloom`, ...), the variant name of its [`FilterSpec`].
@@ -25,17 +31,23 @@ pub struct FilterDescriptor {
     pub digests: u64,
     /// Bytes of each part's contents, in probe order (empty: no filter).
     pub part_bytes: Vec<u64>,
+    /// What the parts are to the filter (whole, modules, units); `None` without a filter.
+    /// Stored as `filter.role`; tables written without it get it from `kind`.
+    pub role: Option<Role>,
     /// Analytic FP rate of each part probed alone, in probe order (the filter manager's
-    /// `f_sm`; empty for tables written before it was recorded).
+    /// `f_sm`; in a partitioned table, of the first partition's parts; empty for tables
+    /// written before it was recorded).
     pub part_fprs: Vec<f64>,
 }
 
 impl FilterDescriptor {
-    /// Describe `spec` built over `digests` keys into parts of `part_bytes` bytes.
-    pub(crate) fn new(spec: &FilterSpec, digests: u64, part_bytes: Vec<u64>) -> Self {
+    /// Describe `spec` built over `digests` keys into parts of `part_bytes` bytes with
+    /// `role` (`None`: derived from the kind).
+    pub(crate) fn new(spec: &FilterSpec, digests: u64, part_bytes: Vec<u64>, role: Option<Role>) -> Self {
         let spec = format!("{spec:?}");
-        let kind = spec.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
-        FilterDescriptor { kind, spec, digests, part_bytes, part_fprs: Vec::new() }
+        let kind: String = spec.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
+        let role = role.or_else(|| role_of_kind(&kind, part_bytes.len()));
+        FilterDescriptor { kind, spec, digests, part_bytes, role, part_fprs: Vec::new() }
     }
 
     /// Record each serialized part's analytic FP rate.
@@ -49,6 +61,21 @@ impl FilterDescriptor {
     pub fn parts(&self) -> usize {
         self.part_bytes.len()
     }
+}
+
+/// The role a filter of `kind` gives its parts, for tables that did not record it.
+fn role_of_kind(kind: &str, parts: usize) -> Option<Role> {
+    match kind {
+        _ if parts == 0 => None,
+        "ModularBloom" | "ModularRibbon" => Some(Role::Module),
+        "Elastic" => Some(Role::Unit),
+        _ => Some(Role::Whole),
+    }
+}
+
+/// A role's property value and back.
+fn role_from_name(name: &[u8]) -> Option<Role> {
+    [Role::Whole, Role::Module, Role::Unit].into_iter().find(|r| r.name().as_bytes() == name)
 }
 
 /// Everything the properties block records.
@@ -92,6 +119,11 @@ pub struct TableProperties {
     pub created_unix_secs: u64,
     /// What wrote the table (`shamba <version>`).
     pub creator: String,
+    /// Key-range partitions of index and filter (0: not partitioned, format version 1).
+    pub index_partitions: u64,
+    /// Bytes of the top-level index's contents (0 when not partitioned); included in
+    /// `index_bytes`.
+    pub top_level_index_bytes: u64,
 }
 
 /// Bounds what a damaged part-size list can make a reader allocate.
@@ -109,11 +141,7 @@ impl TableProperties {
         for &p in &self.filter.part_bytes {
             put_varint(&mut parts, p);
         }
-        let mut fprs = num(self.filter.part_fprs.len() as u64);
-        for &f in &self.filter.part_fprs {
-            fprs.extend_from_slice(&f.to_bits().to_le_bytes());
-        }
-        let map: BTreeMap<&str, Vec<u8>> = BTreeMap::from([
+        let mut map: BTreeMap<&str, Vec<u8>> = BTreeMap::from([
             ("block_size", num(self.block_size)),
             ("compression", num(u64::from(self.compression))),
             ("created_unix_secs", num(self.created_unix_secs)),
@@ -125,7 +153,6 @@ impl TableProperties {
             ("filter.digests", num(self.filter.digests)),
             ("filter.kind", self.filter.kind.as_bytes().to_vec()),
             ("filter.part_bytes", parts),
-            ("filter.part_fprs", fprs),
             ("filter.spec", self.filter.spec.as_bytes().to_vec()),
             ("filter_bytes", num(self.filter_bytes)),
             ("format_version", num(u64::from(self.format_version))),
@@ -138,6 +165,20 @@ impl TableProperties {
             ("smallest_key", self.smallest_key.clone()),
             ("smallest_seq", num(self.smallest_seq)),
         ]);
+        if let Some(role) = self.filter.role {
+            map.insert("filter.role", role.name().as_bytes().to_vec());
+        }
+        if !self.filter.part_fprs.is_empty() {
+            let mut fprs = num(self.filter.part_fprs.len() as u64);
+            for &f in &self.filter.part_fprs {
+                fprs.extend_from_slice(&f.to_bits().to_le_bytes());
+            }
+            map.insert("filter.part_fprs", fprs);
+        }
+        if self.format_version >= FORMAT_VERSION_PARTITIONED {
+            map.insert("index.partitions", num(self.index_partitions));
+            map.insert("index.top_level_bytes", num(self.top_level_index_bytes));
+        }
         let mut b = BlockBuilder::new(1);
         for (name, value) in &map {
             b.add(name.as_bytes(), value);
@@ -177,8 +218,11 @@ impl TableProperties {
             return Err(DecodeError::new(format!("{n} filter parts")));
         }
         let part_bytes = (0..n).map(|_| d.varint()).collect::<Result<Vec<_>, _>>()?;
+        if !d.is_empty() {
+            return Err(DecodeError::new("property filter.part_bytes: trailing bytes"));
+        }
         let mut part_fprs = Vec::new();
-        if let Ok(bytes) = raw("filter.part_fprs") {
+        if let Some(bytes) = map.get(b"filter.part_fprs".as_slice()) {
             let mut d = Decoder::new(bytes);
             let n = d.varint()?;
             if n != part_bytes.len() as u64 {
@@ -192,9 +236,23 @@ impl TableProperties {
                 part_fprs.push(f);
             }
         }
+        let role = match map.get(b"filter.role".as_slice()) {
+            None => None,
+            Some(name) => {
+                Some(role_from_name(name).ok_or_else(|| DecodeError::new("property filter.role: unknown role"))?)
+            }
+        };
+        let format_version = small("format_version")?;
+        let partitioned = format_version >= FORMAT_VERSION_PARTITIONED;
+        let (index_partitions, top_level_index_bytes) = match partitioned {
+            true => (num("index.partitions")?, num("index.top_level_bytes")?),
+            false => (0, 0),
+        };
+        let kind = text("filter.kind")?;
+        let role = role.or_else(|| role_of_kind(&kind, part_bytes.len()));
 
         Ok(TableProperties {
-            format_version: small("format_version")?,
+            format_version,
             entries: num("entries")?,
             deletions: num("deletions")?,
             raw_key_bytes: num("raw_key_bytes")?,
@@ -208,10 +266,11 @@ impl TableProperties {
             smallest_seq: num("smallest_seq")?,
             largest_seq: num("largest_seq")?,
             filter: FilterDescriptor {
-                kind: text("filter.kind")?,
+                kind,
                 spec: text("filter.spec")?,
                 digests: num("filter.digests")?,
                 part_bytes,
+                role,
                 part_fprs,
             },
             block_size: num("block_size")?,
@@ -220,6 +279,8 @@ impl TableProperties {
                 .map_err(|_| DecodeError::new("property compression out of range"))?,
             created_unix_secs: num("created_unix_secs")?,
             creator: text("creator")?,
+            index_partitions,
+            top_level_index_bytes,
         })
     }
 }
@@ -238,14 +299,42 @@ mod tests {
             smallest_key: b"a\x00\x01".to_vec(),
             largest_key: b"zz".to_vec(),
             largest_seq: u64::MAX >> 8,
-            filter: FilterDescriptor::new(&FilterSpec::Bloom { bits_per_key: 10.0 }, 999, vec![100, 200]),
+            filter: FilterDescriptor::new(&FilterSpec::Bloom { bits_per_key: 10.0 }, 999, vec![100, 200], None),
             creator: "shamba test".into(),
             ..Default::default()
         };
         assert_eq!(p.filter.kind, "Bloom");
         assert_eq!(p.filter.parts(), 2);
+        assert_eq!(p.filter.role, Some(Role::Whole), "derived from the kind");
         let block = Block::new(p.encode().into()).unwrap();
         assert_eq!(TableProperties::decode(block).unwrap(), p);
+
+        let v2 = TableProperties {
+            format_version: FORMAT_VERSION_PARTITIONED,
+            index_partitions: 31,
+            top_level_index_bytes: 900,
+            filter: FilterDescriptor::new(&FilterSpec::None, 0, vec![7, 8, 9], Some(Role::Unit)),
+            ..p.clone()
+        };
+        assert_eq!(TableProperties::decode(Block::new(v2.encode().into()).unwrap()).unwrap(), v2);
+        let v2_as_v1 = TableProperties { format_version: 1, ..v2.clone() };
+        let mut encoded = v2_as_v1.encode();
+        encoded = {
+            // A version-2 block without the partition properties is rejected.
+            let decoded = TableProperties::decode(Block::new(encoded.clone().into()).unwrap()).unwrap();
+            assert_eq!((decoded.index_partitions, decoded.filter.role), (0, Some(Role::Unit)));
+            let mut b = BlockBuilder::new(1);
+            let mut c = Block::new(encoded.into()).unwrap().cursor(bytewise);
+            c.seek_to_first().unwrap();
+            while c.valid() {
+                let value = if c.key() == b"format_version" { vec![2] } else { c.value().to_vec() };
+                b.add(c.key(), &value);
+                c.next().unwrap();
+            }
+            b.finish()
+        };
+        let err = TableProperties::decode(Block::new(encoded.into()).unwrap()).unwrap_err();
+        assert!(err.0.contains("index.partitions"), "{err}");
 
         let mut b = BlockBuilder::new(1);
         b.add(b"entries", &[5]);

@@ -1,44 +1,48 @@
 //! An open SST: point lookups and the blocks cursors read.
 //!
-//! `open` reads the footer, properties, metaindex, index and the filter index. With
-//! `cache_index_and_filter_blocks` false the index and the filter parts are read once here
-//! and pinned (counted as Index / Filter reads at open); with it true they are fetched
-//! through the block cache at high priority on every use. Data blocks always go through
-//! the cache at low priority (inserted unless `ReadOptions::fill_cache` is false).
+//! `open` reads the footer, properties, metaindex and the filter index, and in a
+//! partitioned table (format version 2) the top-level index, which stays pinned. With
+//! `cache_index_and_filter_blocks` false the index (or every index partition) and every
+//! filter part are read once here and pinned (counted as Index / Filter reads at open);
+//! with it true they are fetched through the block cache on every use (`meta_blocks.rs`
+//! says at which priority). Data blocks always go through the cache at low priority
+//! (inserted unless `ReadOptions::fill_cache` is false).
 //!
-//! The point lookup, top to bottom: filter parts in order with the caller's digest (the
-//! first negative ends it; the key is never hashed here) -> index binary search -> one
-//! data block -> seek in the block. It allocates only the returned value: block contents
-//! are shared `Arc`s and the key buffers of the block cursors are reused per thread.
+//! Internally an unpartitioned table is a table of one partition without a top-level
+//! index, so lookups and cursors have one code path.
+//!
+//! The point lookup, top to bottom: (partitioned: a binary search of the pinned top-level
+//! keys picks the partition) -> the partition's filter parts in order with the caller's
+//! digest (the first negative ends it; the key is never hashed here) -> index binary
+//! search -> one data block -> seek in the block. It allocates only the returned value:
+//! block contents are shared `Arc`s and the key buffers of the block cursors are reused per
+//! thread.
 
-use super::block::{Block, BlockCursor};
+use super::block::Block;
 use super::file::TableFile;
-use super::format::{BlockHandle, Footer};
+use super::format::{BlockHandle, Footer, FORMAT_VERSION_FLAT, FORMAT_VERSION_PARTITIONED};
+use super::meta_blocks::{MetaBlock, Partition};
 use super::meta_index::{decode_filter_index, decode_handles};
+use super::partition::decode_top_level;
 use super::properties::TableProperties;
 use super::two_level_cursor::TableCursor;
-use super::{ProbeOutcome, ProbePlan, TableContext, TableGet, TableSummary};
-use crate::cache::Priority;
+use super::{ProbeOutcome, ProbePlan, TableContext, TableGet, TableSummary, BLOCK_TRAILER_LEN};
 use crate::cursor::Cursor;
-use crate::error::{Error, Result};
-use crate::filter::{Digest, FilterPart};
+use crate::error::Result;
+use crate::filter::{Digest, FilterPart, Role};
 use crate::io::{BlockKind, RandomRead};
 use crate::key::{compare_internal_keys, parse_internal_key, user_key};
 use crate::options::ReadOptions;
 use std::cell::Cell;
+use std::cmp::Ordering;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
+use std::time::Instant;
 
 thread_local! {
     /// Key buffer lent to block cursors during `get`, so a lookup does not allocate one.
     static KEY_SCRATCH: Cell<Vec<u8>> = const { Cell::new(Vec::new()) };
-}
-
-/// A block that is either pinned in the reader or fetched through the cache.
-struct MetaBlock {
-    handle: BlockHandle,
-    pinned: Option<Arc<[u8]>>,
 }
 
 /// Live per-table counters.
@@ -68,20 +72,27 @@ pub struct TableCounters {
 
 /// An open SST file serving lookups and cursors.
 pub struct TableReader {
-    file: TableFile,
-    number: u64,
-    ctx: TableContext,
+    pub(super) file: TableFile,
+    pub(super) number: u64,
+    pub(super) ctx: TableContext,
     footer: Footer,
     properties: TableProperties,
     metaindex: Vec<(Vec<u8>, BlockHandle)>,
-    index: MetaBlock,
-    filter_parts: Vec<MetaBlock>,
+    /// Top-level keys (each partition's last separator), pinned; empty when the table is
+    /// not partitioned.
+    top_level: Vec<Box<[u8]>>,
+    /// Bytes of the top-level index block's contents (0 when not partitioned).
+    top_level_bytes: u64,
+    /// One entry per partition; exactly one when the table is not partitioned.
+    pub(super) partitions: Vec<Partition>,
+    /// What the filter parts are (whole, modules, units), from the properties.
+    pub(super) filter_role: Option<Role>,
     counters: Counters,
 }
 
 impl TableReader {
-    /// Open a table: read and check footer, properties, index (and pin filters unless
-    /// they are cached).
+    /// Open a table: read and check footer, properties, the top-level index of a
+    /// partitioned table, and pin index and filters unless they are cached.
     pub fn open(path: PathBuf, file: Arc<dyn RandomRead>, number: u64, ctx: TableContext) -> Result<TableReader> {
         let file = TableFile::new(path, file, ctx.io.clone(), ctx.device);
         let footer = file.read_footer()?;
@@ -91,43 +102,57 @@ impl TableReader {
         };
         let properties = TableProperties::decode(meta_block(footer.properties)?)
             .map_err(|e| file.corruption(footer.properties.offset, format!("properties: {e}")))?;
+        if properties.format_version != footer.format_version {
+            return Err(file.corruption(
+                footer.properties.offset,
+                format!(
+                    "properties say format version {}, footer {}",
+                    properties.format_version, footer.format_version
+                ),
+            ));
+        }
         let metaindex = decode_handles(meta_block(footer.metaindex)?)
             .map_err(|e| file.corruption(footer.metaindex.offset, format!("metaindex: {e}")))?;
         let filter_handles = decode_filter_index(meta_block(footer.filter_index)?)
             .map_err(|e| file.corruption(footer.filter_index.offset, format!("filter index: {e}")))?;
-        if filter_handles.len() != properties.filter.parts() {
-            return Err(file.corruption(
-                footer.filter_index.offset,
-                format!("filter index lists {} parts, properties {}", filter_handles.len(), properties.filter.parts()),
-            ));
-        }
 
         let pin = !ctx.cache_index_and_filter_blocks;
-        let mut index = MetaBlock { handle: footer.index, pinned: None };
-        if pin {
-            let data = file.read_block(footer.index, BlockKind::Index, true)?;
-            Block::new(data.clone()).map_err(|e| e.in_file(file.path(), Some(footer.index.offset)))?;
-            index.pinned = Some(data);
-        }
-        let mut filter_parts = Vec::with_capacity(filter_handles.len());
-        for handle in filter_handles {
-            let mut part = MetaBlock { handle, pinned: None };
-            if pin {
-                let data = file.read_block(handle, BlockKind::Filter, true)?;
-                FilterPart::parse(&data).map_err(|e| e.in_file(file.path(), Some(handle.offset)))?;
-                part.pinned = Some(data);
+        let (top_level, top_level_bytes, partitions) = match footer.format_version {
+            FORMAT_VERSION_FLAT => {
+                if filter_handles.len() != properties.filter.parts() {
+                    return Err(file.corruption(
+                        footer.filter_index.offset,
+                        format!(
+                            "filter index lists {} parts, properties {}",
+                            filter_handles.len(),
+                            properties.filter.parts()
+                        ),
+                    ));
+                }
+                let partition = Partition::open(&file, footer.index, &filter_handles, pin)?;
+                (Vec::new(), 0, vec![partition])
             }
-            filter_parts.push(part);
-        }
+            FORMAT_VERSION_PARTITIONED => {
+                if !filter_handles.is_empty() {
+                    return Err(
+                        file.corruption(footer.filter_index.offset, "filter index of a partitioned table lists parts")
+                    );
+                }
+                open_partitions(&file, &footer, &properties, pin)?
+            }
+            v => return Err(file.corruption(footer.index.offset, format!("unsupported format version {v}"))),
+        };
         Ok(TableReader {
             file,
             number,
             ctx,
             footer,
+            filter_role: properties.filter.role,
             properties,
             metaindex,
-            index,
-            filter_parts,
+            top_level,
+            top_level_bytes,
+            partitions,
             counters: Counters::default(),
         })
     }
@@ -139,8 +164,11 @@ impl TableReader {
         self.get_planned(seek, digest, ro, ProbePlan::ALL).map(|(g, _)| g)
     }
 
-    /// [`get`](Self::get), probing only the filter parts `plan` allows, and reporting what
-    /// the filter did.
+    /// [`get`](Self::get), probing only the filter parts `plan` allows (of the partition
+    /// the key falls in), and reporting what the filter did.
+    ///
+    /// In a partitioned table a key past the last partition is `NotFound` without reading
+    /// a block: the pinned top-level index already knows.
     pub fn get_planned(
         &self,
         seek: &[u8],
@@ -150,33 +178,58 @@ impl TableReader {
     ) -> Result<(TableGet, ProbeOutcome)> {
         self.counters.lookups.fetch_add(1, Relaxed);
         let mut outcome = ProbeOutcome::default();
-        for i in 0..self.filter_parts.len().min(plan.max_parts) {
-            let bytes = self.filter_part(i)?;
-            let part = FilterPart::parse(&bytes)
-                .map_err(|e| e.in_file(self.path(), Some(self.filter_parts[i].handle.offset)))?;
+        let clock = ro.profile.then(Instant::now);
+        let Some(partition) = self.partition_for(seek) else {
+            return Ok((TableGet::NotFound, outcome));
+        };
+        for (i, meta) in partition.filter.iter().enumerate().take(plan.max_parts) {
+            let (bytes, from_device) = self.filter_block(meta, i)?;
+            if from_device {
+                outcome.filter_blocks_read_from_device += 1;
+                outcome.filter_bytes_read_from_device += meta.handle.size + BLOCK_TRAILER_LEN as u64;
+            }
+            let part = FilterPart::parse(&bytes).map_err(|e| e.in_file(self.path(), Some(meta.handle.offset)))?;
             self.counters.filter_probes.fetch_add(1, Relaxed);
             outcome.parts_probed += 1;
             if !part.may_contain(digest) {
                 self.counters.filter_negatives.fetch_add(1, Relaxed);
+                if let Some(t) = clock {
+                    outcome.filter_nanos = t.elapsed().as_nanos() as u64;
+                }
                 return Ok((TableGet::FilteredOut, outcome));
             }
         }
-        self.lookup_data(seek, ro).map(|g| (g, outcome))
+        if let Some(t) = clock {
+            outcome.filter_nanos = t.elapsed().as_nanos() as u64;
+        }
+        self.lookup_data(partition, seek, ro, &mut outcome).map(|g| (g, outcome))
     }
 
     /// The index and data-block part of a lookup, after the filter said maybe.
-    fn lookup_data(&self, seek: &[u8], ro: &ReadOptions) -> Result<TableGet> {
-        let mut index = self.index_block()?.cursor_with_buffer(compare_internal_keys, KEY_SCRATCH.take());
-        let sought = index.seek(seek).map_err(|e| e.in_file(self.path(), Some(self.footer.index.offset)));
+    fn lookup_data(
+        &self,
+        partition: &Partition,
+        seek: &[u8],
+        ro: &ReadOptions,
+        outcome: &mut ProbeOutcome,
+    ) -> Result<TableGet> {
+        let clock = ro.profile.then(Instant::now);
+        let index_offset = partition.index.handle.offset;
+        let mut index = self.index_block(partition)?.cursor_with_buffer(compare_internal_keys, KEY_SCRATCH.take());
+        let sought = index.seek(seek).map_err(|e| e.in_file(self.path(), Some(index_offset)));
         let handle = match sought {
-            Ok(()) if index.valid() => Some(self.decode_index_value(&index)),
+            Ok(()) if index.valid() => Some(self.decode_index_value(index.value(), index_offset)),
             Ok(()) => None,
             Err(e) => Some(Err(e)),
         };
         let buffer = index.into_key_buffer();
+        let index_done = clock.map(|t| {
+            outcome.index_nanos = t.elapsed().as_nanos() as u64;
+            Instant::now()
+        });
         let Some(handle) = handle.transpose()? else {
             KEY_SCRATCH.set(buffer);
-            return Ok(self.not_found());
+            return Ok(self.not_found(partition));
         };
 
         let mut data = self.data_block(handle, ro)?.cursor_with_buffer(compare_internal_keys, buffer);
@@ -188,10 +241,38 @@ impl TableReader {
             self.counters.found.fetch_add(1, Relaxed);
             TableGet::Found { seq: parsed.seq, kind: parsed.kind, value: data.value().to_vec() }
         } else {
-            self.not_found()
+            self.not_found(partition)
         };
         KEY_SCRATCH.set(data.into_key_buffer());
+        if let Some(t) = index_done {
+            outcome.data_nanos = t.elapsed().as_nanos() as u64;
+        }
         Ok(result)
+    }
+
+    /// Prepare a coming probe of this table's filter for `digest`: if the first filter
+    /// part the lookup of `seek` will probe is resident (pinned, or in the block cache),
+    /// ask it to prefetch the digest's probe positions into the CPU cache, so the misses of
+    /// several tables' probes overlap. Never reads the device and counts no cache hit or
+    /// miss. Returns whether the part was resident.
+    ///
+    /// `seek` is needed because in a partitioned table the key, not the digest, picks the
+    /// partition (through the pinned top-level index).
+    pub fn prefetch_filter(&self, seek: &[u8], digest: &Digest) -> bool {
+        let Some(meta) = self.partition_for(seek).and_then(|p| p.filter.first()) else {
+            return false;
+        };
+        let resident = match &meta.pinned {
+            Some(bytes) => Some(bytes.clone()),
+            None => self.ctx.cache.peek((self.number, meta.handle.offset)),
+        };
+        match resident {
+            Some(bytes) => {
+                prefetch_part(&bytes, digest);
+                true
+            }
+            None => false,
+        }
     }
 
     /// A cursor over the whole table.
@@ -224,7 +305,7 @@ impl TableReader {
         &self.properties
     }
 
-    /// Optional meta blocks by name (empty in format version 1).
+    /// Optional meta blocks by name (empty in format versions 1 and 2).
     pub fn metaindex(&self) -> &[(Vec<u8>, BlockHandle)] {
         &self.metaindex
     }
@@ -244,15 +325,59 @@ impl TableReader {
         }
     }
 
-    /// Bytes of index and filter blocks pinned in this reader (0 when they are cached).
+    /// Bytes of index and filter blocks pinned in this reader: everything when they are
+    /// not cached; the top-level index of a partitioned table either way.
     pub fn pinned_bytes(&self) -> usize {
         let pinned = |m: &MetaBlock| m.pinned.as_ref().map_or(0, |b| b.len());
-        pinned(&self.index) + self.filter_parts.iter().map(pinned).sum::<usize>()
+        let partitions: usize =
+            self.partitions.iter().map(|p| pinned(&p.index) + p.filter.iter().map(pinned).sum::<usize>()).sum();
+        self.top_level_bytes as usize + partitions
     }
 
-    /// Number of filter parts (0: no filter, every lookup reads the index).
+    /// Whether index and filter are split into key-range partitions (format version 2).
+    pub fn is_partitioned(&self) -> bool {
+        self.footer.format_version >= FORMAT_VERSION_PARTITIONED
+    }
+
+    /// Number of key-range partitions (0 when the table is not partitioned).
+    pub fn partition_count(&self) -> usize {
+        if self.is_partitioned() {
+            self.partitions.len()
+        } else {
+            0
+        }
+    }
+
+    /// Number of filter parts a lookup may probe (0: no filter, every lookup reads the
+    /// index). In a partitioned table, the parts of each partition.
     pub fn filter_part_count(&self) -> usize {
-        self.filter_parts.len()
+        self.properties.filter.parts()
+    }
+
+    /// Bytes of each filter part, in probe order, summed over the partitions: what
+    /// keeping part `i` resident for every key of the table costs.
+    pub fn filter_part_bytes(&self) -> Vec<u64> {
+        self.properties.filter.part_bytes.clone()
+    }
+
+    /// Kind of filter, the variant name of its [`crate::filter::FilterSpec`] (`None`,
+    /// `Bloom`, `ModularBloom`, ...).
+    pub fn filter_kind(&self) -> &str {
+        &self.properties.filter.kind
+    }
+
+    /// Whether the parts are a whole filter, modules (probe a prefix, in order) or units
+    /// (probe any subset); `None` when the table has no filter.
+    pub fn filter_role(&self) -> Option<Role> {
+        self.filter_role
+    }
+
+    /// Bytes of (index, filter) contents: index blocks (top-level and partitions) and all
+    /// filter parts — what pinning them costs, or what a cache needs to hold them all.
+    pub fn metadata_bytes(&self) -> (u64, u64) {
+        let index: u64 = self.partitions.iter().map(|p| p.index.handle.size).sum();
+        let filter: u64 = self.partitions.iter().flat_map(|p| &p.filter).map(|m| m.handle.size).sum();
+        (self.top_level_bytes + index, filter)
     }
 
     /// The counters of this table's lookups.
@@ -267,73 +392,97 @@ impl TableReader {
         }
     }
 
-    /// The contents of filter part `i` (pinned, or through the cache at high priority).
-    pub(super) fn filter_part(&self, i: usize) -> Result<Arc<[u8]>> {
-        let Some(part) = self.filter_parts.get(i) else {
-            return Err(Error::InvalidArgument(format!("filter part {i} of {}", self.filter_parts.len())));
-        };
-        match &part.pinned {
-            Some(bytes) => Ok(bytes.clone()),
-            None => self.cached_block(part.handle, BlockKind::Filter, Priority::High, true, true),
+    /// The partition whose key range holds `seek`: the first whose top-level key is
+    /// `>= seek` (`None` past the last). An unpartitioned table's one partition holds all.
+    pub(super) fn partition_for(&self, seek: &[u8]) -> Option<&Partition> {
+        self.partitions.get(self.partition_index_for(seek)?)
+    }
+
+    /// Number of the partition [`partition_for`](Self::partition_for) finds.
+    pub(super) fn partition_index_for(&self, seek: &[u8]) -> Option<usize> {
+        if !self.is_partitioned() {
+            return Some(0);
         }
+        let i = self.top_level.partition_point(|k| compare_internal_keys(k, seek) == Ordering::Less);
+        (i < self.partitions.len()).then_some(i)
     }
 
-    /// Handle of filter part `i`.
-    pub(super) fn filter_part_handle(&self, i: usize) -> Option<BlockHandle> {
-        self.filter_parts.get(i).map(|p| p.handle)
+    /// The top-level key of partition `p` (`None` when not partitioned).
+    pub(super) fn top_level_key(&self, p: usize) -> Option<&[u8]> {
+        self.top_level.get(p).map(|k| &k[..])
     }
 
-    /// The index block (pinned, or through the cache at high priority).
-    pub(super) fn index_block(&self) -> Result<Block> {
-        let data = match &self.index.pinned {
-            Some(bytes) => bytes.clone(),
-            None => self.cached_block(self.index.handle, BlockKind::Index, Priority::High, true, true)?,
-        };
-        Block::new(data).map_err(|e| e.in_file(self.path(), Some(self.index.handle.offset)))
-    }
-
-    /// The data block at `handle`, through the cache at low priority.
-    pub(super) fn data_block(&self, handle: BlockHandle, ro: &ReadOptions) -> Result<Block> {
-        let data = self.cached_block(handle, BlockKind::Data, Priority::Low, ro.fill_cache, ro.verify_checksums)?;
-        Block::new(data).map_err(|e| e.in_file(self.path(), Some(handle.offset)))
-    }
-
-    /// The handle an index entry points to.
-    pub(super) fn decode_index_value(&self, index: &BlockCursor) -> Result<BlockHandle> {
-        BlockHandle::decode_exact(index.value())
-            .map_err(|e| self.file.corruption(self.footer.index.offset, format!("index entry: {e}")))
+    /// The handle an index entry's value holds; `index_offset` names the index block.
+    pub(super) fn decode_index_value(&self, value: &[u8], index_offset: u64) -> Result<BlockHandle> {
+        BlockHandle::decode_exact(value).map_err(|e| self.file.corruption(index_offset, format!("index entry: {e}")))
     }
 
     /// A corruption error at `offset` of this file.
-    pub(super) fn corruption(&self, offset: u64, reason: impl Into<String>) -> Error {
+    pub(super) fn corruption(&self, offset: u64, reason: impl Into<String>) -> crate::error::Error {
         self.file.corruption(offset, reason)
     }
 
-    fn cached_block(
-        &self,
-        handle: BlockHandle,
-        kind: BlockKind,
-        priority: Priority,
-        fill: bool,
-        verify: bool,
-    ) -> Result<Arc<[u8]>> {
-        let key = (self.number, handle.offset);
-        if let Some(block) = self.ctx.cache.get(key, kind) {
-            return Ok(block);
-        }
-        let block = self.file.read_block(handle, kind, verify)?;
-        if fill {
-            self.ctx.cache.insert(key, block.clone(), kind, priority);
-        }
-        Ok(block)
-    }
-
-    fn not_found(&self) -> TableGet {
-        if !self.filter_parts.is_empty() {
+    fn not_found(&self, partition: &Partition) -> TableGet {
+        if !partition.filter.is_empty() {
             self.counters.filter_false_positives.fetch_add(1, Relaxed);
         }
         TableGet::NotFound
     }
+}
+
+/// What the top-level index of a partitioned table gives an open reader: (top-level keys,
+/// bytes of their block, partitions).
+type OpenedPartitions = (Vec<Box<[u8]>>, u64, Vec<Partition>);
+
+/// Read and check a partitioned table's top-level index, and open each partition.
+fn open_partitions(
+    file: &TableFile,
+    footer: &Footer,
+    properties: &TableProperties,
+    pin: bool,
+) -> Result<OpenedPartitions> {
+    let at = footer.index.offset;
+    let bytes = file.read_block(footer.index, BlockKind::Index, true)?;
+    let top_level_bytes = bytes.len() as u64;
+    let block = Block::new(bytes).map_err(|e| e.in_file(file.path(), Some(at)))?;
+    let entries = decode_top_level(block).map_err(|e| file.corruption(at, format!("top-level index: {e}")))?;
+    if entries.len() as u64 != properties.index_partitions {
+        return Err(file.corruption(
+            at,
+            format!("top-level index lists {} partitions, properties {}", entries.len(), properties.index_partitions),
+        ));
+    }
+    let expected_parts = properties.filter.parts();
+    let mut part_bytes = vec![0u64; expected_parts];
+    let mut keys = Vec::with_capacity(entries.len());
+    let mut partitions = Vec::with_capacity(entries.len());
+    for (key, handles) in entries {
+        if handles.filter.len() > expected_parts {
+            return Err(file.corruption(
+                at,
+                format!("a partition lists {} filter parts, properties {expected_parts}", handles.filter.len()),
+            ));
+        }
+        for (sum, h) in part_bytes.iter_mut().zip(&handles.filter) {
+            *sum += h.size;
+        }
+        partitions.push(Partition::open(file, handles.index, &handles.filter, pin)?);
+        keys.push(key.into_boxed_slice());
+    }
+    if part_bytes != properties.filter.part_bytes {
+        return Err(file.corruption(
+            at,
+            format!("filter parts add up to {part_bytes:?} bytes, properties say {:?}", properties.filter.part_bytes),
+        ));
+    }
+    Ok((keys, top_level_bytes, partitions))
+}
+
+/// Ask a resident filter part to prefetch `digest`'s probe positions.
+fn prefetch_part(bytes: &[u8], digest: &Digest) {
+    // TODO(merge): call FilterPart::prefetch once the filter branch lands:
+    //     if let Ok(part) = FilterPart::parse(bytes) { part.prefetch(digest); }
+    let _ = (bytes, digest);
 }
 
 impl std::fmt::Debug for TableReader {
@@ -342,7 +491,8 @@ impl std::fmt::Debug for TableReader {
             .field("path", &self.file.path())
             .field("number", &self.number)
             .field("entries", &self.properties.entries)
-            .field("filter_parts", &self.filter_parts.len())
+            .field("partitions", &self.partition_count())
+            .field("filter_parts", &self.filter_part_count())
             .finish()
     }
 }

@@ -1,5 +1,5 @@
-//! The table cursor: an index block cursor choosing data blocks, and a cursor in the
-//! current data block.
+//! The table cursor: an index cursor choosing data blocks (across index partitions, see
+//! `index_cursor.rs`), and a cursor in the current data block.
 //!
 //! Invariant when valid: the data cursor is on an entry of the block the index cursor
 //! points to. Moving off either end of a data block moves the index cursor one entry and
@@ -9,6 +9,7 @@
 
 use super::block::BlockCursor;
 use super::format::BlockHandle;
+use super::index_cursor::IndexCursor;
 use super::reader::TableReader;
 use crate::cursor::Cursor;
 use crate::error::{DecodeError, Result};
@@ -20,8 +21,9 @@ use std::sync::Arc;
 pub(crate) struct TableCursor {
     table: Arc<TableReader>,
     ro: ReadOptions,
-    /// Opened on first use: `cursor()` cannot fail, the first positioning call can.
-    index: Option<BlockCursor>,
+    /// Opens index blocks on first use: `cursor()` cannot fail, the first positioning
+    /// call can.
+    index: IndexCursor,
     /// The open data block and a cursor in it.
     data: Option<(BlockHandle, BlockCursor)>,
 }
@@ -29,7 +31,7 @@ pub(crate) struct TableCursor {
 impl TableCursor {
     /// A cursor over `table`, not positioned.
     pub(crate) fn new(table: Arc<TableReader>, ro: ReadOptions) -> Self {
-        TableCursor { table, ro, index: None, data: None }
+        TableCursor { index: IndexCursor::new(table.clone()), table, ro, data: None }
     }
 
     /// Run a positioning step; on error drop the data block so the cursor is invalid.
@@ -41,25 +43,18 @@ impl TableCursor {
         r
     }
 
-    /// Run a step on the index cursor, opening the index block on first use.
-    fn index_step(&mut self, step: impl FnOnce(&mut BlockCursor) -> Result<(), DecodeError>) -> Result<()> {
-        if self.index.is_none() {
-            self.index = Some(self.table.index_block()?.cursor(compare_internal_keys));
-        }
-        let Some(index) = self.index.as_mut() else {
-            return Ok(());
-        };
-        let table = &self.table;
-        step(index).map_err(|e| table.corruption(table.footer().index.offset, format!("index block: {e}")))
+    /// Run a step on the index cursor.
+    fn index_step(&mut self, step: impl FnOnce(&mut IndexCursor) -> Result<()>) -> Result<()> {
+        step(&mut self.index)
     }
 
     /// Open the data block the index cursor points to (none if the index is exhausted).
     fn open_data_block(&mut self) -> Result<()> {
-        let Some(index) = self.index.as_ref().filter(|c| c.valid()) else {
+        let Some(handle) = self.index.handle() else {
             self.data = None;
             return Ok(());
         };
-        let handle = self.table.decode_index_value(index)?;
+        let handle = handle?;
         if self.data.as_ref().is_some_and(|(h, _)| *h == handle) {
             return Ok(());
         }

@@ -23,6 +23,17 @@ fn small_table() -> Fixture {
     build(versioned_entries(24), opts(160, Compression::None))
 }
 
+/// A partitioned table small enough to flip every byte of, with several partitions.
+fn small_partitioned_table() -> Fixture {
+    let f = build(
+        versioned_entries(24),
+        TableOptions { partition_index_and_filters: true, metadata_partition_size: 96, ..opts(160, Compression::None) },
+    );
+    let r = open(&f.path, ctx(0, false)).unwrap();
+    assert!(r.partition_count() >= 3, "{} partitions", r.partition_count());
+    f
+}
+
 fn assert_corruption_in(err: Error, path: &Path, what: &str) {
     match &err {
         Error::Corruption { file, .. } => assert_eq!(file, path, "{what}"),
@@ -30,33 +41,43 @@ fn assert_corruption_in(err: Error, path: &Path, what: &str) {
     }
 }
 
-#[test]
-fn a_flipped_byte_in_each_region_is_corruption_naming_the_file() {
-    let f = small_table();
-    let original = std::fs::read(&f.path).unwrap();
-    let r = open(&f.path, ctx(0, false)).unwrap();
+/// A byte in the middle of each region of the file, by name.
+fn regions(path: &Path, len: u64) -> Vec<(&'static str, u64)> {
+    let r = open(path, ctx(0, false)).unwrap();
     let ft = *r.footer();
-    let first_part = r.filter_part_handle(0);
-    drop(r);
     let mut regions = vec![
         ("data", 3u64),
-        ("index", ft.index.offset + 2),
+        ("index (top level when partitioned)", ft.index.offset + 2),
         ("properties", ft.properties.offset + ft.properties.size / 2),
         ("metaindex", ft.metaindex.offset),
         ("filter index", ft.filter_index.offset),
-        ("footer", original.len() as u64 - 30),
-        ("magic", original.len() as u64 - 1),
+        ("footer", len - 30),
+        ("magic", len - 1),
     ];
-    if let Some(h) = first_part {
-        regions.push(("filter part", h.offset + h.size / 2));
+    for (what, p) in [("first partition", 0), ("last partition", r.partitions_len() - 1)] {
+        if let Some(h) = r.filter_handles_of(p).first() {
+            regions.push((what, h.offset + h.size / 2));
+        }
+        if r.is_partitioned() {
+            let h = r.index_handle_of(p).unwrap();
+            regions.push((what, h.offset + h.size / 2));
+        }
     }
-    for (what, at) in regions {
-        let mut bad = original.clone();
-        bad[at as usize] ^= 0x10;
-        std::fs::write(&f.path, &bad).unwrap();
-        for cache_meta in [false, true] {
-            let err = use_table(&f.path, &f.entries, cache_meta, true).expect_err(what);
-            assert_corruption_in(err, &f.path, what);
+    regions
+}
+
+#[test]
+fn a_flipped_byte_in_each_region_is_corruption_naming_the_file() {
+    for f in [small_table(), small_partitioned_table()] {
+        let original = std::fs::read(&f.path).unwrap();
+        for (what, at) in regions(&f.path, original.len() as u64) {
+            let mut bad = original.clone();
+            bad[at as usize] ^= 0x10;
+            std::fs::write(&f.path, &bad).unwrap();
+            for cache_meta in [false, true] {
+                let err = use_table(&f.path, &f.entries, cache_meta, true).expect_err(what);
+                assert_corruption_in(err, &f.path, what);
+            }
         }
     }
 }
@@ -74,7 +95,15 @@ fn a_truncated_table_is_corruption() {
 
 #[test]
 fn every_single_byte_flip_is_detected_and_nothing_panics() {
-    let f = small_table();
+    every_flip_is_detected(small_table());
+}
+
+#[test]
+fn every_single_byte_flip_of_a_partitioned_table_is_detected_and_nothing_panics() {
+    every_flip_is_detected(small_partitioned_table());
+}
+
+fn every_flip_is_detected(f: Fixture) {
     let original = std::fs::read(&f.path).unwrap();
     assert!(original.len() < 8192, "keep this test quick");
     for at in 0..original.len() {

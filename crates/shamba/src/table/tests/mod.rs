@@ -2,9 +2,11 @@
 //!
 //! `round_trip.rs`: lookups and cursors against the input; `services.rs`: I/O accounting,
 //! cache use, the table cache, threads and the dump; `damage.rs`: flipped and truncated
-//! files. The fixtures below are shared.
+//! files; `partitioned.rs`: partitioned index and filters against unpartitioned tables,
+//! cache priorities and the filter manager's entry points. The fixtures below are shared.
 
 mod damage;
+mod partitioned;
 mod round_trip;
 mod services;
 
@@ -61,6 +63,7 @@ pub(super) fn opts(block_size: usize, compression: Compression) -> TableOptions 
         restart_interval: 4,
         compression,
         filter: crate::filter::FilterSpec::Bloom { bits_per_key: 10.0 },
+        ..TableOptions::default()
     }
 }
 

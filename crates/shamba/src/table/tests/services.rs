@@ -61,9 +61,10 @@ fn cached_index_and_filters_are_fetched_through_the_cache_at_high_priority() {
     assert_eq!((counters[1].misses, counters[1].hits), (1, 2));
     assert_eq!((counters[2].misses, counters[2].hits), (parts, 2 * parts));
     assert_eq!(cache.pool_of((7, r.footer().index.offset)), Some(crate::cache::Priority::High));
-    let mut index = r.index_block().unwrap().cursor(compare_internal_keys);
+    let (block, offset) = r.index_block_of(0).unwrap();
+    let mut index = block.cursor(compare_internal_keys);
     index.seek_to_first().unwrap();
-    let data_handle = r.decode_index_value(&index).unwrap();
+    let data_handle = r.decode_index_value(index.value(), offset).unwrap();
     assert_eq!(cache.pool_of((7, data_handle.offset)), None, "entry 100 is not in the first block");
     let first = f.entries[0].0.clone();
     let fp = parse_internal_key(&first).unwrap();

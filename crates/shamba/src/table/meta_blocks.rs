@@ -1,0 +1,158 @@
+//! Where a table reader gets its blocks: pinned in the reader, or through the block cache,
+//! and at which priority.
+//!
+//! Priorities in the cache (SHaMBa's "first module at high priority, the rest at low"):
+//!
+//! | block | kind | pool |
+//! |---|---|---|
+//! | index, index partition | Index | High |
+//! | filter part 0, a whole filter, any unit | Filter | High |
+//! | filter module 1.. of a modular filter | Filter | Low |
+//! | data | Data | Low |
+//!
+//! A later module is probed only after the first said maybe, so it is worth less per byte
+//! than the first; units are any subset the filter manager enables, so each is treated like
+//! a first module. The top-level index of a partitioned table is never in the cache: the
+//! reader pins it at open.
+
+use super::block::Block;
+use super::file::TableFile;
+use super::format::BlockHandle;
+use super::reader::TableReader;
+use crate::cache::Priority;
+use crate::error::{Error, Result};
+use crate::filter::{FilterPart, Role};
+use crate::io::BlockKind;
+use crate::options::ReadOptions;
+use std::sync::Arc;
+
+/// A block that is either pinned in the reader or fetched through the cache.
+pub(super) struct MetaBlock {
+    pub(super) handle: BlockHandle,
+    pub(super) pinned: Option<Arc<[u8]>>,
+}
+
+/// The index and filter parts of one key range (the whole table when not partitioned).
+pub(super) struct Partition {
+    /// The index block (or index partition).
+    pub(super) index: MetaBlock,
+    /// Filter parts in probe order (empty: no filter).
+    pub(super) filter: Vec<MetaBlock>,
+}
+
+impl Partition {
+    /// A partition's blocks; with `pin`, read and checked now and kept.
+    pub(super) fn open(file: &TableFile, index: BlockHandle, filter: &[BlockHandle], pin: bool) -> Result<Partition> {
+        let mut index = MetaBlock { handle: index, pinned: None };
+        if pin {
+            let data = file.read_block(index.handle, BlockKind::Index, true)?;
+            Block::new(data.clone()).map_err(|e| e.in_file(file.path(), Some(index.handle.offset)))?;
+            index.pinned = Some(data);
+        }
+        let mut parts = Vec::with_capacity(filter.len());
+        for &handle in filter {
+            let mut part = MetaBlock { handle, pinned: None };
+            if pin {
+                let data = file.read_block(handle, BlockKind::Filter, true)?;
+                FilterPart::parse(&data).map_err(|e| e.in_file(file.path(), Some(handle.offset)))?;
+                part.pinned = Some(data);
+            }
+            parts.push(part);
+        }
+        Ok(Partition { index, filter: parts })
+    }
+}
+
+impl TableReader {
+    /// Filter part `i` of a partition (pinned, or through the cache at its priority), and
+    /// whether it was read from the device.
+    pub(super) fn filter_block(&self, part: &MetaBlock, i: usize) -> Result<(Arc<[u8]>, bool)> {
+        match &part.pinned {
+            Some(bytes) => Ok((bytes.clone(), false)),
+            None => self.cached_block(part.handle, BlockKind::Filter, self.filter_priority(i), true, true),
+        }
+    }
+
+    /// The cache pool filter part `i` belongs in: low for modules after the first.
+    pub(super) fn filter_priority(&self, i: usize) -> Priority {
+        if i > 0 && self.filter_role == Some(Role::Module) {
+            Priority::Low
+        } else {
+            Priority::High
+        }
+    }
+
+    /// A partition's index block (pinned, or through the cache at high priority).
+    pub(super) fn index_block(&self, partition: &Partition) -> Result<Block> {
+        let index = &partition.index;
+        let data = match &index.pinned {
+            Some(bytes) => bytes.clone(),
+            None => self.cached_block(index.handle, BlockKind::Index, Priority::High, true, true)?.0,
+        };
+        Block::new(data).map_err(|e| e.in_file(self.path(), Some(index.handle.offset)))
+    }
+
+    /// The data block at `handle`, through the cache at low priority.
+    pub(super) fn data_block(&self, handle: BlockHandle, ro: &ReadOptions) -> Result<Block> {
+        let (data, _) =
+            self.cached_block(handle, BlockKind::Data, Priority::Low, ro.fill_cache, ro.verify_checksums)?;
+        Block::new(data).map_err(|e| e.in_file(self.path(), Some(handle.offset)))
+    }
+
+    /// Number of partitions (1 when the table is not partitioned).
+    pub(super) fn partitions_len(&self) -> usize {
+        self.partitions.len()
+    }
+
+    /// The index block of partition `p`, and its offset (for error messages).
+    pub(super) fn index_block_of(&self, p: usize) -> Result<(Block, u64)> {
+        let partition = self.partition(p)?;
+        Ok((self.index_block(partition)?, partition.index.handle.offset))
+    }
+
+    /// The handle of partition `p`'s index block.
+    pub(super) fn index_handle_of(&self, p: usize) -> Option<BlockHandle> {
+        self.partitions.get(p).map(|q| q.index.handle)
+    }
+
+    /// Filter part `i` of partition `p`.
+    pub(super) fn filter_part_of(&self, p: usize, i: usize) -> Result<Arc<[u8]>> {
+        let partition = self.partition(p)?;
+        let Some(part) = partition.filter.get(i) else {
+            return Err(Error::InvalidArgument(format!("filter part {i} of {}", partition.filter.len())));
+        };
+        Ok(self.filter_block(part, i)?.0)
+    }
+
+    /// Handles of partition `p`'s filter parts.
+    pub(super) fn filter_handles_of(&self, p: usize) -> Vec<BlockHandle> {
+        self.partitions.get(p).map_or_else(Vec::new, |q| q.filter.iter().map(|m| m.handle).collect())
+    }
+
+    fn partition(&self, p: usize) -> Result<&Partition> {
+        self.partitions
+            .get(p)
+            .ok_or_else(|| Error::InvalidArgument(format!("partition {p} of {}", self.partitions.len())))
+    }
+
+    /// A block through the cache: a hit, or a device read inserted at `priority` when
+    /// `fill`. Returns the contents and whether they came from the device.
+    fn cached_block(
+        &self,
+        handle: BlockHandle,
+        kind: BlockKind,
+        priority: Priority,
+        fill: bool,
+        verify: bool,
+    ) -> Result<(Arc<[u8]>, bool)> {
+        let key = (self.number, handle.offset);
+        if let Some(block) = self.ctx.cache.get(key, kind) {
+            return Ok((block, false));
+        }
+        let block = self.file.read_block(handle, kind, verify)?;
+        if fill {
+            self.ctx.cache.insert(key, block.clone(), kind, priority);
+        }
+        Ok((block, true))
+    }
+}
