@@ -1,9 +1,9 @@
 //! The filter configurations the memory experiments compare: how the tree's filters are
 //! built (fixed at load) and how lookups probe them (chosen at open).
 //!
-//! `Build::Partitioned` (RocksDB-style partitioned index and filters, the strongest
-//! baseline under memory pressure) is one variant away: add it here when the engine's
-//! `Options::partition_index_and_filters` lands.
+//! Partitioned index and filters (RocksDB-style: ~4 KiB key-range partitions behind a pinned
+//! top-level index, the strongest baseline under memory pressure) are a property of the
+//! build: `Build::Partitioned` wraps another build.
 
 use shamba::filter::{Allocation, BuildPolicy, FilterLayout, ModuleSizes};
 use shamba::manager::{ElasticPolicy, ProbePolicy, ShambaPolicy, Skipping};
@@ -23,6 +23,17 @@ pub enum Build {
     Units(u8),
     /// `n` equal modules of a Ribbon filter (modular Ribbon) on every level.
     RibbonEq(u8),
+    /// Whole Bloom filters, index and filters partitioned.
+    PartitionedWhole,
+    /// `n` equal Bloom modules per partition, index and filters partitioned.
+    PartitionedEq(u8),
+}
+
+impl Build {
+    /// Whether index and filters are partitioned.
+    pub fn partitioned(self) -> bool {
+        matches!(self, Build::PartitionedWhole | Build::PartitionedEq(_))
+    }
 }
 
 /// How lookups probe, chosen at open.
@@ -59,8 +70,9 @@ impl Variant {
 }
 
 /// Every variant of `memory-pressure`, baselines first.
-pub const ALL: [Variant; 10] = [
+pub const ALL: [Variant; 12] = [
     Variant::new("plain", Build::Whole, Probe::Plain),
+    Variant::new("plain-part", Build::PartitionedWhole, Probe::Plain),
     Variant::new("eq", Build::Eq(2), Probe::Shamba(Skipping::None)),
     Variant::new("eq-P", Build::Eq(2), Probe::Shamba(Skipping::Partial)),
     Variant::new("eq-F", Build::Eq(2), Probe::Shamba(Skipping::Full)),
@@ -69,6 +81,7 @@ pub const ALL: [Variant; 10] = [
     Variant::new("prop-F", Build::Prop, Probe::Shamba(Skipping::Full)),
     Variant::new("elastic", Build::Units(5), Probe::Elastic),
     Variant::new("ribbon-eq-F", Build::RibbonEq(2), Probe::Shamba(Skipping::Full)),
+    Variant::new("eq-F-part", Build::PartitionedEq(2), Probe::Shamba(Skipping::Full)),
     Variant::new("no-last-level", Build::Whole, Probe::Plain),
 ];
 
@@ -90,8 +103,8 @@ pub fn build_policy(build: Build, bits_per_key: f64, monkey: bool, pct: f64) -> 
         p.allocation = Allocation::Monkey;
     }
     p.layout = match build {
-        Build::Whole => FilterLayout::Whole,
-        Build::Eq(count) => FilterLayout::Modules(ModuleSizes::Equal { count }),
+        Build::Whole | Build::PartitionedWhole => FilterLayout::Whole,
+        Build::Eq(count) | Build::PartitionedEq(count) => FilterLayout::Modules(ModuleSizes::Equal { count }),
         Build::Prop => match prop_first_bits(bits_per_key, pct) {
             Some(first_bits_per_key) => {
                 FilterLayout::Modules(ModuleSizes::Proportional { count: 2, first_bits_per_key })
@@ -119,6 +132,15 @@ pub fn probe_policy(v: &Variant, elastic_budget: u64) -> ProbePolicy {
             ProbePolicy::Elastic(ElasticPolicy { budget_bytes: elastic_budget, ..ElasticPolicy::default() })
         }
     }
+}
+
+/// The options a tree of `build` is loaded with: `base` with the build's filters (for a
+/// budget of `pct`%, see [`build_policy`]) and partitioning.
+pub fn build_options(base: &Options, build: Build, bits_per_key: f64, monkey: bool, pct: f64) -> Options {
+    let mut o = base.clone();
+    o.filter_policy = build_policy(build, bits_per_key, monkey, pct);
+    o.partition_index_and_filters = build.partitioned();
+    o
 }
 
 /// `base` with index and filter blocks in a block cache of `cache_bytes` and `v`'s probes.
