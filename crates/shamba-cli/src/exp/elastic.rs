@@ -83,7 +83,7 @@ pub fn run(args: &ExpArgs) -> Result<Report, Box<dyn Error>> {
         let (mut pp, mut pe) = (Vec::new(), Vec::new());
         for alpha in alphas {
             let spec =
-                ReadSpec { warmup, reads, existing: alpha, distribution: dist, share_hash: true, seed: args.seed };
+                ReadSpec { existing: alpha, distribution: dist, ..ReadSpec::empty(warmup, reads, args.seed) };
             let run_plain = |t: &LoadedTree| -> Result<_, Box<dyn Error>> {
                 let mut o = t.spec.options.clone();
                 o.cache_capacity = CACHE;

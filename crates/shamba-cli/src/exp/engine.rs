@@ -303,12 +303,22 @@ pub struct ReadSpec {
     pub share_hash: bool,
     /// Random seed of the lookups.
     pub seed: u64,
+    /// Time each lookup stage (`ReadOptions::profile`: a few clock reads per lookup).
+    pub profile: bool,
 }
 
 impl ReadSpec {
     /// Uniform empty lookups with sharing.
     pub fn empty(warmup: u64, reads: u64, seed: u64) -> ReadSpec {
-        ReadSpec { warmup, reads, existing: 0.0, distribution: KeyDistribution::Uniform, share_hash: true, seed }
+        ReadSpec {
+            warmup,
+            reads,
+            existing: 0.0,
+            distribution: KeyDistribution::Uniform,
+            share_hash: true,
+            seed,
+            profile: false,
+        }
     }
 }
 
@@ -321,6 +331,7 @@ pub fn measure(db: &Db, num: u64, key_size: usize, spec: &ReadSpec) -> Result<Ph
     args.existing_fraction = spec.existing;
     args.distribution = spec.distribution;
     args.no_share_hash = !spec.share_hash;
+    args.profile = spec.profile;
     args.threads = 1;
     // Hides the progress bar.
     args.json = true;

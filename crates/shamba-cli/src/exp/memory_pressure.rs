@@ -130,6 +130,7 @@ pub fn run_grid(grid: &Grid, seed: u64, notes: &mut Vec<String>) -> Result<Vec<C
                         distribution: dist,
                         share_hash: true,
                         seed: seed ^ (pct as u64),
+                        profile: false,
                     };
                     let result = measure(&db, tree.spec.num, tree.spec.key_size, &spec)?;
                     db.close()?;
