@@ -82,8 +82,7 @@ pub fn run(args: &ExpArgs) -> Result<Report, Box<dyn Error>> {
     for dist in dists {
         let (mut pp, mut pe) = (Vec::new(), Vec::new());
         for alpha in alphas {
-            let spec =
-                ReadSpec { existing: alpha, distribution: dist, ..ReadSpec::empty(warmup, reads, args.seed) };
+            let spec = ReadSpec { existing: alpha, distribution: dist, ..ReadSpec::empty(warmup, reads, args.seed) };
             let run_plain = |t: &LoadedTree| -> Result<_, Box<dyn Error>> {
                 let mut o = t.spec.options.clone();
                 o.cache_capacity = CACHE;

@@ -156,7 +156,8 @@ fn pair(
     // One more run of each, profiled, for the time spent hashing (kept apart: the clock
     // reads of profiling would slow the timed runs).
     for (i, share) in [true, false].into_iter().enumerate() {
-        let profiled = measure(db, num, key_size, &ReadSpec { share_hash: share, warmup: 0, profile: true, ..spec.clone() })?;
+        let profiled =
+            measure(db, num, key_size, &ReadSpec { share_hash: share, warmup: 0, profile: true, ..spec.clone() })?;
         if let Some(b) = &mut best[i] {
             b.stage_ns_per_op = profiled.stage_ns_per_op;
         }
@@ -503,7 +504,12 @@ fn fraction_sweep(plan: &Plan, tree: &LoadedTree, empty: &ReadSpec, report: &mut
 /// The prefetch bar: filters in memory, empty lookups probing every candidate's filter after
 /// prefetching them all (the default) against level by level, on the 512 B tree and on a
 /// 5-level tree of 16 B keys whose filters are the larger the more keys (`big_flush_keys`).
-fn prefetch_sweep(plan: &Plan, args: &ExpArgs, tree512: &LoadedTree, report: &mut Report) -> Result<(), Box<dyn Error>> {
+fn prefetch_sweep(
+    plan: &Plan,
+    args: &ExpArgs,
+    tree512: &LoadedTree,
+    report: &mut Report,
+) -> Result<(), Box<dyn Error>> {
     let mut options = tall_options();
     options.filter_policy = BuildPolicy::uniform(10.0);
     let big = LoadedTree::load(TreeSpec {
@@ -520,7 +526,11 @@ fn prefetch_sweep(plan: &Plan, args: &ExpArgs, tree512: &LoadedTree, report: &mu
         "Prefetching every candidate's filter before probing (filters in memory, NVM emulation, empty lookups)",
         &["tree", "filter MiB", "tables/lookup", "lookups", "ours ns", "ours ops/s", "speedup vs level by level"],
     );
-    let configs = [("prefetch (default)", true, true), ("level by level", false, true), ("level by level, unshared", false, false)];
+    let configs = [
+        ("prefetch (default)", true, true),
+        ("level by level", false, true),
+        ("level by level, unshared", false, false),
+    ];
     for (name, tree) in [("512 B keys", tree512), ("16 B keys", &big)] {
         let mut best = [f64::INFINITY; 3];
         let mut tables = 0.0;
@@ -529,7 +539,8 @@ fn prefetch_sweep(plan: &Plan, args: &ExpArgs, tree512: &LoadedTree, report: &mu
                 let mut o = read_options(&tree.spec.options, "nvm")?;
                 o.prefetch_filters = prefetch;
                 let db = tree.open(o)?;
-                let spec = ReadSpec { share_hash: share, ..ReadSpec::empty(plan.warmup / 4, plan.reads * 4, args.seed) };
+                let spec =
+                    ReadSpec { share_hash: share, ..ReadSpec::empty(plan.warmup / 4, plan.reads * 4, args.seed) };
                 let r = measure(&db, tree.spec.num, tree.spec.key_size, &spec)?;
                 db.close()?;
                 best[i] = best[i].min(r.ns_per_op);

@@ -380,7 +380,9 @@ fn scorecard(grid: &Grid, cells: &[CellResult]) -> Table {
         let (mut io, mut bytes, mut n) = (0.0, 0.0, 0);
         for &dist in &grid.dists {
             for &pct in &low {
-                if let (Some(r), Some(p)) = (find(cells, v.name, pct, dist, 0.0), find(cells, "plain-part", pct, dist, 0.0)) {
+                if let (Some(r), Some(p)) =
+                    (find(cells, v.name, pct, dist, 0.0), find(cells, "plain-part", pct, dist, 0.0))
+                {
                     io += ratio(r.ios_per_op, p.ios_per_op).max(1e-9).ln();
                     bytes += ratio(r.bytes_read_per_op, p.bytes_read_per_op).max(1e-9).ln();
                     n += 1;
