@@ -50,9 +50,11 @@ pub fn run(args: &ExpArgs) -> Result<Report, Box<dyn Error>> {
     let mut plot =
         Plot::new("headline", "I/Os per empty lookup vs cache", "cache % of filter+index", "I/Os per lookup");
     let mut series: Vec<Vec<(f64, f64)>> = vec![Vec::new(); variants.len()];
+    let mut summary = Vec::new();
     for &pct in &pcts {
         let cache = (metadata as f64 * pct / 100.0) as usize;
         let mut base: Option<PhaseResult> = None;
+        let mut rows: Vec<(&str, PhaseResult)> = Vec::new();
         for (v, pts) in variants.iter().zip(series.iter_mut()) {
             let t = match v.build {
                 Build::Whole => &plain,
@@ -75,8 +77,23 @@ pub fn run(args: &ExpArgs) -> Result<Report, Box<dyn Error>> {
                 Cell::num(ratio(r.ops_per_sec, b.ops_per_sec), 2),
             ]);
             pts.push((pct, r.ios_per_op));
+            rows.push((v.name, r));
+        }
+        if let (Some(b), Some(io), Some(kb)) = (
+            base.as_ref(),
+            rows.iter().skip(1).min_by(|x, y| x.1.ios_per_op.total_cmp(&y.1.ios_per_op)),
+            rows.iter().skip(1).min_by(|x, y| x.1.bytes_read_per_op.total_cmp(&y.1.bytes_read_per_op)),
+        ) {
+            summary.push(format!(
+                "{pct}%: fewest I/Os {} ({:.2}x plain's), fewest bytes {} ({:.2}x plain's)",
+                io.0,
+                ratio(io.1.ios_per_op, b.ios_per_op),
+                kb.0,
+                ratio(kb.1.bytes_read_per_op, b.bytes_read_per_op)
+            ));
         }
     }
+    report.note(format!("best against Plain (measured in this run): {}", summary.join("; ")));
     for (v, pts) in variants.iter().zip(series) {
         plot.series(v.name, pts);
     }
