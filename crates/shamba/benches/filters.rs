@@ -1,7 +1,13 @@
 //! Filter micro-benchmarks: ns per query (hit and miss, from a ready digest and from the
 //! key), ns per key to construct, and bits per key (printed), for every kind.
 //!
-//! `cargo bench -p shamba --bench filters` (add `-- query` or `-- build` to filter).
+//! `cargo bench -p shamba --bench filters` (add `-- query`, `-- build` or `-- prefetch` to
+//! filter).
+//!
+//! `prefetch/*`: one lookup probing N = 8 filters of 16 MiB each (together far bigger than
+//! the last-level cache, like the filters of 8 levels) for one absent key's digest, in ns
+//! per 8-filter lookup: probing one after another, and prefetching all 8 first
+//! ([`FilterPart::prefetch`]) so that their DRAM misses overlap.
 
 use std::hint::black_box;
 use std::time::Duration;
@@ -99,9 +105,53 @@ fn bench_build(c: &mut Criterion) {
     group.finish();
 }
 
+fn bench_prefetch(c: &mut Criterion) {
+    const FILTERS: usize = 8;
+    const FILTER_BYTES: usize = 16 << 20;
+    let mut group = c.benchmark_group("prefetch/8x16MiB");
+    group.throughput(Throughput::Elements(1));
+    let kinds = [
+        ("blocked-bloom", FilterSpec::Bloom { bits_per_key: 10.0 }, FILTER_BYTES * 8 / 10),
+        ("ribbon", FilterSpec::Ribbon { fp_rate: 0.01 }, FILTER_BYTES * 8 / 7),
+    ];
+    // Absent keys; 2^16 lookups touch far more lines than the caches hold, so every probe
+    // misses to DRAM.
+    let queries: Vec<Digest> = keys(1 << 16, 11).iter().map(|k| Digest::of(k)).collect();
+    let mask = queries.len() - 1;
+    for (name, spec, num_keys) in kinds {
+        let digests: Vec<Digest> = keys(num_keys, 10).iter().map(|k| Digest::of(k)).collect();
+        let one = build_filter_parts(&spec, &digests).swap_remove(0);
+        drop(digests);
+        // Copies: the same bits at 8 different addresses, as far apart as 8 files' filters.
+        let copies: Vec<Vec<u8>> = (0..FILTERS).map(|_| one.clone()).collect();
+        let parts: Vec<FilterPart<'_>> = copies.iter().map(|p| FilterPart::parse(p).expect("parse")).collect();
+        eprintln!("prefetch bench: {FILTERS} x {name}, {} bytes each", one.len());
+        group.bench_function(BenchmarkId::new(name, "probe-8"), |b| {
+            let mut i = 0usize;
+            b.iter(|| {
+                i = (i + 1) & mask;
+                let d = black_box(&queries[i]);
+                parts.iter().filter(|p| p.may_contain(d)).count()
+            })
+        });
+        group.bench_function(BenchmarkId::new(name, "prefetch-8-then-probe-8"), |b| {
+            let mut i = 0usize;
+            b.iter(|| {
+                i = (i + 1) & mask;
+                let d = black_box(&queries[i]);
+                for p in &parts {
+                    p.prefetch(d);
+                }
+                parts.iter().filter(|p| p.may_contain(d)).count()
+            })
+        });
+    }
+    group.finish();
+}
+
 criterion_group! {
     name = benches;
     config = Criterion::default().warm_up_time(Duration::from_millis(300)).measurement_time(Duration::from_secs(1));
-    targets = bench_query, bench_build
+    targets = bench_query, bench_build, bench_prefetch
 }
 criterion_main!(benches);

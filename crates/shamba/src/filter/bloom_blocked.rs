@@ -245,6 +245,17 @@ impl<'a> BlockedBloomRef<'a> {
         probe(self.data, self.num_blocks, self.num_probes, self.part, digest)
     }
 
+    /// Payload offset of the 64-byte block the probe of `digest` reads.
+    #[inline]
+    pub fn block_offset(&self, digest: &Digest) -> usize {
+        fastrange64(digest.for_part(self.part).h1, self.num_blocks) as usize * BLOCK_BYTES
+    }
+
+    /// The payload (the bit array).
+    pub fn payload(&self) -> &'a [u8] {
+        self.data
+    }
+
     /// Sizes as stored.
     pub fn params(&self) -> BlockedBloomParams {
         BlockedBloomParams { num_blocks: self.num_blocks as u32, num_probes: self.num_probes, num_keys: self.num_keys }

@@ -294,6 +294,20 @@ impl<'a> StandardBloomRef<'a> {
         Bits::Bytes(self.data, p.num_bits).may_contain_from(p.probing, p.probe_offset, p.num_probes, digest)
     }
 
+    /// Payload offset of the byte holding this part's first probed bit for `digest`.
+    #[inline]
+    pub fn first_probe_offset(&self, digest: &Digest) -> usize {
+        let p = &self.params;
+        let (h, delta) = p.probing.sequence(digest);
+        let g = h.wrapping_add(u64::from(p.probe_offset).wrapping_mul(delta));
+        (fastrange64(g, p.num_bits) / 8) as usize
+    }
+
+    /// The payload (the bit array).
+    pub fn payload(&self) -> &'a [u8] {
+        self.data
+    }
+
     /// Sizes as stored.
     pub fn params(&self) -> StandardBloomParams {
         self.params

@@ -21,16 +21,22 @@
 //! Ribbon's rate is the product of its modules' rates (disjoint result columns are
 //! independent fingerprint bits).
 //!
-//! Parameters in the part header (26 bytes): `num_blocks: u32, upper_start_block: u32,
-//! upper_columns: u8, col_offset: u8, raw_seed: u64, num_keys: u64`. Payload: the
-//! segments of [`layout`], 16 bytes each.
+//! Parameters in the part header (27 bytes): `num_blocks: u32, upper_start_block: u32,
+//! upper_columns: u8, col_offset: u8, raw_seed: u64, num_keys: u64, equation_scheme: u8`
+//! (2: the equations of [`hasher`]; parts of scheme 1, whose 26-byte parameters had no such
+//! field, are rejected rather than probed with the wrong equations). Payload: the segments
+//! of [`layout`], 16 bytes each.
+//!
+//! A probe reads, per stored column, the three 64-bit words its 128-bit window overlaps (in
+//! this block's and the next block's segments: at most ~2 x 16 x columns contiguous bytes,
+//! 4 cache lines at 7 columns) and computes the column's bit with one POPCNT.
 
 pub mod banding;
 pub mod config;
 pub mod hasher;
 pub mod layout;
 
-use self::banding::{parity, Banding};
+use self::banding::Banding;
 use self::config::{num_slots_for, COEFF_BITS};
 use self::hasher::RibbonHasher;
 use self::layout::{ColumnLayout, MAX_COLUMNS, SEGMENT_BYTES};
@@ -40,6 +46,9 @@ use crate::error::DecodeError;
 
 /// Columns a probe checks before its one early exit.
 const FIRST_COLUMNS: u32 = 2;
+
+/// The equation scheme written in the part parameters (see [`hasher`]).
+pub const EQUATION_SCHEME: u8 = 2;
 
 /// Seeds tried before construction gives up (each fails with probability about 1/20).
 pub const MAX_SEEDS: u32 = 16;
@@ -129,7 +138,8 @@ impl RibbonBuild {
                     .u8(l.upper_columns as u8)
                     .u8(l.col_offset as u8)
                     .u64(self.raw_seed)
-                    .u64(self.num_keys);
+                    .u64(self.num_keys)
+                    .u8(EQUATION_SCHEME);
                 format::encode(&header, &w.bytes, seg)
             })
             .collect()
@@ -171,7 +181,11 @@ impl<'a> RibbonRef<'a> {
         let col_offset = u32::from(r.u8()?);
         let raw_seed = r.u64()?;
         let num_keys = r.u64()?;
+        let scheme = r.u8()?;
         r.finish()?;
+        if scheme != EQUATION_SCHEME {
+            return Err(DecodeError::new(format!("ribbon: equation scheme {scheme}, reader knows {EQUATION_SCHEME}")));
+        }
         let layout = ColumnLayout { num_blocks, upper_start_block, upper_columns, col_offset };
         if !layout.is_valid() {
             return Err(DecodeError::new(format!("ribbon: inconsistent layout {layout:?}")));
@@ -192,54 +206,82 @@ impl<'a> RibbonRef<'a> {
         })
     }
 
+    /// Where the probe of `digest` reads: for each stored column `j`, the three 64-bit
+    /// words at `words[0..3] + 16 j` (module doc of [`layout`]), the coefficient shifted to
+    /// line up with them, and the expected fingerprint.
+    #[inline(always)]
+    fn probe_plan(&self, digest: &Digest) -> ProbePlan {
+        let e = RibbonHasher::equation(self.hasher.equation_hash(digest), self.num_starts);
+        let block = (e.start / COEFF_BITS as usize) as u64;
+        let bit = e.start % COEFF_BITS as usize;
+        let (seg, cols) = self.layout.segment_and_columns(block);
+        // The key's 128-bit window starts `bit` bits into this block's segment of a column
+        // and ends in the next block's segment of the same column: it covers words
+        // q, q + 1, q + 2 (q = bit / 64) of [this segment's 2 words | next segment's 2].
+        let shift = (bit % 64) as u32;
+        let k0 = e.lo << shift;
+        let k1 = (e.hi << shift) | ((e.lo >> 1) >> (63 - shift));
+        let k2 = (e.hi >> 1) >> (63 - shift);
+        let here = seg as usize * SEGMENT_BYTES;
+        let next = here + cols as usize * SEGMENT_BYTES;
+        let (w0, w1, w2) = if bit < 64 { (here, here + 8, next) } else { (here + 8, next, next + 8) };
+        // A word whose coefficient part is zero is never needed; reading a needed one
+        // instead keeps the last block (which has no next block, and always `bit == 0`)
+        // in bounds.
+        let w2 = if k2 == 0 { w0 } else { w2 };
+        ProbePlan { words: [w0, w1, w2], coeffs: [k0, k1, k2], cols, expected: e.result >> self.layout.col_offset }
+    }
+
     /// `false`: the key was certainly not added.
+    ///
+    /// Each column costs three word loads, three ands and one POPCNT. The first
+    /// [`FIRST_COLUMNS`] columns are checked before one early exit (a miss fails there with
+    /// probability 3/4, so the branch is mostly predicted); the rest branch-free, since
+    /// branching per column would mispredict on almost every miss.
     #[inline]
     pub fn may_contain(&self, digest: &Digest) -> bool {
-        let start = self.hasher.start(digest, self.num_starts);
-        let (cr, rr) = self.hasher.coeff_and_result(digest.h2);
-        let expected = rr >> self.layout.col_offset;
-        let block = start / COEFF_BITS;
-        let bit = (start % COEFF_BITS) as u32;
-        let (seg, cols) = self.layout.segment_and_columns(block);
-        let seg = seg as usize * SEGMENT_BYTES;
-        let len = cols as usize * SEGMENT_BYTES;
-        let Some(lo) = self.data.get(seg..seg + len) else {
+        let p = self.probe_plan(digest);
+        if p.cols == 0 {
+            return true;
+        }
+        let span = (p.cols as usize - 1) * SEGMENT_BYTES + 8;
+        let [w0, w1, w2] = p.words;
+        let (Some(a), Some(b), Some(c)) =
+            (self.data.get(w0..w0 + span), self.data.get(w1..w1 + span), self.data.get(w2..w2 + span))
+        else {
             return true;
         };
-        // Columns are checked branch-free in two groups: the first FIRST_COLUMNS (a miss
-        // fails there with probability 3/4, so the branch is cheap and mostly predicted),
-        // then the rest. Branching per column would mispredict on almost every miss.
-        let mask_first = (1u32 << FIRST_COLUMNS.min(cols)) - 1;
-        let mask_all = u32::MAX.checked_shr(32 - cols).unwrap_or(0);
+        let [k0, k1, k2] = p.coeffs;
+        let parity = |((a, b), c): ((&[u8], &[u8]), &[u8])| ((word(a) & k0) ^ (word(b) & k1) ^ (word(c) & k2)).count_ones() & 1;
+        let mut columns = a.chunks(SEGMENT_BYTES).zip(b.chunks(SEGMENT_BYTES)).zip(c.chunks(SEGMENT_BYTES));
         let mut got = 0u32;
-        if bit == 0 {
-            let mut segs = lo.chunks_exact(SEGMENT_BYTES).enumerate();
-            for (c, s) in segs.by_ref().take(FIRST_COLUMNS as usize) {
-                got |= parity(load(s) & cr) << c;
-            }
-            if (got ^ expected) & mask_first != 0 {
-                return false;
-            }
-            for (c, s) in segs {
-                got |= parity(load(s) & cr) << c;
-            }
-        } else {
-            let Some(hi) = self.data.get(seg + len..seg + 2 * len) else {
-                return true;
-            };
-            let (cr_lo, cr_hi) = (cr << bit, cr >> (128 - bit));
-            let mut segs = lo.chunks_exact(SEGMENT_BYTES).zip(hi.chunks_exact(SEGMENT_BYTES)).enumerate();
-            for (c, (a, b)) in segs.by_ref().take(FIRST_COLUMNS as usize) {
-                got |= parity((load(a) & cr_lo) ^ (load(b) & cr_hi)) << c;
-            }
-            if (got ^ expected) & mask_first != 0 {
-                return false;
-            }
-            for (c, (a, b)) in segs {
-                got |= parity((load(a) & cr_lo) ^ (load(b) & cr_hi)) << c;
-            }
+        for (j, w) in columns.by_ref().take(FIRST_COLUMNS as usize).enumerate() {
+            got |= parity(w) << j;
         }
-        (got ^ expected) & mask_all == 0
+        let mask_first = (1u32 << FIRST_COLUMNS.min(p.cols)) - 1;
+        if (got ^ p.expected) & mask_first != 0 {
+            return false;
+        }
+        for (j, w) in columns.enumerate() {
+            got |= parity(w) << (j + FIRST_COLUMNS as usize);
+        }
+        let mask_all = u32::MAX >> (32 - p.cols);
+        (got ^ p.expected) & mask_all == 0
+    }
+
+    /// Byte range of the payload the probe of `digest` reads (for prefetching).
+    #[inline]
+    pub fn probe_range(&self, digest: &Digest) -> std::ops::Range<usize> {
+        let p = self.probe_plan(digest);
+        let span = (p.cols as usize).saturating_sub(1) * SEGMENT_BYTES + 8;
+        let first = p.words.iter().copied().min().unwrap_or(0);
+        let last = p.words.iter().copied().max().unwrap_or(0) + span;
+        first.min(self.data.len())..last.min(self.data.len())
+    }
+
+    /// The payload bytes (for prefetching).
+    pub fn payload(&self) -> &'a [u8] {
+        self.data
     }
 
     /// The stored layout.
@@ -253,9 +295,23 @@ impl<'a> RibbonRef<'a> {
     }
 }
 
+/// What a probe reads and compares (see [`RibbonRef::probe_plan`]).
+struct ProbePlan {
+    /// Payload offsets of column 0's three words; column `j` adds `16 j`.
+    words: [usize; 3],
+    /// The coefficient row shifted to line up with the three words.
+    coeffs: [u64; 3],
+    /// Columns stored for the key's block.
+    cols: u32,
+    /// The key's fingerprint, column 0 in bit 0.
+    expected: u32,
+}
+
+/// The little-endian word at the start of `s` (0 if shorter, which a validated payload
+/// never is).
 #[inline(always)]
-fn load(s: &[u8]) -> u128 {
-    s.first_chunk::<16>().map_or(0, |b| u128::from_le_bytes(*b))
+fn word(s: &[u8]) -> u64 {
+    s.first_chunk::<8>().map_or(0, |b| u64::from_le_bytes(*b))
 }
 
 #[cfg(test)]
@@ -330,28 +386,25 @@ mod phase_timing {
         let keys = digests(9, n);
         let slots = num_slots_for(n).unwrap();
         let layouts = [ColumnLayout::for_columns((slots / 128) as u32, 6.7, 0)];
-        for _ in 0..3 {
-            let t = Instant::now();
+        let ns = |a: Instant, b: Instant| (b - a).as_nanos() as f64 / n as f64;
+        for _ in 0..5 {
+            let t0 = Instant::now();
             let mut banding = Banding::new(slots as usize);
-            let t_alloc = t.elapsed();
             let h = RibbonHasher::for_seed(0);
-            let rows = banding.sorted_rows(&keys, &h);
-            let t_sort = t.elapsed();
-            let ok = banding.add_rows(&rows, &h);
-            let t_band = t.elapsed();
-            eprintln!(
-                "sort {:.1} steps/key {:.2}",
-                (t_sort - t_alloc).as_nanos() as f64 / n as f64,
-                banding.steps as f64 / n as f64
-            );
+            let t1 = Instant::now();
+            let hashes = banding.sorted_hashes(&keys, &h);
+            let t2 = Instant::now();
+            let ok = banding.add_sorted(&hashes);
+            let t3 = Instant::now();
             let mut segs = vec![vec![0u8; layouts[0].bytes() as usize]];
             banding.back_substitute(&layouts, &mut segs);
-            let t_back = t.elapsed();
+            let t4 = Instant::now();
             eprintln!(
-                "ok={ok} alloc {:.1} band {:.1} back {:.1} ns/key",
-                t_alloc.as_nanos() as f64 / n as f64,
-                (t_band - t_alloc).as_nanos() as f64 / n as f64,
-                (t_back - t_band).as_nanos() as f64 / n as f64
+                "ok={ok} alloc {:.1} sort {:.1} band {:.1} back {:.1} ns/key",
+                ns(t0, t1),
+                ns(t1, t2),
+                ns(t2, t3),
+                ns(t3, t4)
             );
         }
     }
