@@ -77,7 +77,7 @@ impl Plan {
                 height_levels: (5..=14).collect(),
                 warmup: 20_000,
                 reads: 10_000,
-                repeats: 40,
+                repeats: 20,
                 big_flush_keys: 1_000_000,
             }
         }
