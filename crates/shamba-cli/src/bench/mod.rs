@@ -192,7 +192,20 @@ pub enum Style {
     Tiered,
 }
 
+/// `BenchArgs` as a top-level parser, so code can build the flags' defaults.
+#[derive(Debug, clap::Parser)]
+struct DefaultBenchArgs {
+    #[command(flatten)]
+    args: BenchArgs,
+}
+
 impl BenchArgs {
+    /// Every flag at its default value (what `shamba bench` alone would run).
+    pub(crate) fn defaults() -> BenchArgs {
+        use clap::Parser as _;
+        DefaultBenchArgs::parse_from(["bench"]).args
+    }
+
     /// The engine options these flags describe.
     pub fn options(&self) -> Result<Options, Box<dyn Error>> {
         let mib = |x: f64| (x * 1024.0 * 1024.0) as u64;
@@ -339,7 +352,7 @@ fn load(db: &Db, args: &BenchArgs) -> Result<PhaseResult, Box<dyn Error>> {
     Ok(phase_result("load", args.num, seconds, 1, &before, &db.stats(), 0))
 }
 
-fn read_phase(db: &Db, args: &BenchArgs, kind: ReadKind) -> Result<PhaseResult, Box<dyn Error>> {
+pub(crate) fn read_phase(db: &Db, args: &BenchArgs, kind: ReadKind) -> Result<PhaseResult, Box<dyn Error>> {
     let name = match kind {
         ReadKind::Existing => "read-existing",
         ReadKind::Missing => "read-missing",

@@ -10,21 +10,36 @@
 //! | `units-fpr` | 000, Table 3 | 7 filter units: rotation vs double hashing |
 //! | `mbf` | 002, Table 3 | modular Bloom filters: FPR and module accesses |
 //! | `ribbon` | 004 | bits/key vs FPR, build and query ns: Bloom vs Ribbon |
+//! | `hash-sharing` | 000, Fig. 5-9 | engine: empty lookups with one shared digest vs one per table |
+//! | `memory-pressure` | 002, Fig. 6-7, Table 1 | engine: I/Os per lookup vs cache size, every policy |
+//! | `modules` | 002, Fig. 8-10 | engine: SHaMBa-eq with 1, 2, 3, 7 modules |
+//! | `elastic` | 003, Fig. 5 | engine: ElasticBF vs Plain at 4 bits/key |
+//! | `monkey` | 002, Fig. 12 | engine: uniform vs Monkey bits/key at equal memory |
+//! | `headline` | 002 | engine: Plain vs SHaMBa under memory pressure, default options |
 
 use std::error::Error;
 
+mod elastic;
+mod engine;
 mod hash_cost;
 mod hash_fpr;
+mod hash_sharing;
+mod headline;
 mod mbf;
 pub mod measure;
+mod memory_pressure;
+mod modules;
+mod monkey;
 pub mod report;
 mod ribbon;
 mod units_fpr;
+mod variants;
 
 /// Arguments of `shamba exp`.
 #[derive(Debug, clap::Args)]
 pub struct ExpArgs {
-    /// Experiment name (hash-cost, hash-fpr, units-fpr, mbf, ribbon).
+    /// Experiment name (hash-cost, hash-fpr, units-fpr, mbf, ribbon, hash-sharing, memory-pressure,
+    /// modules, elastic, monkey, headline).
     pub name: String,
     /// A short run (a few minutes at most).
     #[arg(long)]
@@ -48,9 +63,15 @@ pub fn run(args: &ExpArgs) -> Result<(), Box<dyn Error>> {
         "units-fpr" => units_fpr::run(args)?,
         "mbf" => mbf::run(args)?,
         "ribbon" => ribbon::run(args)?,
+        "hash-sharing" => hash_sharing::run(args)?,
+        "memory-pressure" => memory_pressure::run(args)?,
+        "modules" => modules::run(args)?,
+        "elastic" => elastic::run(args)?,
+        "monkey" => monkey::run(args)?,
+        "headline" => headline::run(args)?,
         other => {
             return Err(
-                format!("unknown experiment {other:?} (known: hash-cost, hash-fpr, units-fpr, mbf, ribbon)").into()
+                format!("unknown experiment {other:?} (known: hash-cost, hash-fpr, units-fpr, mbf, ribbon, hash-sharing, memory-pressure, modules, elastic, monkey, headline)").into()
             )
         }
     };

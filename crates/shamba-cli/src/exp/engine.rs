@@ -1,0 +1,415 @@
+//! The harness of the engine experiments (`hash-sharing`, `memory-pressure`, `modules`,
+//! `elastic`, `monkey`, `headline`): load a tree once, reopen it as often as needed with
+//! another probe policy, cache size or device, and measure point lookups with `bench`'s
+//! read loop (so `shamba bench` and `shamba exp` count the same things the same way).
+//!
+//! Every reopen starts from the tree exactly as it was loaded: the files that are not SSTs
+//! (manifest, CURRENT, WAL) are restored from a copy taken after the load, because the
+//! filter manager persists per-table alpha/beta in the manifest on close and one
+//! measurement's statistics must not steer the next. The block cache starts cold on each
+//! open; the OS page cache stays warm (the files were just written or read), so a "device
+//! read" is a block that missed the engine's cache, served by the page cache plus the
+//! emulated device cost.
+
+use std::error::Error;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Instant;
+
+use rand::seq::SliceRandom;
+use rand::SeedableRng;
+use shamba::io::{DirLock, FsStorage, RandomRead, SequentialWrite, Storage};
+use shamba::{Db, Options, Stats, WriteBatch, WriteOptions};
+use tempfile::TempDir;
+
+use crate::bench::keys::{key_into, value_into, KeyDistribution};
+use crate::bench::report::PhaseResult;
+use crate::bench::{read_phase, BenchArgs, ReadKind};
+
+/// How big the levels are, in bytes (everything else of [`Options`] at its default).
+#[derive(Debug, Clone, Copy)]
+pub struct Shape {
+    /// Memtable size.
+    pub write_buffer: usize,
+    /// Target SST size.
+    pub target_file: u64,
+    /// Size of L1.
+    pub level_base: u64,
+    /// Growth factor between levels.
+    pub size_ratio: u32,
+    /// Levels, L0 included.
+    pub num_levels: usize,
+}
+
+impl Shape {
+    /// The tree of the issue's RocksDB measurements and of seed 002 (4 MiB memtable and
+    /// files, size ratio 4): 2M keys of 32 B + 32 B values make 3 levels.
+    pub const PRESSURE: Shape =
+        Shape { write_buffer: 4 << 20, target_file: 4 << 20, level_base: 16 << 20, size_ratio: 4, num_levels: 7 };
+
+    /// Options with this shape. An L0 file is compacted as soon as it appears, so after the
+    /// load settles L0 is empty and two builds of the same data (with different filters)
+    /// have the same levels: otherwise the L0 files the last flushes leave behind depend on
+    /// background timing, and each one adds a table to every lookup.
+    pub fn options(&self) -> Options {
+        Options {
+            level0_compaction_trigger: 1,
+            write_buffer_size: self.write_buffer,
+            target_file_size: self.target_file,
+            max_bytes_for_level_base: self.level_base,
+            size_ratio: self.size_ratio,
+            num_levels: self.num_levels,
+            ..Options::default()
+        }
+    }
+}
+
+/// What to load: `num` keys (the even ids `0, 2, .., 2(num-1)` in a random order) of
+/// `key_size` bytes with `value_size`-byte values, into a database opened with `options`.
+#[derive(Debug, Clone)]
+pub struct TreeSpec {
+    /// Keys.
+    pub num: u64,
+    /// Key bytes (at least 8).
+    pub key_size: usize,
+    /// Value bytes.
+    pub value_size: usize,
+    /// Shape, filter build policy and anything else fixed at load.
+    pub options: Options,
+    /// Load order seed.
+    pub seed: u64,
+    /// Flush after every this many keys (exact memtable sizes: with tiered T = 2 the tree
+    /// after `2^k - 1` flushes has exactly k levels); `None` = when the memtable is full.
+    pub flush_every: Option<u64>,
+}
+
+/// A loaded, settled and closed tree that can be reopened many times.
+pub struct LoadedTree {
+    dir: TempDir,
+    pristine: TempDir,
+    /// What was loaded.
+    pub spec: TreeSpec,
+    /// The tree after the load (levels, filter and index bytes).
+    pub stats: Stats,
+    /// Seconds to load, flush and settle.
+    pub load_seconds: f64,
+}
+
+impl LoadedTree {
+    /// Load, flush, wait for compactions, close, and keep a copy of the non-SST files.
+    pub fn load(spec: TreeSpec) -> Result<LoadedTree, Box<dyn Error>> {
+        if spec.key_size < 8 {
+            return Err("key size must be at least 8".into());
+        }
+        let dir = tempfile::tempdir()?;
+        let start = Instant::now();
+        let db = Db::open(dir.path(), without_sync(spec.options.clone()))?;
+        let ids = shuffled_ids(spec.num, spec.seed);
+        let chunk = spec.flush_every.unwrap_or(spec.num).max(1) as usize;
+        for part in ids.chunks(chunk) {
+            load_ids(&db, part, spec.key_size, spec.value_size)?;
+            if spec.flush_every.is_some() {
+                // Settle after each flush: a compaction then merges exactly the runs one flush
+                // made due, so the shape does not depend on background timing.
+                settle(&db)?;
+            }
+        }
+        settle(&db)?;
+        let load_seconds = start.elapsed().as_secs_f64();
+        let stats = db.stats();
+        db.close()?;
+        let pristine = tempfile::tempdir()?;
+        for entry in std::fs::read_dir(dir.path())? {
+            let path = entry?.path();
+            if !is_table(&path) && path.is_file() {
+                if let Some(name) = path.file_name() {
+                    std::fs::copy(&path, pristine.path().join(name))?;
+                }
+            }
+        }
+        Ok(LoadedTree { dir, pristine, spec, stats, load_seconds })
+    }
+
+    /// Open the tree as loaded with `options` (which must keep the load's shape; the probe
+    /// policy, cache, device and pinning may differ). The block cache starts cold.
+    pub fn open(&self, options: Options) -> Result<Db, Box<dyn Error>> {
+        for entry in std::fs::read_dir(self.dir.path())? {
+            let path = entry?.path();
+            if !is_table(&path) && path.is_file() {
+                std::fs::remove_file(&path)?;
+            }
+        }
+        for entry in std::fs::read_dir(self.pristine.path())? {
+            let path = entry?.path();
+            if let Some(name) = path.file_name() {
+                std::fs::copy(&path, self.dir.path().join(name))?;
+            }
+        }
+        Ok(Db::open(self.dir.path(), without_sync(options))?)
+    }
+
+    /// Filter plus index bytes: what cache sizes are a percentage of.
+    pub fn metadata_bytes(&self) -> u64 {
+        self.stats.metadata_bytes()
+    }
+
+    /// Filter bytes of the whole tree.
+    pub fn filter_bytes(&self) -> u64 {
+        self.stats.levels.iter().map(|l| l.filter_bytes).sum()
+    }
+
+    /// Non-empty levels, L0 included.
+    pub fn levels(&self) -> usize {
+        self.stats.non_empty_levels()
+    }
+
+    /// One line describing the tree.
+    pub fn describe(&self) -> String {
+        describe_tree(&self.stats, self.spec.num, self.spec.key_size, self.spec.value_size)
+    }
+}
+
+/// One line describing a tree: keys, levels, files, filter and index bytes.
+pub fn describe_tree(s: &Stats, num: u64, key_size: usize, value_size: usize) -> String {
+    let filter: u64 = s.levels.iter().map(|l| l.filter_bytes).sum();
+    let index: u64 = s.levels.iter().map(|l| l.index_bytes).sum();
+    let per_level: Vec<String> = s
+        .levels
+        .iter()
+        .enumerate()
+        .filter(|(_, l)| l.files > 0)
+        .map(|(i, l)| format!("L{i}:{}f/{}k", l.files, l.entries / 1000))
+        .collect();
+    format!(
+        "{num} keys of {key_size} B + {value_size} B values; {} levels ({}), {} files; filters {:.2} MiB, indexes {:.2} MiB",
+        s.non_empty_levels(),
+        per_level.join(" "),
+        s.total_files(),
+        filter as f64 / (1 << 20) as f64,
+        index as f64 / (1 << 20) as f64
+    )
+}
+
+/// `options` on storage that never fsyncs: loads of temporary trees are limited by the
+/// machine's fsync latency otherwise (hundreds of small flushes), and a crash only loses a
+/// database the experiment would delete anyway. Reads are the file system's, unchanged.
+pub fn without_sync(mut options: Options) -> Options {
+    options.storage = Arc::new(NoSyncStorage);
+    options
+}
+
+/// The local file system with `sync` and `sync_dir` as no-ops.
+struct NoSyncStorage;
+
+/// A writer whose `sync` only flushes.
+struct NoSyncWrite(Box<dyn SequentialWrite>);
+
+impl SequentialWrite for NoSyncWrite {
+    fn append(&mut self, data: &[u8]) -> shamba::Result<()> {
+        self.0.append(data)
+    }
+    fn flush(&mut self) -> shamba::Result<()> {
+        self.0.flush()
+    }
+    fn sync(&mut self) -> shamba::Result<()> {
+        self.0.flush()
+    }
+    fn len(&self) -> u64 {
+        self.0.len()
+    }
+}
+
+impl Storage for NoSyncStorage {
+    fn open_read(&self, path: &Path) -> shamba::Result<Arc<dyn RandomRead>> {
+        FsStorage.open_read(path)
+    }
+    fn create(&self, path: &Path) -> shamba::Result<Box<dyn SequentialWrite>> {
+        Ok(Box::new(NoSyncWrite(FsStorage.create(path)?)))
+    }
+    fn read_all(&self, path: &Path) -> shamba::Result<Vec<u8>> {
+        FsStorage.read_all(path)
+    }
+    fn rename(&self, from: &Path, to: &Path) -> shamba::Result<()> {
+        FsStorage.rename(from, to)
+    }
+    fn remove(&self, path: &Path) -> shamba::Result<()> {
+        FsStorage.remove(path)
+    }
+    fn list(&self, dir: &Path) -> shamba::Result<Vec<String>> {
+        FsStorage.list(dir)
+    }
+    fn create_dir_all(&self, dir: &Path) -> shamba::Result<()> {
+        FsStorage.create_dir_all(dir)
+    }
+    fn sync_dir(&self, _dir: &Path) -> shamba::Result<()> {
+        Ok(())
+    }
+    fn exists(&self, path: &Path) -> bool {
+        FsStorage.exists(path)
+    }
+    fn lock(&self, path: &Path) -> shamba::Result<Box<dyn DirLock>> {
+        FsStorage.lock(path)
+    }
+}
+
+fn is_table(path: &Path) -> bool {
+    path.extension().is_some_and(|e| e == "sst")
+}
+
+/// The even ids `0, 2, .., 2(num-1)` in a random order.
+pub fn shuffled_ids(num: u64, seed: u64) -> Vec<u64> {
+    let mut ids: Vec<u64> = (0..num).map(|i| 2 * i).collect();
+    ids.shuffle(&mut rand::rngs::StdRng::seed_from_u64(seed));
+    ids
+}
+
+/// Write keys `ids` (values derived from the ids) without the WAL: the experiments flush
+/// before they measure, and a crash only loses a temporary database.
+pub fn load_ids(db: &Db, ids: &[u64], key_size: usize, value_size: usize) -> Result<(), Box<dyn Error>> {
+    let wo = WriteOptions { disable_wal: true, ..WriteOptions::default() };
+    let mut key = vec![0u8; key_size];
+    let mut value = vec![0u8; value_size];
+    for chunk in ids.chunks(64) {
+        let mut batch = WriteBatch::new();
+        for &id in chunk {
+            key_into(id, &mut key);
+            value_into(id, &mut value);
+            batch.put(&key, &value);
+        }
+        db.write_opt(batch, &wo)?;
+    }
+    Ok(())
+}
+
+/// Flush the memtable and wait until no compaction is due: every key is in an SST.
+pub fn settle(db: &Db) -> Result<(), Box<dyn Error>> {
+    db.flush()?;
+    db.wait_for_compactions()?;
+    Ok(())
+}
+
+/// One batch of point lookups.
+#[derive(Debug, Clone)]
+pub struct ReadSpec {
+    /// Lookups run first and not counted (they warm the cache and the filter manager).
+    pub warmup: u64,
+    /// Lookups measured.
+    pub reads: u64,
+    /// Fraction of lookups for loaded keys (the rest miss, inside the key range).
+    pub existing: f64,
+    /// How keys are picked.
+    pub distribution: KeyDistribution,
+    /// Share one digest per lookup (false: the unshared baseline).
+    pub share_hash: bool,
+    /// Random seed of the lookups.
+    pub seed: u64,
+    /// Time each lookup stage (`ReadOptions::profile`: a few clock reads per lookup).
+    pub profile: bool,
+}
+
+impl ReadSpec {
+    /// Uniform empty lookups with sharing.
+    pub fn empty(warmup: u64, reads: u64, seed: u64) -> ReadSpec {
+        ReadSpec {
+            warmup,
+            reads,
+            existing: 0.0,
+            distribution: KeyDistribution::Uniform,
+            share_hash: true,
+            seed,
+            profile: false,
+        }
+    }
+}
+
+/// Run `spec` against `db`, whose loaded keys are the even ids below `2 num`: warm-up
+/// lookups first (not counted), then the measured ones, on one thread.
+pub fn measure(db: &Db, num: u64, key_size: usize, spec: &ReadSpec) -> Result<PhaseResult, Box<dyn Error>> {
+    let mut args = BenchArgs::defaults();
+    args.num = num;
+    args.key_size = key_size;
+    args.existing_fraction = spec.existing;
+    args.distribution = spec.distribution;
+    args.no_share_hash = !spec.share_hash;
+    args.profile = spec.profile;
+    args.threads = 1;
+    // Hides the progress bar.
+    args.json = true;
+    if spec.warmup > 0 {
+        args.reads = spec.warmup;
+        args.seed = spec.seed ^ 0x005E_ED0F_3A4B;
+        read_phase(db, &args, ReadKind::Mixed)?;
+    }
+    args.reads = spec.reads;
+    args.seed = spec.seed;
+    read_phase(db, &args, ReadKind::Mixed)
+}
+
+/// Percent by which `slow` takes longer than `fast` (20 = "20% faster").
+pub fn gain_pct(slow: f64, fast: f64) -> f64 {
+    if fast > 0.0 {
+        100.0 * (slow / fast - 1.0)
+    } else {
+        f64::NAN
+    }
+}
+
+/// `a / b`, or NaN when `b` is zero.
+pub fn ratio(a: f64, b: f64) -> f64 {
+    if b > 0.0 {
+        a / b
+    } else {
+        f64::NAN
+    }
+}
+
+/// Tables visited per lookup (all levels).
+pub fn tables_per_op(r: &PhaseResult) -> f64 {
+    r.levels.iter().map(|l| l.table_lookups_per_op).sum()
+}
+
+/// The note every engine experiment carries about what its numbers mean.
+pub const MEASUREMENT_NOTE: &str = "I/Os are block reads that missed the engine's block cache (the robust metric); the OS page cache is warm and serves them, plus any emulated device cost. Timings are single-threaded wall clock on a shared 2-core machine and are noisy; compare them within one run.";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tiny_tree() -> LoadedTree {
+        let shape =
+            Shape { write_buffer: 8 << 10, target_file: 16 << 10, level_base: 16 << 10, size_ratio: 4, num_levels: 7 };
+        LoadedTree::load(TreeSpec {
+            num: 5_000,
+            key_size: 16,
+            value_size: 24,
+            options: shape.options(),
+            seed: 1,
+            flush_every: None,
+        })
+        .unwrap()
+    }
+
+    #[test]
+    fn a_loaded_tree_reopens_with_every_key_and_counts_empty_lookups() {
+        let tree = tiny_tree();
+        assert!(tree.levels() >= 2, "{}", tree.describe());
+        let db = tree.open(tree.spec.options.clone()).unwrap();
+        let all = ReadSpec { existing: 1.0, ..ReadSpec::empty(100, 2_000, 7) };
+        assert_eq!(measure(&db, 5_000, 16, &all).unwrap().found, 2_000);
+        let empty = measure(&db, 5_000, 16, &ReadSpec::empty(0, 2_000, 8)).unwrap();
+        assert_eq!(empty.found, 0);
+        assert!(tables_per_op(&empty) >= 1.0);
+    }
+
+    #[test]
+    fn reopening_forgets_the_statistics_of_earlier_measurements() {
+        let tree = tiny_tree();
+        let file_stats = |db: &Db| db.files().into_iter().map(|(_, _, f)| f.stats).collect::<Vec<_>>();
+        let db = tree.open(tree.spec.options.clone()).unwrap();
+        let as_loaded = file_stats(&db);
+        measure(&db, 5_000, 16, &ReadSpec::empty(0, 3_000, 3)).unwrap();
+        db.close().unwrap();
+        let db = tree.open(tree.spec.options.clone()).unwrap();
+        assert_eq!(file_stats(&db), as_loaded);
+    }
+}

@@ -1,0 +1,406 @@
+//! `shamba exp memory-pressure` (seed 002, Fig. 6-7 and Table 1): I/Os and bytes per lookup
+//! against a block cache of 10%-150% of the tree's filter + index bytes, for Plain, SHaMBa
+//! eq / eq-P / eq-F / prop / prop-P / prop-F, Elastic and modular Ribbon; uniform, normal
+//! and Zipfian lookups; all-empty, half and all-existing.
+//!
+//! One tree per filter build (SHaMBa-prop: one per budget under 100%), loaded once; every
+//! cell reopens it with index and filter blocks in a cold cache of the cell's size, runs
+//! warm-up lookups (not counted), then the measured ones. The cache of every variant is a
+//! percentage of the *Plain* tree's metadata, so all variants get the same bytes.
+
+use std::collections::BTreeMap;
+use std::error::Error;
+
+use super::engine::{measure, ratio, tables_per_op, LoadedTree, ReadSpec, Shape, TreeSpec, MEASUREMENT_NOTE};
+use super::report::{Cell, Plot, Report, Table};
+use super::variants::{build_options, cached_options, Build, Variant, ALL};
+use super::ExpArgs;
+use crate::bench::keys::KeyDistribution;
+use crate::bench::report::PhaseResult;
+
+/// Bits per key of every filter.
+pub const BITS_PER_KEY: f64 = 10.0;
+
+/// The tree of the issue's RocksDB figures: 2M keys of 32 B + 32 B values, T = 4, 3 levels.
+pub fn pressure_tree(num: u64, build: Build, pct: f64, seed: u64) -> TreeSpec {
+    let options = build_options(&Shape::PRESSURE.options(), build, BITS_PER_KEY, false, pct);
+    TreeSpec { num, key_size: 32, value_size: 32, options, seed, flush_every: None }
+}
+
+/// The grid of one run.
+pub struct Grid {
+    /// Keys loaded.
+    pub num: u64,
+    /// Cache sizes, % of the Plain tree's filter + index bytes.
+    pub pcts: Vec<f64>,
+    /// Lookup distributions.
+    pub dists: Vec<KeyDistribution>,
+    /// Fractions of lookups for existing keys.
+    pub alphas: Vec<f64>,
+    /// Variants.
+    pub variants: Vec<Variant>,
+    /// Warm-up lookups per cell.
+    pub warmup: u64,
+    /// Measured lookups per cell.
+    pub reads: u64,
+}
+
+impl Grid {
+    fn new(quick: bool) -> Grid {
+        if quick {
+            Grid {
+                num: 2_000_000,
+                pcts: vec![10.0, 25.0, 40.0, 100.0, 150.0],
+                dists: vec![KeyDistribution::Uniform, KeyDistribution::Zipfian],
+                alphas: vec![0.0, 1.0],
+                variants: ALL.iter().copied().filter(|v| v.name != "no-last-level").collect(),
+                warmup: 10_000,
+                reads: 15_000,
+            }
+        } else {
+            Grid {
+                num: 2_000_000,
+                pcts: vec![10.0, 25.0, 40.0, 70.0, 100.0, 150.0],
+                dists: vec![KeyDistribution::Uniform, KeyDistribution::Normal, KeyDistribution::Zipfian],
+                alphas: vec![0.0, 0.5, 1.0],
+                variants: ALL.to_vec(),
+                warmup: 30_000,
+                reads: 30_000,
+            }
+        }
+    }
+}
+
+/// One measured cell.
+#[derive(Debug, Clone)]
+pub struct CellResult {
+    /// Variant name.
+    pub variant: &'static str,
+    /// Cache %.
+    pub pct: f64,
+    /// Distribution.
+    pub dist: KeyDistribution,
+    /// Fraction existing.
+    pub alpha: f64,
+    /// What the measured lookups did.
+    pub result: PhaseResult,
+}
+
+/// Name of a distribution in tables.
+pub fn dist_name(d: KeyDistribution) -> &'static str {
+    match d {
+        KeyDistribution::Uniform => "uniform",
+        KeyDistribution::Normal => "normal",
+        KeyDistribution::Zipfian => "zipfian",
+    }
+}
+
+/// Run every variant of `grid`, loading one tree per build.
+pub fn run_grid(grid: &Grid, seed: u64, notes: &mut Vec<String>) -> Result<Vec<CellResult>, Box<dyn Error>> {
+    let plain = LoadedTree::load(pressure_tree(grid.num, Build::Whole, 100.0, seed))?;
+    let metadata = plain.metadata_bytes();
+    let filter_share = ratio(plain.filter_bytes() as f64, metadata as f64);
+    notes.push(format!("Plain tree: {} (loaded in {:.1} s)", plain.describe(), plain.load_seconds));
+    // Trees by build (SHaMBa-prop: by budget), kept for the variants that share them.
+    let mut trees: BTreeMap<String, LoadedTree> = BTreeMap::new();
+    let mut cells = Vec::new();
+    for v in &grid.variants {
+        for &pct in &grid.pcts {
+            let key = tree_key(v.build, pct);
+            let tree = if key == "whole" {
+                &plain
+            } else {
+                if !trees.contains_key(&key) {
+                    let t = LoadedTree::load(pressure_tree(grid.num, v.build, pct, seed))?;
+                    notes.push(format!("{key} tree: {}", t.describe()));
+                    trees.insert(key.clone(), t);
+                }
+                &trees[&key]
+            };
+            let cache = (metadata as f64 * pct / 100.0) as usize;
+            // Elastic may enable as many unit bytes as the filter share of the cache.
+            let elastic_budget = (cache as f64 * filter_share) as u64;
+            for &dist in &grid.dists {
+                for &alpha in &grid.alphas {
+                    let db = tree.open(cached_options(&tree.spec.options, v, cache, elastic_budget))?;
+                    let spec = ReadSpec {
+                        warmup: grid.warmup,
+                        reads: grid.reads,
+                        existing: alpha,
+                        distribution: dist,
+                        share_hash: true,
+                        seed: seed ^ (pct as u64),
+                        profile: false,
+                    };
+                    let result = measure(&db, tree.spec.num, tree.spec.key_size, &spec)?;
+                    db.close()?;
+                    cells.push(CellResult { variant: v.name, pct, dist, alpha, result });
+                }
+            }
+        }
+    }
+    Ok(cells)
+}
+
+fn tree_key(build: Build, pct: f64) -> String {
+    match build {
+        Build::Whole => "whole".into(),
+        Build::Prop => match super::variants::prop_first_bits(BITS_PER_KEY, pct) {
+            Some(b) => format!("prop-{b:.1}"),
+            None => "whole".into(),
+        },
+        Build::Eq(n) => format!("eq{n}"),
+        Build::Units(n) => format!("units{n}"),
+        Build::RibbonEq(n) => format!("ribbon-eq{n}"),
+        Build::PartitionedWhole => "part-whole".into(),
+        Build::PartitionedEq(n) => format!("part-eq{n}"),
+    }
+}
+
+/// The cell of `variant` at (`pct`, `dist`, `alpha`).
+pub fn find<'a>(
+    cells: &'a [CellResult],
+    variant: &str,
+    pct: f64,
+    dist: KeyDistribution,
+    alpha: f64,
+) -> Option<&'a PhaseResult> {
+    cells.iter().find(|c| c.variant == variant && c.pct == pct && c.dist == dist && c.alpha == alpha).map(|c| &c.result)
+}
+
+/// The SHaMBa cell with the fewest I/Os at (`pct`, `dist`, `alpha`).
+pub fn best_shamba<'a>(
+    cells: &'a [CellResult],
+    variants: &[Variant],
+    pct: f64,
+    dist: KeyDistribution,
+    alpha: f64,
+) -> Option<(&'static str, &'a PhaseResult)> {
+    variants
+        .iter()
+        .filter(|v| v.is_shamba())
+        .filter_map(|v| find(cells, v.name, pct, dist, alpha).map(|r| (v.name, r)))
+        .min_by(|a, b| a.1.ios_per_op.total_cmp(&b.1.ios_per_op))
+}
+
+/// Run the experiment.
+pub fn run(args: &ExpArgs) -> Result<Report, Box<dyn Error>> {
+    let grid = Grid::new(args.quick);
+    let mut report = Report::new("memory-pressure");
+    let mut notes = Vec::new();
+    let cells = run_grid(&grid, args.seed, &mut notes)?;
+
+    let mut long = Table::new(
+        "grid",
+        "Every cell (per lookup; KB = 1000 bytes)",
+        &[
+            "dist",
+            "alpha",
+            "cache %",
+            "variant",
+            "I/Os",
+            "KB read",
+            "ns",
+            "ops/s",
+            "data reads",
+            "index reads",
+            "filter reads",
+            "fp",
+            "tables",
+            "parts probed",
+            "filters skipped",
+        ],
+    );
+    for c in &cells {
+        let r = &c.result;
+        long.row(vec![
+            Cell::text(dist_name(c.dist)),
+            Cell::num(c.alpha, 1),
+            Cell::num(c.pct, 0),
+            Cell::text(c.variant),
+            Cell::num(r.ios_per_op, 3),
+            Cell::num(r.bytes_read_per_op / 1000.0, 2),
+            Cell::num(r.ns_per_op, 0),
+            Cell::num(r.ops_per_sec, 0),
+            Cell::num(r.reads_per_op_by_kind[0], 3),
+            Cell::num(r.reads_per_op_by_kind[1], 3),
+            Cell::num(r.reads_per_op_by_kind[2], 3),
+            Cell::num(r.false_positives_per_op, 3),
+            Cell::num(tables_per_op(r), 2),
+            Cell::num(r.filter_parts_probed_per_op, 2),
+            Cell::num(r.filters_skipped_per_op, 2),
+        ]);
+    }
+
+    // Fig. 6-7: one I/O table and plot per workload.
+    let mut headers = vec!["cache %".to_string()];
+    headers.extend(grid.variants.iter().map(|v| format!("ours {}", v.name)));
+    let h: Vec<&str> = headers.iter().map(String::as_str).collect();
+    for &dist in &grid.dists {
+        for &alpha in &grid.alphas {
+            let name = format!("ios-{}-a{}", dist_name(dist), alpha);
+            let mut t = Table::new(
+                &name,
+                &format!("Fig. 6-7: I/Os per lookup, {} lookups, {:.0}% existing", dist_name(dist), alpha * 100.0),
+                &h,
+            );
+            let mut plot = Plot::new(
+                &name,
+                &format!("I/Os per lookup, {} alpha={alpha} (seed 002 Fig. 6-7)", dist_name(dist)),
+                "cache % of filter+index",
+                "I/Os per lookup",
+            );
+            for &pct in &grid.pcts {
+                let mut row = vec![Cell::num(pct, 0)];
+                row.extend(
+                    grid.variants
+                        .iter()
+                        .map(|v| Cell::opt(find(&cells, v.name, pct, dist, alpha).map(|r| r.ios_per_op), 3)),
+                );
+                t.row(row);
+            }
+            for v in &grid.variants {
+                let pts = grid
+                    .pcts
+                    .iter()
+                    .filter_map(|&p| find(&cells, v.name, p, dist, alpha).map(|r| (p, r.ios_per_op)))
+                    .collect();
+                plot.series(v.name, pts);
+            }
+            report.tables.push(t);
+            report.plots.push(plot);
+        }
+    }
+
+    // Table 1: Plain's bytes per lookup against the budget.
+    let mut t1 = Table::new(
+        "table1",
+        "Table 1: Plain, KB read per lookup vs cache (uniform, all-empty) and normalised to 100%",
+        &["cache %", "seed KB", "ours KB", "seed x of 100%", "ours x of 100%", "ours I/Os"],
+    );
+    let seed_t1 = [(10.0, 279.0, 23.2), (40.0, 88.0, 7.3), (70.0, 17.0, 1.4), (100.0, 12.0, 1.0)];
+    let at100 = find(&cells, "plain", 100.0, KeyDistribution::Uniform, 0.0).map(|r| r.bytes_read_per_op);
+    for &pct in &grid.pcts {
+        let Some(r) = find(&cells, "plain", pct, KeyDistribution::Uniform, 0.0) else { continue };
+        let seed = seed_t1.iter().find(|s| s.0 == pct);
+        t1.row(vec![
+            Cell::num(pct, 0),
+            Cell::opt(seed.map(|s| s.1), 0),
+            Cell::num(r.bytes_read_per_op / 1000.0, 1),
+            Cell::opt(seed.map(|s| s.2), 1),
+            Cell::opt(at100.map(|b| ratio(r.bytes_read_per_op, b)), 1),
+            Cell::num(r.ios_per_op, 3),
+        ]);
+    }
+
+    let bars = bar_table(&grid, &cells);
+    report.tables.push(t1);
+    report.tables.push(bars);
+    report.tables.push(scorecard(&grid, &cells));
+    report.tables.push(long);
+    report.notes.extend(notes);
+    report.note("best SHaMBa = the SHaMBa variant (eq/prop, none/P/F, modular Ribbon, eq-F on partitioned filters) with the fewest I/Os in that cell (chosen after the fact: the scorecard shows fixed policies); plain-part = Plain with ~4 KiB partitioned index and filters behind a pinned top-level index (RocksDB's partitioned filters), eq-F-part = SHaMBa-eq-F on the same partitions (seed 002 Fig. 11)");
+    report.note("issue bars: at 10-40% cache, best SHaMBa <= 1/2 the block reads and <= 1/3 the bytes per empty lookup of Plain with partitioned filters; at 150%, the best policy within 5% of Plain. RocksDB 11.8 on this machine: 2.05 reads / 148 KB (whole filters), 1.96 / 7.1 KB (partitioned) at 10%");
+    report.note("seed 002 gives Fig. 6-7 as plots only; its text: SHaMBa needs about a third of the memory of the state of the art for the same I/Os, SHaMBa-prop is best under 50% budget, eq at 50% and more; Table 1 (RocksDB-based prototype, 1 GB, 64 B entries) is reproduced for Plain");
+    report.note(format!(
+        "Elastic: 5 units of 2 bits/key, enabled-unit budget = cache x filter share of the metadata; Zipf exponent 0.99 (seed 002 uses 2), normal sd = n/10 (seed: 5 keys); {} warm-up + {} measured lookups per cell, each cell from a freshly opened database (cold block cache, tree as loaded)",
+        grid.warmup, grid.reads
+    ));
+    report.note("every tree is settled with L0 empty, so builds differ only slightly in how L1 is split (background compaction timing); the 'tables' column gives tables visited per lookup");
+    report.note(MEASUREMENT_NOTE);
+    Ok(report)
+}
+
+/// The issue-4 bars on this grid: best SHaMBa vs Plain (partitioned and whole) per workload
+/// and cache size.
+fn bar_table(grid: &Grid, cells: &[CellResult]) -> Table {
+    let mut t = Table::new(
+        "bars",
+        "Bars: best SHaMBa vs Plain with partitioned filters (the bar at 10-40%: <= 0.50 I/Os, <= 0.33 bytes) and vs whole-filter Plain (at 150%: <= 1.05)",
+        &[
+            "dist",
+            "alpha",
+            "cache %",
+            "best SHaMBa",
+            "best I/Os",
+            "best KB",
+            "plain-part I/Os",
+            "plain-part KB",
+            "I/O vs part",
+            "bytes vs part",
+            "plain I/Os",
+            "plain KB",
+            "I/O vs plain",
+            "bytes vs plain",
+        ],
+    );
+    for &dist in &grid.dists {
+        for &alpha in &grid.alphas {
+            for &pct in &grid.pcts {
+                let Some((name, b)) = best_shamba(cells, &grid.variants, pct, dist, alpha) else { continue };
+                let part = find(cells, "plain-part", pct, dist, alpha);
+                let plain = find(cells, "plain", pct, dist, alpha);
+                let kb = |r: Option<&PhaseResult>| r.map(|r| r.bytes_read_per_op / 1000.0);
+                let io = |r: Option<&PhaseResult>| r.map(|r| r.ios_per_op);
+                t.row(vec![
+                    Cell::text(dist_name(dist)),
+                    Cell::num(alpha, 1),
+                    Cell::num(pct, 0),
+                    Cell::text(name),
+                    Cell::num(b.ios_per_op, 3),
+                    Cell::num(b.bytes_read_per_op / 1000.0, 1),
+                    Cell::opt(io(part), 3),
+                    Cell::opt(kb(part), 1),
+                    Cell::opt(io(part).map(|p| ratio(b.ios_per_op, p)), 2),
+                    Cell::opt(kb(part).map(|p| ratio(b.bytes_read_per_op / 1000.0, p)), 2),
+                    Cell::opt(io(plain), 3),
+                    Cell::opt(kb(plain), 1),
+                    Cell::opt(io(plain).map(|p| ratio(b.ios_per_op, p)), 2),
+                    Cell::opt(kb(plain).map(|p| ratio(b.bytes_read_per_op / 1000.0, p)), 2),
+                ]);
+            }
+        }
+    }
+    t
+}
+
+/// One fixed policy per row: its I/Os against partitioned Plain at 10-40% (all-empty
+/// lookups, geometric mean over distributions and cache sizes) and its worst ratio against
+/// Plain at the largest cache (every workload): a policy has to be chosen before the
+/// workload is known.
+fn scorecard(grid: &Grid, cells: &[CellResult]) -> Table {
+    let mut t = Table::new(
+        "scorecard",
+        "Fixed policies: geo-mean I/O and byte ratio vs plain-part at 10-40% (empty lookups); worst I/O ratio vs plain at the largest cache",
+        &["variant", "I/O vs part @10-40%", "bytes vs part @10-40%", "worst I/O vs plain @max cache"],
+    );
+    let low: Vec<f64> = grid.pcts.iter().copied().filter(|&p| (10.0..=40.0).contains(&p)).collect();
+    let top = grid.pcts.iter().copied().fold(0.0, f64::max);
+    for v in &grid.variants {
+        let (mut io, mut bytes, mut n) = (0.0, 0.0, 0);
+        for &dist in &grid.dists {
+            for &pct in &low {
+                if let (Some(r), Some(p)) =
+                    (find(cells, v.name, pct, dist, 0.0), find(cells, "plain-part", pct, dist, 0.0))
+                {
+                    io += ratio(r.ios_per_op, p.ios_per_op).max(1e-9).ln();
+                    bytes += ratio(r.bytes_read_per_op, p.bytes_read_per_op).max(1e-9).ln();
+                    n += 1;
+                }
+            }
+        }
+        let worst = grid
+            .dists
+            .iter()
+            .flat_map(|&d| grid.alphas.iter().map(move |&a| (d, a)))
+            .filter_map(|(d, a)| {
+                let r = find(cells, v.name, top, d, a)?;
+                let p = find(cells, "plain", top, d, a)?;
+                Some(ratio(r.ios_per_op, p.ios_per_op))
+            })
+            .fold(f64::NAN, f64::max);
+        let gm = |x: f64| if n > 0 { (x / n as f64).exp() } else { f64::NAN };
+        t.row(vec![Cell::text(v.name), Cell::num(gm(io), 2), Cell::num(gm(bytes), 2), Cell::num(worst, 2)]);
+    }
+    t
+}

@@ -1,0 +1,176 @@
+//! The filter configurations the memory experiments compare: how the tree's filters are
+//! built (fixed at load) and how lookups probe them (chosen at open).
+//!
+//! Partitioned index and filters (RocksDB-style: ~4 KiB key-range partitions behind a pinned
+//! top-level index, the strongest baseline under memory pressure) are a property of the
+//! build: `Build::Partitioned` wraps another build.
+
+use shamba::filter::{Allocation, BuildPolicy, FilterLayout, ModuleSizes};
+use shamba::manager::{ElasticPolicy, ProbePolicy, ShambaPolicy, Skipping};
+use shamba::Options;
+
+/// How filters are built, fixed when the tree is loaded.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Build {
+    /// One Bloom filter per table.
+    Whole,
+    /// `n` equal Bloom modules (SHaMBa-eq).
+    Eq(u8),
+    /// Two Bloom modules, the first sized to the memory budget (SHaMBa-prop): `bits x
+    /// budget` bits per key, the rest in the second; one module from a budget of 100%.
+    Prop,
+    /// `n` elastic units (ElasticBF).
+    Units(u8),
+    /// `n` equal modules of a Ribbon filter (modular Ribbon) on every level.
+    RibbonEq(u8),
+    /// Whole Bloom filters, index and filters partitioned.
+    PartitionedWhole,
+    /// `n` equal Bloom modules per partition, index and filters partitioned.
+    PartitionedEq(u8),
+}
+
+impl Build {
+    /// Whether index and filters are partitioned.
+    pub fn partitioned(self) -> bool {
+        matches!(self, Build::PartitionedWhole | Build::PartitionedEq(_))
+    }
+}
+
+/// How lookups probe, chosen at open.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Probe {
+    /// Every part.
+    Plain,
+    /// SHaMBa's utility skipping.
+    Shamba(Skipping),
+    /// ElasticBF's units under a budget.
+    Elastic,
+}
+
+/// One configuration: a name, a build and a probe policy.
+#[derive(Debug, Clone, Copy)]
+pub struct Variant {
+    /// Name in tables (the seed's names where it has one).
+    pub name: &'static str,
+    /// Filter build.
+    pub build: Build,
+    /// Probe policy.
+    pub probe: Probe,
+}
+
+impl Variant {
+    const fn new(name: &'static str, build: Build, probe: Probe) -> Variant {
+        Variant { name, build, probe }
+    }
+
+    /// Whether this is one of the SHaMBa variants (for "best SHaMBa policy").
+    pub fn is_shamba(&self) -> bool {
+        matches!(self.probe, Probe::Shamba(_))
+    }
+}
+
+/// Every variant of `memory-pressure`, baselines first.
+pub const ALL: [Variant; 12] = [
+    Variant::new("plain", Build::Whole, Probe::Plain),
+    Variant::new("plain-part", Build::PartitionedWhole, Probe::Plain),
+    Variant::new("eq", Build::Eq(2), Probe::Shamba(Skipping::None)),
+    Variant::new("eq-P", Build::Eq(2), Probe::Shamba(Skipping::Partial)),
+    Variant::new("eq-F", Build::Eq(2), Probe::Shamba(Skipping::Full)),
+    Variant::new("prop", Build::Prop, Probe::Shamba(Skipping::None)),
+    Variant::new("prop-P", Build::Prop, Probe::Shamba(Skipping::Partial)),
+    Variant::new("prop-F", Build::Prop, Probe::Shamba(Skipping::Full)),
+    Variant::new("elastic", Build::Units(5), Probe::Elastic),
+    Variant::new("ribbon-eq-F", Build::RibbonEq(2), Probe::Shamba(Skipping::Full)),
+    Variant::new("eq-F-part", Build::PartitionedEq(2), Probe::Shamba(Skipping::Full)),
+    Variant::new("no-last-level", Build::Whole, Probe::Plain),
+];
+
+/// First-module bits per key of SHaMBa-prop at a budget of `pct`% of the metadata (seed
+/// 002: 7 of 10 bits at 70%), or `None` when the budget holds everything (one module).
+pub fn prop_first_bits(bits_per_key: f64, pct: f64) -> Option<f64> {
+    if pct >= 100.0 {
+        None
+    } else {
+        Some((bits_per_key * pct / 100.0).clamp(0.5, bits_per_key - 0.5))
+    }
+}
+
+/// The build policy of `build` at `bits_per_key` (Monkey allocation if `monkey`), for a
+/// budget of `pct`% (only SHaMBa-prop depends on it).
+pub fn build_policy(build: Build, bits_per_key: f64, monkey: bool, pct: f64) -> BuildPolicy {
+    let mut p = BuildPolicy::uniform(bits_per_key);
+    if monkey {
+        p.allocation = Allocation::Monkey;
+    }
+    p.layout = match build {
+        Build::Whole | Build::PartitionedWhole => FilterLayout::Whole,
+        Build::Eq(count) | Build::PartitionedEq(count) => FilterLayout::Modules(ModuleSizes::Equal { count }),
+        Build::Prop => match prop_first_bits(bits_per_key, pct) {
+            Some(first_bits_per_key) => {
+                FilterLayout::Modules(ModuleSizes::Proportional { count: 2, first_bits_per_key })
+            }
+            None => FilterLayout::Whole,
+        },
+        Build::Units(count) => FilterLayout::Units { count },
+        Build::RibbonEq(count) => {
+            p.ribbon_from_level = Some(0);
+            FilterLayout::Modules(ModuleSizes::Equal { count })
+        }
+    };
+    p
+}
+
+/// The probe policy of `v`. Elastic gets `elastic_budget` bytes of enabled units.
+pub fn probe_policy(v: &Variant, elastic_budget: u64) -> ProbePolicy {
+    if v.name == "no-last-level" {
+        return ProbePolicy::NoLastLevel;
+    }
+    match v.probe {
+        Probe::Plain => ProbePolicy::Plain,
+        Probe::Shamba(skipping) => ProbePolicy::Shamba(ShambaPolicy { skipping, ..ShambaPolicy::default() }),
+        Probe::Elastic => {
+            ProbePolicy::Elastic(ElasticPolicy { budget_bytes: elastic_budget, ..ElasticPolicy::default() })
+        }
+    }
+}
+
+/// The options a tree of `build` is loaded with: `base` with the build's filters (for a
+/// budget of `pct`%, see [`build_policy`]) and partitioning.
+pub fn build_options(base: &Options, build: Build, bits_per_key: f64, monkey: bool, pct: f64) -> Options {
+    let mut o = base.clone();
+    o.filter_policy = build_policy(build, bits_per_key, monkey, pct);
+    o.partition_index_and_filters = build.partitioned();
+    o
+}
+
+/// `base` with index and filter blocks in a block cache of `cache_bytes` and `v`'s probes.
+pub fn cached_options(base: &Options, v: &Variant, cache_bytes: usize, elastic_budget: u64) -> Options {
+    let mut o = base.clone();
+    o.cache_capacity = cache_bytes;
+    o.cache_index_and_filter_blocks = true;
+    o.probe_policy = probe_policy(v, elastic_budget);
+    o
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prop_sizes_the_first_module_to_the_budget() {
+        assert_eq!(prop_first_bits(10.0, 70.0), Some(7.0));
+        assert_eq!(prop_first_bits(10.0, 1.0), Some(0.5));
+        assert_eq!(prop_first_bits(10.0, 100.0), None);
+        assert_eq!(build_policy(Build::Prop, 10.0, false, 150.0).layout, FilterLayout::Whole);
+    }
+
+    #[test]
+    fn every_variant_builds_a_valid_policy() {
+        for v in ALL {
+            for pct in [10.0, 40.0, 150.0] {
+                build_policy(v.build, 10.0, false, pct).validate().unwrap();
+                probe_policy(&v, 1 << 20).validate().unwrap();
+            }
+        }
+    }
+}
