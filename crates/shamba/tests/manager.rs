@@ -64,7 +64,14 @@ fn table_statistics_survive_reopen_and_are_inherited_by_compaction() {
 fn full_skipping_stops_probing_filters_of_tables_whose_lookups_always_hit() {
     let dir = tempfile::tempdir().expect("tempdir");
     let policy = ShambaPolicy { skipping: Skipping::Full, warmup_lookups: 100, ..ShambaPolicy::default() };
-    let db = Db::open(dir.path(), Options { probe_policy: ProbePolicy::Shamba(policy), ..base() }).expect("open");
+    // Filters go through a block cache too small to keep them: every probe would be a read.
+    let opts = Options {
+        probe_policy: ProbePolicy::Shamba(policy),
+        cache_index_and_filter_blocks: true,
+        cache_capacity: 8 << 10,
+        ..base()
+    };
+    let db = Db::open(dir.path(), opts).expect("open");
     load(&db, 6000);
     let probes = |db: &Db| db.stats().lookup_levels.iter().map(|l| l.filter_parts_probed).sum::<u64>();
     // Only existing keys: filters cannot save anything, so after warm-up they are skipped.
@@ -77,6 +84,20 @@ fn full_skipping_stops_probing_filters_of_tables_whose_lookups_always_hit() {
     }
     let probed = probes(&db) - before;
     assert!(probed < 600, "filters of all-hit tables should be skipped, {probed} parts probed in 6000 lookups");
+}
+
+#[test]
+fn resident_filters_are_never_skipped() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let policy = ShambaPolicy { skipping: Skipping::Full, warmup_lookups: 100, ..ShambaPolicy::default() };
+    // Pinned filters cost no read, so even all-hit tables keep probing them (as Plain does).
+    let db = Db::open(dir.path(), Options { probe_policy: ProbePolicy::Shamba(policy), ..base() }).expect("open");
+    load(&db, 6000);
+    for i in 0..12000 {
+        db.get(key(2 * (i % 6000))).expect("get");
+    }
+    let s = db.stats();
+    assert_eq!(s.lookup_levels.iter().map(|l| l.filters_skipped).sum::<u64>(), 0, "{:?}", s.lookup_levels);
 }
 
 #[test]

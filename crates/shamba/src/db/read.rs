@@ -69,7 +69,8 @@ impl DbInner {
             DbCounters::add(&c.memtable_nanos, t.elapsed().as_nanos() as u64);
             Instant::now()
         });
-        let digest = Digest::of(key);
+        // The unshared baseline hashes per table below; it must not pay for this one too.
+        let digest = if ro.share_hash { Digest::of(key) } else { Digest::default() };
         if let Some(t) = hashing {
             DbCounters::add(&c.hash_nanos, t.elapsed().as_nanos() as u64);
         }
@@ -119,6 +120,7 @@ impl DbInner {
                 files_in_level: version.levels[level].file_count(),
                 meta: file,
                 reader: &table,
+                seek: &seek,
             };
             let (plan, state) = self.manager.plan(&candidate);
             let (got, outcome) = table.get_planned(&seek, d, ro, plan)?;

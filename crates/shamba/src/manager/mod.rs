@@ -58,6 +58,8 @@ pub struct Candidate<'a> {
     pub meta: &'a FileMeta,
     /// Its reader.
     pub reader: &'a TableReader,
+    /// The lookup's seek key (picks the filter partition).
+    pub seek: &'a [u8],
 }
 
 /// Decides filter probes and keeps the statistics that drive the decisions.
@@ -149,7 +151,7 @@ impl FilterManager {
             }
             ProbePolicy::Shamba(p) => {
                 let e = self.estimate(&state, c.level, c.files_in_level, p.warmup_lookups);
-                shamba::plan(p, &e, &state.part_fprs)
+                shamba::plan(p, &e, &state.part_fprs, |d| c.reader.filter_part_resident(c.seek, d - 1))
             }
             ProbePolicy::Elastic(_) => match &self.elastic {
                 Some(el) => el.lock().on_access(c.meta.number, &state, self.lookups()),

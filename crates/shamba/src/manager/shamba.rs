@@ -6,6 +6,12 @@
 //! `u_d = expIO_(d-1) - expIO_d = beta (1 - alpha) F_(d-1) (1 - f_d)`.
 //! A module whose utility is under its threshold is not worth fetching: the lookup goes to
 //! the data (or probes only the modules before it).
+//!
+//! Beyond the seed: a module already resident (pinned or in the block cache) costs no read,
+//! so it is never skipped, whatever its utility. Skipping exists to avoid fetching (and
+//! caching) modules that do not pay for their read; with this rule a cache large enough to
+//! hold every filter behaves exactly like `Plain`, and under pressure only the modules that
+//! would cost a read are weighed.
 
 use super::estimate::Estimate;
 use super::policy::{ShambaPolicy, Skipping};
@@ -18,15 +24,17 @@ pub fn utility(e: &Estimate, fprs: &[f64], d: usize) -> f64 {
     e.beta * (1.0 - e.alpha) * before * (1.0 - f)
 }
 
-/// How many leading modules to probe (Algorithm 1).
-pub fn plan(p: &ShambaPolicy, e: &Estimate, fprs: &[f64]) -> ProbePlan {
+/// How many leading modules to probe (Algorithm 1); `resident(d)` says whether module `d`
+/// (1-based) would be probed without a device read.
+pub fn plan(p: &ShambaPolicy, e: &Estimate, fprs: &[f64], resident: impl Fn(usize) -> bool) -> ProbePlan {
     let mut probe = 0;
     for d in 1..=fprs.len() {
-        let skip = match (p.skipping, d) {
+        let below = match (p.skipping, d) {
             (Skipping::None, _) | (Skipping::Partial, 1) => false,
             (Skipping::Full, 1) => utility(e, fprs, d) < p.full_threshold,
             (_, _) => utility(e, fprs, d) < p.partial_threshold,
         };
+        let skip = below && !resident(d);
         if skip {
             break;
         }
@@ -58,16 +66,20 @@ mod tests {
         let full = ShambaPolicy { skipping: Skipping::Full, ..ShambaPolicy::default() };
         let partial = ShambaPolicy { skipping: Skipping::Partial, ..ShambaPolicy::default() };
         let none = ShambaPolicy::default();
+        let on_disk = |_| false;
         let hot_empty = est(0.0, 3.0);
-        assert_eq!(plan(&full, &hot_empty, &fprs).max_parts, 2);
+        assert_eq!(plan(&full, &hot_empty, &fprs, on_disk).max_parts, 2);
         // A table whose lookups all find their key gains nothing from its filter.
         let all_found = est(1.0, 3.0);
-        assert_eq!(plan(&full, &all_found, &fprs).max_parts, 0);
-        assert_eq!(plan(&partial, &all_found, &fprs).max_parts, 1);
-        assert_eq!(plan(&none, &all_found, &fprs).max_parts, 2);
+        assert_eq!(plan(&full, &all_found, &fprs, on_disk).max_parts, 0);
+        assert_eq!(plan(&partial, &all_found, &fprs, on_disk).max_parts, 1);
+        assert_eq!(plan(&none, &all_found, &fprs, on_disk).max_parts, 2);
         // A cold table: the second module's utility (0.15 * 0.1 * 0.9) is under 0.1.
         let cold = est(0.0, 0.15);
-        assert_eq!(plan(&full, &cold, &fprs).max_parts, 0);
-        assert_eq!(plan(&partial, &cold, &fprs).max_parts, 1);
+        assert_eq!(plan(&full, &cold, &fprs, on_disk).max_parts, 0);
+        assert_eq!(plan(&partial, &cold, &fprs, on_disk).max_parts, 1);
+        // Resident modules are free: never skipped.
+        assert_eq!(plan(&full, &all_found, &fprs, |_| true).max_parts, 2);
+        assert_eq!(plan(&full, &cold, &fprs, |d| d == 1).max_parts, 1);
     }
 }

@@ -275,6 +275,16 @@ impl TableReader {
         }
     }
 
+    /// Whether filter part `i` of the partition the lookup of `seek` falls in is resident
+    /// (pinned, or in the block cache), so probing it costs no device read. Never reads the
+    /// device, counts no cache hit or miss and refreshes no recency.
+    pub fn filter_part_resident(&self, seek: &[u8], i: usize) -> bool {
+        let Some(meta) = self.partition_for(seek).and_then(|p| p.filter.get(i)) else {
+            return false;
+        };
+        meta.pinned.is_some() || self.ctx.cache.peek((self.number, meta.handle.offset)).is_some()
+    }
+
     /// A cursor over the whole table.
     pub fn cursor(self: &Arc<Self>, ro: &ReadOptions) -> Box<dyn Cursor> {
         Box::new(TableCursor::new(self.clone(), ro.clone()))
