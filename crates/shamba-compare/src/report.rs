@@ -17,6 +17,8 @@ pub struct Measurement {
     pub ops: u64,
     /// Wall-clock seconds for them.
     pub seconds: f64,
+    /// CPU seconds of the client thread for them (background threads not included).
+    pub cpu_seconds: f64,
     /// Operations per second.
     pub ops_per_sec: f64,
     /// Blocks read from files per operation (block cache misses).
@@ -28,12 +30,21 @@ pub struct Measurement {
 }
 
 impl Measurement {
-    /// Nanoseconds per operation.
+    /// Wall-clock nanoseconds per operation.
     pub fn ns_per_op(&self) -> f64 {
         if self.ops == 0 {
             0.0
         } else {
             self.seconds * 1e9 / self.ops as f64
+        }
+    }
+
+    /// Client-thread CPU nanoseconds per operation.
+    pub fn cpu_ns_per_op(&self) -> f64 {
+        if self.ops == 0 {
+            0.0
+        } else {
+            self.cpu_seconds * 1e9 / self.ops as f64
         }
     }
 }
@@ -142,8 +153,19 @@ pub fn print_measurements(rows: &[Measurement]) {
         println!();
         println!("== {table} ==");
         println!(
-            "{:<14} {:<20} {:>12} {:>9} {:>10} {:>10} {:>7} {:>10} {:>10} {:>10}",
-            "phase", "engine", "ops/s", "ns/op", "blocks/op", "KiB/op", "found", "S/p ops/s", "S/p blks", "S/p bytes"
+            "{:<20} {:<20} {:>11} {:>8} {:>8} {:>9} {:>8} {:>5} {:>9} {:>8} {:>8} {:>9}",
+            "phase",
+            "engine",
+            "ops/s",
+            "ns/op",
+            "cpu ns",
+            "blocks/op",
+            "KiB/op",
+            "found",
+            "S/p ops/s",
+            "S/p cpu",
+            "S/p blks",
+            "S/p bytes"
         );
         let in_table: Vec<&Measurement> = rows.iter().filter(|r| r.table == table).collect();
         let mut phases: Vec<&str> = Vec::new();
@@ -154,25 +176,28 @@ pub fn print_measurements(rows: &[Measurement]) {
         }
         for phase in phases {
             for r in in_table.iter().filter(|r| r.phase == phase) {
-                let (ops_ratio, blk_ratio, byte_ratio) = match reference(rows, r) {
+                let (ops_ratio, cpu_ratio, blk_ratio, byte_ratio) = match reference(rows, r) {
                     Some(s) if !r.engine.is_shamba() => (
                         ratio(s.ops_per_sec, r.ops_per_sec),
+                        ratio(r.cpu_ns_per_op(), s.cpu_ns_per_op()),
                         ratio(s.blocks_per_op, r.blocks_per_op),
                         ratio(s.bytes_per_op, r.bytes_per_op),
                     ),
-                    _ => ("".into(), "".into(), "".into()),
+                    _ => ("".into(), "".into(), "".into(), "".into()),
                 };
                 let found = if r.ops == 0 { 0.0 } else { 100.0 * r.found as f64 / r.ops as f64 };
                 println!(
-                    "{:<14} {:<20} {:>12} {:>9.0} {:>10.3} {:>10.2} {:>6.0}% {:>10} {:>10} {:>10}",
+                    "{:<20} {:<20} {:>11} {:>8.0} {:>8.0} {:>9.3} {:>8.2} {:>4.0}% {:>9} {:>8} {:>8} {:>9}",
                     r.phase,
                     r.engine.name(),
                     thousands(r.ops_per_sec),
                     r.ns_per_op(),
+                    r.cpu_ns_per_op(),
                     r.blocks_per_op,
                     r.bytes_per_op / 1024.0,
                     found,
                     ops_ratio,
+                    cpu_ratio,
                     blk_ratio,
                     byte_ratio
                 );
@@ -180,8 +205,10 @@ pub fn print_measurements(rows: &[Measurement]) {
         }
     }
     println!();
-    println!("S/p = Shamba / peer, against the Shamba row of the same filter family (Bloom or Ribbon):");
-    println!("ops/s above 1.00x means Shamba is faster; blocks and bytes below 1.00x mean Shamba reads less.");
+    println!("S/p = Shamba / peer, against the Shamba row of the same filter family (Bloom or Ribbon).");
+    println!("S/p ops/s (wall clock) and S/p cpu (peer cpu ns / Shamba cpu ns, client thread only) above 1.00x:");
+    println!("Shamba is faster. S/p blks and S/p bytes below 1.00x: Shamba reads less. cpu ns is steadier than");
+    println!("wall time on a loaded machine; for loads it leaves out background flushes and compactions.");
 }
 
 #[cfg(test)]
@@ -209,6 +236,7 @@ mod tests {
             engine,
             ops: 1,
             seconds: 1.0,
+            cpu_seconds: 1.0,
             ops_per_sec,
             blocks_per_op: 0.0,
             bytes_per_op: 0.0,

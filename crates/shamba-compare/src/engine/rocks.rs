@@ -111,7 +111,7 @@ impl Engine for RocksEngine {
     fn shape(&self) -> EngineResult<TreeShape> {
         let mut files_per_level = Vec::with_capacity(NUM_LEVELS);
         for level in 0..NUM_LEVELS {
-            let files = self.db.property_int_value(format!("rocksdb.num-files-at-level{level}"))?.unwrap_or(0);
+            let files = self.db.property_int_value(format!("rocksdb.num-files-at-level{level}").as_str())?.unwrap_or(0);
             files_per_level.push(files as usize);
         }
         while files_per_level.last() == Some(&0) {

@@ -13,7 +13,7 @@ pub mod scan;
 
 use crate::engine::{Engine, EngineResult};
 use crate::keys::{key_into, value_into};
-use crate::measure::progress;
+use crate::measure::{progress, thread_cpu_seconds};
 use crate::report::Measurement;
 use std::time::Instant;
 
@@ -60,6 +60,7 @@ pub fn timed(
     let pb = progress(ops, engine.variant().name(), &format!("{table}: {phase}"));
     let before = engine.counters();
     let start = Instant::now();
+    let cpu_start = thread_cpu_seconds();
     let mut found = 0;
     for i in 0..ops {
         if op(i)? {
@@ -70,6 +71,7 @@ pub fn timed(
         }
     }
     let seconds = start.elapsed().as_secs_f64();
+    let cpu_seconds = thread_cpu_seconds() - cpu_start;
     let reads = engine.counters().since(&before);
     pb.finish_and_clear();
     let per_op = |x: u64| if ops == 0 { 0.0 } else { x as f64 / ops as f64 };
@@ -79,6 +81,7 @@ pub fn timed(
         engine: engine.variant(),
         ops,
         seconds,
+        cpu_seconds,
         ops_per_sec: if seconds > 0.0 { ops as f64 / seconds } else { 0.0 },
         blocks_per_op: per_op(reads.blocks),
         bytes_per_op: per_op(reads.bytes),
