@@ -25,7 +25,7 @@ pub struct Args {
     /// Keys to load (default: 2M; 200k with --quick; 30M with --deep).
     #[arg(long)]
     pub num: Option<u64>,
-    /// Lookups per phase (default: 500k; 100k with --quick; 1M with --deep).
+    /// Lookups per phase (default: 500k; 200k with --quick; 1M with --deep).
     #[arg(long)]
     pub reads: Option<u64>,
     /// Key size in bytes.
@@ -121,7 +121,7 @@ impl Plan {
             return Err("key sizes must be at least 8 bytes".into());
         }
         let (mode, num, reads, cache_mb, file_mb) = if a.quick {
-            ("quick", 200_000, 100_000, 64.0, 0.25)
+            ("quick", 200_000, 200_000, 64.0, 0.25)
         } else if a.deep {
             ("deep", 30_000_000, 1_000_000, 512.0, 2.0)
         } else {

@@ -94,6 +94,19 @@ fn ratio(num: f64, den: f64) -> String {
     }
 }
 
+/// Below this many blocks (or KiB) per operation a ratio of reads is noise (a few cold
+/// misses), and is not printed.
+const READS_NOISE_FLOOR: f64 = 0.005;
+
+/// Ratio of two per-operation read counts, "-" when both are below the noise floor.
+fn reads_ratio(num: f64, den: f64, unit: f64) -> String {
+    if num.max(den) / unit < READS_NOISE_FLOOR {
+        "-".into()
+    } else {
+        ratio(num, den)
+    }
+}
+
 /// The Shamba row a peer's row is compared with: same table and phase, same filter
 /// family if measured, else Shamba's Bloom row.
 fn reference<'a>(rows: &'a [Measurement], row: &Measurement) -> Option<&'a Measurement> {
@@ -180,8 +193,8 @@ pub fn print_measurements(rows: &[Measurement]) {
                     Some(s) if !r.engine.is_shamba() => (
                         ratio(s.ops_per_sec, r.ops_per_sec),
                         ratio(r.cpu_ns_per_op(), s.cpu_ns_per_op()),
-                        ratio(s.blocks_per_op, r.blocks_per_op),
-                        ratio(s.bytes_per_op, r.bytes_per_op),
+                        reads_ratio(s.blocks_per_op, r.blocks_per_op, 1.0),
+                        reads_ratio(s.bytes_per_op, r.bytes_per_op, 1024.0),
                     ),
                     _ => ("".into(), "".into(), "".into(), "".into()),
                 };
@@ -227,6 +240,9 @@ mod tests {
     fn ratio_is_blank_when_a_side_is_zero() {
         assert_eq!(ratio(2.0, 1.0), "2.00x");
         assert_eq!(ratio(0.0, 1.0), "-");
+        assert_eq!(reads_ratio(0.001, 0.002, 1.0), "-");
+        assert_eq!(reads_ratio(1.0, 0.5, 1.0), "2.00x");
+        assert_eq!(reads_ratio(1.0, 0.0, 1.0), "-");
     }
 
     fn row(engine: Variant, ops_per_sec: f64) -> Measurement {
