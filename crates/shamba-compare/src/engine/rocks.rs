@@ -1,9 +1,10 @@
 //! RocksDB (through the `rocksdb` crate) behind [`Engine`].
 //!
 //! Counters come from its statistics tickers: blocks read = `rocksdb.block.cache.miss`
-//! (every miss reads one block from a file), bytes read = `rocksdb.last.level.read.bytes`
-//! + `rocksdb.non.last.level.read.bytes` (every file read). Statistics are on at
-//! `ExceptHistogramOrTimers`: tickers only, the cheapest level that has them.
+//! (every miss reads one block from a file), bytes read = the sum of
+//! `rocksdb.last.level.read.bytes` and `rocksdb.non.last.level.read.bytes` (every file
+//! read). Statistics are on at `ExceptHistogramOrTimers`: tickers only, the cheapest level
+//! that has them.
 
 use super::{Engine, EngineResult, ReadCounters, Setup, TreeShape, Variant};
 use rocksdb::statistics::{StatsLevel, Ticker};
