@@ -1,0 +1,188 @@
+//! Command-line arguments and the plan they make: sizes for `--quick`, the default run and
+//! `--deep`, and the "equal footing" text printed with every result.
+
+use crate::engine::{Setup, Variant};
+use crate::workload::KeySpec;
+use std::path::PathBuf;
+
+/// Side by side: the same workloads on Shamba, RocksDB and fjall, in one run.
+#[derive(Debug, Clone, clap::Parser)]
+#[command(name = "shamba-compare", version)]
+pub struct Args {
+    /// Small run (200k keys): under 3 minutes.
+    #[arg(long, conflicts_with = "deep")]
+    pub quick: bool,
+    /// Deep tree: 30M keys, 5 levels, filters larger than the last-level cache (long).
+    #[arg(long)]
+    pub deep: bool,
+    /// Engines to run, in order (the first one's filter + index bytes size the sweep).
+    /// Default: every engine compiled in.
+    #[arg(long, value_enum, value_delimiter = ',')]
+    pub engines: Vec<Variant>,
+    /// Workload families to skip.
+    #[arg(long, value_enum, value_delimiter = ',')]
+    pub skip: Vec<Family>,
+    /// Keys to load (default: 2M; 200k with --quick; 30M with --deep).
+    #[arg(long)]
+    pub num: Option<u64>,
+    /// Lookups per phase (default: 500k; 200k with --quick; 1M with --deep).
+    #[arg(long)]
+    pub reads: Option<u64>,
+    /// Key size in bytes.
+    #[arg(long, default_value_t = 32)]
+    pub key_size: usize,
+    /// Value size in bytes.
+    #[arg(long, default_value_t = 32)]
+    pub value_size: usize,
+    /// Key size of the large-key workload (it loads num/8 keys).
+    #[arg(long, default_value_t = 512)]
+    pub big_key_size: usize,
+    /// Filter bits per key, every engine (Bloom-equivalent for Ribbon rows).
+    #[arg(long, default_value_t = 10.0)]
+    pub bits_per_key: f64,
+    /// Data block size in bytes.
+    #[arg(long, default_value_t = 4096)]
+    pub block_size: usize,
+    /// Block cache in MiB for the runs with filters in memory (default 64; 512 with --deep).
+    #[arg(long)]
+    pub cache_mb: Option<f64>,
+    /// Memtable and SST size in MiB (L1 = 4 files; default 1; 0.25 with --quick; 2 with --deep).
+    #[arg(long)]
+    pub file_mb: Option<f64>,
+    /// Growth factor between levels.
+    #[arg(long, default_value_t = 10)]
+    pub size_ratio: u32,
+    /// Zipf exponent of the Zipfian phases.
+    #[arg(long, default_value_t = 0.99)]
+    pub zipf_theta: f64,
+    /// Entries per short range scan.
+    #[arg(long, default_value_t = 10)]
+    pub scan_len: usize,
+    /// Seed of the load order and of every lookup sequence.
+    #[arg(long, default_value_t = 42)]
+    pub seed: u64,
+    /// Where the databases go (default: a temporary directory, removed at the end).
+    #[arg(long)]
+    pub dir: Option<PathBuf>,
+    /// Print one JSON object instead of tables.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Workload families (for `--skip`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Family {
+    /// Point lookups, uniform and Zipfian.
+    Point,
+    /// Short range scans.
+    Scan,
+    /// Memory-pressure sweep.
+    Pressure,
+    /// Large keys.
+    BigKeys,
+}
+
+/// Everything a run needs, resolved from the arguments.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Plan {
+    /// "quick", "default" or "deep".
+    pub mode: &'static str,
+    /// Main key space.
+    pub spec: KeySpec,
+    /// Large-key key space.
+    pub big_spec: KeySpec,
+    /// Lookups per phase.
+    pub reads: u64,
+    /// Setup of the main runs.
+    pub setup: Setup,
+    /// Zipf exponent.
+    pub zipf_theta: f64,
+    /// Entries per scan.
+    pub scan_len: usize,
+    /// Seed.
+    pub seed: u64,
+}
+
+impl Args {
+    /// The engines to run: as given, or every one compiled in.
+    pub fn engines(&self) -> Vec<Variant> {
+        if self.engines.is_empty() {
+            Variant::ALL.into_iter().filter(|v| v.compiled_in()).collect()
+        } else {
+            self.engines.clone()
+        }
+    }
+}
+
+impl Plan {
+    /// Resolve defaults by mode.
+    pub fn from_args(a: &Args) -> Result<Plan, String> {
+        if a.key_size < 8 || a.big_key_size < 8 {
+            return Err("key sizes must be at least 8 bytes".into());
+        }
+        let (mode, num, reads, cache_mb, file_mb) = if a.quick {
+            ("quick", 200_000, 200_000, 64.0, 0.25)
+        } else if a.deep {
+            ("deep", 30_000_000, 1_000_000, 512.0, 2.0)
+        } else {
+            ("default", 2_000_000, 500_000, 64.0, 1.0)
+        };
+        let num = a.num.unwrap_or(num).max(16);
+        let mib = |x: f64| (x * 1024.0 * 1024.0) as u64;
+        let file = mib(a.file_mb.unwrap_or(file_mb)).max(64 << 10);
+        Ok(Plan {
+            mode,
+            spec: KeySpec { n: num, key_size: a.key_size, value_size: a.value_size },
+            big_spec: KeySpec { n: (num / 8).max(16), key_size: a.big_key_size, value_size: a.value_size },
+            reads: a.reads.unwrap_or(reads).max(1),
+            setup: Setup {
+                bits_per_key: a.bits_per_key,
+                block_size: a.block_size,
+                cache_bytes: mib(a.cache_mb.unwrap_or(cache_mb)) as usize,
+                metadata_in_cache: false,
+                write_buffer_size: file as usize,
+                target_file_size: file,
+                level_base: 4 * file,
+                size_ratio: a.size_ratio,
+            },
+            zipf_theta: a.zipf_theta,
+            scan_len: a.scan_len,
+            seed: a.seed,
+        })
+    }
+
+    /// The equal footing, as printed above the tables.
+    pub fn footing(&self, engines: &[Variant]) -> Vec<String> {
+        let s = &self.setup;
+        let mut lines = vec![
+            format!(
+                "keys: {} random-order puts, {} B keys, {} B values, seed {}; missing keys = odd ids inside the key range",
+                self.spec.n, self.spec.key_size, self.spec.value_size, self.seed
+            ),
+            format!(
+                "filters: {} bits/key everywhere (Ribbon rows: Bloom-equivalent FP rate); block size {} B; no compression",
+                s.bits_per_key, s.block_size
+            ),
+            format!(
+                "memtable {} KiB, SST {} KiB, L1 {} KiB, size ratio {}, leveled, static level targets",
+                s.write_buffer_size / 1024,
+                s.target_file_size / 1024,
+                s.level_base / 1024,
+                s.size_ratio
+            ),
+            format!(
+                "block cache {} MiB with index+filter held by table readers (fjall: its default pinning); \
+                 sweep: index+filter in the cache",
+                s.cache_bytes >> 20
+            ),
+            "WAL on, sync off, one put per write, one client thread; engines run one after another".into(),
+            "page cache: not dropped, buffered reads (no O_DIRECT): a 'block read' is a block-cache miss \
+             served by pread, usually from the OS page cache"
+                .into(),
+        ];
+        for v in engines {
+            lines.push(format!("{:<20} {}", v.name(), v.describe()));
+        }
+        lines
+    }
+}

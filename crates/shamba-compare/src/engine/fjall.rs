@@ -1,0 +1,105 @@
+//! fjall behind [`Engine`]: its defaults, with the cache, bits per key, block size,
+//! memtable and table sizes of the shared setup.
+//!
+//! Counters come from its `metrics` feature: blocks read = index + filter + data blocks
+//! loaded from a file (cache misses), bytes = bytes requested from files for them. fjall
+//! does not expose index block sizes, so its metadata bytes are filter bytes only. Its
+//! pinning policy (L0 filters, L0-L1 indexes held outside the cache) is a creation-time
+//! setting kept as is: the memory runs use its defaults with the same cache budget.
+
+use super::{Engine, EngineResult, ReadCounters, Setup, TreeShape};
+use fjall::compaction::Leveled;
+use fjall::config::{BlockSizePolicy, BloomConstructionPolicy, FilterPolicy, FilterPolicyEntry};
+use fjall::{AbstractTree, Database, Keyspace, KeyspaceCreateOptions};
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The keyspace every workload uses.
+const KEYSPACE: &str = "bench";
+
+/// A fjall database with one keyspace.
+pub struct FjallEngine {
+    db: Database,
+    ks: Keyspace,
+}
+
+impl FjallEngine {
+    /// Open `dir` with the shared setup.
+    pub fn open(dir: &Path, setup: &Setup) -> EngineResult<Self> {
+        let db = Database::builder(dir).cache_size(setup.cache_bytes as u64).open()?;
+        let bits = setup.bits_per_key as f32;
+        let block = u32::try_from(setup.block_size)?;
+        let file = setup.target_file_size;
+        let ratio = setup.size_ratio as f32;
+        let ks = db.keyspace(KEYSPACE, || {
+            KeyspaceCreateOptions::default()
+                .max_memtable_size(setup.write_buffer_size as u64)
+                .data_block_size_policy(BlockSizePolicy::all(block))
+                .filter_policy(FilterPolicy::all(FilterPolicyEntry::Bloom(BloomConstructionPolicy::BitsPerKey(bits))))
+                .compaction_strategy(Arc::new(
+                    Leveled::default().with_table_target_size(file).with_level_ratio_policy(vec![ratio]),
+                ))
+        })?;
+        Ok(FjallEngine { db, ks })
+    }
+}
+
+impl Engine for FjallEngine {
+    fn variant(&self) -> super::Variant {
+        super::Variant::Fjall
+    }
+
+    fn put(&self, key: &[u8], value: &[u8]) -> EngineResult<()> {
+        Ok(self.ks.insert(key, value)?)
+    }
+
+    fn get(&self, key: &[u8]) -> EngineResult<bool> {
+        Ok(self.ks.get(key)?.is_some())
+    }
+
+    fn scan(&self, from: &[u8], len: usize) -> EngineResult<usize> {
+        let mut seen = 0;
+        for guard in self.ks.range(from.to_vec()..).take(len) {
+            guard.into_inner()?;
+            seen += 1;
+        }
+        Ok(seen)
+    }
+
+    fn settle(&self) -> EngineResult<()> {
+        self.ks.rotate_memtable_and_wait()?;
+        // fjall has no "wait for compactions": poll until flushes and compactions have
+        // been idle for a while (compactions are scheduled after each flush).
+        let mut idle_polls = 0;
+        while idle_polls < 20 {
+            std::thread::sleep(Duration::from_millis(25));
+            if self.db.outstanding_flushes() == 0 && self.db.active_compactions() == 0 {
+                idle_polls += 1;
+            } else {
+                idle_polls = 0;
+            }
+        }
+        Ok(())
+    }
+
+    fn counters(&self) -> ReadCounters {
+        let m = self.ks.metrics();
+        ReadCounters { blocks: m.block_load_io_count() as u64, bytes: m.block_io() }
+    }
+
+    fn shape(&self) -> EngineResult<TreeShape> {
+        let version = self.ks.tree.current_version();
+        let mut files_per_level: Vec<usize> = version.iter_levels().map(|l| l.table_count()).collect();
+        while files_per_level.last() == Some(&0) {
+            files_per_level.pop();
+        }
+        Ok(TreeShape { files_per_level, filter_bytes: self.ks.tree.filter_size(), index_bytes: None })
+    }
+
+    fn close(self: Box<Self>) -> EngineResult<()> {
+        self.db.persist(fjall::PersistMode::Buffer)?;
+        drop(self);
+        Ok(())
+    }
+}

@@ -1,0 +1,202 @@
+//! The engines under comparison, behind one small trait.
+//!
+//! Each engine lives in its own file and translates the shared [`Setup`] (the equal footing:
+//! bits per key, block size, cache budget, write buffer, file size, level shape) into its
+//! own options. Workloads only see [`Engine`]; they never name an engine.
+
+#[cfg(feature = "fjall")]
+mod fjall;
+#[cfg(feature = "rocksdb")]
+mod rocks;
+mod shamba;
+
+use std::error::Error;
+use std::path::Path;
+
+/// Errors of any engine, boxed: each engine has its own error type.
+pub type EngineError = Box<dyn Error + Send + Sync>;
+
+/// Result of an engine call.
+pub type EngineResult<T> = Result<T, EngineError>;
+
+/// One engine configuration in the comparison.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Variant {
+    /// Shamba with blocked Bloom filters on every level (its default).
+    Shamba,
+    /// Shamba with Ribbon filters on every level (`ribbon_from_level = Some(0)`).
+    ShambaRibbon,
+    /// RocksDB, format_version 5 full Bloom filters (FastLocalBloom).
+    Rocksdb,
+    /// RocksDB, Ribbon filters at the same Bloom-equivalent bits per key.
+    RocksdbRibbon,
+    /// RocksDB, partitioned Bloom filters and two-level index: its best configuration
+    /// under memory pressure.
+    RocksdbPartitioned,
+    /// fjall with its defaults (cache, bits per key, file and memtable sizes set as above).
+    Fjall,
+}
+
+/// Filter family: ratios compare Shamba with peers of the same family.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Family {
+    /// Bloom filters.
+    Bloom,
+    /// Ribbon filters.
+    Ribbon,
+}
+
+impl Variant {
+    /// Every variant, in the order they run.
+    pub const ALL: [Variant; 6] = [
+        Variant::Shamba,
+        Variant::ShambaRibbon,
+        Variant::Rocksdb,
+        Variant::RocksdbRibbon,
+        Variant::RocksdbPartitioned,
+        Variant::Fjall,
+    ];
+
+    /// Name in tables and JSON.
+    pub fn name(self) -> &'static str {
+        match self {
+            Variant::Shamba => "shamba",
+            Variant::ShambaRibbon => "shamba-ribbon",
+            Variant::Rocksdb => "rocksdb",
+            Variant::RocksdbRibbon => "rocksdb-ribbon",
+            Variant::RocksdbPartitioned => "rocksdb-partitioned",
+            Variant::Fjall => "fjall",
+        }
+    }
+
+    /// Bloom or Ribbon.
+    pub fn family(self) -> Family {
+        match self {
+            Variant::ShambaRibbon | Variant::RocksdbRibbon => Family::Ribbon,
+            _ => Family::Bloom,
+        }
+    }
+
+    /// Whether this binary was built with the engine (`--features rocksdb,fjall`).
+    pub fn compiled_in(self) -> bool {
+        match self {
+            Variant::Shamba | Variant::ShambaRibbon => true,
+            Variant::Rocksdb | Variant::RocksdbRibbon | Variant::RocksdbPartitioned => cfg!(feature = "rocksdb"),
+            Variant::Fjall => cfg!(feature = "fjall"),
+        }
+    }
+
+    /// True for Shamba's own rows.
+    pub fn is_shamba(self) -> bool {
+        matches!(self, Variant::Shamba | Variant::ShambaRibbon)
+    }
+
+    /// How this variant is configured beyond the shared footing (printed with results).
+    pub fn describe(self) -> &'static str {
+        match self {
+            Variant::Shamba => "blocked Bloom on every level",
+            Variant::ShambaRibbon => "Ribbon on every level (Bloom-equivalent FP rate)",
+            Variant::Rocksdb => "format_version 5 full Bloom (FastLocalBloom), get_pinned",
+            Variant::RocksdbRibbon => "Ribbon, Bloom-equivalent bits/key, format_version 5",
+            Variant::RocksdbPartitioned => "partitioned Bloom + two-level index, top level pinned, format_version 5",
+            Variant::Fjall => "defaults: L0 filters and L0-L1 index pinned, partitioned from L3, hash index off",
+        }
+    }
+}
+
+/// The equal footing every engine is opened with.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Setup {
+    /// Filter bits per key (Bloom-equivalent for Ribbon rows).
+    pub bits_per_key: f64,
+    /// Target data block size.
+    pub block_size: usize,
+    /// Block cache capacity in bytes.
+    pub cache_bytes: usize,
+    /// Index and filter blocks go through the block cache (RocksDB's
+    /// `cache_index_and_filter_blocks`); false keeps them in table readers.
+    pub metadata_in_cache: bool,
+    /// Memtable size.
+    pub write_buffer_size: usize,
+    /// Target SST size.
+    pub target_file_size: u64,
+    /// Target size of L1 (4 table files, so fjall's fixed L1 = 4 x file size matches).
+    pub level_base: u64,
+    /// Growth factor between levels.
+    pub size_ratio: u32,
+}
+
+/// Cumulative block reads that missed the block cache and went to a file.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct ReadCounters {
+    /// Blocks read from files.
+    pub blocks: u64,
+    /// Bytes read from files for those blocks.
+    pub bytes: u64,
+}
+
+impl ReadCounters {
+    /// Counters accumulated since `earlier`.
+    pub fn since(&self, earlier: &ReadCounters) -> ReadCounters {
+        ReadCounters {
+            blocks: self.blocks.saturating_sub(earlier.blocks),
+            bytes: self.bytes.saturating_sub(earlier.bytes),
+        }
+    }
+}
+
+/// The shape of a loaded tree and the size of its metadata.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct TreeShape {
+    /// Table files per level, L0 first, trailing empty levels dropped.
+    pub files_per_level: Vec<usize>,
+    /// Bytes of filter blocks over all tables.
+    pub filter_bytes: u64,
+    /// Bytes of index blocks over all tables, where the engine exposes them.
+    pub index_bytes: Option<u64>,
+}
+
+impl TreeShape {
+    /// Filter plus index bytes (filter only where the index size is not exposed).
+    pub fn metadata_bytes(&self) -> u64 {
+        self.filter_bytes + self.index_bytes.unwrap_or(0)
+    }
+}
+
+/// What a workload can ask of an engine.
+pub trait Engine {
+    /// Which configuration this is.
+    fn variant(&self) -> Variant;
+    /// Write one key (WAL on, no sync).
+    fn put(&self, key: &[u8], value: &[u8]) -> EngineResult<()>;
+    /// Point lookup; true if the key was found.
+    fn get(&self, key: &[u8]) -> EngineResult<bool>;
+    /// Forward scan of at most `len` entries from `from`; returns the entries seen.
+    fn scan(&self, from: &[u8], len: usize) -> EngineResult<usize>;
+    /// Flush the memtable and wait until no flush or compaction is running, so lookups
+    /// are served by tables.
+    fn settle(&self) -> EngineResult<()>;
+    /// Block reads so far (block cache misses that read a file).
+    fn counters(&self) -> ReadCounters;
+    /// Levels, files and metadata bytes.
+    fn shape(&self) -> EngineResult<TreeShape>;
+    /// Close cleanly (flushes what the engine flushes on close).
+    fn close(self: Box<Self>) -> EngineResult<()>;
+}
+
+/// Open (or create) `variant` in `dir` with `setup`.
+/// Fails for an engine this binary was built without.
+pub fn open(variant: Variant, dir: &Path, setup: &Setup) -> EngineResult<Box<dyn Engine>> {
+    Ok(match variant {
+        Variant::Shamba | Variant::ShambaRibbon => Box::new(shamba::ShambaEngine::open(variant, dir, setup)?),
+        #[cfg(feature = "rocksdb")]
+        Variant::Rocksdb | Variant::RocksdbRibbon | Variant::RocksdbPartitioned => {
+            Box::new(rocks::RocksEngine::open(variant, dir, setup)?)
+        }
+        #[cfg(feature = "fjall")]
+        Variant::Fjall => Box::new(fjall::FjallEngine::open(dir, setup)?),
+        #[allow(unreachable_patterns)]
+        other => return Err(format!("{} is not compiled in: build with --features peers", other.name()).into()),
+    })
+}

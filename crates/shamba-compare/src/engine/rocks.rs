@@ -1,0 +1,149 @@
+//! RocksDB (through the `rocksdb` crate) behind [`Engine`].
+//!
+//! Counters come from its statistics tickers: blocks read = `rocksdb.block.cache.miss`
+//! (every miss reads one block from a file), bytes read = the sum of
+//! `rocksdb.last.level.read.bytes` and `rocksdb.non.last.level.read.bytes` (every file
+//! read). Statistics are on at `ExceptHistogramOrTimers`: tickers only, the cheapest level
+//! that has them.
+
+use super::{Engine, EngineResult, ReadCounters, Setup, TreeShape, Variant};
+use rocksdb::statistics::{StatsLevel, Ticker};
+use rocksdb::{BlockBasedIndexType, BlockBasedOptions, Cache, DBCompressionType, IteratorMode, Options, DB};
+use std::path::Path;
+
+/// Levels RocksDB is opened with (its default).
+const NUM_LEVELS: usize = 7;
+
+/// A RocksDB database and the options object that owns its statistics.
+pub struct RocksEngine {
+    db: DB,
+    opts: Options,
+    variant: Variant,
+    // Kept alive for the lifetime of the DB (the table factory holds a reference too).
+    _cache: Cache,
+}
+
+impl RocksEngine {
+    /// Open `dir` with the shared setup and the variant's filter configuration.
+    pub fn open(variant: Variant, dir: &Path, setup: &Setup) -> EngineResult<Self> {
+        let cache = Cache::new_lru_cache(setup.cache_bytes);
+        let mut table = BlockBasedOptions::default();
+        table.set_block_size(setup.block_size);
+        table.set_format_version(5);
+        table.set_block_cache(&cache);
+        table.set_cache_index_and_filter_blocks(setup.metadata_in_cache);
+        match variant {
+            Variant::RocksdbRibbon => table.set_ribbon_filter(setup.bits_per_key),
+            Variant::RocksdbPartitioned => {
+                table.set_bloom_filter(setup.bits_per_key, false);
+                table.set_partition_filters(true);
+                table.set_index_type(BlockBasedIndexType::TwoLevelIndexSearch);
+                table.set_pin_top_level_index_and_filter(true);
+                // Partitioned filters only apply with metadata in the cache.
+                table.set_cache_index_and_filter_blocks(true);
+            }
+            _ => table.set_bloom_filter(setup.bits_per_key, false),
+        }
+
+        let mut opts = Options::default();
+        opts.create_if_missing(true);
+        opts.enable_statistics();
+        opts.set_statistics_level(StatsLevel::ExceptHistogramOrTimers);
+        opts.set_compression_type(DBCompressionType::None);
+        opts.set_write_buffer_size(setup.write_buffer_size);
+        opts.set_target_file_size_base(setup.target_file_size);
+        opts.set_max_bytes_for_level_base(setup.level_base);
+        opts.set_max_bytes_for_level_multiplier(f64::from(setup.size_ratio));
+        // Static level targets (base * T^(i-1)), as Shamba and fjall size their levels.
+        opts.set_level_compaction_dynamic_level_bytes(false);
+        opts.set_num_levels(NUM_LEVELS as i32);
+        opts.set_block_based_table_factory(&table);
+        let db = DB::open(&opts, dir)?;
+        Ok(RocksEngine { db, opts, variant, _cache: cache })
+    }
+
+    fn ticker(&self, t: Ticker) -> u64 {
+        self.opts.get_ticker_count(t)
+    }
+}
+
+/// A `u64` field of `rocksdb.aggregated-table-properties` ("name=value; name=value; ...").
+fn table_property(props: &str, prefix: &str) -> Option<u64> {
+    props.split(';').map(str::trim).find(|kv| kv.starts_with(prefix))?.rsplit('=').next()?.trim().parse().ok()
+}
+
+impl Engine for RocksEngine {
+    fn variant(&self) -> Variant {
+        self.variant
+    }
+
+    fn put(&self, key: &[u8], value: &[u8]) -> EngineResult<()> {
+        Ok(self.db.put(key, value)?)
+    }
+
+    fn get(&self, key: &[u8]) -> EngineResult<bool> {
+        Ok(self.db.get_pinned(key)?.is_some())
+    }
+
+    fn scan(&self, from: &[u8], len: usize) -> EngineResult<usize> {
+        let mut seen = 0;
+        for kv in self.db.iterator(IteratorMode::From(from, rocksdb::Direction::Forward)).take(len) {
+            kv?;
+            seen += 1;
+        }
+        Ok(seen)
+    }
+
+    fn settle(&self) -> EngineResult<()> {
+        self.db.flush()?;
+        let mut wait = rocksdb::WaitForCompactOptions::default();
+        wait.set_flush(true);
+        self.db.wait_for_compact(&wait)?;
+        Ok(())
+    }
+
+    fn counters(&self) -> ReadCounters {
+        ReadCounters {
+            blocks: self.ticker(Ticker::BlockCacheMiss),
+            bytes: self.ticker(Ticker::LastLevelReadBytes) + self.ticker(Ticker::NonLastLevelReadBytes),
+        }
+    }
+
+    fn shape(&self) -> EngineResult<TreeShape> {
+        let mut files_per_level = Vec::with_capacity(NUM_LEVELS);
+        for level in 0..NUM_LEVELS {
+            let files = self.db.property_int_value(format!("rocksdb.num-files-at-level{level}").as_str())?.unwrap_or(0);
+            files_per_level.push(files as usize);
+        }
+        while files_per_level.last() == Some(&0) {
+            files_per_level.pop();
+        }
+        let props = self.db.property_value("rocksdb.aggregated-table-properties")?.unwrap_or_default();
+        Ok(TreeShape {
+            files_per_level,
+            filter_bytes: table_property(&props, "filter block size").unwrap_or(0),
+            index_bytes: table_property(&props, "index block size"),
+        })
+    }
+
+    fn close(self: Box<Self>) -> EngineResult<()> {
+        self.db.flush_wal(true)?;
+        drop(self);
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::table_property;
+
+    #[test]
+    fn aggregated_table_properties_are_parsed_by_name() {
+        let s = "# data blocks=35; # entries=1000; index block size (user-key? 1, delta-value? 1)=1234; \
+                 filter block size=1280; ";
+        assert_eq!(table_property(s, "index block size"), Some(1234));
+        assert_eq!(table_property(s, "filter block size"), Some(1280));
+        assert_eq!(table_property(s, "# entries"), Some(1000));
+        assert_eq!(table_property(s, "raw key size"), None);
+    }
+}

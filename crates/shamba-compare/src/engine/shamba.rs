@@ -1,0 +1,84 @@
+//! Shamba behind [`Engine`]: counters come from `Db::stats()` (`io` = block cache misses
+//! that read the device, by block kind).
+
+use super::{Engine, EngineResult, ReadCounters, Setup, TreeShape, Variant};
+use shamba::{Db, Options};
+use std::path::Path;
+
+/// A Shamba database.
+pub struct ShambaEngine {
+    db: Db,
+    variant: Variant,
+}
+
+impl ShambaEngine {
+    /// Open `dir` with the shared setup; `ShambaRibbon` puts Ribbon filters on every level.
+    pub fn open(variant: Variant, dir: &Path, setup: &Setup) -> EngineResult<Self> {
+        let mut opts = Options {
+            write_buffer_size: setup.write_buffer_size,
+            target_file_size: setup.target_file_size,
+            max_bytes_for_level_base: setup.level_base,
+            size_ratio: setup.size_ratio,
+            block_size: setup.block_size,
+            cache_capacity: setup.cache_bytes,
+            cache_index_and_filter_blocks: setup.metadata_in_cache,
+            ..Options::default()
+        };
+        opts.filter_policy.bits_per_key = setup.bits_per_key;
+        if variant == Variant::ShambaRibbon {
+            opts.filter_policy.ribbon_from_level = Some(0);
+        }
+        Ok(ShambaEngine { db: Db::open(dir, opts)?, variant })
+    }
+}
+
+impl Engine for ShambaEngine {
+    fn variant(&self) -> Variant {
+        self.variant
+    }
+
+    fn put(&self, key: &[u8], value: &[u8]) -> EngineResult<()> {
+        Ok(self.db.put(key, value)?)
+    }
+
+    fn get(&self, key: &[u8]) -> EngineResult<bool> {
+        Ok(self.db.get(key)?.is_some())
+    }
+
+    fn scan(&self, from: &[u8], len: usize) -> EngineResult<usize> {
+        let mut seen = 0;
+        for kv in self.db.range(from.to_vec()..).take(len) {
+            kv?;
+            seen += 1;
+        }
+        Ok(seen)
+    }
+
+    fn settle(&self) -> EngineResult<()> {
+        self.db.flush()?;
+        self.db.wait_for_compactions()?;
+        Ok(())
+    }
+
+    fn counters(&self) -> ReadCounters {
+        let io = self.db.stats().io;
+        ReadCounters { blocks: io.total_reads(), bytes: io.total_bytes() }
+    }
+
+    fn shape(&self) -> EngineResult<TreeShape> {
+        let stats = self.db.stats();
+        let mut files_per_level: Vec<usize> = stats.levels.iter().map(|l| l.files).collect();
+        while files_per_level.last() == Some(&0) {
+            files_per_level.pop();
+        }
+        Ok(TreeShape {
+            files_per_level,
+            filter_bytes: stats.levels.iter().map(|l| l.filter_bytes).sum(),
+            index_bytes: Some(stats.levels.iter().map(|l| l.index_bytes).sum()),
+        })
+    }
+
+    fn close(self: Box<Self>) -> EngineResult<()> {
+        Ok(self.db.close()?)
+    }
+}

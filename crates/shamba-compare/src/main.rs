@@ -1,0 +1,167 @@
+//! `shamba-compare`: the same workloads, in one process run, on Shamba, RocksDB and fjall.
+//!
+//! Engines run one after another; each gets a fresh database per key space, its own
+//! peak-RSS window, and the same keys, values, order and seeds. See `config.rs` for the
+//! plan, `engine/` for how each engine is configured, `workload/` for what is measured.
+
+mod config;
+mod engine;
+#[path = "../../shamba-cli/src/bench/keys.rs"]
+mod keys;
+mod measure;
+mod report;
+mod workload;
+
+use clap::Parser;
+use config::{Args, Family, Plan};
+use engine::{Engine, Variant};
+use keys::KeyDistribution;
+use report::{EngineSummary, Measurement};
+use std::error::Error;
+use std::path::Path;
+use workload::{load, point, pressure, scan};
+
+/// Results of one engine.
+struct EngineRun {
+    summary: EngineSummary,
+    rows: Vec<Measurement>,
+}
+
+fn main() -> Result<(), Box<dyn Error + Send + Sync>> {
+    let args = Args::parse();
+    let plan = Plan::from_args(&args)?;
+    let temp;
+    let root = match &args.dir {
+        Some(d) => {
+            std::fs::create_dir_all(d)?;
+            d.clone()
+        }
+        None => {
+            temp = tempfile::Builder::new().prefix("shamba-compare").tempdir()?;
+            temp.path().to_path_buf()
+        }
+    };
+    let engines = args.engines();
+    if let Some(missing) = engines.iter().find(|v| !v.compiled_in()) {
+        return Err(format!("{} is not compiled in: build with --features peers", missing.name()).into());
+    }
+    let started = std::time::Instant::now();
+    if !args.json {
+        println!("shamba-compare, {} run", plan.mode);
+        for line in plan.footing(&engines) {
+            println!("  {line}");
+        }
+        println!();
+    }
+    let order = load::shuffled_ids(plan.spec.n, plan.seed);
+    let mut reference_bytes = None;
+    let mut summaries = Vec::new();
+    let mut rows = Vec::new();
+    for &variant in &engines {
+        let run = run_engine(variant, &plan, &args.skip, &root, &order, &mut reference_bytes)?;
+        summaries.push(run.summary);
+        rows.extend(run.rows);
+    }
+    let seconds = started.elapsed().as_secs_f64();
+    if args.json {
+        let out = serde_json::json!({
+            "plan": plan,
+            "footing": plan.footing(&engines),
+            "sweep_reference_bytes": reference_bytes,
+            "engines": summaries,
+            "results": rows,
+            "seconds": seconds,
+        });
+        println!("{}", serde_json::to_string_pretty(&out)?);
+    } else {
+        report::print_engines(&summaries);
+        report::print_measurements(&rows);
+        println!("total {seconds:.0} s");
+    }
+    Ok(())
+}
+
+/// Every workload on one engine, inside its own peak-RSS window.
+fn run_engine(
+    variant: Variant,
+    plan: &Plan,
+    skip: &[Family],
+    root: &Path,
+    order: &[u64],
+    reference_bytes: &mut Option<u64>,
+) -> Result<EngineRun, Box<dyn Error + Send + Sync>> {
+    let window = measure::start_window();
+    let dir = root.join(variant.name());
+    let _ = std::fs::remove_dir_all(&dir);
+    let mut rows = Vec::new();
+    let spec = &plan.spec;
+    let key_table = format!("{} B keys", spec.key_size);
+
+    let db = engine::open(variant, &dir, &plan.setup)?;
+    let loaded = load::load(db.as_ref(), spec, order, &format!("random load, {key_table}"))?;
+    let shape = db.shape()?;
+    let reference = *reference_bytes.get_or_insert(shape.metadata_bytes());
+    if !skip.contains(&Family::Point) {
+        for (dist, name) in [(KeyDistribution::Uniform, "uniform"), (KeyDistribution::Zipfian, "Zipfian")] {
+            let table = format!("point lookups, {name}, {key_table}, filters in memory");
+            rows.extend(point::all_mixes(db.as_ref(), spec, dist, plan.zipf_theta, plan.seed, plan.reads, &table)?);
+        }
+    }
+    if !skip.contains(&Family::Scan) {
+        let table = format!("short range scans, {key_table}");
+        rows.push(scan::short_scans(db.as_ref(), spec, plan.scan_len, plan.seed, plan.reads / 5, &table)?);
+    }
+    db.close()?;
+
+    if !skip.contains(&Family::Pressure) {
+        let sweep = pressure::Sweep {
+            dir: &dir,
+            setup: &plan.setup,
+            spec: *spec,
+            reference_bytes: reference,
+            ops: plan.reads / 2,
+            seed: plan.seed,
+        };
+        let table = format!(
+            "memory pressure: empty lookups, index+filter in a cache of N% of {} KiB (the first engine's)",
+            reference / 1024
+        );
+        rows.extend(sweep.run(variant, &table)?);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+
+    if !skip.contains(&Family::BigKeys) {
+        rows.extend(big_keys(variant, plan, root)?);
+        let _ = std::fs::remove_dir_all(root.join(format!("{}-big", variant.name())));
+    }
+
+    let peak = measure::peak_rss_bytes();
+    let summary = EngineSummary {
+        engine: variant,
+        description: variant.describe(),
+        keys: spec.n,
+        load_ops_per_sec: loaded.load.ops_per_sec,
+        settle_seconds: loaded.settle_seconds,
+        filter_bits_per_key: shape.filter_bytes as f64 * 8.0 / spec.n as f64,
+        shape,
+        peak_rss_bytes: peak,
+        rss_growth_bytes: peak.saturating_sub(window.baseline_bytes),
+    };
+    rows.insert(0, loaded.load);
+    Ok(EngineRun { summary, rows })
+}
+
+/// Large keys: load num/8 keys of `big_key_size` bytes, then uniform lookups.
+fn big_keys(variant: Variant, plan: &Plan, root: &Path) -> Result<Vec<Measurement>, Box<dyn Error + Send + Sync>> {
+    let spec = &plan.big_spec;
+    let dir = root.join(format!("{}-big", variant.name()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let order = load::shuffled_ids(spec.n, plan.seed);
+    let db: Box<dyn Engine> = engine::open(variant, &dir, &plan.setup)?;
+    let table = format!("{} B keys ({} keys), uniform lookups", spec.key_size, spec.n);
+    let loaded = load::load(db.as_ref(), spec, &order, &table)?;
+    let mut rows = vec![loaded.load];
+    rows.extend(point::all_mixes(db.as_ref(), spec, KeyDistribution::Uniform, 0.0, plan.seed, plan.reads / 2, &table)?);
+    db.close()?;
+    Ok(rows)
+}
