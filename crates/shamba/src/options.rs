@@ -72,9 +72,9 @@ pub struct Options {
     pub max_bytes_for_level_base: u64,
     /// L0 files that trigger a compaction into L1. Default: 4.
     pub level0_compaction_trigger: usize,
-    /// L0 files at which each write is delayed. Default: 12.
+    /// L0 files at which writes are paced at 16 MiB/s. Default: 20.
     pub level0_slowdown_trigger: usize,
-    /// L0 files at which writes wait for compaction. Default: 20.
+    /// L0 files at which writes wait for compaction. Default: 36.
     pub level0_stop_trigger: usize,
     /// Bytes over level targets at which writes are delayed. Default: 4 GiB.
     pub pending_compaction_slowdown_bytes: u64,
@@ -134,8 +134,8 @@ impl Default for Options {
             num_levels: 7,
             max_bytes_for_level_base: 64 << 20,
             level0_compaction_trigger: 4,
-            level0_slowdown_trigger: 12,
-            level0_stop_trigger: 20,
+            level0_slowdown_trigger: 20,
+            level0_stop_trigger: 36,
             pending_compaction_slowdown_bytes: 4 << 30,
             pending_compaction_stop_bytes: 16 << 30,
             filter_policy: BuildPolicy::default(),

@@ -91,7 +91,7 @@ impl DbInner {
     /// flushed.
     pub fn flush_all(&self) -> Result<()> {
         self.check_writable()?;
-        self.with_write_lead(|| self.make_room_for_write(true))?;
+        self.with_write_lead(|| self.make_room_for_write(true, 0))?;
         loop {
             self.check_writable()?;
             if self.super_version().imm.is_empty() {

@@ -18,6 +18,9 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+/// Bytes per second a slowed-down writer is paced at (RocksDB's default `delayed_write_rate`).
+const DELAYED_WRITE_RATE: u64 = 16 << 20;
+
 /// A group stops growing past this many bytes, so one slow leader does not carry the world.
 const MAX_GROUP_BYTES: usize = 1 << 20;
 
@@ -61,11 +64,12 @@ impl DbInner {
             }
             self.queue_cv.wait(&mut q);
         }
+        let pending: usize = q.waiting.iter().map(|w| w.batch.approximate_size()).sum::<usize>().min(MAX_GROUP_BYTES);
         drop(q);
 
         // This thread leads. Nobody else touches the WAL or switches memtables until it
         // clears `leader_active`.
-        let room = self.make_room_for_write(false);
+        let room = self.make_room_for_write(false, pending);
         let mut q = self.queue.lock();
         if let Err(e) = room {
             q.waiting.pop_front();
@@ -133,7 +137,9 @@ impl DbInner {
 
     /// Make sure the memtable has room, switching it (and the WAL) when full; delay or stop
     /// the writer when flushes or compactions fall behind. Called by the leader only.
-    pub fn make_room_for_write(&self, force: bool) -> Result<()> {
+    /// `bytes` is the size of the write about to go in: a slowed-down writer waits for it at
+    /// the delayed write rate.
+    pub fn make_room_for_write(&self, force: bool, bytes: usize) -> Result<()> {
         let mut delayed = false;
         loop {
             self.check_writable()?;
@@ -142,10 +148,11 @@ impl DbInner {
             let debt = picker::pending_compaction_bytes(&sv.version, &self.opts);
             let o = &self.opts;
             if !delayed && (l0 >= o.level0_slowdown_trigger || debt >= o.pending_compaction_slowdown_bytes) {
-                // Slow down: one short pause per write spreads the wait over many writers
-                // instead of stopping one for seconds.
+                // Slow down: pace writes at DELAYED_WRITE_RATE (RocksDB's approach), so
+                // compaction gains ground without stopping any writer for long.
                 let t = Instant::now();
-                std::thread::sleep(Duration::from_millis(1));
+                let nanos = (bytes as u64).saturating_mul(1_000_000_000) / DELAYED_WRITE_RATE;
+                std::thread::sleep(Duration::from_nanos(nanos.clamp(1_000, 1_000_000)));
                 DbCounters::add(&self.counters.stall_micros, t.elapsed().as_micros() as u64);
                 delayed = true;
                 continue;
