@@ -79,6 +79,12 @@ pub fn blocked_fpr(keys_per_block: f64, k: u32) -> f64 {
     if lambda == 0.0 {
         return 0.0;
     }
+    // Past ten keys per bit every probe hits a set bit: the rate is 1 to within f64, and
+    // the series below would run for about lambda terms (a corrupt header can claim 2^64
+    // keys, and decoding must stay cheap whatever the input).
+    if lambda.is_nan() || lambda > 10.0 * f64::from(BLOCK_BITS) {
+        return 1.0;
+    }
     let k = f64::from(k);
     let q = (1.0 - 1.0 / f64::from(BLOCK_BITS)).ln();
     // Sum the Poisson weights in log space so large λ does not underflow.

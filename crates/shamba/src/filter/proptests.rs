@@ -162,3 +162,33 @@ fn parts_of_another_digest_version_are_rejected() {
     assert!(FilterPart::parse(&parts[0]).is_err());
     assert!(FilterPart::parse_with_digest_version(&parts[0], 4).is_ok());
 }
+
+/// Decoding and probing a damaged part stays cheap for every byte and value: a field such
+/// as a key count must not drive a loop (it once drove the FP-rate series for seconds).
+#[test]
+fn damaged_parts_are_cheap_to_reject_or_probe() {
+    let keys = digests(11, 300);
+    for spec in all_specs() {
+        for part in build_filter_parts(&spec, &keys) {
+            for i in 0..part.len().min(64) {
+                for byte in [0u8, 1, 7, 64, 128, 255] {
+                    let mut bad = part.clone();
+                    bad[i] = byte;
+                    let t = std::time::Instant::now();
+                    if let Ok(p) = FilterPart::parse(&bad) {
+                        for d in &keys[..20] {
+                            let _ = p.may_contain(d);
+                        }
+                        let _ = p.to_string();
+                        let _ = p.expected_fpr();
+                    }
+                    assert!(
+                        t.elapsed() < std::time::Duration::from_millis(500),
+                        "{spec:?}: byte {i} set to {byte} took {:?}",
+                        t.elapsed()
+                    );
+                }
+            }
+        }
+    }
+}
