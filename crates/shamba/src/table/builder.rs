@@ -233,17 +233,7 @@ impl TableBuilder {
         self.file.append(&footer.encode())?;
         self.file.sync()?;
 
-        let p = &self.props;
-        Ok(TableSummary {
-            file_size: self.file.len(),
-            entries: p.entries,
-            smallest: p.smallest_key.clone(),
-            largest: p.largest_key.clone(),
-            smallest_seq: p.smallest_seq,
-            largest_seq: p.largest_seq,
-            filter_bytes: p.filter_bytes,
-            index_bytes: p.index_bytes,
-        })
+        Ok(TableSummary::of(&self.props, self.file.len()))
     }
 
     /// Version 1: the filter parts, the filter index and the one index block; their

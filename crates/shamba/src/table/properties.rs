@@ -78,6 +78,22 @@ fn role_from_name(name: &[u8]) -> Option<Role> {
     [Role::Whole, Role::Module, Role::Unit].into_iter().find(|r| r.name().as_bytes() == name)
 }
 
+impl super::TableSummary {
+    /// The summary of a table with these properties and `file_size` bytes.
+    pub(crate) fn of(p: &TableProperties, file_size: u64) -> super::TableSummary {
+        super::TableSummary {
+            file_size,
+            entries: p.entries,
+            smallest: p.smallest_key.clone(),
+            largest: p.largest_key.clone(),
+            smallest_seq: p.smallest_seq,
+            largest_seq: p.largest_seq,
+            filter_bytes: p.filter_bytes,
+            index_bytes: p.index_bytes,
+        }
+    }
+}
+
 /// Everything the properties block records.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct TableProperties {

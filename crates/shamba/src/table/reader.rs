@@ -322,17 +322,7 @@ impl TableReader {
 
     /// What the table holds, as its builder reported it.
     pub fn summary(&self) -> TableSummary {
-        let p = &self.properties;
-        TableSummary {
-            file_size: self.file.len(),
-            entries: p.entries,
-            smallest: p.smallest_key.clone(),
-            largest: p.largest_key.clone(),
-            smallest_seq: p.smallest_seq,
-            largest_seq: p.largest_seq,
-            filter_bytes: p.filter_bytes,
-            index_bytes: p.index_bytes,
-        }
+        TableSummary::of(&self.properties, self.file.len())
     }
 
     /// Bytes of index and filter blocks pinned in this reader: everything when they are
