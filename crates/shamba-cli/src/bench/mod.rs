@@ -330,26 +330,39 @@ fn load(db: &Db, args: &BenchArgs) -> Result<PhaseResult, Box<dyn Error>> {
         ids.shuffle(&mut rand::rngs::StdRng::seed_from_u64(args.seed));
     }
     let pb = progress(args.num, "load", args.json);
-    let mut key = vec![0u8; args.key_size];
-    let mut value = vec![0u8; args.value_size];
     let before = db.stats();
     let start = Instant::now();
-    let wo = WriteOptions::default();
     // Small batches amortise the per-write overhead the way db_bench does (batch of 1 by
     // default there; 16 here keeps the load phase short without hiding the WAL cost).
-    for chunk in ids.chunks(16) {
+    write_ids(db, &ids, args.key_size, args.value_size, 16, &WriteOptions::default(), |n| pb.inc(n))?;
+    let seconds = start.elapsed().as_secs_f64();
+    pb.finish_and_clear();
+    Ok(phase_result("load", args.num, seconds, 1, &before, &db.stats(), 0))
+}
+
+/// Write keys `ids` (with their values) in batches of `batch_size`, reporting progress.
+pub(crate) fn write_ids(
+    db: &Db,
+    ids: &[u64],
+    key_size: usize,
+    value_size: usize,
+    batch_size: usize,
+    wo: &WriteOptions,
+    mut progress: impl FnMut(u64),
+) -> Result<(), shamba::Error> {
+    let mut key = vec![0u8; key_size];
+    let mut value = vec![0u8; value_size];
+    for chunk in ids.chunks(batch_size.max(1)) {
         let mut batch = WriteBatch::new();
         for &id in chunk {
             key_into(id, &mut key);
             value_into(id, &mut value);
             batch.put(&key, &value);
         }
-        db.write_opt(batch, &wo)?;
-        pb.inc(chunk.len() as u64);
+        db.write_opt(batch, wo)?;
+        progress(chunk.len() as u64);
     }
-    let seconds = start.elapsed().as_secs_f64();
-    pb.finish_and_clear();
-    Ok(phase_result("load", args.num, seconds, 1, &before, &db.stats(), 0))
+    Ok(())
 }
 
 pub(crate) fn read_phase(db: &Db, args: &BenchArgs, kind: ReadKind) -> Result<PhaseResult, Box<dyn Error>> {

@@ -19,10 +19,10 @@ use std::time::Instant;
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
 use shamba::io::{DirLock, FsStorage, RandomRead, SequentialWrite, Storage};
-use shamba::{Db, Options, Stats, WriteBatch, WriteOptions};
+use shamba::{Db, Options, Stats, WriteOptions};
 use tempfile::TempDir;
 
-use crate::bench::keys::{key_into, value_into, KeyDistribution};
+use crate::bench::keys::KeyDistribution;
 use crate::bench::report::PhaseResult;
 use crate::bench::{read_phase, BenchArgs, ReadKind};
 
@@ -267,17 +267,7 @@ pub fn shuffled_ids(num: u64, seed: u64) -> Vec<u64> {
 /// before they measure, and a crash only loses a temporary database.
 pub fn load_ids(db: &Db, ids: &[u64], key_size: usize, value_size: usize) -> Result<(), Box<dyn Error>> {
     let wo = WriteOptions { disable_wal: true, ..WriteOptions::default() };
-    let mut key = vec![0u8; key_size];
-    let mut value = vec![0u8; value_size];
-    for chunk in ids.chunks(64) {
-        let mut batch = WriteBatch::new();
-        for &id in chunk {
-            key_into(id, &mut key);
-            value_into(id, &mut value);
-            batch.put(&key, &value);
-        }
-        db.write_opt(batch, &wo)?;
-    }
+    crate::bench::write_ids(db, ids, key_size, value_size, 64, &wo, |_| ())?;
     Ok(())
 }
 
