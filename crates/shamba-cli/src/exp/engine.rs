@@ -388,7 +388,9 @@ mod tests {
         assert_eq!(measure(&db, 5_000, 16, &all).unwrap().found, 2_000);
         let empty = measure(&db, 5_000, 16, &ReadSpec::empty(0, 2_000, 8)).unwrap();
         assert_eq!(empty.found, 0);
-        assert!(tables_per_op(&empty) >= 1.0);
+        // Most empty lookups visit a table per level; a key in the gap between two files of
+        // a run visits none there, so the average over a small tree may dip below 1.
+        assert!(tables_per_op(&empty) > 0.5, "{}", tables_per_op(&empty));
     }
 
     #[test]
