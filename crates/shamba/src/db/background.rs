@@ -178,9 +178,10 @@ impl DbInner {
             let filter = self.opts.filter_policy.spec_for_level(c.output_level, &DbInner::entries_per_level(version));
             let output_run = c.output_run.unwrap_or_else(|| self.versions.lock().new_file_number());
             let alloc = || self.new_output_number();
+            // On failure the outputs stay in `pending`: the caller records a background error,
+            // which stops obsolete-file deletion until a reopen sorts live from dead.
             let (files, stats) =
-                run_compaction(&self.job_env(&alloc), c, version, self.smallest_snapshot(), filter, Some(output_run))
-                    .inspect_err(|_| self.forget_pending())?;
+                run_compaction(&self.job_env(&alloc), c, version, self.smallest_snapshot(), filter, Some(output_run))?;
             DbCounters::add(&self.counters.compaction_bytes_read, c.input_bytes());
             DbCounters::add(&self.counters.compaction_bytes_written, stats.bytes_out);
             outputs = files;
@@ -248,13 +249,6 @@ impl DbInner {
         let mut sv = self.sv.write();
         *sv = Arc::new(SuperVersion { mem: sv.mem.clone(), imm: sv.imm.clone(), version: current });
         Ok(())
-    }
-
-    /// After a failed job its partial outputs are garbage: let them be deleted.
-    fn forget_pending(&self) {
-        // Only one job of each kind runs at a time, and a failed job stops background work,
-        // so clearing every pending number is safe.
-        self.pending_outputs.lock().clear();
     }
 
     /// Delete tables no live version references, WALs older than the log number, and

@@ -14,7 +14,7 @@ pub use batch::WriteBatch;
 pub use iter::DbIterator;
 pub use snapshot::Snapshot;
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::options::{Options, ReadOptions, WriteOptions};
 use crate::stats::{LevelStats, Stats};
 use inner::DbInner;
@@ -65,9 +65,9 @@ impl std::fmt::Debug for Db {
 impl Db {
     /// Open the database in `dir`, creating it if `opts.create_if_missing`.
     ///
-    /// Recovers from the manifest and the write-ahead log. Fails with [`Error::Locked`] if
-    /// another process (or handle) has it open, [`Error::InvalidOptions`] for a bad option,
-    /// [`Error::Corruption`] if its files are damaged.
+    /// Recovers from the manifest and the write-ahead log. Fails with [`crate::Error::Locked`] if
+    /// another process (or handle) has it open, [`crate::Error::InvalidOptions`] for a bad option,
+    /// [`crate::Error::Corruption`] if its files are damaged.
     pub fn open(dir: impl AsRef<Path>, opts: Options) -> Result<Db> {
         let inner = open::open(dir.as_ref(), opts)?;
         Ok(Db { _guard: Arc::new(CloseGuard { inner: inner.clone() }), inner })
@@ -209,7 +209,7 @@ impl Db {
     }
 
     /// Stop background work, sync the WAL and release the directory lock. Every handle
-    /// of this database fails with [`Error::Closed`] afterwards. Dropping the last handle
+    /// of this database fails with [`crate::Error::Closed`] afterwards. Dropping the last handle
     /// does the same, ignoring errors.
     pub fn close(self) -> Result<()> {
         self.inner.shutdown()
@@ -250,6 +250,3 @@ fn _assert_send_sync() {
     is::<Db>();
     is::<Snapshot>();
 }
-
-#[allow(dead_code)]
-fn _unused(_: Error) {}

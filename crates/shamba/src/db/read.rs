@@ -117,7 +117,7 @@ impl DbInner {
             let candidate = Candidate {
                 level,
                 last_level: Some(level) == last_level,
-                files_in_level: version.levels[level].file_count(),
+                version,
                 meta: file,
                 reader: &table,
                 seek: &seek,

@@ -204,11 +204,10 @@ impl DbInner {
 /// Take the front write and the writes behind it, up to a size limit; writes that skip
 /// the WAL are not grouped with writes that use it.
 fn take_group(waiting: &mut std::collections::VecDeque<QueuedWrite>) -> Vec<QueuedWrite> {
-    let mut group = Vec::new();
+    let mut group: Vec<QueuedWrite> = Vec::new();
     let mut bytes = 0;
     while let Some(w) = waiting.front() {
         if let Some(first) = group.first() {
-            let first: &QueuedWrite = first;
             if bytes + w.batch.approximate_size() > MAX_GROUP_BYTES || w.disable_wal != first.disable_wal {
                 break;
             }

@@ -11,7 +11,7 @@
 //!   uniform or Monkey bits per key, whole / modules / units).
 //! - [`build_filter_parts`] turns the digests of a table's keys into one or more serialized
 //!   parts (a whole filter, or one per module / unit), each stored by the table as its own
-//!   block; the byte layout is in [`format`].
+//!   block; the byte layout is in [`format`](mod@format).
 //! - [`FilterPart::parse`] reads a part back without copying; [`FilterPart::may_contain`]
 //!   probes it. A lookup probes the parts in order and stops at the first negative; the FP
 //!   rate of the parts probed is the product of their rates.

@@ -22,7 +22,7 @@ pub use policy::{ElasticPolicy, ProbePolicy, ShambaPolicy, Skipping};
 
 use crate::number_map::NumberMap;
 use crate::table::{ProbePlan, TableReader};
-use crate::version::{FileMeta, FileStatsRecord};
+use crate::version::{FileMeta, FileStatsRecord, Version};
 use elastic::ElasticState;
 use parking_lot::{Mutex, RwLock};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
@@ -52,8 +52,9 @@ pub struct Candidate<'a> {
     pub level: usize,
     /// Whether it is in the deepest non-empty level.
     pub last_level: bool,
-    /// Files in its level (for relative popularity).
-    pub files_in_level: usize,
+    /// The version it belongs to (its level's file count gives relative popularity; only
+    /// policies that need it count, so `Plain` pays nothing).
+    pub version: &'a Version,
     /// Its metadata.
     pub meta: &'a FileMeta,
     /// Its reader.
@@ -150,7 +151,8 @@ impl FilterManager {
                 }
             }
             ProbePolicy::Shamba(p) => {
-                let e = self.estimate(&state, c.level, c.files_in_level, p.warmup_lookups);
+                let files_in_level = c.version.levels.get(c.level).map_or(0, |l| l.file_count());
+                let e = self.estimate(&state, c.level, files_in_level, p.warmup_lookups);
                 shamba::plan(p, &e, &state.part_fprs, |d| c.reader.filter_part_resident(c.seek, d - 1))
             }
             ProbePolicy::Elastic(_) => match &self.elastic {

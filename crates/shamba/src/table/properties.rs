@@ -129,7 +129,7 @@ pub struct TableProperties {
     pub block_size: u64,
     /// Restart interval of data blocks.
     pub restart_interval: u64,
-    /// Compression asked for data blocks (a [`super::format::CompressionType`] byte).
+    /// Compression asked for data blocks (a `CompressionType` byte).
     pub compression: u8,
     /// Creation time, seconds since the Unix epoch.
     pub created_unix_secs: u64,

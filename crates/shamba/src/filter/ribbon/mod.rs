@@ -242,7 +242,7 @@ impl<'a> RibbonRef<'a> {
     /// `false`: the key was certainly not added.
     ///
     /// Each column costs three word loads, three ands and one POPCNT. The first
-    /// [`FIRST_COLUMNS`] columns are checked before one early exit (a miss fails there with
+    /// `FIRST_COLUMNS` columns are checked before one early exit (a miss fails there with
     /// probability 3/4, so the branch is mostly predicted); the rest branch-free, since
     /// branching per column would mispredict on almost every miss.
     #[inline]
