@@ -125,6 +125,11 @@ pub struct BenchArgs {
     /// Recompute the key digest per table (the unshared baseline).
     #[arg(long)]
     pub no_share_hash: bool,
+    /// Do not keep the data blocks lookups read in the block cache (`ReadOptions::fill_cache`
+    /// false), like a direct-I/O reader with no cache of its own: every data-block read the
+    /// filters let through costs a device read.
+    #[arg(long)]
+    pub no_fill_cache: bool,
     /// Random seed.
     #[arg(long, default_value_t = 42)]
     pub seed: u64,
@@ -380,7 +385,12 @@ pub(crate) fn read_phase(db: &Db, args: &BenchArgs, kind: ReadKind) -> Result<Ph
     let threads = args.threads.max(1) as u64;
     let per_thread = args.reads / threads;
     let pb = progress(per_thread * threads, name, args.json);
-    let ro = ReadOptions { share_hash: !args.no_share_hash, profile: args.profile, ..ReadOptions::default() };
+    let ro = ReadOptions {
+        share_hash: !args.no_share_hash,
+        profile: args.profile,
+        fill_cache: !args.no_fill_cache,
+        ..ReadOptions::default()
+    };
     let before = db.stats();
     let start = Instant::now();
     let found = std::thread::scope(|s| {
@@ -483,7 +493,7 @@ fn config_json(a: &BenchArgs) -> serde_json::Value {
         "ribbon_from_level": a.ribbon_from_level, "monkey": a.monkey, "policy": format!("{:?}", a.policy),
         "elastic_budget_mb": a.elastic_budget_mb, "life_time": a.life_time, "write_buffer_mb": a.write_buffer_mb, "target_file_mb": a.target_file_mb,
         "size_ratio": a.size_ratio, "compaction": format!("{:?}", a.compaction), "device": a.device, "direct_io": a.direct_io,
-        "share_hash": !a.no_share_hash, "prefetch": !a.no_prefetch, "profile": a.profile, "seed": a.seed,
+        "share_hash": !a.no_share_hash, "prefetch": !a.no_prefetch, "fill_cache": !a.no_fill_cache, "profile": a.profile, "seed": a.seed,
     })
 }
 

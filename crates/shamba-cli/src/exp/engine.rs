@@ -295,6 +295,8 @@ pub struct ReadSpec {
     pub seed: u64,
     /// Time each lookup stage (`ReadOptions::profile`: a few clock reads per lookup).
     pub profile: bool,
+    /// Keep the data blocks lookups read in the block cache (false: a direct-I/O reader).
+    pub fill_cache: bool,
 }
 
 impl ReadSpec {
@@ -308,6 +310,7 @@ impl ReadSpec {
             share_hash: true,
             seed,
             profile: false,
+            fill_cache: true,
         }
     }
 }
@@ -322,6 +325,7 @@ pub fn measure(db: &Db, num: u64, key_size: usize, spec: &ReadSpec) -> Result<Ph
     args.distribution = spec.distribution;
     args.no_share_hash = !spec.share_hash;
     args.profile = spec.profile;
+    args.no_fill_cache = !spec.fill_cache;
     args.threads = 1;
     // Hides the progress bar.
     args.json = true;

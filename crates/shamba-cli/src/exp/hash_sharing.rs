@@ -46,8 +46,6 @@ struct Plan {
     warmup: u64,
     reads: u64,
     repeats: usize,
-    /// Keys per flush of the prefetch tree (31 flushes: 5 levels of 16 B keys).
-    big_flush_keys: u64,
 }
 
 impl Plan {
@@ -64,7 +62,6 @@ impl Plan {
                 warmup: 5_000,
                 reads: 5_000,
                 repeats: 20,
-                big_flush_keys: 130_000,
             }
         } else {
             Plan {
@@ -78,7 +75,6 @@ impl Plan {
                 warmup: 20_000,
                 reads: 10_000,
                 repeats: 20,
-                big_flush_keys: 1_000_000,
             }
         }
     }
@@ -90,14 +86,14 @@ impl Plan {
 /// Fig. 5b uses T = 2 too; Fig. 5a uses 5 levels with T = 10. (Leveled partial compaction
 /// leaves the upper levels covering only parts of the key range, so an empty lookup would
 /// visit far fewer tables than there are levels.)
-fn tall_options() -> Options {
+pub(super) fn tall_options() -> Options {
     let shape =
         Shape { write_buffer: 64 << 20, target_file: 64 << 20, level_base: 64 << 20, size_ratio: 2, num_levels: 20 };
     Options { compaction_style: CompactionStyle::Tiered, ..shape.options() }
 }
 
 /// Keys of a tall tree with `levels` levels.
-fn keys_for_levels(flush_keys: u64, levels: u32) -> u64 {
+pub(super) fn keys_for_levels(flush_keys: u64, levels: u32) -> u64 {
     flush_keys * ((1u64 << levels) - 1)
 }
 
@@ -114,12 +110,14 @@ fn tree_spec(plan: &Plan, key_size: usize, bits: f64, seed: u64) -> TreeSpec {
     }
 }
 
-fn read_options(base: &Options, device: &str) -> Result<Options, Box<dyn Error>> {
+/// `base` opened for measuring: filters and indexes pinned, a small block cache, no prefetch,
+/// the named device emulated.
+pub(super) fn read_options(base: &Options, device: &str) -> Result<Options, Box<dyn Error>> {
     let mut o = base.clone();
     o.cache_capacity = SMALL_CACHE;
     o.cache_index_and_filter_blocks = false;
     // The seed's figures measure sharing alone; prefetching (which needs the shared digest)
-    // is measured on its own in the prefetch table.
+    // is measured on its own by `exp prefetch`.
     o.prefetch_filters = false;
     o.device = DeviceModel::parse(device).ok_or_else(|| format!("unknown device {device:?}"))?;
     Ok(o)
@@ -264,10 +262,9 @@ pub fn run(args: &ExpArgs) -> Result<Report, Box<dyn Error>> {
     device_sweep(&plan, &tree512, &empty, &mut report)?;
     bits_sweep(&plan, args, &tree512, &empty, &mut report)?;
     fraction_sweep(&plan, &tree512, &empty, &mut report)?;
-    prefetch_sweep(&plan, args, &tree512, &mut report)?;
 
     report.note("gain % = unshared ns / shared ns - 1 (the seed's 'performance gain'); the bar is >= 20% at 512 B keys, 5+ levels, NVM");
-    report.note("ours hash ns/lookup = time in Digest::of per lookup from a profiled run (ReadOptions::profile; the timed runs are unprofiled); model = one digest's ns (micro-benchmark) x digests per lookup (1 shared; 1 + tables visited unshared: Db::get computes the shared digest before it looks at share_hash). Prefetching is off in these tables (the seed measures sharing alone; see the prefetch table)");
+    report.note("ours hash ns/lookup = time in Digest::of per lookup from a profiled run (ReadOptions::profile; the timed runs are unprofiled); model = one digest's ns (micro-benchmark) x digests per lookup (1 shared; 1 + tables visited unshared: Db::get computes the shared digest before it looks at share_hash). Prefetching is off in these tables (the seed measures sharing alone; `shamba exp prefetch` measures it)");
     report.note("seed 000 used RocksDB's 64-bit MurmurHash; we use xxh3-128, about 2-4x cheaper per byte, so the hashing share of a lookup (and the gain) is smaller at equal key size. The seed's 'NVM' is a RAM disk (a syscall per read): closest to our device 'none' (page-cache pread); our 'nvm' adds 70 ns to that");
     report.note("paper figures are plots; the seed column gives the values stated in the text (Fig. 5a: 10-33%, >30% at 1 KB; Fig. 6: 15% SSD .. >80% NVM; Fig. 7: 20% PCIe, >65% NVM at 10 bits/key; Fig. 9: 75% at alpha 0, >15% at alpha 1)");
     report.note(format!("filters and indexes pinned, block cache {} KiB; per point {} warm-up lookups, then {} alternating shared/unshared runs of the same {} lookups, fastest run kept", SMALL_CACHE >> 10, plan.warmup, plan.repeats, plan.reads));
@@ -498,68 +495,5 @@ fn fraction_sweep(plan: &Plan, tree: &LoadedTree, empty: &ReadSpec, report: &mut
     }
     report.tables.push(table);
     report.plots.push(plot);
-    Ok(())
-}
-
-/// The prefetch bar: filters in memory, empty lookups probing every candidate's filter after
-/// prefetching them all (the default) against level by level, on the 512 B tree and on a
-/// 5-level tree of 16 B keys whose filters are the larger the more keys (`big_flush_keys`).
-fn prefetch_sweep(
-    plan: &Plan,
-    args: &ExpArgs,
-    tree512: &LoadedTree,
-    report: &mut Report,
-) -> Result<(), Box<dyn Error>> {
-    let mut options = tall_options();
-    options.filter_policy = BuildPolicy::uniform(10.0);
-    let big = LoadedTree::load(TreeSpec {
-        num: keys_for_levels(plan.big_flush_keys, 5),
-        key_size: 16,
-        value_size: 8,
-        options,
-        seed: args.seed,
-        flush_every: Some(plan.big_flush_keys),
-    })?;
-    report.note(format!("prefetch tree: {}", big.describe()));
-    let mut table = Table::new(
-        "prefetch",
-        "Prefetching every candidate's filter before probing (filters in memory, NVM emulation, empty lookups)",
-        &["tree", "filter MiB", "tables/lookup", "lookups", "ours ns", "ours ops/s", "speedup vs level by level"],
-    );
-    let configs = [
-        ("prefetch (default)", true, true),
-        ("level by level", false, true),
-        ("level by level, unshared", false, false),
-    ];
-    for (name, tree) in [("512 B keys", tree512), ("16 B keys", &big)] {
-        let mut best = [f64::INFINITY; 3];
-        let mut tables = 0.0;
-        for _ in 0..plan.repeats.min(8) {
-            for (i, &(_, prefetch, share)) in configs.iter().enumerate() {
-                let mut o = read_options(&tree.spec.options, "nvm")?;
-                o.prefetch_filters = prefetch;
-                let db = tree.open(o)?;
-                let spec =
-                    ReadSpec { share_hash: share, ..ReadSpec::empty(plan.warmup / 4, plan.reads * 4, args.seed) };
-                let r = measure(&db, tree.spec.num, tree.spec.key_size, &spec)?;
-                db.close()?;
-                best[i] = best[i].min(r.ns_per_op);
-                tables = tables_per_op(&r);
-            }
-        }
-        for (i, (label, _, _)) in configs.iter().enumerate() {
-            table.row(vec![
-                Cell::text(name),
-                Cell::num(tree.filter_bytes() as f64 / (1 << 20) as f64, 2),
-                Cell::num(tables, 2),
-                Cell::text(*label),
-                Cell::num(best[i], 0),
-                Cell::num(1e9 / best[i], 0),
-                Cell::num(best[1] / best[i], 2),
-            ]);
-        }
-    }
-    report.tables.push(table);
-    report.note("issue-4 bar: with filters in memory on a 5-level tree whose filters are larger than the CPU cache (here: L2 2 MiB per core, L3 32 MiB shared), prefetching >= 1.5x the throughput of level by level; the quick run's 16 B tree is smaller than L3, the full run's is larger");
     Ok(())
 }

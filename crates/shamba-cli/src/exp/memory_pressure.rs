@@ -124,13 +124,9 @@ pub fn run_grid(grid: &Grid, seed: u64, notes: &mut Vec<String>) -> Result<Vec<C
                 for &alpha in &grid.alphas {
                     let db = tree.open(cached_options(&tree.spec.options, v, cache, elastic_budget))?;
                     let spec = ReadSpec {
-                        warmup: grid.warmup,
-                        reads: grid.reads,
                         existing: alpha,
                         distribution: dist,
-                        share_hash: true,
-                        seed: seed ^ (pct as u64),
-                        profile: false,
+                        ..ReadSpec::empty(grid.warmup, grid.reads, seed ^ (pct as u64))
                     };
                     let result = measure(&db, tree.spec.num, tree.spec.key_size, &spec)?;
                     db.close()?;
@@ -154,6 +150,7 @@ fn tree_key(build: Build, pct: f64) -> String {
         Build::RibbonEq(n) => format!("ribbon-eq{n}"),
         Build::PartitionedWhole => "part-whole".into(),
         Build::PartitionedEq(n) => format!("part-eq{n}"),
+        Build::PartitionedRibbonEq(n) => format!("part-ribbon-eq{n}"),
     }
 }
 

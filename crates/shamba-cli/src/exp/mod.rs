@@ -16,6 +16,7 @@
 //! | `elastic` | 003, Fig. 5 | engine: ElasticBF vs Plain at 4 bits/key |
 //! | `monkey` | 002, Fig. 12 | engine: uniform vs Monkey bits/key at equal memory |
 //! | `headline` | 002 | engine: Plain vs SHaMBa under memory pressure, default options |
+//! | `prefetch` | - | engine: every candidate's filter line prefetched vs level by level |
 
 use std::error::Error;
 
@@ -30,6 +31,7 @@ pub mod measure;
 mod memory_pressure;
 mod modules;
 mod monkey;
+mod prefetch;
 pub mod report;
 mod ribbon;
 mod units_fpr;
@@ -39,7 +41,7 @@ mod variants;
 #[derive(Debug, clap::Args)]
 pub struct ExpArgs {
     /// Experiment name (hash-cost, hash-fpr, units-fpr, mbf, ribbon, hash-sharing, memory-pressure,
-    /// modules, elastic, monkey, headline).
+    /// modules, elastic, monkey, headline, prefetch).
     pub name: String,
     /// A short run (a few minutes at most).
     #[arg(long)]
@@ -69,9 +71,10 @@ pub fn run(args: &ExpArgs) -> Result<(), Box<dyn Error>> {
         "elastic" => elastic::run(args)?,
         "monkey" => monkey::run(args)?,
         "headline" => headline::run(args)?,
+        "prefetch" => prefetch::run(args)?,
         other => {
             return Err(
-                format!("unknown experiment {other:?} (known: hash-cost, hash-fpr, units-fpr, mbf, ribbon, hash-sharing, memory-pressure, modules, elastic, monkey, headline)").into()
+                format!("unknown experiment {other:?} (known: hash-cost, hash-fpr, units-fpr, mbf, ribbon, hash-sharing, memory-pressure, modules, elastic, monkey, headline, prefetch)").into()
             )
         }
     };

@@ -27,12 +27,14 @@ pub enum Build {
     PartitionedWhole,
     /// `n` equal Bloom modules per partition, index and filters partitioned.
     PartitionedEq(u8),
+    /// `n` equal modules of a Ribbon filter per partition, index and filters partitioned.
+    PartitionedRibbonEq(u8),
 }
 
 impl Build {
     /// Whether index and filters are partitioned.
     pub fn partitioned(self) -> bool {
-        matches!(self, Build::PartitionedWhole | Build::PartitionedEq(_))
+        matches!(self, Build::PartitionedWhole | Build::PartitionedEq(_) | Build::PartitionedRibbonEq(_))
     }
 }
 
@@ -70,7 +72,7 @@ impl Variant {
 }
 
 /// Every variant of `memory-pressure`, baselines first.
-pub const ALL: [Variant; 12] = [
+pub const ALL: [Variant; 14] = [
     Variant::new("plain", Build::Whole, Probe::Plain),
     Variant::new("plain-part", Build::PartitionedWhole, Probe::Plain),
     Variant::new("eq", Build::Eq(2), Probe::Shamba(Skipping::None)),
@@ -82,6 +84,8 @@ pub const ALL: [Variant; 12] = [
     Variant::new("elastic", Build::Units(5), Probe::Elastic),
     Variant::new("ribbon-eq-F", Build::RibbonEq(2), Probe::Shamba(Skipping::Full)),
     Variant::new("eq-F-part", Build::PartitionedEq(2), Probe::Shamba(Skipping::Full)),
+    Variant::new("ribbon-eq-part", Build::PartitionedRibbonEq(2), Probe::Shamba(Skipping::None)),
+    Variant::new("ribbon-eq-F-part", Build::PartitionedRibbonEq(2), Probe::Shamba(Skipping::Full)),
     Variant::new("no-last-level", Build::Whole, Probe::Plain),
 ];
 
@@ -112,7 +116,7 @@ pub fn build_policy(build: Build, bits_per_key: f64, monkey: bool, pct: f64) -> 
             None => FilterLayout::Whole,
         },
         Build::Units(count) => FilterLayout::Units { count },
-        Build::RibbonEq(count) => {
+        Build::RibbonEq(count) | Build::PartitionedRibbonEq(count) => {
             p.ribbon_from_level = Some(0);
             FilterLayout::Modules(ModuleSizes::Equal { count })
         }

@@ -106,6 +106,8 @@ pub fn file_meta(number: u64, run: u64, s: TableSummary) -> FileMeta {
         filter_bytes: s.filter_bytes,
         index_bytes: s.index_bytes,
         stats: None,
+        reader: Default::default(),
+        filter_state: Default::default(),
     }
 }
 

@@ -130,7 +130,7 @@ impl DbInner {
         let mut meta = flush_to_table(&self.job_env(&alloc), mem.cursor(), filter)?;
         if let Some(m) = meta.as_mut() {
             let tree_entries: u64 = DbInner::entries_per_level(&version).iter().sum::<u64>() + m.entries;
-            let hits = self.counters.table_hits.load(std::sync::atomic::Ordering::Relaxed);
+            let hits = self.level_counters.iter().map(|l| l.hits.load(std::sync::atomic::Ordering::Relaxed)).sum();
             m.stats = Some(inherit::for_flush(m.entries, tree_entries, self.manager.hit_ratio(hits)));
         }
         let mut edit = VersionEdit::default();

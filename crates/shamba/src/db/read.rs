@@ -17,8 +17,9 @@ use std::time::Instant;
 /// a leveled tree of any practical depth plus a few L0 files.
 const PREFETCH_DEPTH: usize = 16;
 
-/// A candidate table with its reader open: (level, metadata, reader).
-type OpenCandidate<'a> = (usize, &'a Arc<FileMeta>, Arc<TableReader>);
+/// A candidate table with its reader open: (level, metadata, reader), all borrowed from the
+/// lookup's version.
+type OpenCandidate<'a> = (usize, &'a Arc<FileMeta>, &'a TableReader);
 
 impl DbInner {
     /// Check a key's length against the configured limit.
@@ -86,12 +87,17 @@ impl DbInner {
         let mut ahead: [Option<OpenCandidate<'_>>; PREFETCH_DEPTH] = Default::default();
         let mut n_ahead = 0;
         if self.opts.prefetch_filters && ro.share_hash {
+            // Two passes: the parts' headers first (where the probe line is depends on
+            // them), then the probe lines; each pass's misses overlap with each other.
             for slot in ahead.iter_mut() {
                 let Some((level, file)) = candidates.next() else { break };
-                let table = self.tables.reader(file.number)?;
-                table.prefetch_filter(&seek, &digest);
-                *slot = Some((level, file, table));
+                let table = self.tables.reader_of(file)?;
+                table.prefetch_filter_header(&seek);
+                *slot = Some((level, file, &**table));
                 n_ahead += 1;
+            }
+            for (_, _, table) in ahead[..n_ahead].iter().flatten() {
+                table.prefetch_filter(&seek, &digest);
             }
         }
         let mut prefetched = ahead[..n_ahead].iter_mut().filter_map(Option::take);
@@ -99,7 +105,7 @@ impl DbInner {
             let (level, file, table) = match prefetched.next() {
                 Some(c) => c,
                 None => match candidates.next() {
-                    Some((level, file)) => (level, file, self.tables.reader(file.number)?),
+                    Some((level, file)) => (level, file, &**self.tables.reader_of(file)?),
                     None => break,
                 },
             };
@@ -119,7 +125,7 @@ impl DbInner {
                 last_level: Some(level) == last_level,
                 version,
                 meta: file,
-                reader: &table,
+                reader: table,
                 seek: &seek,
             };
             let (plan, state) = self.manager.plan(&candidate);
@@ -129,25 +135,18 @@ impl DbInner {
                 DbCounters::add(&c.index_nanos, outcome.index_nanos);
                 DbCounters::add(&c.data_nanos, outcome.data_nanos);
             }
+            // Two counter updates per table (see LevelCounters).
             let lc = &self.level_counters[level];
-            DbCounters::add(&lc.table_lookups, 1);
             DbCounters::add(&lc.filter_parts_probed, u64::from(outcome.parts_probed));
             if outcome.parts_probed == 0 && table.filter_part_count() > 0 {
                 DbCounters::add(&lc.filters_skipped, 1);
             }
             match got {
-                TableGet::FilteredOut => {
-                    DbCounters::add(&c.filter_negatives, 1);
-                    DbCounters::add(&lc.filter_negatives, 1);
-                }
-                TableGet::NotFound => {
-                    DbCounters::add(&c.filter_false_positives, 1);
-                    DbCounters::add(&lc.false_positives, 1);
-                }
+                TableGet::FilteredOut => DbCounters::add(&lc.filter_negatives, 1),
+                TableGet::NotFound => DbCounters::add(&lc.false_positives, 1),
                 TableGet::Found { kind, value, .. } => {
-                    DbCounters::add(&c.table_hits, 1);
                     DbCounters::add(&lc.hits, 1);
-                    self.manager.found(state.as_ref());
+                    self.manager.found(state);
                     return Ok(match kind {
                         ValueKind::Put => Some(value),
                         ValueKind::Delete => None,

@@ -217,6 +217,7 @@ pub struct BlockedBloomRef<'a> {
 
 impl<'a> BlockedBloomRef<'a> {
     /// Check the parameters against the payload.
+    #[inline]
     pub fn parse(raw: &RawPart<'a>) -> Result<Self, DecodeError> {
         let mut r = Reader::new(raw.params);
         let num_blocks = r.u32()?;

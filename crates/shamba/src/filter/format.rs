@@ -176,7 +176,46 @@ pub fn encode(header: &Header, params: &[u8], payload: &[u8]) -> Vec<u8> {
 }
 
 /// Split and check a part's bytes. O(1); never copies.
+///
+/// Every probe of a cached part parses it, so the common case is a few compares on the
+/// fixed header; a part that fails them is re-checked field by field, cold, for the message.
+#[inline]
 pub fn decode(bytes: &[u8]) -> Result<RawPart<'_>, DecodeError> {
+    match decode_valid(bytes) {
+        Some(raw) => Ok(raw),
+        None => decode_explained(bytes),
+    }
+}
+
+/// [`decode`]'s fast path: the part when every check passes, `None` otherwise.
+#[inline]
+fn decode_valid(bytes: &[u8]) -> Option<RawPart<'_>> {
+    let h: &[u8; HEADER_LEN] = bytes.first_chunk()?;
+    if h[0] != FORMAT_VERSION {
+        return None;
+    }
+    let kind = PartKind::from_u8(h[1])?;
+    let role = Role::from_u8(h[3])?;
+    let (part_index, part_count) = (h[4], h[5]);
+    if part_count == 0 || part_index >= part_count || (role == Role::Whole && part_count != 1) {
+        return None;
+    }
+    let fallback = FallbackReason::from_u8(h[6])?;
+    let params_len = usize::from(h[7]);
+    let payload_len = u64::from_le_bytes(*h[8..].first_chunk()?);
+    let rest = bytes.get(HEADER_LEN..)?;
+    if rest.len() < params_len || (rest.len() - params_len) as u64 != payload_len {
+        return None;
+    }
+    let (params, payload) = rest.split_at(params_len);
+    let header = Header { kind, digest_version: h[2], role, part_index, part_count, fallback };
+    Some(RawPart { header, params, payload })
+}
+
+/// [`decode`]'s slow path: which check a part fails.
+#[cold]
+#[inline(never)]
+fn decode_explained(bytes: &[u8]) -> Result<RawPart<'_>, DecodeError> {
     let Some(fixed) = bytes.get(..HEADER_LEN) else {
         return Err(DecodeError::new(format!(
             "filter part truncated: {} bytes, header needs {HEADER_LEN}",
@@ -234,10 +273,12 @@ pub struct Reader<'a> {
 
 impl<'a> Reader<'a> {
     /// Read from the start of `bytes`.
+    #[inline]
     pub fn new(bytes: &'a [u8]) -> Self {
         Reader { bytes, pos: 0 }
     }
 
+    #[inline]
     fn take<const N: usize>(&mut self) -> Result<[u8; N], DecodeError> {
         let end = self.pos.checked_add(N);
         let Some(slice) = end.and_then(|e| self.bytes.get(self.pos..e)) else {
@@ -250,21 +291,25 @@ impl<'a> Reader<'a> {
     }
 
     /// One byte.
+    #[inline]
     pub fn u8(&mut self) -> Result<u8, DecodeError> {
         Ok(self.take::<1>()?[0])
     }
 
     /// A u32, little-endian.
+    #[inline]
     pub fn u32(&mut self) -> Result<u32, DecodeError> {
         Ok(u32::from_le_bytes(self.take()?))
     }
 
     /// A u64, little-endian.
+    #[inline]
     pub fn u64(&mut self) -> Result<u64, DecodeError> {
         Ok(u64::from_le_bytes(self.take()?))
     }
 
     /// Fail unless every byte was read (parameters of a known kind have a fixed size).
+    #[inline]
     pub fn finish(&self) -> Result<(), DecodeError> {
         if self.pos == self.bytes.len() {
             Ok(())
@@ -347,5 +392,25 @@ mod tests {
         let mut huge = good;
         huge[8..16].copy_from_slice(&u64::MAX.to_le_bytes());
         assert!(decode(&huge).is_err());
+    }
+
+    proptest::proptest! {
+        /// The fast path accepts exactly what the field-by-field path accepts, with the
+        /// same result: headers with any byte changed, any length claimed, any extra bytes.
+        #[test]
+        fn fast_and_explained_paths_agree(
+            at in 0usize..HEADER_LEN,
+            v in proptest::prelude::any::<u8>(),
+            params in 0usize..12,
+            payload in 0usize..40,
+            cut in 0usize..60,
+        ) {
+            let mut b = encode(&header(), &vec![7; params], &vec![9; payload]);
+            b[at] = v;
+            b.truncate(b.len().saturating_sub(cut % 3 * cut));
+            let fast = decode_valid(&b).map(|r| (r.header, r.params, r.payload));
+            let slow = decode_explained(&b).ok().map(|r| (r.header, r.params, r.payload));
+            proptest::prop_assert_eq!(fast, slow);
+        }
     }
 }

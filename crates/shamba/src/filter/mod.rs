@@ -41,5 +41,5 @@ pub use build::{bloom_bits_for_fp_rate, build_filter_parts, build_filter_parts_w
 pub use digest::{Digest, DIGEST_VERSION};
 pub use format::{FallbackReason, PartKind, Role};
 pub use modular_bloom::{BloomLayout, ModuleSizes};
-pub use part::FilterPart;
+pub use part::{prefetch_bytes, FilterPart};
 pub use policy::{bloom_equivalent_fp_rate, Allocation, BuildPolicy, FilterLayout, FilterSpec};

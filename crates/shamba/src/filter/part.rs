@@ -27,6 +27,7 @@ enum Body<'a> {
 impl<'a> FilterPart<'a> {
     /// Validate the header and lengths of a part built from engine digests
     /// ([`DIGEST_VERSION`]). O(1): reads the header and parameters only.
+    #[inline]
     pub fn parse(bytes: &'a [u8]) -> Result<Self, DecodeError> {
         Self::parse_with_digest_version(bytes, DIGEST_VERSION)
     }
@@ -34,6 +35,7 @@ impl<'a> FilterPart<'a> {
     /// Validate a part whose digests came from the hash function with `digest_version`
     /// (experiments); a part of any other digest version is rejected, since probing it
     /// with the wrong digest would give false negatives.
+    #[inline]
     pub fn parse_with_digest_version(bytes: &'a [u8], digest_version: u8) -> Result<Self, DecodeError> {
         let raw = format::decode(bytes)?;
         if raw.header.digest_version != digest_version {
@@ -147,6 +149,13 @@ impl<'a> FilterPart<'a> {
 
 /// Bytes per CPU cache line (x86-64 and most others).
 const CACHE_LINE: usize = 64;
+
+/// Ask the CPU to start loading the first cache line of `bytes` (a part's header), and
+/// return at once; nothing for an empty slice. Only a hint.
+#[inline]
+pub fn prefetch_bytes(bytes: &[u8]) {
+    prefetch_line(bytes, 0);
+}
 
 /// Prefetch the cache line holding `bytes[at]`; nothing if `at` is out of range.
 #[inline(always)]

@@ -106,8 +106,20 @@ impl FilterManager {
         self.lookups.load(Relaxed)
     }
 
-    /// The state of a table, created on first use.
-    fn state(&self, meta: &FileMeta, reader: &TableReader) -> Arc<FileState> {
+    /// The state of a table, created on first use and then kept in its metadata (the map
+    /// stays the source of truth for persistence, and for a copy of the metadata, e.g. after
+    /// a trivial move, whose slot starts empty).
+    #[inline]
+    fn state<'m>(&self, meta: &'m FileMeta, reader: &TableReader) -> &'m Arc<FileState> {
+        match meta.filter_state.get() {
+            Some(s) => s,
+            None => meta.filter_state.set(self.shared_state(meta, reader)),
+        }
+    }
+
+    /// The state of a table from the map, created on first use.
+    #[cold]
+    fn shared_state(&self, meta: &FileMeta, reader: &TableReader) -> Arc<FileState> {
         if let Some(s) = self.files.read().get(&meta.number) {
             return s.clone();
         }
@@ -132,7 +144,7 @@ impl FilterManager {
     /// Under `Plain` nothing is decided and no statistics are kept: the baseline pays for
     /// nothing it does not use. Every other policy keeps them (and persists them).
     #[inline]
-    pub fn plan(&self, c: &Candidate<'_>) -> (ProbePlan, Option<Arc<FileState>>) {
+    pub fn plan<'a>(&self, c: &Candidate<'a>) -> (ProbePlan, Option<&'a FileState>) {
         if let ProbePolicy::Plain = self.policy {
             return (ProbePlan::ALL, None);
         }
@@ -150,21 +162,23 @@ impl FilterManager {
                     ProbePlan::ALL
                 }
             }
+            // Nothing is skipped: the statistics above are all this lookup needs.
+            ProbePolicy::Shamba(p) if p.skipping == Skipping::None => ProbePlan::ALL,
             ProbePolicy::Shamba(p) => {
                 let files_in_level = c.version.levels.get(c.level).map_or(0, |l| l.file_count());
-                let e = self.estimate(&state, c.level, files_in_level, p.warmup_lookups);
+                let e = self.estimate(state, c.level, files_in_level, p.warmup_lookups);
                 shamba::plan(p, &e, &state.part_fprs, |d| c.reader.filter_part_resident(c.seek, d - 1))
             }
             ProbePolicy::Elastic(_) => match &self.elastic {
-                Some(el) => el.lock().on_access(c.meta.number, &state, self.lookups()),
+                Some(el) => el.lock().on_access(c.meta.number, state, self.lookups()),
                 None => ProbePlan::ALL,
             },
         };
-        (plan, Some(state))
+        (plan, Some(&**state))
     }
 
     /// Record that a lookup found its key in a table (alpha's numerator).
-    pub fn found(&self, state: Option<&Arc<FileState>>) {
+    pub fn found(&self, state: Option<&FileState>) {
         if let Some(s) = state {
             s.positives.fetch_add(1, Relaxed);
         }

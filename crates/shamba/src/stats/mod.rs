@@ -12,12 +12,6 @@ pub struct DbCounters {
     pub gets: AtomicU64,
     /// Point lookups answered by a memtable.
     pub memtable_hits: AtomicU64,
-    /// Table lookups skipped because a filter said no.
-    pub filter_negatives: AtomicU64,
-    /// Table lookups where the filter said maybe but the key was absent.
-    pub filter_false_positives: AtomicU64,
-    /// Table lookups that found the key.
-    pub table_hits: AtomicU64,
     /// Write operations (puts and deletes).
     pub write_ops: AtomicU64,
     /// Write groups committed (one WAL record each).
@@ -62,11 +56,13 @@ impl DbCounters {
     }
 }
 
-/// Live lookup counters of one level.
+/// Live lookup counters of one level. Every table visit ends in exactly one of
+/// `filter_negatives`, `false_positives` and `hits`, so visits are their sum: a lookup
+/// updates two counters per table, not four (each update is an atomic read-modify-write,
+/// and those serialize the overlapped misses the filter prefetch creates).
+/// Database-wide totals are sums over levels, for the same reason.
 #[derive(Debug, Default)]
 pub struct LevelCounters {
-    /// Tables of this level visited by lookups.
-    pub table_lookups: AtomicU64,
     /// Filter parts probed.
     pub filter_parts_probed: AtomicU64,
     /// Table visits a filter ended ("no").
@@ -101,7 +97,7 @@ impl LevelCounters {
     pub fn snapshot(&self) -> LevelLookupStats {
         let g = |a: &AtomicU64| a.load(Relaxed);
         LevelLookupStats {
-            table_lookups: g(&self.table_lookups),
+            table_lookups: g(&self.filter_negatives) + g(&self.false_positives) + g(&self.hits),
             filter_parts_probed: g(&self.filter_parts_probed),
             filter_negatives: g(&self.filter_negatives),
             false_positives: g(&self.false_positives),
@@ -219,14 +215,15 @@ pub struct Stats {
 }
 
 impl Stats {
-    /// Fill the operation counters from the live ones.
+    /// Fill the operation counters from the live ones (after `lookup_levels`, whose sums
+    /// the filter totals are).
     pub(crate) fn with_counters(mut self, c: &DbCounters) -> Stats {
         let g = |a: &AtomicU64| a.load(Relaxed);
         self.gets = g(&c.gets);
         self.memtable_hits = g(&c.memtable_hits);
-        self.filter_negatives = g(&c.filter_negatives);
-        self.filter_false_positives = g(&c.filter_false_positives);
-        self.table_hits = g(&c.table_hits);
+        self.filter_negatives = self.lookup_levels.iter().map(|l| l.filter_negatives).sum();
+        self.filter_false_positives = self.lookup_levels.iter().map(|l| l.false_positives).sum();
+        self.table_hits = self.lookup_levels.iter().map(|l| l.hits).sum();
         self.write_ops = g(&c.write_ops);
         self.write_groups = g(&c.write_groups);
         self.wal_syncs = g(&c.wal_syncs);

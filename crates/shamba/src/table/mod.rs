@@ -46,7 +46,7 @@ pub use format::{
     FORMAT_VERSION_PARTITIONED, MAGIC,
 };
 pub use properties::{FilterDescriptor, TableProperties};
-pub use reader::{TableCounters, TableReader};
+pub use reader::TableReader;
 pub use table_cache::TableCache;
 
 use crate::cache::BlockCache;

@@ -47,11 +47,6 @@ fn absent_keys_are_not_found_and_filtered_out_only_by_a_real_filter() {
             found => panic!("absent key {uk} found: {found:?}"),
         }
     }
-    let c = r.counters();
-    assert_eq!(c.lookups, absent);
-    assert_eq!(c.filter_negatives, filtered);
-    assert_eq!(c.filter_false_positives, absent - filtered);
-    assert!(c.filter_probes >= absent, "every lookup probes at least the first part");
     if !build_filter_parts(&opts(0, Compression::None).filter, &[Digest::of(b"x")]).is_empty() {
         assert!(filtered * 10 >= absent * 9, "a 10 bits/key filter let {} of {absent} through", absent - filtered);
     }
