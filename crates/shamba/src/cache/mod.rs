@@ -95,6 +95,15 @@ impl BlockCache {
         self.shard(key).lock().get(key, kind)
     }
 
+    /// The block, if resident, counting a hit and refreshing its recency like
+    /// [`get`](Self::get); if absent, nothing is counted. For a lookup that takes a block
+    /// it will use if resident and would otherwise fetch later through `get` (which then
+    /// counts the miss): a lookup's prefetch pass takes each resident first filter part
+    /// this way and its probe uses it, one cache access per part either way.
+    pub fn get_resident(&self, key: BlockKey, kind: BlockKind) -> Option<Arc<[u8]>> {
+        self.shard(key).lock().get_resident(key, kind)
+    }
+
     /// The block, if resident, without counting a hit or a miss and without refreshing its
     /// recency: for looking ahead (prefetching a resident filter) without disturbing the
     /// statistics or the eviction order the lookups themselves produce.

@@ -64,10 +64,16 @@ impl Shard {
 
     /// The block, moved to the head of its pool; counts a hit or miss for `kind`.
     pub(super) fn get(&mut self, key: BlockKey, kind: BlockKind) -> Option<Arc<[u8]>> {
-        let Some(&slot) = self.map.get(&key) else {
+        let got = self.get_resident(key, kind);
+        if got.is_none() {
             self.counters[kind as usize].misses += 1;
-            return None;
-        };
+        }
+        got
+    }
+
+    /// [`get`](Self::get) without counting a miss.
+    pub(super) fn get_resident(&mut self, key: BlockKey, kind: BlockKind) -> Option<Arc<[u8]>> {
+        let &slot = self.map.get(&key)?;
         self.counters[kind as usize].hits += 1;
         let (block, priority, pool) = match self.slab.get(slot) {
             Some(e) => (e.block.clone(), e.priority, e.pool),

@@ -151,3 +151,17 @@ fn peek_sees_resident_blocks_without_counting_or_refreshing_them() {
     assert!(c.peek((1, 0)).is_none(), "peek did not refresh recency");
     assert!(c.peek((1, 1)).is_some());
 }
+
+#[test]
+fn get_resident_counts_hits_refreshes_recency_and_counts_no_miss() {
+    let c = BlockCache::with_shards(3 * (100 + ENTRY_OVERHEAD), 0.0, 1);
+    for off in 0..3u64 {
+        c.insert((1, off), block(100), BlockKind::Filter, Priority::Low);
+    }
+    assert!(c.get_resident((1, 0), BlockKind::Filter).is_some());
+    assert!(c.get_resident((1, 9), BlockKind::Filter).is_none());
+    assert_eq!((c.counters()[2].hits, c.counters()[2].misses), (1, 0));
+    c.insert((1, 3), block(100), BlockKind::Filter, Priority::Low);
+    assert!(c.peek((1, 0)).is_some(), "taken, so most recently used");
+    assert!(c.peek((1, 1)).is_none(), "the least recently used went");
+}

@@ -8,7 +8,7 @@ use crate::manager::Candidate;
 use crate::memtable::Lookup;
 use crate::options::ReadOptions;
 use crate::stats::DbCounters;
-use crate::table::{TableGet, TableReader};
+use crate::table::{Spot, TableGet, TableReader};
 use crate::version::FileMeta;
 use std::sync::Arc;
 use std::time::Instant;
@@ -17,9 +17,9 @@ use std::time::Instant;
 /// a leveled tree of any practical depth plus a few L0 files.
 const PREFETCH_DEPTH: usize = 16;
 
-/// A candidate table with its reader open: (level, metadata, reader), all borrowed from the
-/// lookup's version.
-type OpenCandidate<'a> = (usize, &'a Arc<FileMeta>, &'a TableReader);
+/// A candidate table with its reader open and the key located in it: (level, metadata,
+/// reader, spot), all borrowed from the lookup's version.
+type OpenCandidate<'a> = (usize, &'a Arc<FileMeta>, &'a TableReader, Spot<'a>);
 
 impl DbInner {
     /// Check a key's length against the configured limit.
@@ -87,25 +87,32 @@ impl DbInner {
         let mut ahead: [Option<OpenCandidate<'_>>; PREFETCH_DEPTH] = Default::default();
         let mut n_ahead = 0;
         if self.opts.prefetch_filters && ro.share_hash {
+            let skip_last = self.manager.skips_last_level();
             // Two passes: the parts' headers first (where the probe line is depends on
             // them), then the probe lines; each pass's misses overlap with each other.
             for slot in ahead.iter_mut() {
                 let Some((level, file)) = candidates.next() else { break };
                 let table = self.tables.reader_of(file)?;
-                table.prefetch_filter_header(&seek);
-                *slot = Some((level, file, &**table));
+                let mut spot = table.locate(&seek);
+                if !(skip_last && Some(level) == last_level) {
+                    table.prefetch_filter_header(&mut spot);
+                }
+                *slot = Some((level, file, &**table, spot));
                 n_ahead += 1;
             }
-            for (_, _, table) in ahead[..n_ahead].iter().flatten() {
-                table.prefetch_filter(&seek, &digest);
+            for (_, _, table, spot) in ahead[..n_ahead].iter().flatten() {
+                table.prefetch_filter_at(spot, &digest);
             }
         }
         let mut prefetched = ahead[..n_ahead].iter_mut().filter_map(Option::take);
         loop {
-            let (level, file, table) = match prefetched.next() {
+            let (level, file, table, spot) = match prefetched.next() {
                 Some(c) => c,
                 None => match candidates.next() {
-                    Some((level, file)) => (level, file, &**self.tables.reader_of(file)?),
+                    Some((level, file)) => {
+                        let table = self.tables.reader_of(file)?;
+                        (level, file, &**table, table.locate(&seek))
+                    }
                     None => break,
                 },
             };
@@ -126,10 +133,10 @@ impl DbInner {
                 version,
                 meta: file,
                 reader: table,
-                seek: &seek,
+                spot: &spot,
             };
             let (plan, state) = self.manager.plan(&candidate);
-            let (got, outcome) = table.get_planned(&seek, d, ro, plan)?;
+            let (got, outcome) = table.get_at_spot(&spot, &seek, d, ro, plan)?;
             if ro.profile {
                 DbCounters::add(&c.filter_nanos, outcome.filter_nanos);
                 DbCounters::add(&c.index_nanos, outcome.index_nanos);

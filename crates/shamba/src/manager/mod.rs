@@ -21,7 +21,7 @@ pub use estimate::Estimate;
 pub use policy::{ElasticPolicy, ProbePolicy, ShambaPolicy, Skipping};
 
 use crate::number_map::NumberMap;
-use crate::table::{ProbePlan, TableReader};
+use crate::table::{ProbePlan, Spot, TableReader};
 use crate::version::{FileMeta, FileStatsRecord, Version};
 use elastic::ElasticState;
 use parking_lot::{Mutex, RwLock};
@@ -59,8 +59,8 @@ pub struct Candidate<'a> {
     pub meta: &'a FileMeta,
     /// Its reader.
     pub reader: &'a TableReader,
-    /// The lookup's seek key (picks the filter partition).
-    pub seek: &'a [u8],
+    /// Where the lookup falls in the table (its filter partition).
+    pub spot: &'a Spot<'a>,
 }
 
 /// Decides filter probes and keeps the statistics that drive the decisions.
@@ -93,6 +93,12 @@ impl FilterManager {
     /// The policy in force.
     pub fn policy(&self) -> &ProbePolicy {
         &self.policy
+    }
+
+    /// Whether this policy never probes the filter of a table of the deepest level
+    /// (`NoLastLevel`): lookups need not prepare (prefetch) those filters.
+    pub fn skips_last_level(&self) -> bool {
+        matches!(self.policy, ProbePolicy::NoLastLevel)
     }
 
     /// Count one lookup that reached the tables.
@@ -167,7 +173,7 @@ impl FilterManager {
             ProbePolicy::Shamba(p) => {
                 let files_in_level = c.version.levels.get(c.level).map_or(0, |l| l.file_count());
                 let e = self.estimate(state, c.level, files_in_level, p.warmup_lookups);
-                shamba::plan(p, &e, &state.part_fprs, |d| c.reader.filter_part_resident(c.seek, d - 1))
+                shamba::plan(p, &e, &state.part_fprs, |d| c.reader.filter_part_resident_at(c.spot, d - 1))
             }
             ProbePolicy::Elastic(_) => match &self.elastic {
                 Some(el) => el.lock().on_access(c.meta.number, state, self.lookups()),

@@ -34,6 +34,7 @@ mod partition;
 mod properties;
 mod reader;
 mod table_cache;
+mod top_level;
 mod two_level_cursor;
 
 #[cfg(test)]
@@ -46,7 +47,7 @@ pub use format::{
     FORMAT_VERSION_PARTITIONED, MAGIC,
 };
 pub use properties::{FilterDescriptor, TableProperties};
-pub use reader::TableReader;
+pub use reader::{Spot, TableReader};
 pub use table_cache::TableCache;
 
 use crate::cache::BlockCache;

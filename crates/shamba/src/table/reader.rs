@@ -21,10 +21,11 @@
 use super::block::Block;
 use super::file::TableFile;
 use super::format::{BlockHandle, Footer, FORMAT_VERSION_FLAT, FORMAT_VERSION_PARTITIONED};
-use super::meta_blocks::{MetaBlock, Partition};
+use super::meta_blocks::{MetaBlock, PartBytes, Partition};
 use super::meta_index::{decode_filter_index, decode_handles};
 use super::partition::decode_top_level;
 use super::properties::TableProperties;
+use super::top_level::TopLevelKeys;
 use super::two_level_cursor::TableCursor;
 use super::{ProbeOutcome, ProbePlan, TableContext, TableGet, TableSummary, BLOCK_TRAILER_LEN};
 use crate::cursor::Cursor;
@@ -34,7 +35,6 @@ use crate::io::{BlockKind, RandomRead};
 use crate::key::{compare_internal_keys, parse_internal_key, user_key};
 use crate::options::ReadOptions;
 use std::cell::Cell;
-use std::cmp::Ordering;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
@@ -54,13 +54,21 @@ pub struct TableReader {
     metaindex: Vec<(Vec<u8>, BlockHandle)>,
     /// Top-level keys (each partition's last separator), pinned; empty when the table is
     /// not partitioned.
-    top_level: Vec<Box<[u8]>>,
+    top_level: TopLevelKeys,
     /// Bytes of the top-level index block's contents (0 when not partitioned).
     top_level_bytes: u64,
     /// One entry per partition; exactly one when the table is not partitioned.
     pub(super) partitions: Vec<Partition>,
     /// What the filter parts are (whole, modules, units), from the properties.
     pub(super) filter_role: Option<Role>,
+}
+
+/// Where one lookup falls in one table, found once by [`TableReader::locate`]: the
+/// partition whose key range holds the key (`None`: past the table's last key), and the
+/// first filter part once a prefetch pass found it resident.
+pub struct Spot<'r> {
+    partition: Option<&'r Partition>,
+    first_part: Option<PartBytes<'r>>,
 }
 
 impl TableReader {
@@ -103,7 +111,7 @@ impl TableReader {
                     ));
                 }
                 let partition = Partition::open(&file, footer.index, &filter_handles, pin)?;
-                (Vec::new(), 0, vec![partition])
+                (TopLevelKeys::default(), 0, vec![partition])
             }
             FORMAT_VERSION_PARTITIONED => {
                 if !filter_handles.is_empty() {
@@ -148,18 +156,47 @@ impl TableReader {
         ro: &ReadOptions,
         plan: ProbePlan,
     ) -> Result<(TableGet, ProbeOutcome)> {
+        self.get_at_spot(&self.locate(seek), seek, digest, ro, plan)
+    }
+
+    /// Where the lookup of `seek` falls in this table: found once per lookup (a binary
+    /// search of the top-level index when partitioned) and used by the prefetch passes,
+    /// the filter manager and the probe.
+    #[inline]
+    pub fn locate(&self, seek: &[u8]) -> Spot<'_> {
+        Spot { partition: self.partition_for(seek), first_part: None }
+    }
+
+    /// [`get_planned`](Self::get_planned) at a spot [`locate`](Self::locate) found for
+    /// `seek`.
+    pub fn get_at_spot(
+        &self,
+        spot: &Spot<'_>,
+        seek: &[u8],
+        digest: &Digest,
+        ro: &ReadOptions,
+        plan: ProbePlan,
+    ) -> Result<(TableGet, ProbeOutcome)> {
         let mut outcome = ProbeOutcome::default();
         let clock = ro.profile.then(Instant::now);
-        let Some(partition) = self.partition_for(seek) else {
+        let Some(partition) = spot.partition else {
             return Ok((TableGet::NotFound, outcome));
         };
         for (i, meta) in partition.filter.iter().enumerate().take(plan.max_parts) {
-            let (bytes, from_device) = self.filter_block(meta, i)?;
-            if from_device {
-                outcome.filter_blocks_read_from_device += 1;
-                outcome.filter_bytes_read_from_device += meta.handle.size + BLOCK_TRAILER_LEN as u64;
-            }
-            let part = FilterPart::parse(&bytes).map_err(|e| e.in_file(self.path(), Some(meta.handle.offset)))?;
+            let fetched;
+            let bytes: &[u8] = match (i, &spot.first_part) {
+                (0, Some(taken)) => taken,
+                _ => {
+                    let (bytes, from_device) = self.filter_block(meta, i)?;
+                    if from_device {
+                        outcome.filter_blocks_read_from_device += 1;
+                        outcome.filter_bytes_read_from_device += meta.handle.size + BLOCK_TRAILER_LEN as u64;
+                    }
+                    fetched = bytes;
+                    &fetched
+                }
+            };
+            let part = FilterPart::parse(bytes).map_err(|e| e.in_file(self.path(), Some(meta.handle.offset)))?;
             outcome.parts_probed += 1;
             if !part.may_contain(digest) {
                 if let Some(t) = clock {
@@ -218,26 +255,6 @@ impl TableReader {
         Ok(result)
     }
 
-    /// The first step of preparing a probe, before [`prefetch_filter`](Self::prefetch_filter):
-    /// if the first filter part the lookup of `seek` will probe is resident, ask the CPU to
-    /// load its header. Parsing the header is what tells where the digest's probe line is,
-    /// so when several tables are prepared in a row, their header misses overlap here
-    /// instead of queueing in `prefetch_filter`. Touches nothing but the part's address;
-    /// counts nothing.
-    pub fn prefetch_filter_header(&self, seek: &[u8]) {
-        let Some(meta) = self.partition_for(seek).and_then(|p| p.filter.first()) else {
-            return;
-        };
-        match &meta.pinned {
-            Some(bytes) => crate::filter::prefetch_bytes(bytes),
-            None => {
-                if let Some(bytes) = self.ctx.cache.peek((self.number, meta.handle.offset)) {
-                    crate::filter::prefetch_bytes(&bytes);
-                }
-            }
-        }
-    }
-
     /// Prepare a coming probe of this table's filter for `digest`: if the first filter
     /// part the lookup of `seek` will probe is resident (pinned, or in the block cache),
     /// ask it to prefetch the digest's probe positions into the CPU cache, so the misses of
@@ -245,26 +262,74 @@ impl TableReader {
     /// miss. Returns whether the part was resident.
     ///
     /// `seek` is needed because in a partitioned table the key, not the digest, picks the
-    /// partition (through the pinned top-level index).
+    /// partition (through the pinned top-level index). A lookup preparing several tables
+    /// uses the two passes below instead.
     pub fn prefetch_filter(&self, seek: &[u8], digest: &Digest) -> bool {
         let Some(meta) = self.partition_for(seek).and_then(|p| p.filter.first()) else {
             return false;
         };
-        match &meta.pinned {
-            Some(bytes) => prefetch_part(bytes, digest),
+        let bytes = match &meta.pinned {
+            Some(bytes) => PartBytes::Pinned(bytes),
             None => match self.ctx.cache.peek((self.number, meta.handle.offset)) {
-                Some(bytes) => prefetch_part(&bytes, digest),
+                Some(bytes) => PartBytes::Cached(bytes),
                 None => return false,
             },
+        };
+        let spot = Spot { partition: None, first_part: Some(bytes) };
+        self.prefetch_filter_at(&spot, digest)
+    }
+
+    /// The first pass of preparing a probe: if the first filter part the spot's lookup will
+    /// probe is resident, keep it in the spot and ask the CPU to load its header. Parsing
+    /// the header tells where the digest's probe lines are, so when a lookup prepares
+    /// several tables this pass runs for all of them first and their header misses
+    /// overlap. Never reads the device. A part taken from the block cache counts as a hit
+    /// here and the probe at this spot uses it without a second cache access (a lookup that
+    /// finds its key in an earlier table never probes it: its hit is counted all the same,
+    /// as the block served the lookup's prefetch).
+    pub fn prefetch_filter_header<'r>(&'r self, spot: &mut Spot<'r>) {
+        let Some(meta) = spot.partition.and_then(|p| p.filter.first()) else {
+            return;
+        };
+        let bytes = match &meta.pinned {
+            Some(bytes) => PartBytes::Pinned(bytes),
+            // Counted as the hit of the probe that uses it (see `get_at_spot`); if absent,
+            // the probe counts the miss.
+            None => match self.ctx.cache.get_resident((self.number, meta.handle.offset), BlockKind::Filter) {
+                Some(bytes) => PartBytes::Cached(bytes),
+                None => return,
+            },
+        };
+        crate::filter::prefetch_bytes(&bytes);
+        spot.first_part = Some(bytes);
+    }
+
+    /// The second pass: ask the first filter part kept by
+    /// [`prefetch_filter_header`](Self::prefetch_filter_header) to prefetch `digest`'s
+    /// probe lines. Returns whether there was a resident part.
+    pub fn prefetch_filter_at(&self, spot: &Spot<'_>, digest: &Digest) -> bool {
+        match &spot.first_part {
+            Some(bytes) => {
+                // A part that does not parse is reported by the probe that follows.
+                if let Ok(part) = FilterPart::parse(bytes) {
+                    part.prefetch(digest);
+                }
+                true
+            }
+            None => false,
         }
-        true
     }
 
     /// Whether filter part `i` of the partition the lookup of `seek` falls in is resident
     /// (pinned, or in the block cache), so probing it costs no device read. Never reads the
     /// device, counts no cache hit or miss and refreshes no recency.
     pub fn filter_part_resident(&self, seek: &[u8], i: usize) -> bool {
-        let Some(meta) = self.partition_for(seek).and_then(|p| p.filter.get(i)) else {
+        self.filter_part_resident_at(&self.locate(seek), i)
+    }
+
+    /// [`filter_part_resident`](Self::filter_part_resident) at a located spot.
+    pub fn filter_part_resident_at(&self, spot: &Spot<'_>, i: usize) -> bool {
+        let Some(meta) = spot.partition.and_then(|p| p.filter.get(i)) else {
             return false;
         };
         meta.pinned.is_some() || self.ctx.cache.peek((self.number, meta.handle.offset)).is_some()
@@ -376,13 +441,13 @@ impl TableReader {
         if !self.is_partitioned() {
             return Some(0);
         }
-        let i = self.top_level.partition_point(|k| compare_internal_keys(k, seek) == Ordering::Less);
+        let i = self.top_level.first_at_or_after(seek);
         (i < self.partitions.len()).then_some(i)
     }
 
     /// The top-level key of partition `p` (`None` when not partitioned).
     pub(super) fn top_level_key(&self, p: usize) -> Option<&[u8]> {
-        self.top_level.get(p).map(|k| &k[..])
+        self.top_level.get(p)
     }
 
     /// The handle an index entry's value holds; `index_offset` names the index block.
@@ -398,7 +463,7 @@ impl TableReader {
 
 /// What the top-level index of a partitioned table gives an open reader: (top-level keys,
 /// bytes of their block, partitions).
-type OpenedPartitions = (Vec<Box<[u8]>>, u64, Vec<Partition>);
+type OpenedPartitions = (TopLevelKeys, u64, Vec<Partition>);
 
 /// Read and check a partitioned table's top-level index, and open each partition.
 fn open_partitions(
@@ -441,15 +506,7 @@ fn open_partitions(
             format!("filter parts add up to {part_bytes:?} bytes, properties say {:?}", properties.filter.part_bytes),
         ));
     }
-    Ok((keys, top_level_bytes, partitions))
-}
-
-/// Ask a resident filter part to prefetch `digest`'s probe positions.
-fn prefetch_part(bytes: &[u8], digest: &Digest) {
-    // A part that does not parse is reported by the probe that follows; nothing to do here.
-    if let Ok(part) = FilterPart::parse(bytes) {
-        part.prefetch(digest);
-    }
+    Ok((TopLevelKeys::new(keys), top_level_bytes, partitions))
 }
 
 impl std::fmt::Debug for TableReader {

@@ -359,3 +359,27 @@ fn dump_shows_the_partitions() {
     }
     assert_eq!(out.matches("filter parts: 1").count(), n);
 }
+
+#[test]
+fn a_probe_after_the_prefetch_passes_counts_one_cache_access_per_part() {
+    let f = build(versioned_entries(2000), table_opts(FilterSpec::Bloom { bits_per_key: 10.0 }, true, 1024, 1024));
+    let c = ctx(1 << 20, true);
+    let cache = c.cache.clone();
+    let r = open(&f.path, c).unwrap();
+    let (k, _) = &f.entries[100];
+    let uk = parse_internal_key(k).unwrap().user_key.to_vec();
+    let (seek, digest) = (seek_key(&uk, MAX_SEQ), Digest::of(&uk));
+    let ro = ReadOptions::default();
+    let filter = |c: &[crate::cache::KindCounters; 4]| (c[2].hits, c[2].misses);
+    for (round, expected) in [(0, (0, 1)), (1, (1, 0))] {
+        let before = filter(&cache.counters());
+        let mut spot = r.locate(&seek);
+        r.prefetch_filter_header(&mut spot);
+        assert_eq!(r.prefetch_filter_at(&spot, &digest), round == 1, "resident only once read");
+        let (got, outcome) = r.get_at_spot(&spot, &seek, &digest, &ro, ProbePlan::ALL).unwrap();
+        assert!(matches!(got, TableGet::Found { .. }));
+        assert_eq!(outcome.filter_blocks_read_from_device, 1 - round);
+        let after = filter(&cache.counters());
+        assert_eq!((after.0 - before.0, after.1 - before.1), expected, "round {round}: (hits, misses)");
+    }
+}
