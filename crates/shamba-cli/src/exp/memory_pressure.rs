@@ -151,6 +151,7 @@ fn tree_key(build: Build, pct: f64) -> String {
         Build::PartitionedWhole => "part-whole".into(),
         Build::PartitionedEq(n) => format!("part-eq{n}"),
         Build::PartitionedRibbonEq(n) => format!("part-ribbon-eq{n}"),
+        Build::Combined(n) => format!("combined{n}"),
     }
 }
 

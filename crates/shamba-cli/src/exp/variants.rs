@@ -29,12 +29,18 @@ pub enum Build {
     PartitionedEq(u8),
     /// `n` equal modules of a Ribbon filter per partition, index and filters partitioned.
     PartitionedRibbonEq(u8),
+    /// Everything combined: Monkey-allocated bits per level, `n` equal modules of a Ribbon
+    /// filter per partition, index and filters partitioned.
+    Combined(u8),
 }
 
 impl Build {
     /// Whether index and filters are partitioned.
     pub fn partitioned(self) -> bool {
-        matches!(self, Build::PartitionedWhole | Build::PartitionedEq(_) | Build::PartitionedRibbonEq(_))
+        matches!(
+            self,
+            Build::PartitionedWhole | Build::PartitionedEq(_) | Build::PartitionedRibbonEq(_) | Build::Combined(_)
+        )
     }
 }
 
@@ -72,7 +78,7 @@ impl Variant {
 }
 
 /// Every variant of `memory-pressure`, baselines first.
-pub const ALL: [Variant; 14] = [
+pub const ALL: [Variant; 16] = [
     Variant::new("plain", Build::Whole, Probe::Plain),
     Variant::new("plain-part", Build::PartitionedWhole, Probe::Plain),
     Variant::new("eq", Build::Eq(2), Probe::Shamba(Skipping::None)),
@@ -86,6 +92,8 @@ pub const ALL: [Variant; 14] = [
     Variant::new("eq-F-part", Build::PartitionedEq(2), Probe::Shamba(Skipping::Full)),
     Variant::new("ribbon-eq-part", Build::PartitionedRibbonEq(2), Probe::Shamba(Skipping::None)),
     Variant::new("ribbon-eq-F-part", Build::PartitionedRibbonEq(2), Probe::Shamba(Skipping::Full)),
+    Variant::new("combined", Build::Combined(2), Probe::Shamba(Skipping::None)),
+    Variant::new("combined-F", Build::Combined(2), Probe::Shamba(Skipping::Full)),
     Variant::new("no-last-level", Build::Whole, Probe::Plain),
 ];
 
@@ -118,6 +126,11 @@ pub fn build_policy(build: Build, bits_per_key: f64, monkey: bool, pct: f64) -> 
         Build::Units(count) => FilterLayout::Units { count },
         Build::RibbonEq(count) | Build::PartitionedRibbonEq(count) => {
             p.ribbon_from_level = Some(0);
+            FilterLayout::Modules(ModuleSizes::Equal { count })
+        }
+        Build::Combined(count) => {
+            p.ribbon_from_level = Some(0);
+            p.allocation = Allocation::Monkey;
             FilterLayout::Modules(ModuleSizes::Equal { count })
         }
     };
