@@ -71,6 +71,7 @@ enum FilterSetup {
     ModularRibbonShamba,
     PartitionedPlain,
     PartitionedModulesShamba,
+    PartitionedMonkeyRibbonOdds,
 }
 
 fn filter_setup() -> impl Strategy<Value = FilterSetup> {
@@ -83,6 +84,7 @@ fn filter_setup() -> impl Strategy<Value = FilterSetup> {
         Just(FilterSetup::ModularRibbonShamba),
         Just(FilterSetup::PartitionedPlain),
         Just(FilterSetup::PartitionedModulesShamba),
+        Just(FilterSetup::PartitionedMonkeyRibbonOdds),
     ]
 }
 
@@ -123,6 +125,15 @@ fn apply(setup: FilterSetup, o: &mut Options) {
             o.metadata_partition_size = 96;
             o.filter_policy.layout = FilterLayout::Modules(ModuleSizes::Equal { count: 2 });
             o.probe_policy = shamba(Skipping::Full);
+        }
+        FilterSetup::PartitionedMonkeyRibbonOdds => {
+            o.partition_index_and_filters = true;
+            o.metadata_partition_size = 96;
+            o.filter_policy.ribbon_from_level = Some(0);
+            o.filter_policy.allocation = shamba::filter::Allocation::Monkey;
+            o.filter_policy.layout = FilterLayout::Modules(ModuleSizes::Equal { count: 2 });
+            o.probe_policy = shamba(Skipping::HitOdds);
+            o.cache_index_and_filter_blocks = true;
         }
         FilterSetup::ModularRibbonShamba => {
             o.filter_policy.ribbon_from_level = Some(0);

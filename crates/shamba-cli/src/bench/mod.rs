@@ -184,6 +184,8 @@ pub enum Policy {
     ShambaP,
     /// SHaMBa with full skipping.
     ShambaF,
+    /// SHaMBa fetching a module only while a miss is at least as likely as a hit.
+    ShambaOdds,
     /// ElasticBF.
     Elastic,
 }
@@ -255,6 +257,7 @@ impl BenchArgs {
             Policy::Shamba => shamba(Skipping::None),
             Policy::ShambaP => shamba(Skipping::Partial),
             Policy::ShambaF => shamba(Skipping::Full),
+            Policy::ShambaOdds => shamba(Skipping::HitOdds),
             Policy::Elastic => ProbePolicy::Elastic(ElasticPolicy {
                 life_time: self.life_time,
                 budget_bytes: mib(self.elastic_budget_mb),

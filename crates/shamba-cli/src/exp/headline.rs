@@ -49,6 +49,7 @@ pub fn run(args: &ExpArgs) -> Result<Report, Box<dyn Error>> {
             probe: Probe::Shamba(Skipping::Full),
         },
         Variant { name: "combined", build: Build::Combined(2), probe: Probe::Shamba(Skipping::None) },
+        Variant { name: "combined-O", build: Build::Combined(2), probe: Probe::Shamba(Skipping::HitOdds) },
     ];
     let mut table = Table::new(
         "headline",
@@ -58,8 +59,11 @@ pub fn run(args: &ExpArgs) -> Result<Report, Box<dyn Error>> {
     let mut plot =
         Plot::new("headline", "I/Os per empty lookup vs cache", "cache % of filter+index", "I/Os per lookup");
     let mut series: Vec<Vec<(f64, f64)>> = vec![Vec::new(); variants.len()];
-    let mut summary = Vec::new();
+    let mut all: Vec<(f64, &str, PhaseResult)> = Vec::new();
     for &pct in &pcts {
+        // With everything cached an I/O is a false positive, a few per hundred lookups:
+        // more lookups keep the counts' noise well under the 5% the bar allows.
+        let reads = if pct >= 100.0 { reads * 5 } else { reads };
         let cache = (metadata as f64 * pct / 100.0) as usize;
         let mut base: Option<PhaseResult> = None;
         let mut rows: Vec<(&str, PhaseResult)> = Vec::new();
@@ -89,32 +93,53 @@ pub fn run(args: &ExpArgs) -> Result<Report, Box<dyn Error>> {
             pts.push((pct, r.ios_per_op));
             rows.push((v.name, r));
         }
-        let find = |name: &str| rows.iter().find(|r| r.0 == name).map(|r| &r.1);
-        let shamba = rows.iter().filter(|r| r.0 != "plain" && r.0 != "plain-part");
-        if let (Some(b), Some(pp), Some(io)) =
-            (base.as_ref(), find("plain-part"), shamba.min_by(|x, y| x.1.ios_per_op.total_cmp(&y.1.ios_per_op)))
-        {
-            summary.push(format!(
-                "{pct}%: fewest I/Os {} ({:.2}x plain's, {:.2}x plain-part's I/Os and {:.2}x its bytes; \
-                 ops/s {:.2}x plain's)",
-                io.0,
-                ratio(io.1.ios_per_op, b.ios_per_op),
-                ratio(io.1.ios_per_op, pp.ios_per_op),
-                ratio(io.1.bytes_read_per_op, pp.bytes_read_per_op),
-                ratio(io.1.ops_per_sec, b.ops_per_sec),
-            ));
-        }
+        all.extend(rows.into_iter().map(|(name, r)| (pct, name, r)));
     }
-    report.note(format!("best SHaMBa variant (measured in this run): {}", summary.join("; ")));
-    report.note("issue 4 bars: at 10-40% the best SHaMBa policy <= 0.5x plain-part's I/Os and <= 0.33x its bytes; at 150% never worse than plain by more than 5%. At 10% the I/O bar is out of reach of any filter for uniform empty lookups: 10% of the Plain tree's filter + index bytes is about 1.4 bits per key, and even an ideal filter at m bits/key passes 2^-m of the keys (0.38 here) on each of the two big levels, each pass costing a read: >= 0.76 I/Os per lookup, against plain-part's ~1.1-1.3");
+    report.tables.push(bars_table(&all));
+    report.note("issue 4 bars: at 10-40% the best SHaMBa policy <= 0.5x plain-part's I/Os and <= 0.33x its bytes; at 150% never worse than plain by more than 5%. At 10% the I/O bar is out of reach of any filter for uniform empty lookups: 10% of the Plain tree's filter + index bytes is about 1.4 bits per key, and even an ideal filter at m bits/key passes 2^-m of the keys (0.38 here) on each of the two big levels, each pass costing a read: >= 0.76 I/Os per lookup, against plain-part's ~1.1-1.4");
     for (v, pts) in variants.iter().zip(series) {
         plot.series(v.name, pts);
     }
-    report.tables.push(table);
+    report.tables.insert(0, table);
     report.plots.push(plot);
-    report.note("Plain: one 10 bits/key Bloom filter per table; eq: two 5 bits/key modules probed in order; eq-F: the same, skipping modules (or whole filters) whose utility is under 0.1 (0.2) (seed 002, Algorithm 1); ribbon-eq-F: eq-F on two-module Ribbon filters at the Bloom-equivalent FP rate (about 30% smaller, so more of them fit in the same cache); ribbon-eq-part: two-module Ribbon filters in each ~4 KiB partition (first modules in the cache's high pool, second modules in the low pool), no skipping; ribbon-eq-F-part: the same with SHaMBa-F skipping; combined: ribbon-eq-part with Monkey-allocated bits per level (the same total memory). Cache = % of the Plain tree's filter + index bytes, cold at open; warm-up lookups are not counted");
+    report.note("Plain: one 10 bits/key Bloom filter per table; eq: two 5 bits/key modules probed in order; eq-F: the same, skipping modules (or whole filters) whose utility is under 0.1 (0.2) (seed 002, Algorithm 1); ribbon-eq-F: eq-F on two-module Ribbon filters at the Bloom-equivalent FP rate (about 30% smaller, so more of them fit in the same cache); ribbon-eq-part: two-module Ribbon filters in each ~4 KiB partition (first modules in the cache's high pool, second modules in the low pool), no skipping; ribbon-eq-F-part: the same with SHaMBa-F skipping; combined: ribbon-eq-part with Monkey-allocated bits per level (the same total memory); combined-O: combined, fetching a module that is not resident only while a miss is at least as likely as a hit (Skipping::HitOdds, beyond the seed). Cache = % of the Plain tree's filter + index bytes, cold at open; warm-up lookups are not counted");
     report.note("plain-part: Plain on ~4 KiB partitioned index and filters behind a pinned top-level index (RocksDB's partitioned filters). For scale (issue 4): RocksDB 11.8 on this machine, same data, at 10%: 2.05 block reads and 148 KB per empty lookup with whole filters, 1.96 and 7.1 KB with partitioned filters");
     report.note(format!("{warmup} warm-up + {reads} measured lookups per row"));
     report.note(MEASUREMENT_NOTE);
     Ok(report)
+}
+
+/// Every SHaMBa variant against the issue's bars: I/Os and bytes against partitioned Plain
+/// under pressure, I/Os and lookups per second against Plain when everything fits.
+fn bars_table(all: &[(f64, &str, PhaseResult)]) -> Table {
+    let mut t = Table::new(
+        "bars",
+        "Against the bars: each SHaMBa variant vs plain-part (10-40%) and plain (150%)",
+        &["variant", "cache %", "I/O vs plain-part", "bytes vs plain-part", "I/O vs plain", "ops/s vs plain", "bar"],
+    );
+    let find = |pct: f64, name: &str| all.iter().find(|r| r.0 == pct && r.1 == name).map(|r| &r.2);
+    let mut names: Vec<&str> = all.iter().map(|r| r.1).filter(|n| *n != "plain" && *n != "plain-part").collect();
+    names.dedup();
+    names.sort_unstable();
+    names.dedup();
+    for name in names {
+        for (pct, _, r) in all.iter().filter(|r| r.1 == name) {
+            let (Some(plain), Some(part)) = (find(*pct, "plain"), find(*pct, "plain-part")) else { continue };
+            let io_part = ratio(r.ios_per_op, part.ios_per_op);
+            let bytes_part = ratio(r.bytes_read_per_op, part.bytes_read_per_op);
+            let io_plain = ratio(r.ios_per_op, plain.ios_per_op);
+            let ops_plain = ratio(r.ops_per_sec, plain.ops_per_sec);
+            let met = if *pct <= 40.0 { io_part <= 0.5 && bytes_part <= 1.0 / 3.0 } else { io_plain <= 1.05 };
+            t.row(vec![
+                Cell::text(name),
+                Cell::num(*pct, 0),
+                Cell::num(io_part, 2),
+                Cell::num(bytes_part, 2),
+                Cell::num(io_plain, 2),
+                Cell::num(ops_plain, 2),
+                Cell::text(if met { "met" } else { "not met" }),
+            ]);
+        }
+    }
+    t
 }

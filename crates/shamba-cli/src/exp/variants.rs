@@ -78,7 +78,7 @@ impl Variant {
 }
 
 /// Every variant of `memory-pressure`, baselines first.
-pub const ALL: [Variant; 16] = [
+pub const ALL: [Variant; 18] = [
     Variant::new("plain", Build::Whole, Probe::Plain),
     Variant::new("plain-part", Build::PartitionedWhole, Probe::Plain),
     Variant::new("eq", Build::Eq(2), Probe::Shamba(Skipping::None)),
@@ -94,6 +94,8 @@ pub const ALL: [Variant; 16] = [
     Variant::new("ribbon-eq-F-part", Build::PartitionedRibbonEq(2), Probe::Shamba(Skipping::Full)),
     Variant::new("combined", Build::Combined(2), Probe::Shamba(Skipping::None)),
     Variant::new("combined-F", Build::Combined(2), Probe::Shamba(Skipping::Full)),
+    Variant::new("ribbon-eq-O-part", Build::PartitionedRibbonEq(2), Probe::Shamba(Skipping::HitOdds)),
+    Variant::new("combined-O", Build::Combined(2), Probe::Shamba(Skipping::HitOdds)),
     Variant::new("no-last-level", Build::Whole, Probe::Plain),
 ];
 

@@ -27,6 +27,7 @@ impl ProbePolicy {
                 Skipping::None => "shamba".into(),
                 Skipping::Partial => "shamba-P".into(),
                 Skipping::Full => "shamba-F".into(),
+                Skipping::HitOdds => "shamba-O".into(),
             },
             ProbePolicy::Elastic(_) => "elastic".into(),
         }
@@ -61,6 +62,12 @@ pub enum Skipping {
     /// Also skip the whole filter when the first module's utility is under
     /// `full_threshold` (SHaMBa-F).
     Full,
+    /// Beyond the seed, no threshold: fetch a module that is not resident only while the
+    /// key is at least as likely absent as present, given the table's alpha and what the
+    /// modules before it said (`(1 - alpha) F_(d-1) >= alpha`). A lookup for a key that is
+    /// probably there skips to the data, one that is probably not there pays the module
+    /// read to save a data read (and the index read before it).
+    HitOdds,
 }
 
 /// Parameters of the SHaMBa policy.

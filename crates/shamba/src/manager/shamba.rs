@@ -24,13 +24,22 @@ pub fn utility(e: &Estimate, fprs: &[f64], d: usize) -> f64 {
     e.beta * (1.0 - e.alpha) * before * (1.0 - f)
 }
 
-/// How many leading modules to probe (Algorithm 1); `resident(d)` says whether module `d`
-/// (1-based) would be probed without a device read.
+/// Whether the key is more likely present than absent when a lookup reaches module `d`
+/// (1-based): every module before it said maybe, so an absent key got this far with
+/// probability `F_(d-1)`, the product of their FP rates, and a present one always.
+pub fn hit_more_likely(e: &Estimate, fprs: &[f64], d: usize) -> bool {
+    let before: f64 = fprs.iter().take(d.saturating_sub(1)).product();
+    (1.0 - e.alpha) * before < e.alpha
+}
+
+/// How many leading modules to probe (Algorithm 1, or the hit-odds rule); `resident(d)`
+/// says whether module `d` (1-based) would be probed without a device read.
 pub fn plan(p: &ShambaPolicy, e: &Estimate, fprs: &[f64], resident: impl Fn(usize) -> bool) -> ProbePlan {
     let mut probe = 0;
     for d in 1..=fprs.len() {
         let below = match (p.skipping, d) {
             (Skipping::None, _) | (Skipping::Partial, 1) => false,
+            (Skipping::HitOdds, _) => hit_more_likely(e, fprs, d),
             (Skipping::Full, 1) => utility(e, fprs, d) < p.full_threshold,
             (_, _) => utility(e, fprs, d) < p.partial_threshold,
         };
@@ -81,5 +90,22 @@ mod tests {
         // Resident modules are free: never skipped.
         assert_eq!(plan(&full, &all_found, &fprs, |_| true).max_parts, 2);
         assert_eq!(plan(&full, &cold, &fprs, |d| d == 1).max_parts, 1);
+    }
+
+    #[test]
+    fn hit_odds_fetch_modules_while_a_miss_is_at_least_as_likely_as_a_hit() {
+        let fprs = [0.1, 0.1];
+        let odds = ShambaPolicy { skipping: Skipping::HitOdds, ..ShambaPolicy::default() };
+        let on_disk = |_| false;
+        // Empty lookups: every module can only help.
+        assert_eq!(plan(&odds, &est(0.0, 0.01), &fprs, on_disk).max_parts, 2);
+        // Half the lookups find their key: the first module is a fair bet (0.5 >= 0.5);
+        // after it said maybe, a miss has odds 0.05 : 0.5, so the second is not fetched.
+        assert_eq!(plan(&odds, &est(0.5, 3.0), &fprs, on_disk).max_parts, 1);
+        assert_eq!(plan(&odds, &est(0.04, 3.0), &fprs, on_disk).max_parts, 2);
+        // Lookups that all find their key go straight to the data, unless modules are
+        // resident (free).
+        assert_eq!(plan(&odds, &est(1.0, 3.0), &fprs, on_disk).max_parts, 0);
+        assert_eq!(plan(&odds, &est(1.0, 3.0), &fprs, |_| true).max_parts, 2);
     }
 }
