@@ -264,6 +264,17 @@ impl Banding {
     /// each stores its own result columns). `out[i]` must be `layouts[i].bytes()` long.
     pub fn back_substitute(&self, layouts: &[ColumnLayout], out: &mut [Vec<u8>]) {
         let total_cols = layouts.iter().map(|l| l.col_offset + l.upper_columns).max().unwrap_or(0);
+        #[cfg(target_arch = "x86_64")]
+        if (1..=super::simd::MAX_COLUMNS).contains(&total_cols)
+            && super::simd::back_substitute(&self.lo, &self.hi, &self.results, layouts, out).is_some()
+        {
+            return;
+        }
+        self.back_substitute_scalar(layouts, out, total_cols);
+    }
+
+    /// [`Banding::back_substitute`] without vector instructions.
+    fn back_substitute_scalar(&self, layouts: &[ColumnLayout], out: &mut [Vec<u8>], total_cols: u32) {
         match total_cols {
             0 => {}
             1 => self.solve::<1>(layouts, out),
@@ -372,6 +383,42 @@ mod tests {
             let mut out = vec![vec![0u8; layout.bytes() as usize]];
             b.back_substitute(&[layout], &mut out);
             assert!(solution_satisfies_all(&keys, &hasher, &layout, &out[0]), "n = {n}, cols = {cols}");
+        }
+    }
+
+    #[test]
+    fn vector_and_scalar_back_substitution_agree() {
+        #[cfg(target_arch = "x86_64")]
+        if !super::super::simd::available() {
+            eprintln!("no AVX-512 here: only the scalar path runs");
+        }
+        for (n, cols) in [(1usize, vec![3.0]), (3000, vec![7.0]), (20_000, vec![6.64]), (20_000, vec![3.0, 4.5])] {
+            let keys = digests(23, n as u64);
+            let slots = super::super::config::num_slots_for(n as u64).unwrap() as usize;
+            let mut offset = 0;
+            let layouts: Vec<ColumnLayout> = cols
+                .iter()
+                .map(|&c| {
+                    let l = ColumnLayout::for_columns((slots / 128) as u32, c, offset);
+                    offset += l.upper_columns;
+                    l
+                })
+                .collect();
+            let mut b = Banding::new(slots);
+            let hasher = (0..8).map(RibbonHasher::for_seed).find(|h| {
+                b.clear();
+                b.add_all(&keys, h)
+            });
+            let hasher = hasher.expect("some seed solves");
+            let total = layouts.iter().map(|l| l.col_offset + l.upper_columns).max().unwrap();
+            let fresh = || layouts.iter().map(|l| vec![0u8; l.bytes() as usize]).collect::<Vec<_>>();
+            let (mut fast, mut scalar) = (fresh(), fresh());
+            b.back_substitute(&layouts, &mut fast);
+            b.back_substitute_scalar(&layouts, &mut scalar, total);
+            assert_eq!(fast, scalar, "n = {n}, cols = {cols:?}");
+            if layouts.len() == 1 {
+                assert!(solution_satisfies_all(&keys, &hasher, &layouts[0], &fast[0]));
+            }
         }
     }
 

@@ -35,6 +35,8 @@ pub mod banding;
 pub mod config;
 pub mod hasher;
 pub mod layout;
+#[cfg(target_arch = "x86_64")]
+mod simd;
 
 use self::banding::Banding;
 use self::config::{num_slots_for, COEFF_BITS};
