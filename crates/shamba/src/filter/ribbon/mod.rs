@@ -415,6 +415,17 @@ mod tests {
     }
 
     #[test]
+    fn output_does_not_depend_on_reused_scratch() {
+        // Construction reuses this thread's scratch without clearing coefficient-high and
+        // result words: a filter must come out byte-identical whatever was built before.
+        let keys = digests(11, 20_000);
+        let first = parts(&build_ribbon(&keys, &[6.7]).unwrap());
+        build_ribbon(&digests(12, 60_000), &[3.0, 9.5]).unwrap();
+        let again = parts(&build_ribbon(&keys, &[6.7]).unwrap());
+        assert_eq!(first, again);
+    }
+
+    #[test]
     fn unsupported_rates_are_reported_not_panicked() {
         assert_eq!(build_ribbon(&digests(1, 10), &[40.0]).err(), Some(FallbackReason::RibbonUnsupportedRate));
         assert_eq!(build_ribbon(&digests(1, 10), &[]).err(), Some(FallbackReason::RibbonUnsupportedRate));

@@ -14,7 +14,7 @@
 use std::arch::x86_64::{
     __m512i, _mm256_extract_epi64, _mm512_add_epi64, _mm512_and_si512, _mm512_extracti64x4_epi64, _mm512_or_si512,
     _mm512_popcnt_epi64, _mm512_set1_epi64, _mm512_set_epi64, _mm512_setzero_si512, _mm512_shldi_epi64,
-    _mm512_srlv_epi64, _mm512_ternarylogic_epi64,
+    _mm512_slli_epi64, _mm512_srlv_epi64, _mm512_ternarylogic_epi64,
 };
 
 use super::config::COEFF_BITS;
@@ -66,50 +66,100 @@ fn lanes(v: __m512i) -> [u64; 8] {
     ]
 }
 
+/// One banding row with an empty slot's (stale) words cleared: an empty slot is a free
+/// variable, set to 0 like the scalar code does.
+#[derive(Clone, Copy)]
+struct Row {
+    lo: u64,
+    hi: u64,
+    r: u32,
+}
+
+impl Row {
+    #[inline(always)]
+    fn new(lo: u64, hi: u64, r: u32) -> Self {
+        if lo == 0 {
+            Row { lo: 0, hi: 0, r: 0 }
+        } else {
+            Row { lo, hi, r }
+        }
+    }
+}
+
 /// Lane `j` of the states holds column `j`'s solution bits for the next 128 slots (as in
-/// the scalar code); the same recurrence, all columns at once.
+/// the scalar code): the same recurrence, all columns at once.
+///
+/// The recurrence `x_i = parity((S_{i+1} << 1) & c_i) ^ r_i`, `S_i = (S_{i+1} << 1) | x_i`
+/// is a chain through a POPCNT per slot. Split as `x_i = P_i ^ (x_{i+1} & c_i[1])` with
+/// `P_i = parity((S_{i+2} << 2) & c_i) ^ r_i` (bit 1 of `c_i` meets `x_{i+1}`; every
+/// other bit meets a bit of `S_{i+2}`), the POPCNT of slot `i` runs while slot `i + 1` is
+/// finished, and the chain from one slot to the next is one ternary-logic instruction.
 #[target_feature(enable = "avx512f,avx512vpopcntdq,avx512vbmi2")]
 fn solve(lo: &[u64], hi: &[u64], results: &[u32], layouts: &[ColumnLayout], out: &mut [Vec<u8>]) {
     let bits = COEFF_BITS as usize;
-    let num_blocks = lo.len() / bits;
+    let n = lo.len().min(hi.len()).min(results.len()) / bits * bits;
     // Lane j shifts the result row right by j: its bit 0 is column j's result bit.
     let column_shift = _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0);
     let one = _mm512_set1_epi64(1);
+    let result_bits = |r: u32| _mm512_srlv_epi64(_mm512_set1_epi64(i64::from(r)), column_shift);
+    let (Some(lo), Some(hi), Some(results)) = (lo.get(..n), hi.get(..n), results.get(..n)) else {
+        return;
+    };
+    let mut rows = lo.iter().zip(hi).zip(results).rev().map(|((&l, &h), &r)| Row::new(l, h, r));
+    let Some(mut row) = rows.next() else {
+        return;
+    };
+    // S_{i+1} (zero above the last slot) and P_i (bit 0 only).
     let mut state_lo = _mm512_setzero_si512();
     let mut state_hi = _mm512_setzero_si512();
-    for block in (0..num_blocks).rev() {
-        let rows = block * bits..(block + 1) * bits;
-        let (Some(lo), Some(hi), Some(res)) = (lo.get(rows.clone()), hi.get(rows.clone()), results.get(rows)) else {
-            return;
-        };
-        for ((&c_lo, &c_hi), &r) in lo.iter().zip(hi).zip(res).rev() {
-            // The 128-bit states shift left by one: bit 63 of the low word enters the high.
-            let n_hi = _mm512_shldi_epi64::<1>(state_hi, state_lo);
-            let n_lo = _mm512_add_epi64(state_lo, state_lo);
-            let masked_hi = _mm512_and_si512(n_hi, _mm512_set1_epi64(c_hi as i64));
-            // (n_lo & c_lo) ^ masked_hi: truth table 0x6A over (a, b, c) = (n_lo, c_lo, masked_hi).
-            let t = _mm512_ternarylogic_epi64::<0x6A>(n_lo, _mm512_set1_epi64(c_lo as i64), masked_hi);
-            // The shifted state with the column's result bit in the empty bit 0 (off the
-            // critical path, which is then add, ternlog, popcount, ternlog).
-            let r = _mm512_and_si512(_mm512_srlv_epi64(_mm512_set1_epi64(i64::from(r)), column_shift), one);
-            let with_r = _mm512_or_si512(n_lo, r);
-            // with_r ^ (popcount & 1): bit 0 becomes the result bit xor the parity of the
-            // row's dot product with the state (truth table 0x78: a ^ (b & c)).
-            state_lo = _mm512_ternarylogic_epi64::<0x78>(with_r, _mm512_popcnt_epi64(t), one);
-            state_hi = n_hi;
+    let mut p = _mm512_and_si512(result_bits(row.r), one);
+    let mut slot = n;
+    loop {
+        slot -= 1;
+        let next = rows.next();
+        // x_i = P_i ^ (x_{i+1} & c_i[1]): x_{i+1} is bit 0 of S_{i+1} (truth table 0x78:
+        // a ^ (b & c)); only bit 0 is set.
+        let bit1 = _mm512_set1_epi64(((row.lo >> 1) & 1) as i64);
+        let x = _mm512_ternarylogic_epi64::<0x78>(p, state_lo, bit1);
+        if let Some(next) = next {
+            // P_{i-1} from S_{i+1} shifted by two (128-bit shift: VPSHLDQ for the high word).
+            let lo2 = _mm512_slli_epi64::<2>(state_lo);
+            let hi2 = _mm512_shldi_epi64::<2>(state_hi, state_lo);
+            let masked_hi = _mm512_and_si512(hi2, _mm512_set1_epi64(next.hi as i64));
+            // (lo2 & c_lo) ^ masked_hi (truth table 0x6A: (a & b) ^ c).
+            let t = _mm512_ternarylogic_epi64::<0x6A>(lo2, _mm512_set1_epi64(next.lo as i64), masked_hi);
+            // (popcount ^ r) & 1 (truth table 0x28: (a ^ b) & c).
+            p = _mm512_ternarylogic_epi64::<0x28>(_mm512_popcnt_epi64(t), result_bits(next.r), one);
         }
-        let (seg_lo, seg_hi) = (lanes(state_lo), lanes(state_hi));
-        for (layout, bytes) in layouts.iter().zip(out.iter_mut()) {
-            let (seg, cols) = layout.segment_and_columns(block as u64);
-            for c in 0..cols {
-                let col = (layout.col_offset + c) as usize;
-                let at = (seg + u64::from(c)) as usize * SEGMENT_BYTES;
-                if let (Some(dst), Some(&l), Some(&h)) =
-                    (bytes.get_mut(at..at + SEGMENT_BYTES), seg_lo.get(col), seg_hi.get(col))
-                {
-                    dst[..8].copy_from_slice(&l.to_le_bytes());
-                    dst[8..].copy_from_slice(&h.to_le_bytes());
-                }
+        // S_i = (S_{i+1} << 1) | x_i.
+        let shifted_hi = _mm512_shldi_epi64::<1>(state_hi, state_lo);
+        state_lo = _mm512_or_si512(_mm512_add_epi64(state_lo, state_lo), x);
+        state_hi = shifted_hi;
+        if slot.is_multiple_of(bits) {
+            write_block(slot / bits, state_lo, state_hi, layouts, out);
+        }
+        match next {
+            Some(next) => row = next,
+            None => return,
+        }
+    }
+}
+
+/// After the 128 slots of `block`, each column's state is exactly that block's segment of
+/// the column: store the stored columns' segments.
+#[target_feature(enable = "avx512f,avx512vpopcntdq,avx512vbmi2")]
+fn write_block(block: usize, state_lo: __m512i, state_hi: __m512i, layouts: &[ColumnLayout], out: &mut [Vec<u8>]) {
+    let (seg_lo, seg_hi) = (lanes(state_lo), lanes(state_hi));
+    for (layout, bytes) in layouts.iter().zip(out.iter_mut()) {
+        let (seg, cols) = layout.segment_and_columns(block as u64);
+        for c in 0..cols {
+            let col = (layout.col_offset + c) as usize;
+            let at = (seg + u64::from(c)) as usize * SEGMENT_BYTES;
+            if let (Some(dst), Some(&l), Some(&h)) =
+                (bytes.get_mut(at..at + SEGMENT_BYTES), seg_lo.get(col), seg_hi.get(col))
+            {
+                dst[..8].copy_from_slice(&l.to_le_bytes());
+                dst[8..].copy_from_slice(&h.to_le_bytes());
             }
         }
     }
