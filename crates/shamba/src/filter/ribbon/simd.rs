@@ -12,9 +12,10 @@
 //! result is bit-for-bit the scalar one (tested).
 
 use std::arch::x86_64::{
-    __m512i, _mm256_extract_epi64, _mm512_add_epi64, _mm512_and_si512, _mm512_extracti64x4_epi64, _mm512_or_si512,
-    _mm512_popcnt_epi64, _mm512_set1_epi64, _mm512_set_epi64, _mm512_setzero_si512, _mm512_shldi_epi64,
-    _mm512_slli_epi64, _mm512_srlv_epi64, _mm512_ternarylogic_epi64,
+    __m512i, _mm256_extract_epi64, _mm512_add_epi64, _mm512_and_si512, _mm512_extracti64x4_epi64,
+    _mm512_maskz_set1_epi64, _mm512_or_si512, _mm512_popcnt_epi64, _mm512_set1_epi64, _mm512_set_epi64,
+    _mm512_setzero_si512, _mm512_shldi_epi64, _mm512_slli_epi64, _mm512_srli_epi64, _mm512_srlv_epi64,
+    _mm512_ternarylogic_epi64, _mm512_test_epi64_mask,
 };
 
 use super::config::COEFF_BITS;
@@ -66,26 +67,6 @@ fn lanes(v: __m512i) -> [u64; 8] {
     ]
 }
 
-/// One banding row with an empty slot's (stale) words cleared: an empty slot is a free
-/// variable, set to 0 like the scalar code does.
-#[derive(Clone, Copy)]
-struct Row {
-    lo: u64,
-    hi: u64,
-    r: u32,
-}
-
-impl Row {
-    #[inline(always)]
-    fn new(lo: u64, hi: u64, r: u32) -> Self {
-        if lo == 0 {
-            Row { lo: 0, hi: 0, r: 0 }
-        } else {
-            Row { lo, hi, r }
-        }
-    }
-}
-
 /// Lane `j` of the states holds column `j`'s solution bits for the next 128 slots (as in
 /// the scalar code): the same recurrence, all columns at once.
 ///
@@ -101,46 +82,53 @@ fn solve(lo: &[u64], hi: &[u64], results: &[u32], layouts: &[ColumnLayout], out:
     // Lane j shifts the result row right by j: its bit 0 is column j's result bit.
     let column_shift = _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0);
     let one = _mm512_set1_epi64(1);
-    let result_bits = |r: u32| _mm512_srlv_epi64(_mm512_set1_epi64(i64::from(r)), column_shift);
     let (Some(lo), Some(hi), Some(results)) = (lo.get(..n), hi.get(..n), results.get(..n)) else {
         return;
     };
-    let mut rows = lo.iter().zip(hi).zip(results).rev().map(|((&l, &h), &r)| Row::new(l, h, r));
-    let Some(mut row) = rows.next() else {
+    // Row `k` as broadcast vectors: low and high coefficient words, and the result row with
+    // column j's bit in bit 0 of lane j. An empty slot (low word 0) is a free variable, set
+    // to 0 like the scalar code does: its stale high word and result are masked out.
+    let row = |k: usize| {
+        let (Some(&l), Some(&h), Some(&r)) = (lo.get(k), hi.get(k), results.get(k)) else {
+            let zero = _mm512_setzero_si512();
+            return (zero, zero, zero);
+        };
+        let l = _mm512_set1_epi64(l as i64);
+        let occupied = _mm512_test_epi64_mask(l, l);
+        let h = _mm512_maskz_set1_epi64(occupied, h as i64);
+        let r = _mm512_srlv_epi64(_mm512_maskz_set1_epi64(occupied, i64::from(r)), column_shift);
+        (l, h, r)
+    };
+    let Some(last) = n.checked_sub(1) else {
         return;
     };
-    // S_{i+1} (zero above the last slot) and P_i (bit 0 only).
+    // S_{i+1} (zero above the last slot), P_i (bit 0 only) and row i's low word.
     let mut state_lo = _mm512_setzero_si512();
     let mut state_hi = _mm512_setzero_si512();
-    let mut p = _mm512_and_si512(result_bits(row.r), one);
-    let mut slot = n;
-    loop {
-        slot -= 1;
-        let next = rows.next();
+    let (mut c_lo, _, r) = row(last);
+    let mut p = _mm512_and_si512(r, one);
+    for slot in (0..n).rev() {
         // x_i = P_i ^ (x_{i+1} & c_i[1]): x_{i+1} is bit 0 of S_{i+1} (truth table 0x78:
         // a ^ (b & c)); only bit 0 is set.
-        let bit1 = _mm512_set1_epi64(((row.lo >> 1) & 1) as i64);
+        let bit1 = _mm512_and_si512(_mm512_srli_epi64::<1>(c_lo), one);
         let x = _mm512_ternarylogic_epi64::<0x78>(p, state_lo, bit1);
-        if let Some(next) = next {
-            // P_{i-1} from S_{i+1} shifted by two (128-bit shift: VPSHLDQ for the high word).
-            let lo2 = _mm512_slli_epi64::<2>(state_lo);
-            let hi2 = _mm512_shldi_epi64::<2>(state_hi, state_lo);
-            let masked_hi = _mm512_and_si512(hi2, _mm512_set1_epi64(next.hi as i64));
-            // (lo2 & c_lo) ^ masked_hi (truth table 0x6A: (a & b) ^ c).
-            let t = _mm512_ternarylogic_epi64::<0x6A>(lo2, _mm512_set1_epi64(next.lo as i64), masked_hi);
-            // (popcount ^ r) & 1 (truth table 0x28: (a ^ b) & c).
-            p = _mm512_ternarylogic_epi64::<0x28>(_mm512_popcnt_epi64(t), result_bits(next.r), one);
-        }
+        // P_{i-1} from S_{i+1} shifted by two (128-bit shift: VPSHLDQ for the high word).
+        // Below slot 0 there is no row: all zero, unused.
+        let (next_lo, next_hi, next_r) = row(slot.wrapping_sub(1));
+        let lo2 = _mm512_slli_epi64::<2>(state_lo);
+        let hi2 = _mm512_shldi_epi64::<2>(state_hi, state_lo);
+        let masked_hi = _mm512_and_si512(hi2, next_hi);
+        // (lo2 & c_lo) ^ masked_hi (truth table 0x6A: (a & b) ^ c).
+        let t = _mm512_ternarylogic_epi64::<0x6A>(lo2, next_lo, masked_hi);
+        // (popcount ^ r) & 1 (truth table 0x28: (a ^ b) & c).
+        p = _mm512_ternarylogic_epi64::<0x28>(_mm512_popcnt_epi64(t), next_r, one);
+        c_lo = next_lo;
         // S_i = (S_{i+1} << 1) | x_i.
         let shifted_hi = _mm512_shldi_epi64::<1>(state_hi, state_lo);
         state_lo = _mm512_or_si512(_mm512_add_epi64(state_lo, state_lo), x);
         state_hi = shifted_hi;
         if slot.is_multiple_of(bits) {
             write_block(slot / bits, state_lo, state_hi, layouts, out);
-        }
-        match next {
-            Some(next) => row = next,
-            None => return,
         }
     }
 }
