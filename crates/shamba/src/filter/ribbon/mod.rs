@@ -38,7 +38,7 @@ pub mod layout;
 #[cfg(target_arch = "x86_64")]
 mod simd;
 
-use self::banding::Banding;
+use self::banding::{Banding, ResultRow};
 use self::config::{num_slots_for, COEFF_BITS};
 use self::hasher::RibbonHasher;
 use self::layout::{ColumnLayout, MAX_COLUMNS, SEGMENT_BYTES};
@@ -103,7 +103,22 @@ pub fn build_ribbon(digests: &[Digest], columns: &[f64]) -> Result<RibbonBuild, 
     if layouts.iter().any(|l| !l.is_valid()) {
         return Err(FallbackReason::RibbonUnsupportedRate);
     }
-    let mut banding = Banding::new(num_slots as usize);
+    // Byte result rows when they hold every column (see `banding::ResultRow`).
+    if offset <= <u8 as ResultRow>::COLUMNS {
+        solve_with::<u8>(digests, num_slots as usize, layouts)
+    } else {
+        solve_with::<u32>(digests, num_slots as usize, layouts)
+    }
+}
+
+/// Band and back-substitute with result rows of type `R` (which must hold every column of
+/// `layouts`), trying seeds in turn.
+fn solve_with<R: ResultRow>(
+    digests: &[Digest],
+    num_slots: usize,
+    layouts: Vec<ColumnLayout>,
+) -> Result<RibbonBuild, FallbackReason> {
+    let mut banding = Banding::<R>::new(num_slots);
     for seed in 0..MAX_SEEDS {
         let hasher = RibbonHasher::for_seed(seed);
         if seed > 0 {
@@ -111,7 +126,9 @@ pub fn build_ribbon(digests: &[Digest], columns: &[f64]) -> Result<RibbonBuild, 
         }
         if banding.add_all(digests, &hasher) {
             let mut segments: Vec<Vec<u8>> = layouts.iter().map(|l| vec![0u8; l.bytes() as usize]).collect();
-            banding.back_substitute(&layouts, &mut segments);
+            if !banding.back_substitute(&layouts, &mut segments) {
+                return Err(FallbackReason::RibbonUnsupportedRate);
+            }
             return Ok(RibbonBuild {
                 layouts,
                 segments,
@@ -450,7 +467,7 @@ mod phase_timing {
         let ns = |a: Instant, b: Instant| (b - a).as_nanos() as f64 / n as f64;
         for _ in 0..5 {
             let t0 = Instant::now();
-            let mut banding = Banding::new(slots as usize);
+            let mut banding = Banding::<u8>::new(slots as usize);
             let h = RibbonHasher::for_seed(0);
             let t1 = Instant::now();
             let hashes = banding.sorted_hashes(&keys, &h);
@@ -458,7 +475,7 @@ mod phase_timing {
             let ok = banding.add_sorted(&hashes);
             let t3 = Instant::now();
             let mut segs = vec![vec![0u8; layouts[0].bytes() as usize]];
-            banding.back_substitute(&layouts, &mut segs);
+            assert!(banding.back_substitute(&layouts, &mut segs));
             let t4 = Instant::now();
             eprintln!(
                 "ok={ok} alloc {:.1} sort {:.1} band {:.1} back {:.1} ns/key",

@@ -18,6 +18,7 @@ use std::arch::x86_64::{
     _mm512_ternarylogic_epi64, _mm512_test_epi64_mask,
 };
 
+use super::banding::ResultRow;
 use super::config::COEFF_BITS;
 use super::layout::{ColumnLayout, SEGMENT_BYTES};
 
@@ -34,10 +35,10 @@ pub fn available() -> bool {
 /// Back-substitute banding rows (`lo`, `hi`, `results`, equal lengths, a multiple of 128)
 /// into `out` as [`super::banding::Banding::back_substitute`] does, for layouts using at
 /// most [`MAX_COLUMNS`] columns. `None` (nothing written) when the CPU lacks the features.
-pub fn back_substitute(
+pub fn back_substitute<R: ResultRow>(
     lo: &[u64],
     hi: &[u64],
-    results: &[u32],
+    results: &[R],
     layouts: &[ColumnLayout],
     out: &mut [Vec<u8>],
 ) -> Option<()> {
@@ -76,7 +77,7 @@ fn lanes(v: __m512i) -> [u64; 8] {
 /// other bit meets a bit of `S_{i+2}`), the POPCNT of slot `i` runs while slot `i + 1` is
 /// finished, and the chain from one slot to the next is one ternary-logic instruction.
 #[target_feature(enable = "avx512f,avx512vpopcntdq,avx512vbmi2")]
-fn solve(lo: &[u64], hi: &[u64], results: &[u32], layouts: &[ColumnLayout], out: &mut [Vec<u8>]) {
+fn solve<R: ResultRow>(lo: &[u64], hi: &[u64], results: &[R], layouts: &[ColumnLayout], out: &mut [Vec<u8>]) {
     let bits = COEFF_BITS as usize;
     let n = lo.len().min(hi.len()).min(results.len()) / bits * bits;
     // Lane j shifts the result row right by j: its bit 0 is column j's result bit.
@@ -96,7 +97,7 @@ fn solve(lo: &[u64], hi: &[u64], results: &[u32], layouts: &[ColumnLayout], out:
         let l = _mm512_set1_epi64(l as i64);
         let occupied = _mm512_test_epi64_mask(l, l);
         let h = _mm512_maskz_set1_epi64(occupied, h as i64);
-        let r = _mm512_srlv_epi64(_mm512_maskz_set1_epi64(occupied, i64::from(r)), column_shift);
+        let r = _mm512_srlv_epi64(_mm512_maskz_set1_epi64(occupied, i64::from(r.widen())), column_shift);
         (l, h, r)
     };
     let Some(last) = n.checked_sub(1) else {
