@@ -50,7 +50,7 @@ pub struct Banding<R: ResultRow = u32> {
 }
 
 /// The type of a banding result row: `u8` when the solution has at most 8 result columns,
-/// `u32` otherwise. Byte rows make a slot 17 bytes instead of 20 and banding about 1.5 ns
+/// `u32` otherwise. Byte rows make a slot 17 bytes instead of 20 and banding about 1 ns
 /// per key faster at 1M keys (measured; less memory traffic and smaller walk state).
 pub trait ResultRow: Copy + Default + Eq + std::ops::BitXor<Output = Self> + 'static {
     /// Result columns a row holds.
@@ -107,7 +107,9 @@ impl<R: ResultRow> Drop for Banding<R> {
         let (lo, hi, results) =
             (std::mem::take(&mut self.lo), std::mem::take(&mut self.hi), std::mem::take(&mut self.results));
         // Keep at most MAX_SCRATCH_BYTES per thread: a filter over a huge table should not
-        // pin its construction memory for the life of the thread.
+        // pin its construction memory for the life of the thread. (A thread that has built
+        // with both row types also keeps the other type's result vector, at most a quarter
+        // of this again.)
         if lo.capacity() * 8 + hi.capacity() * 8 + results.capacity() * size_of::<R>() > MAX_SCRATCH_BYTES {
             return;
         }

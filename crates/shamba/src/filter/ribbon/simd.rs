@@ -5,8 +5,9 @@
 //! POPCNT, xor in the result bit, insert the new bit) and is bound by instruction
 //! throughput: at 7 columns it was a quarter of the whole construction. Here the eight
 //! columns' states are the eight 64-bit lanes of two registers (low and high state words),
-//! so a slot costs about ten vector instructions for all columns at once (VPSHLDQ shifts
-//! the 128-bit states, VPOPCNTQ gives every column's parity).
+//! so a slot costs about fifteen vector instructions for all columns at once (VPSHLDQ
+//! shifts the 128-bit states, VPOPCNTQ gives every column's parity). Measured at 1M keys
+//! and 7 columns: 6.8 -> 2.5 ns/key; it now mostly waits on reading the banding arrays.
 //!
 //! Used only when the CPU has AVX-512F, VPOPCNTDQ and VBMI2 (checked at run time); the
 //! result is bit-for-bit the scalar one (tested).
