@@ -14,8 +14,8 @@
 //!
 //! - **Locality.** Keys are bucketed by start (a counting sort on the high bits of their
 //!   equation hashes, which *are* the start's high bits), so elimination walks memory almost
-//!   sequentially instead of at random: the banding arrays (20 bytes per slot) are far
-//!   larger than the caches. Only the 8-byte equation hash is kept per key.
+//!   sequentially instead of at random: the banding arrays (17 or 20 bytes per slot) are
+//!   far larger than the caches. Only the 8-byte equation hash is kept per key.
 //! - **Latency.** A walk is a serial chain (load slot, xor, count trailing zeros, next
 //!   slot) ending in a branch that mispredicts about once per key. Two walks from the two
 //!   halves of the sorted keys are interleaved step by step, so one chain runs while the
@@ -24,10 +24,14 @@
 //!   system is solvable does not depend on the order.
 //! - **Width.** The coefficient row is kept as two 64-bit words in separate arrays (`lo`
 //!   holds the pivot bit, so `lo == 0` means an empty slot); a walk touches `hi` and the
-//!   result row only off its critical path.
+//!   result row only off its critical path. Result rows are bytes when the filter has at
+//!   most 8 result columns ([`ResultRow`]).
+//! - **Memory passes.** Only `lo` is cleared between constructions; `hi` and the result
+//!   rows of empty slots keep stale values, which back-substitution ignores.
 //! - **Back-substitution** keeps each result column's next 128 solution bits as two words
 //!   and computes a solution bit with one POPCNT per column (see `.cargo/config.toml`);
-//!   the per-column loop is unrolled for up to 8 columns.
+//!   the per-column loop is unrolled for up to 8 columns. With AVX-512 (up to 8 columns),
+//!   the `simd` module does all columns at once, one per vector lane.
 
 use super::config::COEFF_BITS;
 use super::hasher::{Equation, RibbonHasher};
@@ -39,36 +43,99 @@ const SLOTS_PER_BUCKET_LOG2: u32 = 10;
 
 /// Banding storage: one coefficient row (two words) and result row per slot; `lo == 0`
 /// marks an empty slot (an occupied slot's pivot bit, bit 0 of `lo`, is always set).
-pub struct Banding {
+pub struct Banding<R: ResultRow = u32> {
     lo: Vec<u64>,
     hi: Vec<u64>,
-    results: Vec<u32>,
+    results: Vec<R>,
 }
 
-impl Scratch {
-    /// Take the banding vectors out (leaving empty ones).
-    fn lo_hi_results(&mut self) -> (Vec<u64>, Vec<u64>, Vec<u32>) {
-        (std::mem::take(&mut self.lo), std::mem::take(&mut self.hi), std::mem::take(&mut self.results))
+/// The type of a banding result row: `u8` when the solution has at most 8 result columns,
+/// `u32` otherwise. Byte rows make a slot 17 bytes instead of 20 and banding about 1 ns
+/// per key faster at 1M keys (measured; less memory traffic and smaller walk state).
+pub trait ResultRow: Copy + Default + Eq + std::ops::BitXor<Output = Self> + 'static {
+    /// Result columns a row holds.
+    const COLUMNS: u32;
+    /// The low [`Self::COLUMNS`] bits of a key's result row.
+    fn truncate(result: u32) -> Self;
+    /// The row as result bits, column 0 in bit 0.
+    fn widen(self) -> u32;
+    /// This thread's scratch vector for rows of this type (left empty there).
+    fn take_scratch() -> Vec<Self>;
+    /// Give a vector back to this thread's scratch.
+    fn put_scratch(v: Vec<Self>);
+}
+
+impl ResultRow for u8 {
+    const COLUMNS: u32 = 8;
+    #[inline(always)]
+    fn truncate(result: u32) -> Self {
+        result as u8
+    }
+    #[inline(always)]
+    fn widen(self) -> u32 {
+        u32::from(self)
+    }
+    fn take_scratch() -> Vec<Self> {
+        SCRATCH.with(|s| std::mem::take(&mut s.borrow_mut().results8))
+    }
+    fn put_scratch(v: Vec<Self>) {
+        let _ = SCRATCH.try_with(|s| s.try_borrow_mut().map(|mut s| s.results8 = v));
     }
 }
 
-impl Drop for Banding {
+impl ResultRow for u32 {
+    const COLUMNS: u32 = 32;
+    #[inline(always)]
+    fn truncate(result: u32) -> Self {
+        result
+    }
+    #[inline(always)]
+    fn widen(self) -> u32 {
+        self
+    }
+    fn take_scratch() -> Vec<Self> {
+        SCRATCH.with(|s| std::mem::take(&mut s.borrow_mut().results))
+    }
+    fn put_scratch(v: Vec<Self>) {
+        let _ = SCRATCH.try_with(|s| s.try_borrow_mut().map(|mut s| s.results = v));
+    }
+}
+
+impl<R: ResultRow> Drop for Banding<R> {
     /// Hand the vectors back to this thread's scratch for the next construction.
     fn drop(&mut self) {
         let (lo, hi, results) =
             (std::mem::take(&mut self.lo), std::mem::take(&mut self.hi), std::mem::take(&mut self.results));
         // Keep at most MAX_SCRATCH_BYTES per thread: a filter over a huge table should not
-        // pin its construction memory for the life of the thread.
-        if lo.capacity() * 8 + hi.capacity() * 8 + results.capacity() * 4 > MAX_SCRATCH_BYTES {
+        // pin its construction memory for the life of the thread. (A thread that has built
+        // with both row types also keeps the other type's result vector, at most a quarter
+        // of this again.)
+        if lo.capacity() * 8 + hi.capacity() * 8 + results.capacity() * size_of::<R>() > MAX_SCRATCH_BYTES {
             return;
         }
         let _ = SCRATCH.try_with(|s| {
             if let Ok(mut s) = s.try_borrow_mut() {
                 s.lo = lo;
                 s.hi = hi;
-                s.results = results;
             }
         });
+        R::put_scratch(results);
+    }
+}
+
+/// An equation being added: [`Equation`] with its result row cut to `R`.
+#[derive(Clone, Copy)]
+struct Row<R> {
+    start: usize,
+    lo: u64,
+    hi: u64,
+    result: R,
+}
+
+impl<R: ResultRow> Row<R> {
+    #[inline(always)]
+    fn of(e: Equation) -> Self {
+        Row { start: e.start, lo: e.lo, hi: e.hi, result: R::truncate(e.result) }
     }
 }
 
@@ -84,7 +151,7 @@ enum Step {
 
 /// One elimination step of `e` (see the module doc). Slices must have equal lengths.
 #[inline(always)]
-fn step(lo: &mut [u64], hi: &mut [u64], results: &mut [u32], e: &mut Equation) -> Step {
+fn step<R: ResultRow>(lo: &mut [u64], hi: &mut [u64], results: &mut [R], e: &mut Row<R>) -> Step {
     let i = e.start;
     // Out of range cannot happen (equations are combinations of in-range rows); refusing
     // is the safe answer if it ever did.
@@ -104,13 +171,13 @@ fn step(lo: &mut [u64], hi: &mut [u64], results: &mut [u32], e: &mut Equation) -
         // Both pivots were set, so bit 0 of `x_lo` is clear: 1 <= tz <= 63, and every
         // shift below is in range (no 128-bit shift with its >= 64 case).
         let tz = x_lo.trailing_zeros();
-        *e = Equation { start: i + tz as usize, lo: (x_lo >> tz) | (x_hi << (64 - tz)), hi: x_hi >> tz, result: x_r };
+        *e = Row { start: i + tz as usize, lo: (x_lo >> tz) | (x_hi << (64 - tz)), hi: x_hi >> tz, result: x_r };
         Step::Continue
     } else if x_hi != 0 {
         let tz = x_hi.trailing_zeros();
-        *e = Equation { start: i + 64 + tz as usize, lo: x_hi >> tz, hi: 0, result: x_r };
+        *e = Row { start: i + 64 + tz as usize, lo: x_hi >> tz, hi: 0, result: x_r };
         Step::Continue
-    } else if x_r == 0 {
+    } else if x_r == R::default() {
         Step::Done
     } else {
         Step::Contradiction
@@ -118,7 +185,7 @@ fn step(lo: &mut [u64], hi: &mut [u64], results: &mut [u32], e: &mut Equation) -
 }
 
 /// Add one equation completely. `false`: it contradicts the equations already added.
-fn walk(lo: &mut [u64], hi: &mut [u64], results: &mut [u32], mut e: Equation) -> bool {
+fn walk<R: ResultRow>(lo: &mut [u64], hi: &mut [u64], results: &mut [R], mut e: Row<R>) -> bool {
     loop {
         match step(lo, hi, results, &mut e) {
             Step::Continue => {}
@@ -140,6 +207,7 @@ struct Scratch {
     lo: Vec<u64>,
     hi: Vec<u64>,
     results: Vec<u32>,
+    results8: Vec<u8>,
     sorted: Vec<u64>,
 }
 
@@ -154,18 +222,31 @@ fn zeroed<T: Copy + Default>(mut v: Vec<T>, n: usize) -> Vec<T> {
     v
 }
 
-impl Banding {
+/// A vector of `n` elements reusing `v`'s allocation *and its old contents* (only the part
+/// past the old length is zeroed): for storage whose every element is written before it
+/// is read. Saves a pass over memory (the coefficient-high and result arrays are 9 of the
+/// 17 bytes per slot with byte result rows).
+fn stale<T: Copy + Default>(mut v: Vec<T>, n: usize) -> Vec<T> {
+    v.truncate(n);
+    v.resize(n, T::default());
+    v
+}
+
+impl<R: ResultRow> Banding<R> {
     /// Empty storage for `num_slots` slots (reusing this thread's last scratch memory).
     pub fn new(num_slots: usize) -> Self {
-        let s = SCRATCH.with(|s| s.borrow_mut().lo_hi_results());
-        Banding { lo: zeroed(s.0, num_slots), hi: zeroed(s.1, num_slots), results: zeroed(s.2, num_slots) }
+        let (lo, hi) = SCRATCH.with(|s| {
+            let mut s = s.borrow_mut();
+            (std::mem::take(&mut s.lo), std::mem::take(&mut s.hi))
+        });
+        // Only `lo` marks empty slots; an empty slot's `hi` and result are never read by
+        // banding and are treated as zero by back-substitution.
+        Banding { lo: zeroed(lo, num_slots), hi: stale(hi, num_slots), results: stale(R::take_scratch(), num_slots) }
     }
 
     /// Empty every slot (before retrying with another seed).
     pub fn clear(&mut self) {
         self.lo.fill(0);
-        self.hi.fill(0);
-        self.results.fill(0);
     }
 
     /// Number of slots.
@@ -208,7 +289,8 @@ impl Banding {
         for b in 1..next.len() {
             next[b] += next[b - 1];
         }
-        let mut sorted = zeroed(SCRATCH.with(|s| std::mem::take(&mut s.borrow_mut().sorted)), digests.len());
+        // Every position is written once below (the counts are exact).
+        let mut sorted = stale(SCRATCH.with(|s| std::mem::take(&mut s.borrow_mut().sorted)), digests.len());
         for d in digests {
             let v = hasher.equation_hash(d);
             if let Some(pos) = next.get_mut((v >> shift) as usize) {
@@ -226,7 +308,7 @@ impl Banding {
     /// interleaved step by step (module doc).
     pub fn add_sorted(&mut self, hashes: &[u64]) -> bool {
         let num_starts = self.num_starts();
-        let eq = |v: &u64| RibbonHasher::equation(*v, num_starts);
+        let eq = |v: &u64| Row::<R>::of(RibbonHasher::equation(*v, num_starts));
         let n = self.lo.len();
         let (Some(lo), Some(hi), Some(res)) = (self.lo.get_mut(..n), self.hi.get_mut(..n), self.results.get_mut(..n))
         else {
@@ -262,8 +344,27 @@ impl Banding {
 
     /// Back-substitute into the segments of every layout (all layouts share `num_blocks`;
     /// each stores its own result columns). `out[i]` must be `layouts[i].bytes()` long.
-    pub fn back_substitute(&self, layouts: &[ColumnLayout], out: &mut [Vec<u8>]) {
+    ///
+    /// `false` (nothing written) if the layouts use more result columns than a row of `R`
+    /// holds.
+    #[must_use]
+    pub fn back_substitute(&self, layouts: &[ColumnLayout], out: &mut [Vec<u8>]) -> bool {
         let total_cols = layouts.iter().map(|l| l.col_offset + l.upper_columns).max().unwrap_or(0);
+        if total_cols > R::COLUMNS {
+            return false;
+        }
+        #[cfg(target_arch = "x86_64")]
+        if (1..=super::simd::MAX_COLUMNS).contains(&total_cols)
+            && super::simd::back_substitute(&self.lo, &self.hi, &self.results, layouts, out).is_some()
+        {
+            return true;
+        }
+        self.back_substitute_scalar(layouts, out, total_cols);
+        true
+    }
+
+    /// [`Banding::back_substitute`] without vector instructions.
+    fn back_substitute_scalar(&self, layouts: &[ColumnLayout], out: &mut [Vec<u8>], total_cols: u32) {
         match total_cols {
             0 => {}
             1 => self.solve::<1>(layouts, out),
@@ -284,8 +385,9 @@ impl Banding {
     /// Slots are solved from the last down. Column `j`'s state holds the solution bits of
     /// the next 128 slots (bit `k` = slot `i + k` once shifted), so slot `i`'s bit is
     /// `r_i ^ parity(c_i & state)`: the coefficient's pivot bit meets the state's empty bit
-    /// 0. An empty slot (`c = 0`, `r = 0`) is a free variable and gets 0. After the 128
-    /// slots of a block, each state is exactly that block's segment of its column.
+    /// 0. An empty slot (`lo = 0`; its `hi` and result may be stale) is a free variable and
+    /// gets 0. After the 128 slots of a block, each state is exactly that block's segment
+    /// of its column.
     fn solve<const C: usize>(&self, layouts: &[ColumnLayout], out: &mut [Vec<u8>]) {
         let mut state_lo = [0u64; C];
         let mut state_hi = [0u64; C];
@@ -299,7 +401,8 @@ impl Banding {
                 return;
             };
             for ((&c_lo, &c_hi), &r) in lo.iter().zip(hi).zip(res).rev() {
-                let mut r = r;
+                // An empty slot (free variable, set to 0) may hold stale `hi` and result.
+                let (c_hi, mut r) = if c_lo == 0 { (0, 0) } else { (c_hi, r.widen()) };
                 for (s_lo, s_hi) in state_lo.iter_mut().zip(state_hi.iter_mut()) {
                     let n_hi = (*s_hi << 1) | (*s_lo >> 63);
                     let n_lo = *s_lo << 1;
@@ -356,22 +459,80 @@ mod tests {
         })
     }
 
+    /// Band `keys` with rows of `R` and check the solution against every equation.
+    fn solves_every_equation<R: ResultRow>(keys: &[Digest], cols: f64) -> Vec<u8> {
+        let slots = super::super::config::num_slots_for(keys.len() as u64).unwrap() as usize;
+        let layout = ColumnLayout::for_columns((slots / 128) as u32, cols, 0);
+        let hasher = (0..8).map(RibbonHasher::for_seed).find(|h| {
+            let mut b = Banding::<R>::new(slots);
+            b.add_all(keys, h)
+        });
+        let hasher = hasher.expect("some seed solves");
+        let mut b = Banding::<R>::new(slots);
+        assert!(b.add_all(keys, &hasher));
+        let mut out = vec![vec![0u8; layout.bytes() as usize]];
+        assert!(b.back_substitute(&[layout], &mut out));
+        assert!(solution_satisfies_all(keys, &hasher, &layout, &out[0]), "n = {}, cols = {cols}", keys.len());
+        out.swap_remove(0)
+    }
+
     #[test]
     fn interleaved_elimination_solves_every_equation() {
-        for (n, cols) in [(1usize, 3.0), (2, 7.0), (3, 1.0), (1000, 7.0), (20_000, 6.6), (20_000, 12.5)] {
+        for (n, cols) in [(1usize, 3.0), (2, 7.0), (3, 1.0), (1000, 7.0), (20_000, 6.6), (20_000, 8.0)] {
             let keys = digests(21, n as u64);
+            // Byte and word result rows give the same solution.
+            assert_eq!(solves_every_equation::<u8>(&keys, cols), solves_every_equation::<u32>(&keys, cols));
+        }
+        solves_every_equation::<u32>(&digests(21, 20_000), 12.5);
+    }
+
+    #[test]
+    fn byte_rows_refuse_more_than_eight_columns() {
+        let keys = digests(24, 1000);
+        let slots = super::super::config::num_slots_for(1000).unwrap() as usize;
+        let layout = ColumnLayout::for_columns((slots / 128) as u32, 9.0, 0);
+        let mut b = Banding::<u8>::new(slots);
+        assert!((0..8).any(|s| {
+            b.clear();
+            b.add_all(&keys, &RibbonHasher::for_seed(s))
+        }));
+        let mut out = vec![vec![0u8; layout.bytes() as usize]];
+        assert!(!b.back_substitute(&[layout], &mut out));
+    }
+
+    #[test]
+    fn vector_and_scalar_back_substitution_agree() {
+        #[cfg(target_arch = "x86_64")]
+        if !super::super::simd::available() {
+            eprintln!("no AVX-512 here: only the scalar path runs");
+        }
+        for (n, cols) in [(1usize, vec![3.0]), (3000, vec![7.0]), (20_000, vec![6.64]), (20_000, vec![3.0, 4.5])] {
+            let keys = digests(23, n as u64);
             let slots = super::super::config::num_slots_for(n as u64).unwrap() as usize;
-            let layout = ColumnLayout::for_columns((slots / 128) as u32, cols, 0);
+            let mut offset = 0;
+            let layouts: Vec<ColumnLayout> = cols
+                .iter()
+                .map(|&c| {
+                    let l = ColumnLayout::for_columns((slots / 128) as u32, c, offset);
+                    offset += l.upper_columns;
+                    l
+                })
+                .collect();
+            let mut b = Banding::<u8>::new(slots);
             let hasher = (0..8).map(RibbonHasher::for_seed).find(|h| {
-                let mut b = Banding::new(slots);
+                b.clear();
                 b.add_all(&keys, h)
             });
             let hasher = hasher.expect("some seed solves");
-            let mut b = Banding::new(slots);
-            assert!(b.add_all(&keys, &hasher));
-            let mut out = vec![vec![0u8; layout.bytes() as usize]];
-            b.back_substitute(&[layout], &mut out);
-            assert!(solution_satisfies_all(&keys, &hasher, &layout, &out[0]), "n = {n}, cols = {cols}");
+            let total = layouts.iter().map(|l| l.col_offset + l.upper_columns).max().unwrap();
+            let fresh = || layouts.iter().map(|l| vec![0u8; l.bytes() as usize]).collect::<Vec<_>>();
+            let (mut fast, mut scalar) = (fresh(), fresh());
+            assert!(b.back_substitute(&layouts, &mut fast));
+            b.back_substitute_scalar(&layouts, &mut scalar, total);
+            assert_eq!(fast, scalar, "n = {n}, cols = {cols:?}");
+            if layouts.len() == 1 {
+                assert!(solution_satisfies_all(&keys, &hasher, &layouts[0], &fast[0]));
+            }
         }
     }
 
@@ -381,9 +542,9 @@ mod tests {
         let slots = super::super::config::num_slots_for(5000).unwrap() as usize;
         for seed in 0..6 {
             let h = RibbonHasher::for_seed(seed);
-            let mut sorted = Banding::new(slots);
+            let mut sorted = Banding::<u32>::new(slots);
             let ok_sorted = sorted.add_all(&keys, &h);
-            let mut plain = Banding::new(slots);
+            let mut plain = Banding::<u32>::new(slots);
             let hashes: Vec<u64> = keys.iter().map(|d| h.equation_hash(d)).collect();
             let num_starts = plain.num_starts();
             let n = plain.num_slots();
@@ -392,7 +553,7 @@ mod tests {
                     &mut plain.lo[..n],
                     &mut plain.hi[..n],
                     &mut plain.results[..n],
-                    RibbonHasher::equation(*v, num_starts),
+                    Row::of(RibbonHasher::equation(*v, num_starts)),
                 )
             });
             assert_eq!(ok_sorted, ok_plain, "seed {seed}");

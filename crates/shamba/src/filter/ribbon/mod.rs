@@ -35,8 +35,10 @@ pub mod banding;
 pub mod config;
 pub mod hasher;
 pub mod layout;
+#[cfg(target_arch = "x86_64")]
+mod simd;
 
-use self::banding::Banding;
+use self::banding::{Banding, ResultRow};
 use self::config::{num_slots_for, COEFF_BITS};
 use self::hasher::RibbonHasher;
 use self::layout::{ColumnLayout, MAX_COLUMNS, SEGMENT_BYTES};
@@ -101,7 +103,22 @@ pub fn build_ribbon(digests: &[Digest], columns: &[f64]) -> Result<RibbonBuild, 
     if layouts.iter().any(|l| !l.is_valid()) {
         return Err(FallbackReason::RibbonUnsupportedRate);
     }
-    let mut banding = Banding::new(num_slots as usize);
+    // Byte result rows when they hold every column (see `banding::ResultRow`).
+    if offset <= <u8 as ResultRow>::COLUMNS {
+        solve_with::<u8>(digests, num_slots as usize, layouts)
+    } else {
+        solve_with::<u32>(digests, num_slots as usize, layouts)
+    }
+}
+
+/// Band and back-substitute with result rows of type `R` (which must hold every column of
+/// `layouts`), trying seeds in turn.
+fn solve_with<R: ResultRow>(
+    digests: &[Digest],
+    num_slots: usize,
+    layouts: Vec<ColumnLayout>,
+) -> Result<RibbonBuild, FallbackReason> {
+    let mut banding = Banding::<R>::new(num_slots);
     for seed in 0..MAX_SEEDS {
         let hasher = RibbonHasher::for_seed(seed);
         if seed > 0 {
@@ -109,7 +126,9 @@ pub fn build_ribbon(digests: &[Digest], columns: &[f64]) -> Result<RibbonBuild, 
         }
         if banding.add_all(digests, &hasher) {
             let mut segments: Vec<Vec<u8>> = layouts.iter().map(|l| vec![0u8; l.bytes() as usize]).collect();
-            banding.back_substitute(&layouts, &mut segments);
+            if !banding.back_substitute(&layouts, &mut segments) {
+                return Err(FallbackReason::RibbonUnsupportedRate);
+            }
             return Ok(RibbonBuild {
                 layouts,
                 segments,
@@ -413,6 +432,17 @@ mod tests {
     }
 
     #[test]
+    fn output_does_not_depend_on_reused_scratch() {
+        // Construction reuses this thread's scratch without clearing coefficient-high and
+        // result words: a filter must come out byte-identical whatever was built before.
+        let keys = digests(11, 20_000);
+        let first = parts(&build_ribbon(&keys, &[6.7]).unwrap());
+        build_ribbon(&digests(12, 60_000), &[3.0, 9.5]).unwrap();
+        let again = parts(&build_ribbon(&keys, &[6.7]).unwrap());
+        assert_eq!(first, again);
+    }
+
+    #[test]
     fn unsupported_rates_are_reported_not_panicked() {
         assert_eq!(build_ribbon(&digests(1, 10), &[40.0]).err(), Some(FallbackReason::RibbonUnsupportedRate));
         assert_eq!(build_ribbon(&digests(1, 10), &[]).err(), Some(FallbackReason::RibbonUnsupportedRate));
@@ -437,7 +467,7 @@ mod phase_timing {
         let ns = |a: Instant, b: Instant| (b - a).as_nanos() as f64 / n as f64;
         for _ in 0..5 {
             let t0 = Instant::now();
-            let mut banding = Banding::new(slots as usize);
+            let mut banding = Banding::<u8>::new(slots as usize);
             let h = RibbonHasher::for_seed(0);
             let t1 = Instant::now();
             let hashes = banding.sorted_hashes(&keys, &h);
@@ -445,7 +475,7 @@ mod phase_timing {
             let ok = banding.add_sorted(&hashes);
             let t3 = Instant::now();
             let mut segs = vec![vec![0u8; layouts[0].bytes() as usize]];
-            banding.back_substitute(&layouts, &mut segs);
+            assert!(banding.back_substitute(&layouts, &mut segs));
             let t4 = Instant::now();
             eprintln!(
                 "ok={ok} alloc {:.1} sort {:.1} band {:.1} back {:.1} ns/key",
