@@ -412,18 +412,30 @@ impl<R: ResultRow> Banding<R> {
                     *s_hi = n_hi;
                 }
             }
-            for (layout, bytes) in layouts.iter().zip(out.iter_mut()) {
-                let (seg, cols) = layout.segment_and_columns(block as u64);
-                for c in 0..cols {
-                    let col = (layout.col_offset + c) as usize;
-                    let at = (seg + u64::from(c)) as usize * SEGMENT_BYTES;
-                    if let (Some(dst), Some(&l), Some(&h)) =
-                        (bytes.get_mut(at..at + SEGMENT_BYTES), state_lo.get(col), state_hi.get(col))
-                    {
-                        dst[..8].copy_from_slice(&l.to_le_bytes());
-                        dst[8..].copy_from_slice(&h.to_le_bytes());
-                    }
-                }
+            store_segments(block, &state_lo, &state_hi, layouts, out);
+        }
+    }
+}
+
+/// After the 128 slots of `block`, each column's state (`state_lo[col]`, `state_hi[col]`)
+/// is exactly that block's segment of the column: store the stored columns' segments.
+pub(super) fn store_segments(
+    block: usize,
+    state_lo: &[u64],
+    state_hi: &[u64],
+    layouts: &[ColumnLayout],
+    out: &mut [Vec<u8>],
+) {
+    for (layout, bytes) in layouts.iter().zip(out.iter_mut()) {
+        let (seg, cols) = layout.segment_and_columns(block as u64);
+        for c in 0..cols {
+            let col = (layout.col_offset + c) as usize;
+            let at = (seg + u64::from(c)) as usize * SEGMENT_BYTES;
+            if let (Some(dst), Some(&l), Some(&h)) =
+                (bytes.get_mut(at..at + SEGMENT_BYTES), state_lo.get(col), state_hi.get(col))
+            {
+                dst[..8].copy_from_slice(&l.to_le_bytes());
+                dst[8..].copy_from_slice(&h.to_le_bytes());
             }
         }
     }

@@ -21,7 +21,7 @@ use std::arch::x86_64::{
 
 use super::banding::ResultRow;
 use super::config::COEFF_BITS;
-use super::layout::{ColumnLayout, SEGMENT_BYTES};
+use super::layout::ColumnLayout;
 
 /// Most result columns the vector path computes (one per 64-bit lane).
 pub const MAX_COLUMNS: u32 = 8;
@@ -139,18 +139,5 @@ fn solve<R: ResultRow>(lo: &[u64], hi: &[u64], results: &[R], layouts: &[ColumnL
 /// the column: store the stored columns' segments.
 #[target_feature(enable = "avx512f,avx512vpopcntdq,avx512vbmi2")]
 fn write_block(block: usize, state_lo: __m512i, state_hi: __m512i, layouts: &[ColumnLayout], out: &mut [Vec<u8>]) {
-    let (seg_lo, seg_hi) = (lanes(state_lo), lanes(state_hi));
-    for (layout, bytes) in layouts.iter().zip(out.iter_mut()) {
-        let (seg, cols) = layout.segment_and_columns(block as u64);
-        for c in 0..cols {
-            let col = (layout.col_offset + c) as usize;
-            let at = (seg + u64::from(c)) as usize * SEGMENT_BYTES;
-            if let (Some(dst), Some(&l), Some(&h)) =
-                (bytes.get_mut(at..at + SEGMENT_BYTES), seg_lo.get(col), seg_hi.get(col))
-            {
-                dst[..8].copy_from_slice(&l.to_le_bytes());
-                dst[8..].copy_from_slice(&h.to_le_bytes());
-            }
-        }
-    }
+    super::banding::store_segments(block, &lanes(state_lo), &lanes(state_hi), layouts, out);
 }
