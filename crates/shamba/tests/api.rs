@@ -214,3 +214,35 @@ fn empty_lookups_rarely_read_data_blocks_thanks_to_filters() {
     // 10 bits/key Bloom: about 1% false positives per probed table.
     assert!(io.reads_of(BlockKind::Data) < 2000 / 20, "too many data reads for empty lookups: {io:?}");
 }
+
+#[test]
+fn another_digest_hash_builds_and_probes_its_own_filters_and_a_mismatch_is_corruption() {
+    use shamba::filter::HashFn;
+    let dir = tempfile::tempdir().unwrap();
+    let murmur = Options { digest_hash: HashFn::Murmur64A, ..tiny() };
+    let db = Db::open(dir.path(), murmur.clone()).unwrap();
+    for i in 0..2000u32 {
+        db.put(format!("key{i:05}").as_bytes(), i.to_le_bytes()).unwrap();
+    }
+    db.compact().unwrap();
+    for i in 0..2000u32 {
+        assert_eq!(db.get(format!("key{i:05}").as_bytes()).unwrap(), Some(i.to_le_bytes().to_vec()));
+    }
+    let before = db.stats();
+    for i in 0..2000u32 {
+        assert_eq!(db.get(format!("key{i:05}x").as_bytes()).unwrap(), None);
+    }
+    let after = db.stats();
+    let negatives = after.filter_negatives - before.filter_negatives;
+    assert!(negatives >= 1900, "the MurmurHash64A filters answered only {negatives} of 2000 empty lookups");
+    db.close().unwrap();
+
+    // Reopened with the default digest, a table's filter cannot be probed: an error, never
+    // a false negative.
+    let db = Db::open(dir.path(), tiny()).unwrap();
+    let e = db.get(b"key00001").unwrap_err();
+    assert!(matches!(&e, Error::Corruption { .. }), "{e}");
+    db.close().unwrap();
+    let db = Db::open(dir.path(), murmur).unwrap();
+    assert_eq!(db.get(b"key00001").unwrap(), Some(1u32.to_le_bytes().to_vec()));
+}

@@ -95,7 +95,7 @@ fn apply(setup: FilterSetup, o: &mut Options) {
     let shamba =
         |skipping| ProbePolicy::Shamba(ShambaPolicy { skipping, warmup_lookups: 5, ..ShambaPolicy::default() });
     match setup {
-        FilterSetup::Plain => {}
+        FilterSetup::Plain => o.prefetch_min_filter_bytes = Options::default().prefetch_min_filter_bytes,
         FilterSetup::ModulesShambaFull => {
             o.filter_policy.layout = FilterLayout::Modules(ModuleSizes::Equal { count: 3 });
             o.probe_policy = shamba(Skipping::Full);
@@ -157,6 +157,9 @@ fn options(style: CompactionStyle, ratio: u32) -> Options {
         block_restart_interval: 4,
         cache_capacity: 64 << 10,
         compaction_style: style,
+        // Tiny trees: prefetch anyway, so lookups take the prefetch passes (the Plain
+        // setup keeps the default threshold and takes the level-by-level path).
+        prefetch_min_filter_bytes: 0,
         ..Options::default()
     };
     o.filter_policy.bits_per_key = 8.0;

@@ -54,6 +54,7 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<Arc<DbInner>> {
         io: io.clone(),
         device: opts.device,
         cache_index_and_filter_blocks: opts.cache_index_and_filter_blocks,
+        digest_version: Some(opts.digest_hash.digest_version()),
     };
     let tables = Arc::new(TableCache::new(storage.clone(), &dir, ctx));
 
@@ -65,7 +66,7 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<Arc<DbInner>> {
     versions.log_and_apply(VersionEdit { log_number: Some(wal_number), ..VersionEdit::default() })?;
     storage.sync_dir(&dir)?;
 
-    let sv = SuperVersion { mem: Arc::new(MemTable::new(wal_number)), imm: Vec::new(), version: versions.current() };
+    let sv = SuperVersion::new(Arc::new(MemTable::new(wal_number)), Vec::new(), versions.current(), &opts);
     let inner = Arc::new(DbInner {
         dir,
         storage,

@@ -71,7 +71,8 @@ impl DbInner {
             Instant::now()
         });
         // The unshared baseline hashes per table below; it must not pay for this one too.
-        let digest = if ro.share_hash { Digest::of(key) } else { Digest::default() };
+        let hash = self.opts.digest_hash;
+        let digest = if ro.share_hash { hash.digest(key) } else { Digest::default() };
         if let Some(t) = hashing {
             DbCounters::add(&c.hash_nanos, t.elapsed().as_nanos() as u64);
         }
@@ -86,7 +87,7 @@ impl DbInner {
         let mut candidates = version.candidates(key);
         let mut ahead: [Option<OpenCandidate<'_>>; PREFETCH_DEPTH] = Default::default();
         let mut n_ahead = 0;
-        if self.opts.prefetch_filters && ro.share_hash {
+        if sv.prefetch && ro.share_hash {
             let skip_last = self.manager.skips_last_level();
             // Two passes: the parts' headers first (where the probe line is depends on
             // them), then the probe lines; each pass's misses overlap with each other.
@@ -121,7 +122,7 @@ impl DbInner {
                 &digest
             } else {
                 let t = clock.map(|_| Instant::now());
-                own_digest = Digest::of(key);
+                own_digest = hash.digest(key);
                 if let Some(t) = t {
                     DbCounters::add(&c.hash_nanos, t.elapsed().as_nanos() as u64);
                 }

@@ -40,6 +40,7 @@ pub use bloom_standard::Probing;
 pub use build::{bloom_bits_for_fp_rate, build_filter_parts, build_filter_parts_with_version};
 pub use digest::{Digest, DIGEST_VERSION};
 pub use format::{FallbackReason, PartKind, Role};
+pub use hashes::HashFn;
 pub use modular_bloom::{BloomLayout, ModuleSizes};
 pub use part::{prefetch_bytes, FilterPart};
 pub use policy::{bloom_equivalent_fp_rate, Allocation, BuildPolicy, FilterLayout, FilterSpec};

@@ -37,8 +37,20 @@ impl<'a> FilterPart<'a> {
     /// with the wrong digest would give false negatives.
     #[inline]
     pub fn parse_with_digest_version(bytes: &'a [u8], digest_version: u8) -> Result<Self, DecodeError> {
+        Self::parse_expecting(bytes, Some(digest_version))
+    }
+
+    /// Validate a part built from digests of any version: for tools that describe parts
+    /// (sizes, roles, FP rates) and never probe them.
+    pub fn parse_any_version(bytes: &'a [u8]) -> Result<Self, DecodeError> {
+        Self::parse_expecting(bytes, None)
+    }
+
+    /// Validate a part, and its digest version when one is expected.
+    #[inline]
+    pub fn parse_expecting(bytes: &'a [u8], digest_version: Option<u8>) -> Result<Self, DecodeError> {
         let raw = format::decode(bytes)?;
-        if raw.header.digest_version != digest_version {
+        if let Some(digest_version) = digest_version.filter(|&v| v != raw.header.digest_version) {
             return Err(DecodeError::new(format!(
                 "filter part built from digest version {}, reader uses {digest_version}",
                 raw.header.digest_version

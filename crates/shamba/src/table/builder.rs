@@ -24,7 +24,7 @@ use super::partition::{PartitionHandles, MAX_PARTS_PER_PARTITION};
 use super::properties::{FilterDescriptor, TableProperties};
 use super::{block_builder::BlockBuilder, TableOptions, TableSummary};
 use crate::error::{Error, Result};
-use crate::filter::{build_filter_parts, Digest, FilterPart, FilterSpec};
+use crate::filter::{build_filter_parts_with_version, Digest, FilterPart, FilterSpec};
 use crate::io::SequentialWrite;
 use crate::key::{compare_internal_keys, parse_internal_key, user_key, ValueKind};
 use crate::options::Compression;
@@ -34,7 +34,7 @@ use std::cmp::Ordering;
 const MAX_ENTRY_PART: usize = (u32::MAX / 4) as usize;
 
 /// How a table's filter parts are built from its digests.
-type FilterBuilderFn = fn(&FilterSpec, &[Digest]) -> Vec<Vec<u8>>;
+type FilterBuilderFn = fn(&FilterSpec, &[Digest], u8) -> Vec<Vec<u8>>;
 
 /// Digests of the sample filter built to learn a spec's bytes per key.
 const CALIBRATION_KEYS: usize = 1024;
@@ -78,7 +78,8 @@ pub struct TableBuilder {
     digests_built: u64,
     /// Set when the table is partitioned.
     partitioning: Option<Partitioning>,
-    /// Turns the digests into filter parts: [`build_filter_parts`], or a stand-in in tests.
+    /// Turns the digests into filter parts: [`build_filter_parts_with_version`], or a
+    /// stand-in in tests.
     filter_builder: FilterBuilderFn,
     props: TableProperties,
     /// The physical form of the block being written, reused between blocks.
@@ -110,14 +111,14 @@ impl TableBuilder {
             digests: Vec::new(),
             digests_built: 0,
             partitioning: None,
-            filter_builder: build_filter_parts,
+            filter_builder: build_filter_parts_with_version,
             props,
             scratch: Vec::new(),
         }
         .calibrated()
     }
 
-    /// Build filter parts with `f` instead of [`build_filter_parts`] (tests use it to
+    /// Build filter parts with `f` instead of [`build_filter_parts_with_version`] (tests use it to
     /// store parts before the real filters exist).
     #[cfg(test)]
     pub(crate) fn with_filter_builder(mut self, f: FilterBuilderFn) -> Self {
@@ -133,8 +134,10 @@ impl TableBuilder {
             return self;
         }
         let target = self.opts.metadata_partition_size.max(1);
-        let sample: Vec<Digest> = (0..CALIBRATION_KEYS as u64).map(|i| Digest::of(&i.to_le_bytes())).collect();
-        let sample_bytes: usize = (self.filter_builder)(&self.opts.filter, &sample).iter().map(Vec::len).sum();
+        let hash = self.opts.digest_hash;
+        let sample: Vec<Digest> = (0..CALIBRATION_KEYS as u64).map(|i| hash.digest(&i.to_le_bytes())).collect();
+        let sample_bytes: usize =
+            (self.filter_builder)(&self.opts.filter, &sample, hash.digest_version()).iter().map(Vec::len).sum();
         let filter_keys = match sample_bytes {
             0 => usize::MAX,
             bytes => (target.saturating_mul(CALIBRATION_KEYS) / bytes).max(1),
@@ -169,7 +172,7 @@ impl TableBuilder {
         // After a cut the digest list is empty: a user key whose versions straddle the cut
         // gets its digest in the new partition's filter too.
         if first || self.digests.is_empty() || user_key(&self.last_key) != parsed.user_key {
-            self.digests.push(Digest::of(parsed.user_key));
+            self.digests.push(self.opts.digest_hash.digest(parsed.user_key));
         }
 
         let p = &mut self.props;
@@ -241,7 +244,7 @@ impl TableBuilder {
     fn write_flat_metadata(&mut self) -> Result<(BlockHandle, BlockHandle)> {
         // Filter parts, each its own block so it can be read and cached on its own; they
         // are not compressed (random probes into them must stay cheap).
-        let parts = (self.filter_builder)(&self.opts.filter, &self.digests);
+        let parts = (self.filter_builder)(&self.opts.filter, &self.digests, self.opts.digest_hash.digest_version());
         let mut filter_entries = Vec::with_capacity(parts.len());
         for (i, part) in parts.iter().enumerate() {
             filter_entries.push((filter_part_key(i), self.write_block(part, Compression::None)?));
@@ -333,7 +336,7 @@ impl TableBuilder {
     fn cut_partition(&mut self) {
         let separator = self.index.last_separator().to_vec();
         let index = self.index.finish();
-        let filter = (self.filter_builder)(&self.opts.filter, &self.digests);
+        let filter = (self.filter_builder)(&self.opts.filter, &self.digests, self.opts.digest_hash.digest_version());
         self.digests_built += self.digests.len() as u64;
         self.digests.clear();
         if let Some(p) = self.partitioning.as_mut() {
@@ -365,5 +368,5 @@ impl TableBuilder {
 /// The role of a filter's parts (whole, module, unit), from the first part's header; `None`
 /// for no filter (or parts that do not parse, which only test stand-ins build).
 fn role_of(parts: &[Vec<u8>]) -> Option<crate::filter::Role> {
-    parts.first().and_then(|p| FilterPart::parse(p).ok()).map(|p| p.role())
+    parts.first().and_then(|p| FilterPart::parse_any_version(p).ok()).map(|p| p.role())
 }

@@ -26,6 +26,8 @@ pub fn dump_table(storage: &dyn Storage, path: &Path, max_entries: usize) -> Res
         io: Arc::new(IoStats::default()),
         device: DeviceModel::None,
         cache_index_and_filter_blocks: false,
+        // A dump describes parts of whatever digest version; it never probes them.
+        digest_version: None,
     };
     let reader = Arc::new(TableReader::open(path.to_path_buf(), file, 0, ctx)?);
     let mut out = String::new();
@@ -133,7 +135,7 @@ fn write_filter_parts(out: &mut String, r: &Arc<TableReader>, q: usize) -> Resul
     let _ = writeln!(out, "filter parts: {}", handles.len());
     for (i, h) in handles.iter().enumerate() {
         let bytes = r.filter_part_of(q, i)?;
-        let part = FilterPart::parse(&bytes).map_err(|e| e.in_file(r.path(), Some(h.offset)))?;
+        let part = FilterPart::parse_any_version(&bytes).map_err(|e| e.in_file(r.path(), Some(h.offset)))?;
         let mut debug = format!("{part}");
         if debug.len() > MAX_FILTER_DEBUG {
             let cut = (0..=MAX_FILTER_DEBUG).rev().find(|&i| debug.is_char_boundary(i)).unwrap_or(0);

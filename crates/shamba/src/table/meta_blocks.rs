@@ -42,7 +42,14 @@ pub(super) struct Partition {
 
 impl Partition {
     /// A partition's blocks; with `pin`, read and checked now and kept.
-    pub(super) fn open(file: &TableFile, index: BlockHandle, filter: &[BlockHandle], pin: bool) -> Result<Partition> {
+    /// Pinned filter parts must have `digest_version` (any when `None`).
+    pub(super) fn open(
+        file: &TableFile,
+        index: BlockHandle,
+        filter: &[BlockHandle],
+        pin: bool,
+        digest_version: Option<u8>,
+    ) -> Result<Partition> {
         let mut index = MetaBlock { handle: index, pinned: None };
         if pin {
             let data = file.read_block(index.handle, BlockKind::Index, true)?;
@@ -54,7 +61,8 @@ impl Partition {
             let mut part = MetaBlock { handle, pinned: None };
             if pin {
                 let data = file.read_block(handle, BlockKind::Filter, true)?;
-                FilterPart::parse(&data).map_err(|e| e.in_file(file.path(), Some(handle.offset)))?;
+                FilterPart::parse_expecting(&data, digest_version)
+                    .map_err(|e| e.in_file(file.path(), Some(handle.offset)))?;
                 part.pinned = Some(data);
             }
             parts.push(part);

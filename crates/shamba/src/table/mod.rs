@@ -51,7 +51,7 @@ pub use reader::{Spot, TableReader};
 pub use table_cache::TableCache;
 
 use crate::cache::BlockCache;
-use crate::filter::FilterSpec;
+use crate::filter::{FilterSpec, HashFn};
 use crate::io::{DeviceModel, IoStats};
 use crate::key::{SeqNo, ValueKind};
 use crate::options::Compression;
@@ -75,6 +75,8 @@ pub struct TableOptions {
     /// Target bytes of an index partition, and of a partition's filter parts together.
     /// Default: 4096.
     pub metadata_partition_size: usize,
+    /// Hash function of the key digests the filters are built from. Default: xxh3-128.
+    pub digest_hash: HashFn,
 }
 
 impl Default for TableOptions {
@@ -88,6 +90,7 @@ impl Default for TableOptions {
             filter: FilterSpec::None,
             partition_index_and_filters: false,
             metadata_partition_size: 4096,
+            digest_hash: HashFn::Xxh3_128,
         }
     }
 }
@@ -102,6 +105,7 @@ impl TableOptions {
             filter,
             partition_index_and_filters: opts.partition_index_and_filters,
             metadata_partition_size: opts.metadata_partition_size,
+            digest_hash: opts.digest_hash,
         }
     }
 }
@@ -138,6 +142,10 @@ pub struct TableContext {
     pub device: DeviceModel,
     /// Index and filter blocks go through the cache (true) or are pinned (false).
     pub cache_index_and_filter_blocks: bool,
+    /// Digest version every filter part must have been built with (a part of another
+    /// version is corrupt: probing it would give false negatives); `None` accepts any, for
+    /// tools that only describe parts.
+    pub digest_version: Option<u8>,
 }
 
 /// What a table knows about a key, with the version's sequence number.

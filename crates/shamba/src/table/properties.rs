@@ -52,8 +52,10 @@ impl FilterDescriptor {
 
     /// Record each serialized part's analytic FP rate.
     pub(crate) fn with_fprs_of(mut self, parts: &[Vec<u8>]) -> Self {
-        self.part_fprs =
-            parts.iter().map(|p| crate::filter::FilterPart::parse(p).map_or(1.0, |f| f.expected_fpr())).collect();
+        self.part_fprs = parts
+            .iter()
+            .map(|p| crate::filter::FilterPart::parse_any_version(p).map_or(1.0, |f| f.expected_fpr()))
+            .collect();
         self
     }
 

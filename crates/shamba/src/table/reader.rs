@@ -110,7 +110,7 @@ impl TableReader {
                         ),
                     ));
                 }
-                let partition = Partition::open(&file, footer.index, &filter_handles, pin)?;
+                let partition = Partition::open(&file, footer.index, &filter_handles, pin, ctx.digest_version)?;
                 (TopLevelKeys::default(), 0, vec![partition])
             }
             FORMAT_VERSION_PARTITIONED => {
@@ -119,7 +119,7 @@ impl TableReader {
                         file.corruption(footer.filter_index.offset, "filter index of a partitioned table lists parts")
                     );
                 }
-                open_partitions(&file, &footer, &properties, pin)?
+                open_partitions(&file, &footer, &properties, pin, ctx.digest_version)?
             }
             v => return Err(file.corruption(footer.index.offset, format!("unsupported format version {v}"))),
         };
@@ -196,7 +196,8 @@ impl TableReader {
                     &fetched
                 }
             };
-            let part = FilterPart::parse(bytes).map_err(|e| e.in_file(self.path(), Some(meta.handle.offset)))?;
+            let part = FilterPart::parse_expecting(bytes, self.ctx.digest_version)
+                .map_err(|e| e.in_file(self.path(), Some(meta.handle.offset)))?;
             outcome.parts_probed += 1;
             if !part.may_contain(digest) {
                 if let Some(t) = clock {
@@ -311,7 +312,7 @@ impl TableReader {
         match &spot.first_part {
             Some(bytes) => {
                 // A part that does not parse is reported by the probe that follows.
-                if let Ok(part) = FilterPart::parse(bytes) {
+                if let Ok(part) = FilterPart::parse_expecting(bytes, self.ctx.digest_version) {
                     part.prefetch(digest);
                 }
                 true
@@ -471,6 +472,7 @@ fn open_partitions(
     footer: &Footer,
     properties: &TableProperties,
     pin: bool,
+    digest_version: Option<u8>,
 ) -> Result<OpenedPartitions> {
     let at = footer.index.offset;
     let bytes = file.read_block(footer.index, BlockKind::Index, true)?;
@@ -497,7 +499,7 @@ fn open_partitions(
         for (sum, h) in part_bytes.iter_mut().zip(&handles.filter) {
             *sum += h.size;
         }
-        partitions.push(Partition::open(file, handles.index, &handles.filter, pin)?);
+        partitions.push(Partition::open(file, handles.index, &handles.filter, pin, digest_version)?);
         keys.push(key.into_boxed_slice());
     }
     if part_bytes != properties.filter.part_bytes {

@@ -42,8 +42,8 @@ pub(super) fn versioned_entries(users: usize) -> Entries {
 /// The filter parts a table gets in these tests: the real filter's when it builds any;
 /// until the filters land (the stub builds none), two opaque parts the stub accepts, so
 /// the storage, caching and checking of parts is exercised either way.
-pub(super) fn parts_for_tests(spec: &crate::filter::FilterSpec, digests: &[Digest]) -> Vec<Vec<u8>> {
-    let real = build_filter_parts(spec, digests);
+pub(super) fn parts_for_tests(spec: &crate::filter::FilterSpec, digests: &[Digest], version: u8) -> Vec<Vec<u8>> {
+    let real = crate::filter::build_filter_parts_with_version(spec, digests, version);
     if !real.is_empty() {
         return real;
     }
@@ -85,6 +85,7 @@ pub(super) fn ctx(cache_bytes: usize, cache_meta: bool) -> TableContext {
         io: Arc::new(IoStats::default()),
         device: DeviceModel::None,
         cache_index_and_filter_blocks: cache_meta,
+        digest_version: Some(crate::filter::DIGEST_VERSION),
     }
 }
 
