@@ -111,12 +111,36 @@ pub fn parse_internal_key(ikey: &[u8]) -> Option<ParsedKey<'_>> {
 /// The order of internal keys: user key ascending, then trailer descending.
 #[inline]
 pub fn compare_internal_keys(a: &[u8], b: &[u8]) -> Ordering {
-    user_key(a).cmp(user_key(b)).then_with(|| trailer(b).cmp(&trailer(a)))
+    compare_user_keys(user_key(a), user_key(b)).then_with(|| trailer(b).cmp(&trailer(a)))
+}
+
+/// Byte-wise order of two keys, deciding on the first 8 bytes in registers when they
+/// differ (they do for most pairs a search compares), so the common compare costs no call
+/// into `memcmp`; equal prefixes, or shorter keys, fall back to the full compare.
+#[inline]
+pub fn compare_user_keys(a: &[u8], b: &[u8]) -> Ordering {
+    if let (Some(x), Some(y)) = (a.first_chunk::<8>(), b.first_chunk::<8>()) {
+        let (x, y) = (u64::from_be_bytes(*x), u64::from_be_bytes(*y));
+        if x != y {
+            return x.cmp(&y);
+        }
+    }
+    a.cmp(b)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    proptest::proptest! {
+        #[test]
+        fn user_key_order_is_byte_order(
+            a in proptest::collection::vec(0u8..3, 0..20),
+            b in proptest::collection::vec(0u8..3, 0..20),
+        ) {
+            proptest::prop_assert_eq!(compare_user_keys(&a, &b), a.cmp(&b));
+        }
+    }
 
     #[test]
     fn newer_versions_of_a_key_sort_first() {

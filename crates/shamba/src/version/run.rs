@@ -7,6 +7,8 @@
 //! newest version.
 
 use super::file_meta::FileMeta;
+use crate::key::compare_user_keys;
+use std::cmp::Ordering;
 use std::sync::Arc;
 
 /// A sorted run: files with disjoint key ranges, sorted by smallest key.
@@ -22,8 +24,8 @@ impl Run {
     /// The file whose user-key range covers `user_key`, if any. No allocation.
     #[inline]
     pub fn find(&self, user_key: &[u8]) -> Option<&Arc<FileMeta>> {
-        let i = self.files.partition_point(|f| f.largest_user_key() < user_key);
-        self.files.get(i).filter(|f| f.smallest_user_key() <= user_key)
+        let i = self.files.partition_point(|f| compare_user_keys(f.largest_user_key(), user_key) == Ordering::Less);
+        self.files.get(i).filter(|f| compare_user_keys(f.smallest_user_key(), user_key) != Ordering::Greater)
     }
 
     /// The files meeting the user-key range `[smallest, largest]`: a contiguous slice.
