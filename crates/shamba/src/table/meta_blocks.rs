@@ -18,10 +18,11 @@
 use super::block::Block;
 use super::file::TableFile;
 use super::format::BlockHandle;
+use super::pinned_part::PinnedPart;
 use super::reader::TableReader;
 use crate::cache::Priority;
 use crate::error::{Error, Result};
-use crate::filter::{FilterPart, Role};
+use crate::filter::Role;
 use crate::io::BlockKind;
 use crate::options::ReadOptions;
 use std::sync::Arc;
@@ -29,7 +30,10 @@ use std::sync::Arc;
 /// A block that is either pinned in the reader or fetched through the cache.
 pub(super) struct MetaBlock {
     pub(super) handle: BlockHandle,
+    /// A pinned index block.
     pub(super) pinned: Option<Arc<[u8]>>,
+    /// A pinned filter part, parsed once at open.
+    pub(super) parsed: Option<PinnedPart>,
 }
 
 /// The index and filter parts of one key range (the whole table when not partitioned).
@@ -50,7 +54,7 @@ impl Partition {
         pin: bool,
         digest_version: Option<u8>,
     ) -> Result<Partition> {
-        let mut index = MetaBlock { handle: index, pinned: None };
+        let mut index = MetaBlock { handle: index, pinned: None, parsed: None };
         if pin {
             let data = file.read_block(index.handle, BlockKind::Index, true)?;
             Block::new(data.clone()).map_err(|e| e.in_file(file.path(), Some(index.handle.offset)))?;
@@ -58,12 +62,12 @@ impl Partition {
         }
         let mut parts = Vec::with_capacity(filter.len());
         for &handle in filter {
-            let mut part = MetaBlock { handle, pinned: None };
+            let mut part = MetaBlock { handle, pinned: None, parsed: None };
             if pin {
                 let data = file.read_block(handle, BlockKind::Filter, true)?;
-                FilterPart::parse_expecting(&data, digest_version)
-                    .map_err(|e| e.in_file(file.path(), Some(handle.offset)))?;
-                part.pinned = Some(data);
+                let parsed =
+                    PinnedPart::new(data, digest_version).map_err(|e| e.in_file(file.path(), Some(handle.offset)))?;
+                part.parsed = Some(parsed);
             }
             parts.push(part);
         }
@@ -71,35 +75,13 @@ impl Partition {
     }
 }
 
-/// A filter part's bytes for one probe: borrowed from the reader when pinned, so the hot
-/// path of a lookup touches no reference count (an atomic read-modify-write is a full
-/// barrier on x86 and would stall the prefetched misses of later tables behind it); shared
-/// with the block cache otherwise.
-pub(super) enum PartBytes<'r> {
-    Pinned(&'r [u8]),
-    Cached(Arc<[u8]>),
-}
-
-impl std::ops::Deref for PartBytes<'_> {
-    type Target = [u8];
-
-    fn deref(&self) -> &[u8] {
-        match self {
-            PartBytes::Pinned(b) => b,
-            PartBytes::Cached(b) => b,
-        }
-    }
-}
-
 impl TableReader {
     /// Filter part `i` of a partition (pinned, or through the cache at its priority), and
     /// whether it was read from the device.
-    pub(super) fn filter_block<'r>(&self, part: &'r MetaBlock, i: usize) -> Result<(PartBytes<'r>, bool)> {
-        match &part.pinned {
-            Some(bytes) => Ok((PartBytes::Pinned(bytes), false)),
-            None => self
-                .cached_block(part.handle, BlockKind::Filter, self.filter_priority(i), true, true)
-                .map(|(b, read)| (PartBytes::Cached(b), read)),
+    pub(super) fn filter_block(&self, part: &MetaBlock, i: usize) -> Result<(Arc<[u8]>, bool)> {
+        match &part.parsed {
+            Some(pinned) => Ok((pinned.bytes().clone(), false)),
+            None => self.cached_block(part.handle, BlockKind::Filter, self.filter_priority(i), true, true),
         }
     }
 
@@ -151,10 +133,7 @@ impl TableReader {
         let Some(part) = partition.filter.get(i) else {
             return Err(Error::InvalidArgument(format!("filter part {i} of {}", partition.filter.len())));
         };
-        match &part.pinned {
-            Some(bytes) => Ok(bytes.clone()),
-            None => Ok(self.cached_block(part.handle, BlockKind::Filter, self.filter_priority(i), true, true)?.0),
-        }
+        Ok(self.filter_block(part, i)?.0)
     }
 
     /// Handles of partition `p`'s filter parts.

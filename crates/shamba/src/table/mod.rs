@@ -31,6 +31,7 @@ mod index_cursor;
 mod meta_blocks;
 mod meta_index;
 mod partition;
+mod pinned_part;
 mod properties;
 mod reader;
 mod table_cache;

@@ -21,7 +21,7 @@
 use super::block::Block;
 use super::file::TableFile;
 use super::format::{BlockHandle, Footer, FORMAT_VERSION_FLAT, FORMAT_VERSION_PARTITIONED};
-use super::meta_blocks::{MetaBlock, PartBytes, Partition};
+use super::meta_blocks::{MetaBlock, Partition};
 use super::meta_index::{decode_filter_index, decode_handles};
 use super::partition::decode_top_level;
 use super::properties::TableProperties;
@@ -65,10 +65,10 @@ pub struct TableReader {
 
 /// Where one lookup falls in one table, found once by [`TableReader::locate`]: the
 /// partition whose key range holds the key (`None`: past the table's last key), and the
-/// first filter part once a prefetch pass found it resident.
+/// first filter part once a prefetch pass took it from the block cache.
 pub struct Spot<'r> {
     partition: Option<&'r Partition>,
-    first_part: Option<PartBytes<'r>>,
+    first_part: Option<Arc<[u8]>>,
 }
 
 impl TableReader {
@@ -184,8 +184,9 @@ impl TableReader {
         };
         for (i, meta) in partition.filter.iter().enumerate().take(plan.max_parts) {
             let fetched;
-            let bytes: &[u8] = match (i, &spot.first_part) {
-                (0, Some(taken)) => taken,
+            let part = match (&meta.parsed, i, &spot.first_part) {
+                (Some(pinned), _, _) => pinned.part(),
+                (None, 0, Some(taken)) => self.parse_part(taken, meta)?,
                 _ => {
                     let (bytes, from_device) = self.filter_block(meta, i)?;
                     if from_device {
@@ -193,11 +194,9 @@ impl TableReader {
                         outcome.filter_bytes_read_from_device += meta.handle.size + BLOCK_TRAILER_LEN as u64;
                     }
                     fetched = bytes;
-                    &fetched
+                    self.parse_part(&fetched, meta)?
                 }
             };
-            let part = FilterPart::parse_expecting(bytes, self.ctx.digest_version)
-                .map_err(|e| e.in_file(self.path(), Some(meta.handle.offset)))?;
             outcome.parts_probed += 1;
             if !part.may_contain(digest) {
                 if let Some(t) = clock {
@@ -269,15 +268,14 @@ impl TableReader {
         let Some(meta) = self.partition_for(seek).and_then(|p| p.filter.first()) else {
             return false;
         };
-        let bytes = match &meta.pinned {
-            Some(bytes) => PartBytes::Pinned(bytes),
+        match &meta.parsed {
+            Some(pinned) => pinned.part().prefetch(digest),
             None => match self.ctx.cache.peek((self.number, meta.handle.offset)) {
-                Some(bytes) => PartBytes::Cached(bytes),
+                Some(bytes) => self.prefetch_from(&bytes, digest),
                 None => return false,
             },
-        };
-        let spot = Spot { partition: None, first_part: Some(bytes) };
-        self.prefetch_filter_at(&spot, digest)
+        }
+        true
     }
 
     /// The first pass of preparing a probe: if the first filter part the spot's lookup will
@@ -292,33 +290,43 @@ impl TableReader {
         let Some(meta) = spot.partition.and_then(|p| p.filter.first()) else {
             return;
         };
-        let bytes = match &meta.pinned {
-            Some(bytes) => PartBytes::Pinned(bytes),
-            // Counted as the hit of the probe that uses it (see `get_at_spot`); if absent,
-            // the probe counts the miss.
-            None => match self.ctx.cache.get_resident((self.number, meta.handle.offset), BlockKind::Filter) {
-                Some(bytes) => PartBytes::Cached(bytes),
-                None => return,
-            },
-        };
-        crate::filter::prefetch_bytes(&bytes);
-        spot.first_part = Some(bytes);
+        // A pinned part is parsed already: nothing to load before its probe line.
+        if meta.parsed.is_some() {
+            return;
+        }
+        // Counted as the hit of the probe that uses it (see `get_at_spot`); if absent, the
+        // probe counts the miss.
+        if let Some(bytes) = self.ctx.cache.get_resident((self.number, meta.handle.offset), BlockKind::Filter) {
+            crate::filter::prefetch_bytes(&bytes);
+            spot.first_part = Some(bytes);
+        }
     }
 
-    /// The second pass: ask the first filter part kept by
-    /// [`prefetch_filter_header`](Self::prefetch_filter_header) to prefetch `digest`'s
+    /// The second pass: ask the first filter part of the spot (pinned, or kept by
+    /// [`prefetch_filter_header`](Self::prefetch_filter_header)) to prefetch `digest`'s
     /// probe lines. Returns whether there was a resident part.
     pub fn prefetch_filter_at(&self, spot: &Spot<'_>, digest: &Digest) -> bool {
-        match &spot.first_part {
-            Some(bytes) => {
-                // A part that does not parse is reported by the probe that follows.
-                if let Ok(part) = FilterPart::parse_expecting(bytes, self.ctx.digest_version) {
-                    part.prefetch(digest);
-                }
-                true
-            }
-            None => false,
+        match (spot.partition.and_then(|p| p.filter.first()).and_then(|m| m.parsed.as_ref()), &spot.first_part) {
+            (Some(pinned), _) => pinned.part().prefetch(digest),
+            (None, Some(bytes)) => self.prefetch_from(bytes, digest),
+            (None, None) => return false,
         }
+        true
+    }
+
+    /// Parse a cached part's bytes and prefetch `digest`'s probe lines. A part that does
+    /// not parse is reported by the probe that follows.
+    fn prefetch_from(&self, bytes: &[u8], digest: &Digest) {
+        if let Ok(part) = FilterPart::parse_expecting(bytes, self.ctx.digest_version) {
+            part.prefetch(digest);
+        }
+    }
+
+    /// Parse a cached filter part, checking its digest version.
+    #[inline]
+    fn parse_part<'b>(&self, bytes: &'b [u8], meta: &MetaBlock) -> Result<FilterPart<'b>> {
+        FilterPart::parse_expecting(bytes, self.ctx.digest_version)
+            .map_err(|e| e.in_file(self.path(), Some(meta.handle.offset)))
     }
 
     /// Whether filter part `i` of the partition the lookup of `seek` falls in is resident
@@ -333,7 +341,7 @@ impl TableReader {
         let Some(meta) = spot.partition.and_then(|p| p.filter.get(i)) else {
             return false;
         };
-        meta.pinned.is_some() || self.ctx.cache.peek((self.number, meta.handle.offset)).is_some()
+        meta.parsed.is_some() || self.ctx.cache.peek((self.number, meta.handle.offset)).is_some()
     }
 
     /// A cursor over the whole table.
@@ -379,7 +387,8 @@ impl TableReader {
     /// Bytes of index and filter blocks pinned in this reader: everything when they are
     /// not cached; the top-level index of a partitioned table either way.
     pub fn pinned_bytes(&self) -> usize {
-        let pinned = |m: &MetaBlock| m.pinned.as_ref().map_or(0, |b| b.len());
+        let pinned =
+            |m: &MetaBlock| m.pinned.as_ref().map_or(0, |b| b.len()) + m.parsed.as_ref().map_or(0, |p| p.bytes().len());
         let partitions: usize =
             self.partitions.iter().map(|p| pinned(&p.index) + p.filter.iter().map(pinned).sum::<usize>()).sum();
         self.top_level_bytes as usize + partitions
