@@ -123,7 +123,6 @@ fn bars_table(all: &[(f64, &str, PhaseResult)]) -> Table {
     );
     let find = |pct: f64, name: &str| all.iter().find(|r| r.0 == pct && r.1 == name).map(|r| &r.2);
     let mut names: Vec<&str> = all.iter().map(|r| r.1).filter(|n| *n != "plain" && *n != "plain-part").collect();
-    names.dedup();
     names.sort_unstable();
     names.dedup();
     for name in names {

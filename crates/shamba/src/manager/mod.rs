@@ -173,7 +173,7 @@ impl FilterManager {
             ProbePolicy::Shamba(p) => {
                 let files_in_level = c.version.levels.get(c.level).map_or(0, |l| l.file_count());
                 let e = self.estimate(state, c.level, files_in_level, p.warmup_lookups);
-                shamba::plan(p, &e, &state.part_fprs, |d| c.reader.filter_part_resident_at(c.spot, d - 1))
+                shamba::plan(p, &e, &state.part_fprs, |d| c.reader.filter_part_resident(c.spot, d - 1))
             }
             ProbePolicy::Elastic(_) => match &self.elastic {
                 Some(el) => el.lock().on_access(c.meta.number, state, self.lookups()),

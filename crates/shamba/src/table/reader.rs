@@ -329,19 +329,16 @@ impl TableReader {
             .map_err(|e| e.in_file(self.path(), Some(meta.handle.offset)))
     }
 
-    /// Whether filter part `i` of the partition the lookup of `seek` falls in is resident
-    /// (pinned, or in the block cache), so probing it costs no device read. Never reads the
-    /// device, counts no cache hit or miss and refreshes no recency.
-    pub fn filter_part_resident(&self, seek: &[u8], i: usize) -> bool {
-        self.filter_part_resident_at(&self.locate(seek), i)
-    }
-
-    /// [`filter_part_resident`](Self::filter_part_resident) at a located spot.
-    pub fn filter_part_resident_at(&self, spot: &Spot<'_>, i: usize) -> bool {
+    /// Whether filter part `i` of the spot's partition is resident (pinned, taken by the
+    /// prefetch pass, or in the block cache), so probing it costs no device read. Never
+    /// reads the device, counts no cache hit or miss and refreshes no recency.
+    pub fn filter_part_resident(&self, spot: &Spot<'_>, i: usize) -> bool {
         let Some(meta) = spot.partition.and_then(|p| p.filter.get(i)) else {
             return false;
         };
-        meta.parsed.is_some() || self.ctx.cache.peek((self.number, meta.handle.offset)).is_some()
+        meta.parsed.is_some()
+            || (i == 0 && spot.first_part.is_some())
+            || self.ctx.cache.peek((self.number, meta.handle.offset)).is_some()
     }
 
     /// A cursor over the whole table.
