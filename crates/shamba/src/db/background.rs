@@ -125,7 +125,7 @@ impl DbInner {
     /// Write a frozen memtable to an L0 file and install it.
     pub fn flush_memtable(&self, mem: &Arc<MemTable>) -> Result<()> {
         let version = self.versions.lock().current();
-        let filter = self.opts.filter_policy.spec_for_level(0, &DbInner::entries_per_level(&version));
+        let filter = self.filter_for_level(&version, 0);
         let alloc = || self.new_output_number();
         let mut meta = flush_to_table(&self.job_env(&alloc), mem.cursor(), filter)?;
         if let Some(m) = meta.as_mut() {
@@ -175,7 +175,7 @@ impl DbInner {
             }
             DbCounters::add(&self.counters.trivial_moves, 1);
         } else {
-            let filter = self.opts.filter_policy.spec_for_level(c.output_level, &DbInner::entries_per_level(version));
+            let filter = self.filter_for_level(version, c.output_level);
             let output_run = c.output_run.unwrap_or_else(|| self.versions.lock().new_file_number());
             let alloc = || self.new_output_number();
             // On failure the outputs stay in `pending`: the caller records a background error,

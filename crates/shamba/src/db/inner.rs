@@ -154,8 +154,16 @@ impl DbInner {
         n
     }
 
-    /// Entries per level of the current version (for Monkey filter allocation).
+    /// Entries per level of the current version.
     pub fn entries_per_level(version: &Version) -> Vec<u64> {
         version.levels.iter().map(|l| l.runs.iter().flat_map(|r| r.files.iter()).map(|f| f.entries).sum()).collect()
+    }
+
+    /// The filter a table written to `level` of `version` gets (Monkey weighs the settled
+    /// tree's levels, see `filter::settled_level_entries`).
+    pub fn filter_for_level(&self, version: &Version, level: usize) -> crate::filter::FilterSpec {
+        let settled =
+            crate::filter::settled_level_entries(&Self::entries_per_level(version), level, self.opts.size_ratio);
+        self.opts.filter_policy.spec_for_level(level, &settled)
     }
 }

@@ -42,5 +42,6 @@ pub use digest::{Digest, DIGEST_VERSION};
 pub use format::{FallbackReason, PartKind, Role};
 pub use hashes::HashFn;
 pub use modular_bloom::{BloomLayout, ModuleSizes};
+pub use monkey::settled_level_entries;
 pub use part::{prefetch_bytes, FilterPart};
 pub use policy::{bloom_equivalent_fp_rate, Allocation, BuildPolicy, FilterLayout, FilterSpec};
