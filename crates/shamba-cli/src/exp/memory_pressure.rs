@@ -152,6 +152,10 @@ fn tree_key(build: Build, pct: f64) -> String {
         Build::PartitionedEq(n) => format!("part-eq{n}"),
         Build::PartitionedRibbonEq(n) => format!("part-ribbon-eq{n}"),
         Build::Combined(n) => format!("combined{n}"),
+        Build::PartitionedRibbonProp => match super::variants::prop_first_bits(BITS_PER_KEY, pct) {
+            Some(b) => format!("part-ribbon-prop-{b:.1}"),
+            None => "part-ribbon-whole".into(),
+        },
     }
 }
 

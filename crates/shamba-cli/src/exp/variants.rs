@@ -32,6 +32,9 @@ pub enum Build {
     /// Everything combined: Monkey-allocated bits per level, `n` equal modules of a Ribbon
     /// filter per partition, index and filters partitioned.
     Combined(u8),
+    /// Two modules of a Ribbon filter per partition, the first sized to the budget (as
+    /// SHaMBa-prop), index and filters partitioned; one module from a budget of 100%.
+    PartitionedRibbonProp,
 }
 
 impl Build {
@@ -39,7 +42,11 @@ impl Build {
     pub fn partitioned(self) -> bool {
         matches!(
             self,
-            Build::PartitionedWhole | Build::PartitionedEq(_) | Build::PartitionedRibbonEq(_) | Build::Combined(_)
+            Build::PartitionedWhole
+                | Build::PartitionedEq(_)
+                | Build::PartitionedRibbonEq(_)
+                | Build::Combined(_)
+                | Build::PartitionedRibbonProp
         )
     }
 }
@@ -78,7 +85,7 @@ impl Variant {
 }
 
 /// Every variant of `memory-pressure`, baselines first.
-pub const ALL: [Variant; 18] = [
+pub const ALL: [Variant; 19] = [
     Variant::new("plain", Build::Whole, Probe::Plain),
     Variant::new("plain-part", Build::PartitionedWhole, Probe::Plain),
     Variant::new("eq", Build::Eq(2), Probe::Shamba(Skipping::None)),
@@ -96,6 +103,7 @@ pub const ALL: [Variant; 18] = [
     Variant::new("combined-F", Build::Combined(2), Probe::Shamba(Skipping::Full)),
     Variant::new("ribbon-eq-O-part", Build::PartitionedRibbonEq(2), Probe::Shamba(Skipping::HitOdds)),
     Variant::new("combined-O", Build::Combined(2), Probe::Shamba(Skipping::HitOdds)),
+    Variant::new("ribbon-prop-O-part", Build::PartitionedRibbonProp, Probe::Shamba(Skipping::HitOdds)),
     Variant::new("no-last-level", Build::Whole, Probe::Plain),
 ];
 
@@ -129,6 +137,15 @@ pub fn build_policy(build: Build, bits_per_key: f64, monkey: bool, pct: f64) -> 
         Build::RibbonEq(count) | Build::PartitionedRibbonEq(count) => {
             p.ribbon_from_level = Some(0);
             FilterLayout::Modules(ModuleSizes::Equal { count })
+        }
+        Build::PartitionedRibbonProp => {
+            p.ribbon_from_level = Some(0);
+            match prop_first_bits(bits_per_key, pct) {
+                Some(first_bits_per_key) => {
+                    FilterLayout::Modules(ModuleSizes::Proportional { count: 2, first_bits_per_key })
+                }
+                None => FilterLayout::Whole,
+            }
         }
         Build::Combined(count) => {
             p.ribbon_from_level = Some(0);
