@@ -60,7 +60,8 @@ pub struct Options {
     pub block_restart_interval: usize,
     /// Block compression. Default: none.
     pub compression: Compression,
-    /// Target size of an SST written by compaction. Default: 8 MiB.
+    /// Target size of an SST written by compaction, data and index (filters are not
+    /// counted, so the filter policy never changes where files are cut). Default: 8 MiB.
     pub target_file_size: u64,
     /// Leveled or tiered. Default: leveled.
     pub compaction_style: CompactionStyle,
@@ -68,7 +69,8 @@ pub struct Options {
     pub size_ratio: u32,
     /// Number of levels, L0 included. Default: 7.
     pub num_levels: usize,
-    /// Target size of L1; level i targets `base * T^(i-1)`. Default: 64 MiB.
+    /// Target size of L1; level i targets `base * T^(i-1)`. Levels are measured without
+    /// their filters (see `target_file_size`). Default: 64 MiB.
     pub max_bytes_for_level_base: u64,
     /// L0 files that trigger a compaction into L1. Default: 4.
     pub level0_compaction_trigger: usize,

@@ -246,3 +246,34 @@ fn another_digest_hash_builds_and_probes_its_own_filters_and_a_mismatch_is_corru
     let db = Db::open(dir.path(), murmur).unwrap();
     assert_eq!(db.get(b"key00001").unwrap(), Some(1u32.to_le_bytes().to_vec()));
 }
+
+#[test]
+fn the_filter_policy_does_not_change_the_shape_of_the_tree() {
+    use shamba::filter::{Allocation, FilterLayout, ModuleSizes};
+    // Files of the tree loaded with `o`: written in chunks smaller than a memtable, each
+    // flushed and its compactions finished before the next, so nothing races and the shape
+    // depends on the data and the sizing rules alone.
+    let shape = |o: Options| {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Db::open(dir.path(), o).unwrap();
+        for chunk in 0..100u64 {
+            for i in 0..100u64 {
+                let id = (chunk * 100 + i).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+                db.put(id.to_be_bytes(), [7u8; 24]).unwrap();
+            }
+            db.flush().unwrap();
+            db.wait_for_compactions().unwrap();
+        }
+        db.files().into_iter().map(|(level, _, f)| (level, f.smallest, f.largest, f.entries)).collect::<Vec<_>>()
+    };
+    for partitioned in [false, true] {
+        let base = Options { partition_index_and_filters: partitioned, metadata_partition_size: 256, ..tiny() };
+        let mut other = base.clone();
+        other.filter_policy.ribbon_from_level = Some(1);
+        other.filter_policy.allocation = Allocation::Monkey;
+        other.filter_policy.layout = FilterLayout::Modules(ModuleSizes::Equal { count: 2 });
+        let (a, b) = (shape(base), shape(other));
+        assert!(a.iter().map(|f| f.0).max() >= Some(2), "a tree of at least three levels");
+        assert_eq!(a, b, "partitioned: {partitioned}");
+    }
+}

@@ -35,7 +35,7 @@ fn tree(num: u64, policy: BuildPolicy, seed: u64) -> TreeSpec {
     let shape = Shape { target_file: 1 << 20, ..Shape::PRESSURE };
     let mut options = shape.options();
     options.filter_policy = policy;
-    TreeSpec { num, key_size: 32, value_size: 32, options, seed, flush_every: None }
+    TreeSpec { num, key_size: 32, value_size: 32, options, seed, flush_every: Some(super::engine::COMPARED_FLUSH_KEYS) }
 }
 
 /// Run the experiment.

@@ -278,6 +278,12 @@ pub fn settle(db: &Db) -> Result<(), Box<dyn Error>> {
     Ok(())
 }
 
+/// Keys per flush of the trees whose variants are compared with each other (32 + 32 B
+/// pairs: well under a 4 MiB memtable). Each flush is settled before the next write, so no
+/// compaction races the load, and since files and levels are sized by data bytes, every
+/// filter build of the same keys gets the same tree: variants differ in filters only.
+pub const COMPARED_FLUSH_KEYS: u64 = 40_000;
+
 /// One batch of point lookups.
 #[derive(Debug, Clone)]
 pub struct ReadSpec {

@@ -18,7 +18,7 @@ use crate::bench::report::PhaseResult;
 
 fn tree(num: u64, build: Build, pct: f64, seed: u64) -> TreeSpec {
     let options = build_options(&Options::default(), build, BITS_PER_KEY, false, pct);
-    TreeSpec { num, key_size: 32, value_size: 32, options, seed, flush_every: None }
+    TreeSpec { num, key_size: 32, value_size: 32, options, seed, flush_every: Some(super::engine::COMPARED_FLUSH_KEYS) }
 }
 
 /// Run the experiment.

@@ -24,7 +24,7 @@ pub const BITS_PER_KEY: f64 = 10.0;
 /// The tree of the RocksDB figures: 2M keys of 32 B + 32 B values, T = 4, 3 levels.
 pub fn pressure_tree(num: u64, build: Build, pct: f64, seed: u64) -> TreeSpec {
     let options = build_options(&Shape::PRESSURE.options(), build, BITS_PER_KEY, false, pct);
-    TreeSpec { num, key_size: 32, value_size: 32, options, seed, flush_every: None }
+    TreeSpec { num, key_size: 32, value_size: 32, options, seed, flush_every: Some(super::engine::COMPARED_FLUSH_KEYS) }
 }
 
 /// The grid of one run.

@@ -18,7 +18,7 @@ const BITS: f64 = 10.0;
 fn tree(num: u64, build: Build, monkey: bool, seed: u64) -> TreeSpec {
     let mut options = Shape::PRESSURE.options();
     options.filter_policy = build_policy(build, BITS, monkey, 100.0);
-    TreeSpec { num, key_size: 32, value_size: 32, options, seed, flush_every: None }
+    TreeSpec { num, key_size: 32, value_size: 32, options, seed, flush_every: Some(super::engine::COMPARED_FLUSH_KEYS) }
 }
 
 /// Measured bits per key of each non-empty level.

@@ -105,6 +105,7 @@ pub fn file_meta(number: u64, run: u64, s: TableSummary) -> FileMeta {
         largest_seq: s.largest_seq,
         filter_bytes: s.filter_bytes,
         index_bytes: s.index_bytes,
+        data_bytes: s.data_bytes,
         stats: None,
         reader: Default::default(),
         filter_state: Default::default(),

@@ -28,7 +28,9 @@ pub fn level_scores(version: &Version, opts: &Options) -> Vec<f64> {
     (0..last)
         .map(|level| match (opts.compaction_style, level) {
             (_, 0) => version.levels[0].runs.len() as f64 / opts.level0_compaction_trigger as f64,
-            (CompactionStyle::Leveled, _) => version.level_bytes(level) as f64 / level_target_bytes(opts, level) as f64,
+            (CompactionStyle::Leveled, _) => {
+                version.level_data_bytes(level) as f64 / level_target_bytes(opts, level) as f64
+            }
             (CompactionStyle::Tiered, _) => version.levels[level].runs.len() as f64 / f64::from(opts.size_ratio),
         })
         .collect()
@@ -39,7 +41,7 @@ pub fn pending_compaction_bytes(version: &Version, opts: &Options) -> u64 {
     if opts.compaction_style == CompactionStyle::Tiered {
         return 0;
     }
-    (1..opts.num_levels - 1).map(|l| version.level_bytes(l).saturating_sub(level_target_bytes(opts, l))).sum()
+    (1..opts.num_levels - 1).map(|l| version.level_data_bytes(l).saturating_sub(level_target_bytes(opts, l))).sum()
 }
 
 /// The next compaction, if any level needs one. `cursor[level]` is the round-robin position

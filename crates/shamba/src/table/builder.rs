@@ -57,7 +57,8 @@ struct Partitioning {
     filter_keys: usize,
     /// Partitions cut so far.
     done: Vec<BuiltPartition>,
-    /// Bytes of `done` (index partitions and filter parts).
+    /// Bytes of `done`'s index partitions (its filter parts are not counted: see
+    /// `estimated_size`).
     done_bytes: u64,
 }
 
@@ -197,8 +198,10 @@ impl TableBuilder {
         Ok(())
     }
 
-    /// Bytes the file will have if finished now, approximately (data and index; the filter
-    /// is a few bits per key on top).
+    /// Bytes the file will have if finished now, approximately: data and index. Filters
+    /// are not counted, partitioned or not, so the filter policy never moves the cut
+    /// between two files (two builds of the same data with different filters get the same
+    /// files, and experiments compare filters on the same tree).
     pub fn estimated_size(&self) -> u64 {
         let partitions = self.partitioning.as_ref().map_or(0, |p| p.done_bytes);
         self.file.len()
@@ -340,7 +343,7 @@ impl TableBuilder {
         self.digests_built += self.digests.len() as u64;
         self.digests.clear();
         if let Some(p) = self.partitioning.as_mut() {
-            p.done_bytes += (index.len() + filter.iter().map(Vec::len).sum::<usize>()) as u64;
+            p.done_bytes += index.len() as u64;
             p.done.push(BuiltPartition { separator, index, filter });
         }
     }

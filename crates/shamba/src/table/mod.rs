@@ -130,6 +130,8 @@ pub struct TableSummary {
     pub filter_bytes: u64,
     /// Bytes of index blocks.
     pub index_bytes: u64,
+    /// Bytes of data blocks.
+    pub data_bytes: u64,
 }
 
 /// Shared services a table reader uses.

@@ -92,6 +92,7 @@ impl super::TableSummary {
             largest_seq: p.largest_seq,
             filter_bytes: p.filter_bytes,
             index_bytes: p.index_bytes,
+            data_bytes: p.data_bytes,
         }
     }
 }

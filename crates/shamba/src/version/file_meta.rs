@@ -5,6 +5,7 @@
 //!   1 number  2 run  3 size  4 smallest (bytes)  5 largest (bytes)  6 entries
 //!   7 smallest_seq  8 largest_seq  9 filter_bytes  10 index_bytes      (varints unless noted)
 //!   65 stats := accesses: varint | positives: varint                  (optional, skippable)
+//!   66 data_bytes: varint                                             (optional, skippable)
 //! ```
 
 use super::coding::{check_unknown, put_field, put_varint, put_varint_field, set_once, Decoder, SAFE_TO_SKIP};
@@ -26,6 +27,7 @@ const LARGEST_SEQ: u64 = 8;
 const FILTER_BYTES: u64 = 9;
 const INDEX_BYTES: u64 = 10;
 const STATS: u64 = SAFE_TO_SKIP | 1;
+const DATA_BYTES: u64 = SAFE_TO_SKIP | 2;
 
 /// Per-file access statistics persisted so that a restart keeps what lookups learned
 /// (the filter manager's alpha and beta).
@@ -60,6 +62,9 @@ pub struct FileMeta {
     pub filter_bytes: u64,
     /// Bytes of index blocks.
     pub index_bytes: u64,
+    /// Bytes of data blocks: what compaction sizes files and levels by, so that neither
+    /// filters nor the metadata describing them change the shape of the tree.
+    pub data_bytes: u64,
     /// Access statistics, when known (inherited or measured).
     pub stats: Option<FileStatsRecord>,
     /// The file's open reader, once a lookup has resolved it (not part of the record).
@@ -151,6 +156,7 @@ impl FileMeta {
         put_varint_field(out, LARGEST_SEQ, self.largest_seq);
         put_varint_field(out, FILTER_BYTES, self.filter_bytes);
         put_varint_field(out, INDEX_BYTES, self.index_bytes);
+        put_varint_field(out, DATA_BYTES, self.data_bytes);
         if let Some(s) = self.stats {
             let mut payload = Vec::with_capacity(20);
             put_varint(&mut payload, s.accesses);
@@ -164,7 +170,7 @@ impl FileMeta {
         let mut d = Decoder::new(bytes);
         let (mut number, mut run, mut size, mut smallest, mut largest) = (None, None, None, None, None);
         let (mut entries, mut smallest_seq, mut largest_seq) = (None, None, None);
-        let (mut filter_bytes, mut index_bytes, mut stats) = (None, None, None);
+        let (mut filter_bytes, mut index_bytes, mut data_bytes, mut stats) = (None, None, None, None);
         while let Some((tag, payload)) = d.field()? {
             let int = || Decoder::only_varint(payload);
             match tag {
@@ -178,6 +184,7 @@ impl FileMeta {
                 LARGEST_SEQ => set_once(&mut largest_seq, int()?, "largest sequence")?,
                 FILTER_BYTES => set_once(&mut filter_bytes, int()?, "filter bytes")?,
                 INDEX_BYTES => set_once(&mut index_bytes, int()?, "index bytes")?,
+                DATA_BYTES => set_once(&mut data_bytes, int()?, "data bytes")?,
                 STATS => {
                     let mut s = Decoder::new(payload);
                     let record = FileStatsRecord { accesses: s.varint()?, positives: s.varint()? };
@@ -200,6 +207,10 @@ impl FileMeta {
             largest_seq: largest_seq.unwrap_or(0),
             filter_bytes: filter_bytes.unwrap_or(0),
             index_bytes: index_bytes.unwrap_or(0),
+            // Manifests written before it was recorded: the file less its metadata.
+            data_bytes: data_bytes.unwrap_or_else(|| {
+                size.unwrap_or(0).saturating_sub(filter_bytes.unwrap_or(0).saturating_add(index_bytes.unwrap_or(0)))
+            }),
             stats,
             reader: RuntimeSlot::default(),
             filter_state: RuntimeSlot::default(),
@@ -253,6 +264,7 @@ pub(crate) mod tests {
                 largest_seq: n[5],
                 filter_bytes: n[6],
                 index_bytes: n[7],
+                data_bytes: n[2] / 2,
                 stats: stats.map(|(accesses, positives)| FileStatsRecord { accesses, positives }),
                 reader: RuntimeSlot::default(),
                 filter_state: RuntimeSlot::default(),

@@ -40,6 +40,11 @@ impl Run {
         self.files.iter().map(|f| f.size).sum()
     }
 
+    /// Data-block bytes of the run's files (see [`FileMeta::data_bytes`]).
+    pub fn data_bytes(&self) -> u64 {
+        self.files.iter().map(|f| f.data_bytes).sum()
+    }
+
     /// Smallest user key of the run (empty for an empty run).
     pub fn smallest_user_key(&self) -> &[u8] {
         self.files.first().map_or(&[], |f| f.smallest_user_key())
@@ -87,6 +92,11 @@ impl Level {
     /// Total bytes of the level's files.
     pub fn bytes(&self) -> u64 {
         self.runs.iter().map(Run::bytes).sum()
+    }
+
+    /// Data-block bytes of the level's files.
+    pub fn data_bytes(&self) -> u64 {
+        self.runs.iter().map(Run::data_bytes).sum()
     }
 
     /// Number of files of the level.

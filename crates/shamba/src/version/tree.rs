@@ -58,6 +58,13 @@ impl Version {
         self.levels.get(level).map_or(0, Level::bytes)
     }
 
+    /// Data-block bytes of a level: what compaction sizes levels by, so that the filter
+    /// policy (Monkey even gives levels different bits per key) never changes the shape of
+    /// the tree.
+    pub fn level_data_bytes(&self, level: usize) -> u64 {
+        self.levels.get(level).map_or(0, Level::data_bytes)
+    }
+
     /// Number of files of a level.
     pub fn level_files(&self, level: usize) -> usize {
         self.levels.get(level).map_or(0, Level::file_count)
