@@ -122,8 +122,8 @@ pub fn run(args: &ExpArgs) -> Result<Report, Box<dyn Error>> {
         all.extend(rows.into_iter().map(|(name, r)| (pct, name, r)));
     }
     report.tables.push(bars_table(&all));
-    report.note("tables/lookup: each build is its own load, and its files (whose sizes depend on the filters) cut the key space differently, so an empty lookup may visit 1 table in one tree and nearly 2 in another; when everything is cached an I/O is a false positive per table visited, so at 150% compare I/Os per table visited too");
-    report.note("issue 4 bars: at 10-40% the best SHaMBa policy <= 0.5x plain-part's I/Os and <= 0.33x its bytes; at 150% never worse than plain by more than 5%. At 10% the I/O bar is out of reach of any filter for uniform empty lookups: 10% of the Plain tree's filter + index bytes is about 1.4 bits per key, and even an ideal filter at m bits/key passes 2^-m of the keys (0.38 here) on each of the two big levels, each pass costing a read: >= 0.76 I/Os per lookup, against plain-part's ~1.1-1.4");
+    report.note("tables/lookup: every build is loaded flush by flush and files and levels are sized by data bytes, so all variants run on the same tree (the same tables per lookup); a difference there would mean the trees differ");
+    report.note("issue 4 bars: at 10-40% the best SHaMBa policy <= 0.5x plain-part's I/Os and <= 0.33x its bytes; at 150% never worse than plain by more than 5%. At 10% the I/O bar is all but out of reach of any filter: 10% of the Plain tree's filter + index bytes is about 1.4 bits per key, and even an ideal filter at m bits/key passes 2^-m (0.38) of the absent keys at every table a lookup visits, each pass costing a read: at least 0.38 reads per table visited, against plain-part's ~0.4-0.7");
     for (v, pts) in variants.iter().zip(series) {
         plot.series(v.name, pts);
     }
