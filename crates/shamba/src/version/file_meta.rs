@@ -156,7 +156,10 @@ impl FileMeta {
         put_varint_field(out, LARGEST_SEQ, self.largest_seq);
         put_varint_field(out, FILTER_BYTES, self.filter_bytes);
         put_varint_field(out, INDEX_BYTES, self.index_bytes);
-        put_varint_field(out, DATA_BYTES, self.data_bytes);
+        // Absent (0) in records of versions before it: decoding derives it then.
+        if self.data_bytes > 0 {
+            put_varint_field(out, DATA_BYTES, self.data_bytes);
+        }
         if let Some(s) = self.stats {
             let mut payload = Vec::with_capacity(20);
             put_varint(&mut payload, s.accesses);
@@ -237,6 +240,7 @@ pub(crate) mod tests {
             number,
             run,
             size: 1000 + number,
+            data_bytes: 900 + number,
             smallest: ikey(lo, 10, ValueKind::Put),
             largest: ikey(hi, 1, ValueKind::Put),
             entries: 10,
@@ -264,11 +268,29 @@ pub(crate) mod tests {
                 largest_seq: n[5],
                 filter_bytes: n[6],
                 index_bytes: n[7],
-                data_bytes: n[2] / 2,
+                data_bytes: n[2] / 2 + 1,
                 stats: stats.map(|(accesses, positives)| FileStatsRecord { accesses, positives }),
                 reader: RuntimeSlot::default(),
                 filter_state: RuntimeSlot::default(),
             })
+    }
+
+    #[test]
+    fn records_without_data_bytes_take_the_file_less_its_metadata() {
+        let meta = FileMeta {
+            size: 10_000,
+            filter_bytes: 1_200,
+            index_bytes: 300,
+            data_bytes: 8_000,
+            ..file(1, 1, b"a", b"b")
+        };
+        let mut bytes = Vec::new();
+        meta.encode(&mut bytes);
+        assert_eq!(FileMeta::decode(&bytes).unwrap().data_bytes, 8_000);
+        // The same record as an older version wrote it: no data-bytes field.
+        let mut old = Vec::new();
+        FileMeta { data_bytes: 0, ..meta }.encode(&mut old);
+        assert_eq!(FileMeta::decode(&old).unwrap().data_bytes, 8_500);
     }
 
     #[test]
