@@ -345,6 +345,22 @@ pub fn measure(db: &Db, num: u64, key_size: usize, spec: &ReadSpec) -> Result<Ph
     read_phase(db, &args, ReadKind::Mixed)
 }
 
+/// Reopen `tree` with `v`'s probe policy and its index and filter blocks in a cold block
+/// cache of `cache` bytes (Elastic may enable `elastic_budget` bytes of units), measure
+/// `spec`, and close it.
+pub fn measure_cached(
+    tree: &LoadedTree,
+    v: &super::variants::Variant,
+    cache: usize,
+    elastic_budget: u64,
+    spec: &ReadSpec,
+) -> Result<PhaseResult, Box<dyn Error>> {
+    let db = tree.open(super::variants::cached_options(&tree.spec.options, v, cache, elastic_budget))?;
+    let r = measure(&db, tree.spec.num, tree.spec.key_size, spec)?;
+    db.close()?;
+    Ok(r)
+}
+
 /// Percent by which `slow` takes longer than `fast` (20 = "20% faster").
 pub fn gain_pct(slow: f64, fast: f64) -> f64 {
     if fast > 0.0 {

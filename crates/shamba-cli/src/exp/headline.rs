@@ -9,10 +9,10 @@ use std::error::Error;
 use shamba::manager::Skipping;
 use shamba::Options;
 
-use super::engine::{measure, ratio, tables_per_op, LoadedTree, ReadSpec, TreeSpec, MEASUREMENT_NOTE};
+use super::engine::{measure_cached, ratio, tables_per_op, LoadedTree, ReadSpec, TreeSpec, MEASUREMENT_NOTE};
 use super::memory_pressure::BITS_PER_KEY;
 use super::report::{Cell, Plot, Report, Table};
-use super::variants::{build_options, cached_options, Build, Probe, Variant};
+use super::variants::{build_options, Build, Probe, Variant};
 use super::ExpArgs;
 use crate::bench::report::PhaseResult;
 
@@ -105,9 +105,7 @@ pub fn run(args: &ExpArgs) -> Result<Report, Box<dyn Error>> {
                 Build::PartitionedRibbonProp => prop,
                 _ => &eq,
             };
-            let db = t.open(cached_options(&t.spec.options, v, cache, 0))?;
-            let r = measure(&db, num, 32, &ReadSpec::empty(warmup, reads, args.seed ^ pct as u64))?;
-            db.close()?;
+            let r = measure_cached(t, v, cache, 0, &ReadSpec::empty(warmup, reads, args.seed ^ pct as u64))?;
             let b = base.get_or_insert_with(|| r.clone());
             table.row(vec![
                 Cell::num(pct, 0),

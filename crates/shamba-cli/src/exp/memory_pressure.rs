@@ -11,9 +11,9 @@
 use std::collections::BTreeMap;
 use std::error::Error;
 
-use super::engine::{measure, ratio, tables_per_op, LoadedTree, ReadSpec, Shape, TreeSpec, MEASUREMENT_NOTE};
+use super::engine::{measure_cached, ratio, tables_per_op, LoadedTree, ReadSpec, Shape, TreeSpec, MEASUREMENT_NOTE};
 use super::report::{Cell, Plot, Report, Table};
-use super::variants::{build_options, cached_options, Build, Variant, ALL};
+use super::variants::{build_options, Build, Variant, ALL};
 use super::ExpArgs;
 use crate::bench::keys::KeyDistribution;
 use crate::bench::report::PhaseResult;
@@ -126,14 +126,12 @@ pub fn run_grid(grid: &Grid, seed: u64, notes: &mut Vec<String>) -> Result<Vec<C
             let warmup = if pct >= 100.0 { grid.warmup * 20 } else { grid.warmup };
             for &dist in &grid.dists {
                 for &alpha in &grid.alphas {
-                    let db = tree.open(cached_options(&tree.spec.options, v, cache, elastic_budget))?;
                     let spec = ReadSpec {
                         existing: alpha,
                         distribution: dist,
                         ..ReadSpec::empty(warmup, grid.reads, seed ^ (pct as u64))
                     };
-                    let result = measure(&db, tree.spec.num, tree.spec.key_size, &spec)?;
-                    db.close()?;
+                    let result = measure_cached(tree, v, cache, elastic_budget, &spec)?;
                     cells.push(CellResult { variant: v.name, pct, dist, alpha, result });
                 }
             }

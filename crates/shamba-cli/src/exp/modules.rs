@@ -9,7 +9,7 @@ use shamba::filter::modular_bloom::{expected_module_accesses, module_fprs, modul
 use shamba::filter::{BloomLayout, ModuleSizes};
 use shamba::manager::Skipping;
 
-use super::engine::{measure, ratio, tables_per_op, LoadedTree, ReadSpec, MEASUREMENT_NOTE};
+use super::engine::{measure, measure_cached, ratio, tables_per_op, LoadedTree, ReadSpec, MEASUREMENT_NOTE};
 use super::memory_pressure::{pressure_tree, BITS_PER_KEY};
 use super::report::{Cell, Plot, Report, Table};
 use super::variants::{cached_options, Build, Probe, Variant};
@@ -110,9 +110,7 @@ pub fn run(args: &ExpArgs) -> Result<Report, Box<dyn Error>> {
             let mut pts = Vec::new();
             for &pct in &pcts {
                 let cache = (metadata as f64 * pct / 100.0) as usize;
-                let db = tree.open(cached_options(&tree.spec.options, &v, cache, 0))?;
-                let r = measure(&db, num, 32, &ReadSpec::empty(warmup, reads, args.seed ^ pct as u64))?;
-                db.close()?;
+                let r = measure_cached(&tree, &v, cache, 0, &ReadSpec::empty(warmup, reads, args.seed ^ pct as u64))?;
                 row.push(Cell::num(r.ios_per_op, 3));
                 pts.push((pct, r.ios_per_op));
             }

@@ -8,9 +8,11 @@ use std::error::Error;
 use shamba::filter::monkey::{monkey_fp_rates, CostModel};
 use shamba::manager::Skipping;
 
-use super::engine::{measure, ratio, tables_per_op, LoadedTree, ReadSpec, Shape, TreeSpec, MEASUREMENT_NOTE};
+use super::engine::{
+    measure, measure_cached, ratio, tables_per_op, LoadedTree, ReadSpec, Shape, TreeSpec, MEASUREMENT_NOTE,
+};
 use super::report::{Cell, Plot, Report, Table};
-use super::variants::{build_policy, cached_options, Build, Probe, Variant};
+use super::variants::{build_policy, Build, Probe, Variant};
 use super::ExpArgs;
 
 const BITS: f64 = 10.0;
@@ -135,9 +137,7 @@ pub fn run(args: &ExpArgs) -> Result<Report, Box<dyn Error>> {
         let mut pts = Vec::new();
         for &pct in &pcts {
             let cache = (metadata as f64 * pct / 100.0) as usize;
-            let db = t.open(cached_options(&t.spec.options, &v, cache, 0))?;
-            let r = measure(&db, num, 32, &ReadSpec::empty(warmup, reads, args.seed ^ pct as u64))?;
-            db.close()?;
+            let r = measure_cached(t, &v, cache, 0, &ReadSpec::empty(warmup, reads, args.seed ^ pct as u64))?;
             row.push(Cell::num(r.ios_per_op, 3));
             pts.push((pct, r.ios_per_op));
         }

@@ -19,6 +19,39 @@ use crate::options::ReadOptions;
 
 pub(super) type Entries = Vec<(Vec<u8>, Vec<u8>)>;
 
+/// For each target: `c` and the model `m` seek to it and agree (key and value), then step
+/// the same way (`true` = next) and agree after each step, then `seek_for_prev` to it and
+/// agree. `what` names the case in failures.
+pub(super) fn agrees_with_model(
+    c: &mut dyn Cursor,
+    m: &mut crate::cursor::VecCursor,
+    targets: &[Vec<u8>],
+    steps: &[bool],
+    what: &str,
+) {
+    for t in targets {
+        c.seek(t).unwrap();
+        m.seek(t).unwrap();
+        assert_eq!((c.valid(), c.key(), c.value()), (m.valid(), m.key(), m.value()), "{what}: seek {t:?}");
+        for &next in steps {
+            if !m.valid() {
+                break;
+            }
+            if next {
+                c.next().unwrap();
+                m.next().unwrap();
+            } else {
+                c.prev().unwrap();
+                m.prev().unwrap();
+            }
+            assert_eq!((c.valid(), c.key()), (m.valid(), m.key()), "{what}: steps after {t:?}");
+        }
+        c.seek_for_prev(t).unwrap();
+        m.seek_for_prev(t).unwrap();
+        assert_eq!((c.valid(), c.key(), c.value()), (m.valid(), m.key(), m.value()), "{what}: seek_for_prev {t:?}");
+    }
+}
+
 /// `users` user keys, each with 1..=4 versions (newest first), about a fifth deletes.
 pub(super) fn versioned_entries(users: usize) -> Entries {
     let mut out = Vec::new();

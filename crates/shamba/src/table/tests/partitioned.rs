@@ -96,27 +96,7 @@ fn check_cursor(r: &Arc<TableReader>, entries: &Entries, what: &str) {
         let p = parse_internal_key(k).unwrap();
         targets.extend([k.clone(), seek_key(p.user_key, p.seq.saturating_sub(1)), seek_key(p.user_key, MAX_SEQ)]);
     }
-    for t in &targets {
-        c.seek(t).unwrap();
-        m.seek(t).unwrap();
-        assert_eq!((c.valid(), c.key()), (m.valid(), m.key()), "{what}: seek {t:?}");
-        for step in [false, false, true, true, true] {
-            if !m.valid() {
-                break;
-            }
-            if step {
-                c.next().unwrap();
-                m.next().unwrap();
-            } else {
-                c.prev().unwrap();
-                m.prev().unwrap();
-            }
-            assert_eq!((c.valid(), c.key()), (m.valid(), m.key()), "{what}: steps after {t:?}");
-        }
-        c.seek_for_prev(t).unwrap();
-        m.seek_for_prev(t).unwrap();
-        assert_eq!((c.valid(), c.key()), (m.valid(), m.key()), "{what}: seek_for_prev {t:?}");
-    }
+    agrees_with_model(&mut *c, &mut m, &targets, &[false, false, true, true, true], what);
 }
 
 #[test]
