@@ -44,6 +44,8 @@ pub struct FileState {
     part_bytes: Vec<u64>,
     /// Inherited estimate, from the manifest.
     prior: Option<FileStatsRecord>,
+    /// Elastic units enabled and last access (Elastic only).
+    units: elastic::UnitState,
 }
 
 /// A table as a lookup meets it.
@@ -142,6 +144,7 @@ impl FilterManager {
             },
             part_bytes: filter.part_bytes.clone(),
             prior: meta.stats,
+            units: elastic::UnitState::default(),
         });
         self.files.write().entry(meta.number).or_insert(state).clone()
     }
@@ -176,7 +179,14 @@ impl FilterManager {
                 shamba::plan(p, &e, &state.part_fprs, |d| c.reader.filter_part_resident(c.spot, d - 1))
             }
             ProbePolicy::Elastic(_) => match &self.elastic {
-                Some(el) => el.lock().on_access(c.meta.number, state, self.lookups()),
+                Some(el) => {
+                    let now = self.lookups();
+                    if ElasticState::needs_lock(state, now) {
+                        el.lock().on_access(c.meta.number, state, now)
+                    } else {
+                        ProbePlan { max_parts: state.units.enabled() }
+                    }
+                }
                 None => ProbePlan::ALL,
             },
         };
@@ -235,9 +245,9 @@ impl FilterManager {
 
     /// Forget a deleted table (and release its elastic units).
     pub fn forget(&self, number: u64) {
-        self.files.write().remove(&number);
-        if let Some(el) = &self.elastic {
-            el.lock().forget(number);
+        let state = self.files.write().remove(&number);
+        if let (Some(el), Some(state)) = (&self.elastic, state) {
+            el.lock().forget(number, &state);
         }
     }
 
