@@ -34,6 +34,7 @@ mod monkey;
 mod prefetch;
 pub mod report;
 mod ribbon;
+mod unit_oracle;
 mod units_fpr;
 mod variants;
 
