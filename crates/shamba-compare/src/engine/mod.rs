@@ -27,6 +27,10 @@ pub enum Variant {
     Shamba,
     /// Shamba with Ribbon filters on every level (`ribbon_from_level = Some(0)`).
     ShambaRibbon,
+    /// Shamba configured for a memory budget (the README's recommendation): partitioned
+    /// filters and index, two equal Ribbon modules per partition with Monkey bits per
+    /// level, and SHaMBa's hit-odds skipping.
+    ShambaBudget,
     /// RocksDB, format_version 5 full Bloom filters (FastLocalBloom).
     Rocksdb,
     /// RocksDB, Ribbon filters at the same Bloom-equivalent bits per key.
@@ -49,9 +53,10 @@ pub enum Family {
 
 impl Variant {
     /// Every variant, in the order they run.
-    pub const ALL: [Variant; 6] = [
+    pub const ALL: [Variant; 7] = [
         Variant::Shamba,
         Variant::ShambaRibbon,
+        Variant::ShambaBudget,
         Variant::Rocksdb,
         Variant::RocksdbRibbon,
         Variant::RocksdbPartitioned,
@@ -63,6 +68,7 @@ impl Variant {
         match self {
             Variant::Shamba => "shamba",
             Variant::ShambaRibbon => "shamba-ribbon",
+            Variant::ShambaBudget => "shamba-budget",
             Variant::Rocksdb => "rocksdb",
             Variant::RocksdbRibbon => "rocksdb-ribbon",
             Variant::RocksdbPartitioned => "rocksdb-partitioned",
@@ -73,7 +79,7 @@ impl Variant {
     /// Bloom or Ribbon.
     pub fn family(self) -> Family {
         match self {
-            Variant::ShambaRibbon | Variant::RocksdbRibbon => Family::Ribbon,
+            Variant::ShambaRibbon | Variant::ShambaBudget | Variant::RocksdbRibbon => Family::Ribbon,
             _ => Family::Bloom,
         }
     }
@@ -81,7 +87,7 @@ impl Variant {
     /// Whether this binary was built with the engine (`--features rocksdb,fjall`).
     pub fn compiled_in(self) -> bool {
         match self {
-            Variant::Shamba | Variant::ShambaRibbon => true,
+            Variant::Shamba | Variant::ShambaRibbon | Variant::ShambaBudget => true,
             Variant::Rocksdb | Variant::RocksdbRibbon | Variant::RocksdbPartitioned => cfg!(feature = "rocksdb"),
             Variant::Fjall => cfg!(feature = "fjall"),
         }
@@ -89,7 +95,7 @@ impl Variant {
 
     /// True for Shamba's own rows.
     pub fn is_shamba(self) -> bool {
-        matches!(self, Variant::Shamba | Variant::ShambaRibbon)
+        matches!(self, Variant::Shamba | Variant::ShambaRibbon | Variant::ShambaBudget)
     }
 
     /// How this variant is configured beyond the shared footing (printed with results).
@@ -97,6 +103,9 @@ impl Variant {
         match self {
             Variant::Shamba => "blocked Bloom on every level",
             Variant::ShambaRibbon => "Ribbon on every level (Bloom-equivalent FP rate)",
+            Variant::ShambaBudget => {
+                "partitioned filters + index, 2 equal Ribbon modules per partition, Monkey bits, hit-odds skipping"
+            }
             Variant::Rocksdb => "format_version 5 full Bloom (FastLocalBloom), get_pinned",
             Variant::RocksdbRibbon => "Ribbon, Bloom-equivalent bits/key, format_version 5",
             Variant::RocksdbPartitioned => "partitioned Bloom + two-level index, top level pinned, format_version 5",
@@ -189,7 +198,9 @@ pub trait Engine {
 /// Fails for an engine this binary was built without.
 pub fn open(variant: Variant, dir: &Path, setup: &Setup) -> EngineResult<Box<dyn Engine>> {
     Ok(match variant {
-        Variant::Shamba | Variant::ShambaRibbon => Box::new(shamba::ShambaEngine::open(variant, dir, setup)?),
+        Variant::Shamba | Variant::ShambaRibbon | Variant::ShambaBudget => {
+            Box::new(shamba::ShambaEngine::open(variant, dir, setup)?)
+        }
         #[cfg(feature = "rocksdb")]
         Variant::Rocksdb | Variant::RocksdbRibbon | Variant::RocksdbPartitioned => {
             Box::new(rocks::RocksEngine::open(variant, dir, setup)?)

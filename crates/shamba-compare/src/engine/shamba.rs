@@ -2,6 +2,8 @@
 //! that read the device, by block kind).
 
 use super::{Engine, EngineResult, ReadCounters, Setup, TreeShape, Variant};
+use shamba::filter::{Allocation, FilterLayout, ModuleSizes};
+use shamba::manager::{ProbePolicy, ShambaPolicy, Skipping};
 use shamba::{Db, Options};
 use std::path::Path;
 
@@ -12,7 +14,8 @@ pub struct ShambaEngine {
 }
 
 impl ShambaEngine {
-    /// Open `dir` with the shared setup; `ShambaRibbon` puts Ribbon filters on every level.
+    /// Open `dir` with the shared setup; `ShambaRibbon` puts Ribbon filters on every level,
+    /// `ShambaBudget` adds partitions, modules, Monkey bits and hit-odds skipping.
     pub fn open(variant: Variant, dir: &Path, setup: &Setup) -> EngineResult<Self> {
         let mut opts = Options {
             write_buffer_size: setup.write_buffer_size,
@@ -25,8 +28,16 @@ impl ShambaEngine {
             ..Options::default()
         };
         opts.filter_policy.bits_per_key = setup.bits_per_key;
-        if variant == Variant::ShambaRibbon {
-            opts.filter_policy.ribbon_from_level = Some(0);
+        match variant {
+            Variant::ShambaRibbon => opts.filter_policy.ribbon_from_level = Some(0),
+            Variant::ShambaBudget => {
+                opts.filter_policy.ribbon_from_level = Some(0);
+                opts.filter_policy.allocation = Allocation::Monkey;
+                opts.filter_policy.layout = FilterLayout::Modules(ModuleSizes::Equal { count: 2 });
+                opts.partition_index_and_filters = true;
+                opts.probe_policy = ProbePolicy::Shamba(ShambaPolicy { skipping: Skipping::HitOdds, ..Default::default() });
+            }
+            _ => {}
         }
         Ok(ShambaEngine { db: Db::open(dir, opts)?, variant })
     }
