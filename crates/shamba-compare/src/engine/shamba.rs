@@ -35,7 +35,8 @@ impl ShambaEngine {
                 opts.filter_policy.allocation = Allocation::Monkey;
                 opts.filter_policy.layout = FilterLayout::Modules(ModuleSizes::Equal { count: 2 });
                 opts.partition_index_and_filters = true;
-                opts.probe_policy = ProbePolicy::Shamba(ShambaPolicy { skipping: Skipping::HitOdds, ..Default::default() });
+                opts.probe_policy =
+                    ProbePolicy::Shamba(ShambaPolicy { skipping: Skipping::HitOdds, ..Default::default() });
             }
             _ => {}
         }

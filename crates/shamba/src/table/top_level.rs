@@ -4,7 +4,7 @@
 //! array, so the binary search compares integers in a few cache lines and reads a whole
 //! key (a separate allocation, likely a cache miss) only when two prefixes tie.
 
-use crate::key::{compare_internal_keys, user_key};
+use crate::key::{compare_internal_keys, user_key, user_key_prefix as prefix};
 use std::cmp::Ordering;
 
 /// Top-level keys (internal keys), in order, with their user-key prefixes.
@@ -12,16 +12,6 @@ use std::cmp::Ordering;
 pub(super) struct TopLevelKeys {
     prefixes: Vec<u64>,
     keys: Vec<Box<[u8]>>,
-}
-
-/// The first 8 bytes of `user_key`, zero-padded, as a big-endian integer: if two keys'
-/// prefixes differ, they order the keys the way a byte-wise compare does.
-#[inline]
-fn prefix(user_key: &[u8]) -> u64 {
-    let mut b = [0u8; 8];
-    let n = user_key.len().min(8);
-    b[..n].copy_from_slice(&user_key[..n]);
-    u64::from_be_bytes(b)
 }
 
 impl TopLevelKeys {

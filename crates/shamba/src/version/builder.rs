@@ -41,7 +41,7 @@ pub(crate) fn apply(base: &Version, edit: &VersionEdit) -> Result<Version, Strin
         // Runs are newest first: descending id.
         let at = l.runs.partition_point(|r| r.id > meta.run);
         if l.runs.get(at).is_none_or(|r| r.id != meta.run) {
-            l.runs.insert(at, Run { id: meta.run, files: Vec::new() });
+            l.runs.insert(at, Run::new(meta.run, Vec::new()));
         }
         if let Some(run) = l.runs.get_mut(at) {
             let i = run.files.partition_point(|f| f.smallest_user_key() <= meta.smallest_user_key());

@@ -6,24 +6,95 @@
 //! [`Level::runs`] is ordered newest first, so a lookup that stops at the first hit sees the
 //! newest version.
 
-use super::file_meta::FileMeta;
-use crate::key::compare_user_keys;
+use super::file_meta::{FileMeta, RuntimeSlot};
+use crate::key::{compare_user_keys, user_key_prefix};
 use std::cmp::Ordering;
 use std::sync::Arc;
 
 /// A sorted run: files with disjoint key ranges, sorted by smallest key.
+///
+/// `files` must not change once the run has been searched: versions are built by
+/// [`super::builder`] from clones (whose fences start empty) and never modified after.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Run {
     /// Run id (larger = newer).
     pub id: u64,
     /// Files of the run, sorted by smallest key.
     pub files: Vec<Arc<FileMeta>>,
+    /// The files' key boundaries, built on the run's first lookup (a cache: compares
+    /// equal, clones empty).
+    fences: RuntimeSlot<Fences>,
+}
+
+/// A run's file boundaries as user-key prefixes ([`user_key_prefix`]), in two contiguous
+/// arrays. Every point lookup binary-searches every run of every level; on a deep tree a
+/// level has hundreds of files, each its own allocation with its keys in two more, and a
+/// search through them was a chain of cache misses (14% of an empty lookup's time on a
+/// 10M-key, 5-level tree). RocksDB keeps each level's file boundaries contiguous
+/// (`LevelFilesBrief`) for the same reason.
+#[derive(Debug)]
+struct Fences {
+    smallest: Vec<u64>,
+    largest: Vec<u64>,
+}
+
+impl Fences {
+    fn of(files: &[Arc<FileMeta>]) -> Fences {
+        Fences {
+            smallest: files.iter().map(|f| user_key_prefix(f.smallest_user_key())).collect(),
+            largest: files.iter().map(|f| user_key_prefix(f.largest_user_key())).collect(),
+        }
+    }
 }
 
 impl Run {
-    /// The file whose user-key range covers `user_key`, if any. No allocation.
+    /// A run of `files` (sorted by smallest key, disjoint).
+    pub fn new(id: u64, files: Vec<Arc<FileMeta>>) -> Run {
+        Run { id, files, fences: RuntimeSlot::default() }
+    }
+
+    /// The file whose user-key range covers `user_key`, if any. No allocation after the
+    /// run's first lookup; a file's metadata is read only to break a prefix tie.
     #[inline]
     pub fn find(&self, user_key: &[u8]) -> Option<&Arc<FileMeta>> {
+        let fences = match self.fences.get() {
+            Some(f) => f,
+            None => self.fences.set(Arc::new(Fences::of(&self.files))),
+        };
+        if fences.largest.len() != self.files.len() {
+            // The files changed after the first search, against the invariant above;
+            // the whole-key search is still right.
+            return self.find_by_keys(user_key);
+        }
+        let sought = user_key_prefix(user_key);
+        // The first file whose largest key is not below the sought key.
+        let (mut lo, mut hi) = (0, self.files.len());
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            let below = match fences.largest.get(mid)?.cmp(&sought) {
+                Ordering::Less => true,
+                Ordering::Greater => false,
+                Ordering::Equal => {
+                    compare_user_keys(self.files.get(mid)?.largest_user_key(), user_key) == Ordering::Less
+                }
+            };
+            if below {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        let file = self.files.get(lo)?;
+        let starts_at_or_before = match fences.smallest.get(lo)?.cmp(&sought) {
+            Ordering::Less => true,
+            Ordering::Greater => false,
+            Ordering::Equal => compare_user_keys(file.smallest_user_key(), user_key) != Ordering::Greater,
+        };
+        starts_at_or_before.then_some(file)
+    }
+
+    /// [`Run::find`] comparing whole keys.
+    fn find_by_keys(&self, user_key: &[u8]) -> Option<&Arc<FileMeta>> {
         let i = self.files.partition_point(|f| compare_user_keys(f.largest_user_key(), user_key) == Ordering::Less);
         self.files.get(i).filter(|f| compare_user_keys(f.smallest_user_key(), user_key) != Ordering::Greater)
     }
@@ -111,13 +182,33 @@ mod tests {
     use super::*;
 
     fn run() -> Run {
-        Run {
-            id: 1,
-            files: vec![
-                Arc::new(file(1, 1, b"b", b"d")),
-                Arc::new(file(2, 1, b"f", b"h")),
-                Arc::new(file(3, 1, b"m", b"m")),
-            ],
+        Run::new(
+            1,
+            vec![Arc::new(file(1, 1, b"b", b"d")), Arc::new(file(2, 1, b"f", b"h")), Arc::new(file(3, 1, b"m", b"m"))],
+        )
+    }
+
+    proptest::proptest! {
+        /// The fence search finds what the whole-key search finds, with keys sharing long
+        /// prefixes, shorter than 8 bytes, and with trailing zero bytes; asked twice, so
+        /// both the search that builds the fences and one that reuses them are checked.
+        #[test]
+        fn fence_search_equals_a_whole_key_search(
+            bounds in proptest::collection::btree_set(proptest::collection::vec(0u8..3, 0..12), 0..40),
+            sought in proptest::collection::vec(proptest::collection::vec(0u8..3, 0..12), 1..8),
+        ) {
+            // Consecutive pairs of distinct sorted keys are the files' [smallest, largest].
+            let bounds: Vec<Vec<u8>> = bounds.into_iter().collect();
+            let files = bounds
+                .chunks_exact(2)
+                .enumerate()
+                .map(|(i, pair)| Arc::new(file(i as u64 + 1, 1, &pair[0], &pair[1])))
+                .collect();
+            let r = Run::new(1, files);
+            for key in sought.iter().chain(&bounds) {
+                let want = r.find_by_keys(key).map(|f| f.number);
+                proptest::prop_assert_eq!(r.find(key).map(|f| f.number), want);
+            }
         }
     }
 

@@ -110,13 +110,10 @@ mod tests {
     fn tree() -> Version {
         let f = |n, run, lo: &[u8], hi: &[u8]| Arc::new(file(n, run, lo, hi));
         let mut v = Version::new(3);
-        v.levels[0].runs =
-            vec![Run { id: 9, files: vec![f(9, 9, b"a", b"z")] }, Run { id: 8, files: vec![f(8, 8, b"c", b"f")] }];
-        v.levels[1].runs = vec![Run { id: 1, files: vec![f(4, 1, b"a", b"d"), f(5, 1, b"e", b"k")] }];
-        v.levels[2].runs = vec![
-            Run { id: 3, files: vec![f(6, 3, b"a", b"m")] },
-            Run { id: 2, files: vec![f(1, 2, b"b", b"c"), f(2, 2, b"d", b"q")] },
-        ];
+        v.levels[0].runs = vec![Run::new(9, vec![f(9, 9, b"a", b"z")]), Run::new(8, vec![f(8, 8, b"c", b"f")])];
+        v.levels[1].runs = vec![Run::new(1, vec![f(4, 1, b"a", b"d"), f(5, 1, b"e", b"k")])];
+        v.levels[2].runs =
+            vec![Run::new(3, vec![f(6, 3, b"a", b"m")]), Run::new(2, vec![f(1, 2, b"b", b"c"), f(2, 2, b"d", b"q")])];
         v
     }
 
@@ -167,7 +164,7 @@ mod tests {
                     })
                     .collect();
                 // Newest first: push at the front.
-                v.levels[*level].runs.insert(0, Run { id: id as u64, files });
+                v.levels[*level].runs.insert(0, Run::new(id as u64, files));
             }
             let got: Vec<(usize, u64)> = v.candidates(&[key]).map(|(l, f)| (l, f.number)).collect();
             let want: Vec<(usize, u64)> = v.levels.iter().enumerate()
