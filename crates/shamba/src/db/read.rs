@@ -101,7 +101,7 @@ impl DbInner {
                 *slot = Some((level, file, &**table, spot));
                 n_ahead += 1;
             }
-            for (_, _, table, spot) in ahead[..n_ahead].iter().flatten() {
+            for (_, _, table, spot) in ahead[..n_ahead].iter_mut().flatten() {
                 table.prefetch_filter_at(spot, &digest);
             }
         }

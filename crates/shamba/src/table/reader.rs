@@ -24,6 +24,7 @@ use super::format::{BlockHandle, Footer, FORMAT_VERSION_FLAT, FORMAT_VERSION_PAR
 use super::meta_blocks::{MetaBlock, Partition};
 use super::meta_index::{decode_filter_index, decode_handles};
 use super::partition::decode_top_level;
+use super::pinned_part::PinnedPart;
 use super::properties::TableProperties;
 use super::top_level::TopLevelKeys;
 use super::two_level_cursor::TableCursor;
@@ -68,7 +69,15 @@ pub struct TableReader {
 /// first filter part once a prefetch pass took it from the block cache.
 pub struct Spot<'r> {
     partition: Option<&'r Partition>,
-    first_part: Option<Arc<[u8]>>,
+    first_part: Option<TakenPart>,
+}
+
+/// The first filter part of a spot, taken from the block cache by the prefetch passes:
+/// its bytes after the first pass, parsed by the second (which needs the header to find
+/// the probe lines), so the probe does not parse it again.
+enum TakenPart {
+    Bytes(Arc<[u8]>),
+    Parsed(PinnedPart),
 }
 
 impl TableReader {
@@ -186,7 +195,8 @@ impl TableReader {
             let fetched;
             let part = match (&meta.parsed, i, &spot.first_part) {
                 (Some(pinned), _, _) => pinned.part(),
-                (None, 0, Some(taken)) => self.parse_part(taken, meta)?,
+                (None, 0, Some(TakenPart::Parsed(taken))) => taken.part(),
+                (None, 0, Some(TakenPart::Bytes(taken))) => self.parse_part(taken, meta)?,
                 _ => {
                     let (bytes, from_device) = self.filter_block(meta, i)?;
                     if from_device {
@@ -298,19 +308,30 @@ impl TableReader {
         // probe counts the miss.
         if let Some(bytes) = self.ctx.cache.get_resident((self.number, meta.handle.offset), BlockKind::Filter) {
             crate::filter::prefetch_bytes(&bytes);
-            spot.first_part = Some(bytes);
+            spot.first_part = Some(TakenPart::Bytes(bytes));
         }
     }
 
-    /// The second pass: ask the first filter part of the spot (pinned, or kept by
-    /// [`prefetch_filter_header`](Self::prefetch_filter_header)) to prefetch `digest`'s
-    /// probe lines. Returns whether there was a resident part.
-    pub fn prefetch_filter_at(&self, spot: &Spot<'_>, digest: &Digest) -> bool {
-        match (spot.partition.and_then(|p| p.filter.first()).and_then(|m| m.parsed.as_ref()), &spot.first_part) {
-            (Some(pinned), _) => pinned.part().prefetch(digest),
-            (None, Some(bytes)) => self.prefetch_from(bytes, digest),
-            (None, None) => return false,
+    /// The second pass: ask the first filter part of the spot (pinned, or taken by
+    /// [`prefetch_filter_header`](Self::prefetch_filter_header), parsed here once for the
+    /// probe too) to prefetch `digest`'s probe lines. Returns whether there was a resident
+    /// part. A taken part that does not parse stays bytes: the probe reports it.
+    pub fn prefetch_filter_at(&self, spot: &mut Spot<'_>, digest: &Digest) -> bool {
+        if let Some(pinned) = spot.partition.and_then(|p| p.filter.first()).and_then(|m| m.parsed.as_ref()) {
+            pinned.part().prefetch(digest);
+            return true;
         }
+        let Some(taken) = spot.first_part.take() else { return false };
+        spot.first_part = Some(match taken {
+            TakenPart::Bytes(bytes) => match PinnedPart::new(bytes.clone(), self.ctx.digest_version) {
+                Ok(parsed) => {
+                    parsed.part().prefetch(digest);
+                    TakenPart::Parsed(parsed)
+                }
+                Err(_) => TakenPart::Bytes(bytes),
+            },
+            parsed @ TakenPart::Parsed(_) => parsed,
+        });
         true
     }
 
