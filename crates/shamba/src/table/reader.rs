@@ -315,23 +315,21 @@ impl TableReader {
     /// The second pass: ask the first filter part of the spot (pinned, or taken by
     /// [`prefetch_filter_header`](Self::prefetch_filter_header), parsed here once for the
     /// probe too) to prefetch `digest`'s probe lines. Returns whether there was a resident
-    /// part. A taken part that does not parse stays bytes: the probe reports it.
+    /// part. A taken part that does not parse is let go: the probe fetches it again and
+    /// reports the error.
     pub fn prefetch_filter_at(&self, spot: &mut Spot<'_>, digest: &Digest) -> bool {
         if let Some(pinned) = spot.partition.and_then(|p| p.filter.first()).and_then(|m| m.parsed.as_ref()) {
             pinned.part().prefetch(digest);
             return true;
         }
         let Some(taken) = spot.first_part.take() else { return false };
-        spot.first_part = Some(match taken {
-            TakenPart::Bytes(bytes) => match PinnedPart::new(bytes.clone(), self.ctx.digest_version) {
-                Ok(parsed) => {
-                    parsed.part().prefetch(digest);
-                    TakenPart::Parsed(parsed)
-                }
-                Err(_) => TakenPart::Bytes(bytes),
-            },
-            parsed @ TakenPart::Parsed(_) => parsed,
-        });
+        spot.first_part = match taken {
+            TakenPart::Bytes(bytes) => PinnedPart::new(bytes, self.ctx.digest_version).ok().map(|parsed| {
+                parsed.part().prefetch(digest);
+                TakenPart::Parsed(parsed)
+            }),
+            parsed @ TakenPart::Parsed(_) => Some(parsed),
+        };
         true
     }
 
