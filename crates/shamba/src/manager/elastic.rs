@@ -155,11 +155,14 @@ impl ElasticState {
                 self.promote_accessed(q, now);
                 for ((filed_at, victim), v) in &self.queues[q] {
                     if filed_at.saturating_add(self.policy.life_time) >= now {
-                        // Lazy promotion has re-filed every table accessed since it was
-                        // filed ahead of this one: none further on is expired.
+                        // Filed (so last accessed) recently, and so is every table after it.
                         break;
                     }
-                    if *victim == number {
+                    if *victim == number
+                        || v.units.last_access.load(Relaxed).saturating_add(self.policy.life_time) >= now
+                    {
+                        // Accessed since it was filed (promotion re-files only the head):
+                        // not expired.
                         continue;
                     }
                     let vu = Units::of(v);
@@ -309,6 +312,25 @@ mod tests {
         assert_eq!(t0.units.enabled(), 2);
         assert_eq!(t1.units.enabled(), 0);
         assert_eq!(enabled_bytes(&[t0, t1]), el.used_bytes());
+    }
+
+    #[test]
+    fn a_victim_behind_the_head_must_be_expired_too() {
+        // Budget for 3 small units, all taken by A, B, C (filed in that order). B is then
+        // accessed (lock-free: its one unit is enabled), and D needs two small units' worth:
+        // the victims are A and C, not B, though B's queue entry is older than C's.
+        let mut el = ElasticState::new(ElasticPolicy { life_time: 10, budget_bytes: 300 });
+        let (a, b, c, d) = (state(1, 100), state(1, 100), state(1, 100), state(1, 200));
+        access(&mut el, 1, &a, 1);
+        access(&mut el, 2, &b, 2);
+        access(&mut el, 3, &c, 3);
+        access(&mut el, 2, &b, 95);
+        for _ in 0..10 {
+            access(&mut el, 4, &d, 100);
+        }
+        let enabled: Vec<usize> = [&a, &b, &c, &d].iter().map(|t| t.units.enabled()).collect();
+        assert_eq!(enabled, vec![0, 1, 0, 1]);
+        assert_eq!(el.used_bytes(), 300);
     }
 
     #[test]
