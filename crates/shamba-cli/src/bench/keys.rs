@@ -80,6 +80,37 @@ impl RankSampler {
     }
 }
 
+/// The key ids one reader thread of the read loop looks up, in order: each draw picks a
+/// rank from `sampler`, then whether the lookup is for a loaded key (probability
+/// `existing`; even id `2 rank`) or a missing one (odd id `2 rank + 1`). One definition, so
+/// that anything replaying a measured run (the experiments' hindsight ceilings) sees the
+/// very keys it measured.
+pub struct LookupIds<'s> {
+    sampler: &'s RankSampler,
+    existing: f64,
+    rng: rand::rngs::StdRng,
+}
+
+impl<'s> LookupIds<'s> {
+    /// Thread `thread`'s stream of a read phase seeded with `seed`.
+    pub fn new(sampler: &'s RankSampler, existing: f64, seed: u64, thread: u64) -> Self {
+        use rand::SeedableRng;
+        let seed = seed ^ (thread + 1).wrapping_mul(0x9E37_79B9);
+        LookupIds { sampler, existing, rng: rand::rngs::StdRng::seed_from_u64(seed) }
+    }
+}
+
+impl Iterator for LookupIds<'_> {
+    /// (key id, whether it was loaded).
+    type Item = (u64, bool);
+
+    fn next(&mut self) -> Option<(u64, bool)> {
+        let rank = self.sampler.sample(&mut self.rng);
+        let existing = self.rng.gen::<f64>() < self.existing;
+        Some((if existing { 2 * rank } else { 2 * rank + 1 }, existing))
+    }
+}
+
 /// A bijection of `0..n` that spreads neighbouring ranks apart.
 fn scatter(r: u64, n: u64) -> u64 {
     ((r as u128 * 2_654_435_761u128) % n as u128) as u64

@@ -4,9 +4,9 @@ pub mod keys;
 pub mod report;
 
 use indicatif::{ProgressBar, ProgressStyle};
-use keys::{key_into, value_into, KeyDistribution, RankSampler};
+use keys::{key_into, value_into, KeyDistribution, LookupIds, RankSampler};
 use rand::seq::SliceRandom;
-use rand::{Rng, SeedableRng};
+use rand::SeedableRng;
 use report::PhaseResult;
 use shamba::filter::{Allocation, FilterLayout, ModuleSizes};
 use shamba::manager::{ElasticPolicy, ProbePolicy, ShambaPolicy, Skipping};
@@ -400,15 +400,13 @@ pub(crate) fn read_phase(db: &Db, args: &BenchArgs, kind: ReadKind) -> Result<Ph
         let handles: Vec<_> = (0..threads)
             .map(|t| {
                 let (db, sampler, pb, ro) = (db.clone(), &sampler, pb.clone(), ro.clone());
-                let seed = args.seed ^ (t + 1).wrapping_mul(0x9E37_79B9);
                 s.spawn(move || -> Result<u64, shamba::Error> {
-                    let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+                    let mut ids = LookupIds::new(sampler, fraction, args.seed, t);
                     let mut key = vec![0u8; args.key_size];
                     let mut found = 0;
                     for i in 0..per_thread {
-                        let rank = sampler.sample(&mut rng);
-                        let existing = rng.gen::<f64>() < fraction;
-                        key_into(if existing { 2 * rank } else { 2 * rank + 1 }, &mut key);
+                        let (id, _) = ids.next().unwrap_or_default();
+                        key_into(id, &mut key);
                         if db.get_opt(&key, &ro)?.is_some() {
                             found += 1;
                         }

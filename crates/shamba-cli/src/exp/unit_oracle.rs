@@ -5,19 +5,17 @@
 //! ElasticBF (seed 003) adapts the units of each table to its hotness under a fixed memory
 //! budget. Whatever the adaptation rule, it cannot beat the static allocation that
 //! minimises `sum_i visits_i * p^(u_i)` (Eq. 1 with hindsight) subject to
-//! `sum_i u_i * unit_bytes_i <= budget`: this module computes that allocation, greedily (the
-//! unit with the largest saving per byte first; savings per unit shrink as a table gains
-//! units, so greedy is within one unit of the optimum), from the tables' key ranges and the
-//! lookup keys `bench` would draw. It is the ceiling against which `exp elastic` judges
-//! both the policy and the bar.
+//! `sum_i u_i * unit_bytes_i <= budget`: this module bounds it from below (the relaxation
+//! in which a unit may be enabled in part, solved exactly by taking units by saving per
+//! byte), from the tables' key ranges and the very lookup keys `bench` draws. It is the
+//! ceiling against which `exp elastic` judges both the policy and the bar.
 
 use std::collections::BinaryHeap;
 
-use rand::{Rng, SeedableRng};
 use shamba::key::user_key;
 use shamba::version::FileMeta;
 
-use crate::bench::keys::{key_into, KeyDistribution, RankSampler};
+use crate::bench::keys::{key_into, KeyDistribution, LookupIds, RankSampler};
 
 /// A table as the lookups meet it.
 pub struct Table {
@@ -43,20 +41,19 @@ impl Table {
     }
 }
 
-/// Visits per table of `reads` empty lookups drawn as `bench`'s read loop draws them (one
-/// thread, `seed`, `dist` over `num` keys of `key_size` bytes): an empty lookup visits
-/// every table whose key range holds its key.
+/// Visits per table of `reads` empty lookups drawn as `bench`'s read loop draws them
+/// ([`LookupIds`]: one thread, `seed`, `dist` over `num` keys of `key_size` bytes, Zipf
+/// exponent `zipf_theta`): an empty lookup visits every table whose key range holds its key.
 pub fn empty_lookup_visits(
     tables: &[Table],
     num: u64,
     key_size: usize,
     dist: KeyDistribution,
+    zipf_theta: f64,
     reads: u64,
     seed: u64,
 ) -> Result<Vec<u64>, String> {
-    let sampler = RankSampler::new(dist, num, 0.99)?;
-    // The read loop's first (only) thread.
-    let mut rng = rand::rngs::StdRng::seed_from_u64(seed ^ 0x9E37_79B9);
+    let sampler = RankSampler::new(dist, num, zipf_theta)?;
     // Tables of each level sorted by smallest key: one binary search per level.
     let levels = tables.iter().map(|t| t.level).max().map_or(0, |m| m + 1);
     let mut by_level: Vec<Vec<usize>> = vec![Vec::new(); levels];
@@ -68,11 +65,8 @@ pub fn empty_lookup_visits(
     }
     let mut visits = vec![0u64; tables.len()];
     let mut key = vec![0u8; key_size];
-    for _ in 0..reads {
-        let rank = sampler.sample(&mut rng);
-        // The read loop draws "existing?" even when no lookup is.
-        let _: f64 = rng.gen();
-        key_into(2 * rank + 1, &mut key);
+    for (id, _) in LookupIds::new(&sampler, 0.0, seed, 0).take(reads as usize) {
+        key_into(id, &mut key);
         for (level, ids) in by_level.iter().enumerate() {
             if level == 0 {
                 // L0 files overlap: each one holding the key is visited.
@@ -90,9 +84,14 @@ pub fn empty_lookup_visits(
     Ok(visits)
 }
 
-/// The hindsight allocation's expected false positives (summed over all visits), given
-/// `visits` per table, `unit_bits` bits per key per unit, at most `max_units` per table,
-/// per-unit FP rate `unit_fpr`, and `budget_bytes` of enabled units.
+/// The fewest false positives (summed over all visits) any allocation of `budget_bytes` of
+/// units could give, given `visits` per table, `unit_bits` bits per key per unit, at most
+/// `max_units` per table and a per-unit FP rate of `unit_fpr`.
+///
+/// A unit's saving, `visits * p^(u-1) * (1 - p)`, shrinks as its table gains units, so
+/// taking units by saving per byte, largest first, and the last one only in the fraction
+/// that still fits, solves the relaxation in which units may be enabled in part: a bound
+/// no whole-unit allocation (so no policy) beats, within one unit's saving of the best.
 pub fn best_false_positives(
     tables: &[Table],
     visits: &[u64],
@@ -121,20 +120,21 @@ pub fn best_false_positives(
         .filter(|&i| unit_bytes[i] > 0 && visits[i] > 0 && max_units > 0)
         .map(|i| Next(saving(i, 1) / unit_bytes[i] as f64, i, 1))
         .collect();
-    let mut units = vec![0u32; tables.len()];
+    // With no unit enabled every visit is a false positive.
+    let mut false_positives: f64 = visits.iter().map(|&v| v as f64).sum();
     let mut left = budget_bytes;
     while let Some(Next(_, i, u)) = heap.pop() {
         if unit_bytes[i] > left {
-            // Does not fit; a smaller table's unit still may.
-            continue;
+            false_positives -= saving(i, u) * left as f64 / unit_bytes[i] as f64;
+            break;
         }
         left -= unit_bytes[i];
-        units[i] = u;
+        false_positives -= saving(i, u);
         if u < max_units {
             heap.push(Next(saving(i, u + 1) / unit_bytes[i] as f64, i, u + 1));
         }
     }
-    visits.iter().zip(&units).map(|(&v, &u)| v as f64 * unit_fpr.powi(u as i32)).sum()
+    false_positives.max(0.0)
 }
 
 #[cfg(test)]
@@ -152,7 +152,7 @@ mod tests {
     fn visits_follow_key_ranges() {
         // Keys 0..2000 (ids 0..4000); L1 covers the lower half only, L2 all of it in two files.
         let tables = [table(1, 0, 1999, 500), table(2, 0, 1999, 1000), table(2, 2000, 3999, 1000)];
-        let v = empty_lookup_visits(&tables, 2000, 16, KeyDistribution::Uniform, 10_000, 1).unwrap();
+        let v = empty_lookup_visits(&tables, 2000, 16, KeyDistribution::Uniform, 0.99, 10_000, 1).unwrap();
         assert_eq!(v[1] + v[2], 10_000, "every lookup visits one L2 table");
         assert_eq!(v[0], v[1], "the L1 table spans exactly the first L2 table");
         assert!((4_500..5_500).contains(&v[0]), "{v:?}");
@@ -164,6 +164,9 @@ mod tests {
         // 250 bytes = one 2-bit unit of 1000 keys.
         let fp = best_false_positives(&tables, &[100, 1], 2.0, 4, 0.5, 250);
         assert!((fp - (100.0 * 0.5 + 1.0)).abs() < 1e-9, "{fp}");
+        // Half a unit's bytes: half its saving (the bound's relaxation).
+        let fp = best_false_positives(&tables, &[100, 1], 2.0, 4, 0.5, 125);
+        assert!((fp - (100.0 * 0.75 + 1.0)).abs() < 1e-9, "{fp}");
         // Enough for every unit: every table at the maximum.
         let fp = best_false_positives(&tables, &[100, 1], 2.0, 4, 0.5, 10_000);
         assert!((fp - 101.0 / 16.0).abs() < 1e-9, "{fp}");

@@ -190,8 +190,8 @@ mod tests {
 
     proptest::proptest! {
         /// The fence search finds what the whole-key search finds, with keys sharing long
-        /// prefixes, shorter than 8 bytes, and with trailing zero bytes; asked twice, so
-        /// both the search that builds the fences and one that reuses them are checked.
+        /// prefixes, shorter than 8 bytes, and with trailing zero bytes; the first search
+        /// builds the fences and the others reuse them.
         #[test]
         fn fence_search_equals_a_whole_key_search(
             bounds in proptest::collection::btree_set(proptest::collection::vec(0u8..3, 0..12), 0..40),
