@@ -512,20 +512,25 @@ fn tree_json(s: &Stats) -> serde_json::Value {
         "files": s.total_files(),
         "metadata_bytes": s.metadata_bytes(),
         "flushes": s.flushes, "compactions": s.compactions, "trivial_moves": s.trivial_moves,
-        "compaction_bytes_written": s.compaction_bytes_written, "stall_micros": s.stall_micros,
+        "compaction_bytes_written": s.compaction_bytes_written, "stall_micros": s.stall_micros(),
+        "delayed_micros": s.delayed_micros, "stopped_for_flush_micros": s.stopped_for_flush_micros,
+        "stopped_for_compaction_micros": s.stopped_for_compaction_micros,
     })
 }
 
 fn print_tree(s: &Stats, settle_secs: f64) {
     println!(
-        "tree: {} levels, {} files, {} flushes, {} compactions ({} trivial moves), {:.1} MiB written by compaction, stalls {:.2} s, settle {:.2} s",
+        "tree: {} levels, {} files, {} flushes, {} compactions ({} trivial moves), {:.1} MiB written by compaction, stalls {:.2} s (delayed {:.2}, stopped for flush {:.2}, for compaction {:.2}), settle {:.2} s",
         s.non_empty_levels(),
         s.total_files(),
         s.flushes,
         s.compactions,
         s.trivial_moves,
         s.compaction_bytes_written as f64 / (1 << 20) as f64,
-        s.stall_micros as f64 / 1e6,
+        s.stall_micros() as f64 / 1e6,
+        s.delayed_micros as f64 / 1e6,
+        s.stopped_for_flush_micros as f64 / 1e6,
+        s.stopped_for_compaction_micros as f64 / 1e6,
         settle_secs
     );
     for (i, l) in s.levels.iter().enumerate().filter(|(_, l)| l.files > 0) {

@@ -3,6 +3,7 @@
 //! Lock order (never take an earlier one while holding a later one):
 //! `compaction` -> `versions` -> `sv` -> `wal`; `queue` and `bg` are leaves.
 
+use super::pacer::WritePacer;
 use crate::cache::BlockCache;
 use crate::io::{DirLock, IoStats, Storage};
 use crate::key::SeqNo;
@@ -90,6 +91,8 @@ pub(crate) struct DbInner {
     pub snapshots: Mutex<BTreeMap<SeqNo, usize>>,
     pub queue: Mutex<WriteQueue>,
     pub queue_cv: Condvar,
+    /// Paces the write leader under a slowdown.
+    pub pacer: Mutex<WritePacer>,
     pub wal: Mutex<WalState>,
     pub bg: Mutex<BgState>,
     pub bg_cv: Condvar,

@@ -6,6 +6,7 @@ mod batch;
 mod inner;
 mod iter;
 mod open;
+mod pacer;
 mod read;
 mod snapshot;
 mod write;

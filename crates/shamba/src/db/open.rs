@@ -3,6 +3,7 @@
 
 use super::inner::{BgState, DbInner, SuperVersion, WalState, WriteQueue};
 use super::write::wal_path;
+use super::pacer::WritePacer;
 use crate::cache::BlockCache;
 use crate::compaction::job::{flush_to_table, JobEnv};
 use crate::db::batch::decode_batch;
@@ -80,6 +81,7 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<Arc<DbInner>> {
         snapshots: Mutex::new(BTreeMap::new()),
         queue: Mutex::new(WriteQueue::default()),
         queue_cv: Condvar::new(),
+        pacer: Mutex::new(WritePacer::default()),
         wal: Mutex::new(WalState { writer: LogWriter::new(wal_file), number: wal_number }),
         bg: Mutex::new(BgState::default()),
         bg_cv: Condvar::new(),

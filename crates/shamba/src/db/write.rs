@@ -18,9 +18,6 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// Bytes per second a slowed-down writer is paced at (RocksDB's default `delayed_write_rate`).
-const DELAYED_WRITE_RATE: u64 = 16 << 20;
-
 /// A group stops growing past this many bytes, so one slow leader does not carry the world.
 const MAX_GROUP_BYTES: usize = 1 << 20;
 
@@ -147,23 +144,27 @@ impl DbInner {
             let l0 = sv.version.levels[0].runs.len();
             let debt = picker::pending_compaction_bytes(&sv.version, &self.opts);
             let o = &self.opts;
-            if !delayed && (l0 >= o.level0_slowdown_trigger || debt >= o.pending_compaction_slowdown_bytes) {
-                // Slow down: pace writes at DELAYED_WRITE_RATE (RocksDB's approach), so
-                // compaction gains ground without stopping any writer for long.
-                let t = Instant::now();
-                let nanos = (bytes as u64).saturating_mul(1_000_000_000) / DELAYED_WRITE_RATE;
-                std::thread::sleep(Duration::from_nanos(nanos.clamp(1_000, 1_000_000)));
-                DbCounters::add(&self.counters.stall_micros, t.elapsed().as_micros() as u64);
-                delayed = true;
-                continue;
+            if l0 >= o.level0_slowdown_trigger || debt >= o.pending_compaction_slowdown_bytes {
+                // Slow down: pace writes at the delayed rate (see `pacer`), so compaction
+                // gains ground without stopping any writer for long.
+                if !delayed {
+                    delayed = true;
+                    let t = Instant::now();
+                    let wait = self.pacer.lock().delay(bytes, t);
+                    if !wait.is_zero() {
+                        std::thread::sleep(wait);
+                        DbCounters::add(&self.counters.delayed_micros, t.elapsed().as_micros() as u64);
+                        continue;
+                    }
+                }
+            } else {
+                self.pacer.lock().reset();
             }
             if sv.mem.is_empty() || (!force && sv.mem.approximate_size() < o.write_buffer_size) {
                 return Ok(());
             }
-            if sv.imm.len() >= o.max_immutable_memtables
-                || l0 >= o.level0_stop_trigger
-                || debt >= o.pending_compaction_stop_bytes
-            {
+            let for_flush = sv.imm.len() >= o.max_immutable_memtables;
+            if for_flush || l0 >= o.level0_stop_trigger || debt >= o.pending_compaction_stop_bytes {
                 let t = Instant::now();
                 let mut bg = self.bg.lock();
                 if bg.shutting_down {
@@ -171,7 +172,12 @@ impl DbInner {
                 }
                 self.bg_cv.notify_all();
                 self.bg_cv.wait_for(&mut bg, Duration::from_millis(50));
-                DbCounters::add(&self.counters.stall_micros, t.elapsed().as_micros() as u64);
+                let waited = if for_flush {
+                    &self.counters.stopped_for_flush_micros
+                } else {
+                    &self.counters.stopped_for_compaction_micros
+                };
+                DbCounters::add(waited, t.elapsed().as_micros() as u64);
                 continue;
             }
             self.switch_memtable()?;

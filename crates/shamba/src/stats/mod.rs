@@ -32,8 +32,14 @@ pub struct DbCounters {
     pub compaction_bytes_read: AtomicU64,
     /// Bytes written by compactions.
     pub compaction_bytes_written: AtomicU64,
-    /// Microseconds writers spent delayed or stopped.
-    pub stall_micros: AtomicU64,
+    /// Microseconds writers spent paced (slowdown: too many L0 files or too much
+    /// compaction debt).
+    pub delayed_micros: AtomicU64,
+    /// Microseconds writers spent stopped, waiting for a flush (every memtable full).
+    pub stopped_for_flush_micros: AtomicU64,
+    /// Microseconds writers spent stopped, waiting for a compaction (L0 or debt at the
+    /// stop trigger).
+    pub stopped_for_compaction_micros: AtomicU64,
     /// Lookups timed with `ReadOptions::profile`, and their time by stage.
     pub profiled_lookups: AtomicU64,
     /// Nanoseconds computing key digests (once per lookup, or per table when unshared).
@@ -208,8 +214,12 @@ pub struct Stats {
     pub compaction_bytes_read: u64,
     /// Bytes written by compactions.
     pub compaction_bytes_written: u64,
-    /// Microseconds writers were stalled.
-    pub stall_micros: u64,
+    /// Microseconds writers were paced by a slowdown.
+    pub delayed_micros: u64,
+    /// Microseconds writers were stopped until a flush finished.
+    pub stopped_for_flush_micros: u64,
+    /// Microseconds writers were stopped until a compaction finished.
+    pub stopped_for_compaction_micros: u64,
     /// Time of profiled lookups by stage.
     pub lookup_costs: LookupCosts,
 }
@@ -234,7 +244,9 @@ impl Stats {
         self.trivial_moves = g(&c.trivial_moves);
         self.compaction_bytes_read = g(&c.compaction_bytes_read);
         self.compaction_bytes_written = g(&c.compaction_bytes_written);
-        self.stall_micros = g(&c.stall_micros);
+        self.delayed_micros = g(&c.delayed_micros);
+        self.stopped_for_flush_micros = g(&c.stopped_for_flush_micros);
+        self.stopped_for_compaction_micros = g(&c.stopped_for_compaction_micros);
         self.lookup_costs = LookupCosts {
             lookups: g(&c.profiled_lookups),
             hash_nanos: g(&c.hash_nanos),
@@ -249,6 +261,11 @@ impl Stats {
     /// Total files over all levels.
     pub fn total_files(&self) -> usize {
         self.levels.iter().map(|l| l.files).sum()
+    }
+
+    /// Microseconds writers were delayed or stopped, for any reason.
+    pub fn stall_micros(&self) -> u64 {
+        self.delayed_micros + self.stopped_for_flush_micros + self.stopped_for_compaction_micros
     }
 
     /// Number of non-empty levels (L0 included).
