@@ -2,8 +2,8 @@
 //! threads.
 
 use super::inner::{BgState, DbInner, SuperVersion, WalState, WriteQueue};
-use super::write::wal_path;
 use super::pacer::WritePacer;
+use super::write::wal_path;
 use crate::cache::BlockCache;
 use crate::compaction::job::{flush_to_table, JobEnv};
 use crate::db::batch::decode_batch;
