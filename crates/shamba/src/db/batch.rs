@@ -12,6 +12,8 @@ use crate::error::DecodeError;
 use crate::key::{SeqNo, ValueKind};
 
 const HEADER_LEN: usize = 12;
+/// Most bytes a varint-encoded length takes (a `u64`).
+const MAX_VARINT_LEN: usize = 10;
 
 /// An atomic group of writes. Build it, then hand it to `Db::write`.
 ///
@@ -50,6 +52,9 @@ impl WriteBatch {
     /// Add a put of `key` to `value`.
     pub fn put(&mut self, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>) -> &mut Self {
         let (key, value) = (key.as_ref(), value.as_ref());
+        // One growth for the whole operation (kind, two varint lengths, key, value), not one
+        // per piece: a single-put batch grew its buffer four times.
+        self.rep.reserve(1 + 2 * MAX_VARINT_LEN + key.len() + value.len());
         self.rep.push(ValueKind::Put as u8);
         put_slice(&mut self.rep, key);
         put_slice(&mut self.rep, value);
@@ -60,6 +65,7 @@ impl WriteBatch {
     /// Add a delete of `key`.
     pub fn delete(&mut self, key: impl AsRef<[u8]>) -> &mut Self {
         let key = key.as_ref();
+        self.rep.reserve(1 + MAX_VARINT_LEN + key.len());
         self.rep.push(ValueKind::Delete as u8);
         put_slice(&mut self.rep, key);
         self.note(key.len(), 0);
@@ -82,9 +88,11 @@ impl WriteBatch {
         self.count == 0
     }
 
-    /// Remove every operation.
+    /// Remove every operation (the buffer is kept for the next ones).
     pub fn clear(&mut self) {
-        *self = WriteBatch::new();
+        self.rep.clear();
+        self.rep.resize(HEADER_LEN, 0);
+        (self.count, self.largest_key, self.largest_value) = (0, 0, 0);
     }
 
     /// Encoded size in bytes.
@@ -231,6 +239,19 @@ mod tests {
         assert_eq!(ops[1], (ValueKind::Delete, &b"b"[..], &b""[..]));
         assert_eq!(ops[2].2.len(), 300);
         assert_eq!(ops[3], (ValueKind::Put, &b"z"[..], &b"26"[..]));
+    }
+
+    #[test]
+    fn a_cleared_batch_is_a_new_batch_that_can_be_filled_again() {
+        let mut b = WriteBatch::new();
+        b.put(b"key", vec![1u8; 1000]).delete(b"gone");
+        b.encode_with_seq(77);
+        b.clear();
+        assert_eq!(b, WriteBatch::new());
+        assert!(b.is_empty() && b.largest_key() == 0 && b.largest_value() == 0);
+        b.put(b"k", b"v");
+        let ops: Vec<_> = b.ops().collect::<Result<_, _>>().unwrap();
+        assert_eq!(ops, vec![(ValueKind::Put, &b"k"[..], &b"v"[..])]);
     }
 
     #[test]

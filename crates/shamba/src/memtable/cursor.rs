@@ -1,6 +1,6 @@
 //! A cursor over a memtable that keeps the table alive.
 
-use super::ordered_key::OrderedKey;
+use super::entry::{InternalKey, MemEntry};
 use super::table::MemTable;
 use crate::cursor::Cursor;
 use crate::error::Result;
@@ -16,7 +16,7 @@ use std::sync::Arc;
 pub struct MemTableCursor {
     table: Arc<MemTable>,
     /// The current entry; buffers are reused from step to step.
-    key: OrderedKey,
+    key: Vec<u8>,
     value: Vec<u8>,
     valid: bool,
 }
@@ -24,16 +24,16 @@ pub struct MemTableCursor {
 impl MemTableCursor {
     /// An unpositioned cursor over `table`.
     pub fn new(table: Arc<MemTable>) -> Self {
-        MemTableCursor { table, key: OrderedKey::default(), value: Vec::new(), valid: false }
+        MemTableCursor { table, key: Vec::new(), value: Vec::new(), valid: false }
     }
 
-    fn set(&mut self, entry: Option<Entry<'_, OrderedKey, Vec<u8>>>) {
+    fn set(&mut self, entry: Option<Entry<'_, MemEntry, ()>>) {
         match entry {
             Some(e) => {
-                self.key.0.clear();
-                self.key.0.extend_from_slice(&e.key().0);
+                self.key.clear();
+                self.key.extend_from_slice(e.key().key());
                 self.value.clear();
-                self.value.extend_from_slice(e.value());
+                self.value.extend_from_slice(e.key().value());
                 self.valid = true;
             }
             None => self.valid = false,
@@ -60,22 +60,20 @@ impl Cursor for MemTableCursor {
 
     fn seek(&mut self, target: &[u8]) -> Result<()> {
         let table = Arc::clone(&self.table);
-        let target = OrderedKey(target.to_vec());
-        self.set(table.map.lower_bound(Bound::Included(&target)));
+        self.set(table.map.lower_bound(Bound::Included(InternalKey::new(target))));
         Ok(())
     }
 
     fn seek_for_prev(&mut self, target: &[u8]) -> Result<()> {
         let table = Arc::clone(&self.table);
-        let target = OrderedKey(target.to_vec());
-        self.set(table.map.upper_bound(Bound::Included(&target)));
+        self.set(table.map.upper_bound(Bound::Included(InternalKey::new(target))));
         Ok(())
     }
 
     fn next(&mut self) -> Result<()> {
         if self.valid {
             let table = Arc::clone(&self.table);
-            let found = table.map.lower_bound(Bound::Excluded(&self.key));
+            let found = table.map.lower_bound(Bound::Excluded(InternalKey::new(&self.key)));
             self.set(found);
         }
         Ok(())
@@ -84,7 +82,7 @@ impl Cursor for MemTableCursor {
     fn prev(&mut self) -> Result<()> {
         if self.valid {
             let table = Arc::clone(&self.table);
-            let found = table.map.upper_bound(Bound::Excluded(&self.key));
+            let found = table.map.upper_bound(Bound::Excluded(InternalKey::new(&self.key)));
             self.set(found);
         }
         Ok(())
@@ -92,7 +90,7 @@ impl Cursor for MemTableCursor {
 
     fn key(&self) -> &[u8] {
         if self.valid {
-            &self.key.0
+            &self.key
         } else {
             &[]
         }

@@ -7,7 +7,7 @@
 //! ascending, newest version first.
 
 mod cursor;
-mod ordered_key;
+mod entry;
 mod table;
 
 pub use cursor::MemTableCursor;

@@ -1,23 +1,23 @@
 //! The memtable itself: a skip list of internal keys with a byte count.
 
 use super::cursor::MemTableCursor;
-use super::ordered_key::OrderedKey;
+use super::entry::{InternalKey, MemEntry};
 use super::Lookup;
 use crate::cursor::Cursor;
-use crate::key::{encode_internal_key, parse_internal_key, seek_key, SeqNo, ValueKind};
+use crate::key::{parse_internal_key, seek_key, SeqNo, ValueKind};
 use crossbeam_skiplist::SkipMap;
 use std::ops::Bound;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 /// Bytes charged per entry beyond its key and value: the skip-list node (tower, pointers,
-/// reference count) and the two vector headers. An estimate; it only has to make
+/// reference count) and the entry's buffer header. An estimate; it only has to make
 /// [`MemTable::approximate_size`] track memory closely enough to trigger flushes.
 const ENTRY_OVERHEAD: usize = 80;
 
 /// An in-memory table of internal keys.
 pub struct MemTable {
-    pub(super) map: SkipMap<OrderedKey, Vec<u8>>,
+    pub(super) map: SkipMap<MemEntry, ()>,
     wal_number: u64,
     size: AtomicUsize,
 }
@@ -36,22 +36,22 @@ impl MemTable {
     /// Insert one version. Safe to call from several threads. Inserting the same
     /// `(user_key, seq, kind)` twice keeps the last value (a replayed WAL may do so).
     pub fn insert(&self, user_key: &[u8], seq: SeqNo, kind: ValueKind, value: &[u8]) {
-        let mut key = Vec::with_capacity(user_key.len() + crate::key::TRAILER_LEN);
-        encode_internal_key(&mut key, user_key, seq, kind);
-        let charge = key.len() + value.len() + ENTRY_OVERHEAD;
-        self.map.insert(OrderedKey(key), value.to_vec());
+        let entry = MemEntry::new(user_key, seq, kind, value);
+        let charge = entry.len() + ENTRY_OVERHEAD;
+        self.map.insert(entry, ());
         self.size.fetch_add(charge, Ordering::Relaxed);
     }
 
     /// The newest version of `user_key` with sequence `<= seq`.
     pub fn get(&self, user_key: &[u8], seq: SeqNo) -> Lookup {
-        let target = OrderedKey(seek_key(user_key, seq));
-        let Some(entry) = self.map.lower_bound(Bound::Included(&target)) else {
+        let target = seek_key(user_key, seq);
+        let Some(found) = self.map.lower_bound(Bound::Included(InternalKey::new(&target))) else {
             return Lookup::NotFound;
         };
-        match parse_internal_key(&entry.key().0) {
+        let entry = found.key();
+        match parse_internal_key(entry.key()) {
             Some(k) if k.user_key == user_key => match k.kind {
-                ValueKind::Put => Lookup::Value(entry.value().clone()),
+                ValueKind::Put => Lookup::Value(entry.value().to_vec()),
                 ValueKind::Delete => Lookup::Deleted,
             },
             _ => Lookup::NotFound,
