@@ -7,6 +7,7 @@ use crate::error::Result;
 use crate::filter::FilterSpec;
 use crate::io::Storage;
 use crate::key::{parse_internal_key, SeqNo, ValueKind};
+use crate::memtable::MemTable;
 use crate::options::{Options, ReadOptions};
 use crate::table::{table_path, TableBuilder, TableCache, TableOptions, TableSummary};
 use crate::version::{FileMeta, Version};
@@ -112,14 +113,10 @@ pub fn file_meta(number: u64, run: u64, s: TableSummary) -> FileMeta {
     }
 }
 
-/// Flush a memtable's cursor into one new L0 file; `None` if it holds nothing.
-pub fn flush_to_table(env: &JobEnv<'_>, mut source: Box<dyn Cursor>, filter: FilterSpec) -> Result<Option<FileMeta>> {
+/// Flush a memtable into one new L0 file; `None` if it holds nothing.
+pub fn flush_to_table(env: &JobEnv<'_>, mem: &MemTable, filter: FilterSpec) -> Result<Option<FileMeta>> {
     let mut out = OutputWriter::new(env, filter, None, u64::MAX);
-    source.seek_to_first()?;
-    while source.valid() {
-        out.add(source.key(), source.value())?;
-        source.next()?;
-    }
+    mem.try_for_each(|key, value| out.add(key, value))?;
     Ok(out.finish()?.pop())
 }
 

@@ -127,7 +127,7 @@ impl DbInner {
         let version = self.versions.lock().current();
         let filter = self.filter_for_level(&version, 0);
         let alloc = || self.new_output_number();
-        let mut meta = flush_to_table(&self.job_env(&alloc), mem.cursor(), filter)?;
+        let mut meta = flush_to_table(&self.job_env(&alloc), mem, filter)?;
         if let Some(m) = meta.as_mut() {
             let tree_entries: u64 = DbInner::entries_per_level(&version).iter().sum::<u64>() + m.entries;
             let hits = self.level_counters.iter().map(|l| l.hits.load(std::sync::atomic::Ordering::Relaxed)).sum();
