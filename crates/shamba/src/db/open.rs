@@ -178,7 +178,7 @@ fn flush_recovered(
     // One table per call: the allocator hands out the number taken above.
     let alloc = || next.get();
     let env = JobEnv { storage: &**storage, dir, opts, tables, new_file_number: &alloc };
-    if let Some(meta) = flush_to_table(&env, &mem, filter)? {
+    if let Some(meta) = flush_to_table(&env, mem, filter)? {
         edit.new_files.push((0, meta));
     }
     Ok(())
