@@ -6,6 +6,8 @@
 
 mod config;
 mod engine;
+// Shared with `shamba bench`, which also uses the lookup-id streams the comparison does not.
+#[allow(dead_code)]
 #[path = "../../shamba-cli/src/bench/keys.rs"]
 mod keys;
 mod measure;

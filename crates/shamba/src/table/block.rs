@@ -97,6 +97,29 @@ impl Block {
         Ok((shared, key_start..key_end, key_end..end, end))
     }
 
+    /// Number of restart points.
+    pub(crate) fn num_restarts(&self) -> usize {
+        self.num_restarts
+    }
+
+    /// Key and value of restart entry `i`, borrowed from the block; with `sole`, also
+    /// check that it is the only entry before the next restart point (a block with a
+    /// restart per entry, as index blocks are).
+    pub(crate) fn restart_entry(&self, i: usize, sole: bool) -> Result<(&[u8], &[u8]), DecodeError> {
+        let off = self.restart_point(i)?;
+        let (shared, key, value, end) = self.entry_at(off)?;
+        if shared != 0 {
+            return Err(DecodeError::new(format!("restart entry at {off} shares {shared} key bytes")));
+        }
+        if sole {
+            let next = if i + 1 < self.num_restarts { self.restart_point(i + 1)? } else { self.restarts_at };
+            if end != next {
+                return Err(DecodeError::new(format!("restart entry at {off} ends at {end}, not at {next}")));
+            }
+        }
+        Ok((&self.data[key], &self.data[value]))
+    }
+
     /// The whole key of a restart entry, borrowed from the block.
     fn restart_key(&self, i: usize) -> Result<&[u8], DecodeError> {
         let off = self.restart_point(i)?;

@@ -18,6 +18,7 @@
 use super::block::Block;
 use super::file::TableFile;
 use super::format::BlockHandle;
+use super::index_fences::IndexFences;
 use super::pinned_part::PinnedPart;
 use super::reader::TableReader;
 use crate::cache::Priority;
@@ -34,6 +35,9 @@ pub(super) struct MetaBlock {
     pub(super) pinned: Option<Arc<[u8]>>,
     /// A pinned filter part, parsed once at open.
     pub(super) parsed: Option<PinnedPart>,
+    /// A pinned index block's prefix fences (`None` for filter parts, unpinned blocks, and
+    /// index blocks without a restart per entry).
+    pub(super) fences: Option<IndexFences>,
 }
 
 /// The index and filter parts of one key range (the whole table when not partitioned).
@@ -54,15 +58,16 @@ impl Partition {
         pin: bool,
         digest_version: Option<u8>,
     ) -> Result<Partition> {
-        let mut index = MetaBlock { handle: index, pinned: None, parsed: None };
+        let mut index = MetaBlock { handle: index, pinned: None, parsed: None, fences: None };
         if pin {
             let data = file.read_block(index.handle, BlockKind::Index, true)?;
-            Block::new(data.clone()).map_err(|e| e.in_file(file.path(), Some(index.handle.offset)))?;
+            let block = Block::new(data.clone()).map_err(|e| e.in_file(file.path(), Some(index.handle.offset)))?;
+            index.fences = IndexFences::of(&block).ok();
             index.pinned = Some(data);
         }
         let mut parts = Vec::with_capacity(filter.len());
         for &handle in filter {
-            let mut part = MetaBlock { handle, pinned: None, parsed: None };
+            let mut part = MetaBlock { handle, pinned: None, parsed: None, fences: None };
             if pin {
                 let data = file.read_block(handle, BlockKind::Filter, true)?;
                 let parsed =

@@ -28,6 +28,7 @@ mod file;
 mod format;
 mod index;
 mod index_cursor;
+mod index_fences;
 mod meta_blocks;
 mod meta_index;
 mod partition;

@@ -231,14 +231,25 @@ impl TableReader {
     ) -> Result<TableGet> {
         let clock = ro.profile.then(Instant::now);
         let index_offset = partition.index.handle.offset;
-        let mut index = self.index_block(partition)?.cursor_with_buffer(compare_internal_keys, KEY_SCRATCH.take());
-        let sought = index.seek(seek).map_err(|e| e.in_file(self.path(), Some(index_offset)));
-        let handle = match sought {
-            Ok(()) if index.valid() => Some(self.decode_index_value(index.value(), index_offset)),
-            Ok(()) => None,
-            Err(e) => Some(Err(e)),
+        let index = self.index_block(partition)?;
+        let mut buffer = KEY_SCRATCH.take();
+        let handle = match &partition.index.fences {
+            Some(fences) => match fences.find(&index, seek) {
+                Ok(found) => found.map(|(_, value)| self.decode_index_value(value, index_offset)),
+                Err(e) => Some(Err(e.in_file(self.path(), Some(index_offset)))),
+            },
+            None => {
+                let mut index = index.cursor_with_buffer(compare_internal_keys, buffer);
+                let sought = index.seek(seek).map_err(|e| e.in_file(self.path(), Some(index_offset)));
+                let handle = match sought {
+                    Ok(()) if index.valid() => Some(self.decode_index_value(index.value(), index_offset)),
+                    Ok(()) => None,
+                    Err(e) => Some(Err(e)),
+                };
+                buffer = index.into_key_buffer();
+                handle
+            }
         };
-        let buffer = index.into_key_buffer();
         let index_done = clock.map(|t| {
             outcome.index_nanos = t.elapsed().as_nanos() as u64;
             Instant::now()
@@ -400,11 +411,15 @@ impl TableReader {
         TableSummary::of(&self.properties, self.file.len())
     }
 
-    /// Bytes of index and filter blocks pinned in this reader: everything when they are
-    /// not cached; the top-level index of a partitioned table either way.
+    /// Bytes of index and filter blocks pinned in this reader (everything when they are
+    /// not cached; the top-level index of a partitioned table either way), with the pinned
+    /// index blocks' prefix fences.
     pub fn pinned_bytes(&self) -> usize {
-        let pinned =
-            |m: &MetaBlock| m.pinned.as_ref().map_or(0, |b| b.len()) + m.parsed.as_ref().map_or(0, |p| p.bytes().len());
+        let pinned = |m: &MetaBlock| {
+            m.pinned.as_ref().map_or(0, |b| b.len())
+                + m.parsed.as_ref().map_or(0, |p| p.bytes().len())
+                + m.fences.as_ref().map_or(0, |f| f.bytes())
+        };
         let partitions: usize =
             self.partitions.iter().map(|p| pinned(&p.index) + p.filter.iter().map(pinned).sum::<usize>()).sum();
         self.top_level_bytes as usize + partitions

@@ -1,0 +1,144 @@
+//! Prefix fences of a pinned index block: the first 8 bytes of every separator's user key,
+//! in one contiguous array.
+//!
+//! A point lookup's index search is a binary search over a table's separators: about eight
+//! steps for a 1 MiB table, each reading a restart offset and then a separator somewhere in
+//! the block. With a hundred tables or more the index blocks do not stay in the CPU's
+//! caches, so each step is a cache miss or two. The fences answer most steps from 8-byte
+//! integers packed into a few cache lines (2 KiB for 256 blocks) and read whole separators
+//! only where prefixes tie, as the run fences of `version/run.rs` do for files. The bytes
+//! every separator of the block shares (keys like `user:000123...`) are skipped, so the 8
+//! bytes kept are the ones that tell separators apart. Measured on a 2M-key, 133-table
+//! tree (32 B keys): 727-820 -> 525-636 ns of index search per existing-key lookup.
+//!
+//! They cost 8 bytes per data block (about a quarter of an index entry with 32-byte keys),
+//! counted in the reader's pinned bytes, and are built only for pinned index blocks: an
+//! index block in the block cache is charged to the cache, and its fences would not be.
+
+use super::block::Block;
+use crate::error::DecodeError;
+use crate::key::{compare_internal_keys, user_key, user_key_prefix};
+use std::cmp::Ordering;
+
+/// The separators' user-key prefixes of one index block, entry by entry.
+pub(crate) struct IndexFences {
+    /// The bytes every separator's user key starts with.
+    common: Box<[u8]>,
+    /// Per entry, [`user_key_prefix`] of its user key past `common`.
+    prefixes: Box<[u64]>,
+}
+
+impl IndexFences {
+    /// The fences of `block`, which must have a restart per entry (every index block this
+    /// code writes does); an error if it has not, or if an entry does not decode.
+    pub(crate) fn of(block: &Block) -> Result<Self, DecodeError> {
+        let n = block.num_restarts();
+        let first = user_key(block.restart_entry(0, true)?.0);
+        let last = user_key(block.restart_entry(n - 1, true)?.0);
+        // Keys sorted between two keys share the prefix those two share.
+        let skip = first.iter().zip(last).take_while(|(a, b)| a == b).count();
+        let prefixes = (0..n)
+            .map(|i| {
+                let (key, _) = block.restart_entry(i, true)?;
+                Ok(user_key_prefix(user_key(key).get(skip..).unwrap_or_default()))
+            })
+            .collect::<Result<_, DecodeError>>()?;
+        Ok(IndexFences { common: first[..skip].into(), prefixes })
+    }
+
+    /// The index of the first entry of `block` (the block these fences were built from)
+    /// whose separator is `>= seek` in internal-key order, with its value; `None` when
+    /// every separator is below `seek`.
+    pub(crate) fn find<'b>(&self, block: &'b Block, seek: &[u8]) -> Result<Option<(usize, &'b [u8])>, DecodeError> {
+        let user = user_key(seek);
+        let target = match user.get(..self.common.len()) {
+            Some(head) if *head == *self.common => user_key_prefix(&user[self.common.len()..]),
+            // Below every separator (a byte below the shared prefix, or a prefix of it), or
+            // above every one.
+            _ if user < &*self.common => return Ok(Some((0, block.restart_entry(0, false)?.1))),
+            _ => return Ok(None),
+        };
+        // Entries before `lo` have smaller prefixes (smaller user keys), entries from `hi`
+        // larger ones; only a tie needs the separators themselves.
+        let lo = self.prefixes.partition_point(|&p| p < target);
+        let hi = lo + self.prefixes.get(lo..).map_or(0, |tied| tied.partition_point(|&p| p == target));
+        let (mut left, mut right) = (lo, hi);
+        while left < right {
+            let mid = left + (right - left) / 2;
+            let (key, _) = block.restart_entry(mid, false)?;
+            if compare_internal_keys(key, seek) == Ordering::Less {
+                left = mid + 1;
+            } else {
+                right = mid;
+            }
+        }
+        if left == self.prefixes.len() {
+            return Ok(None);
+        }
+        let (_, value) = block.restart_entry(left, false)?;
+        Ok(Some((left, value)))
+    }
+
+    /// Bytes held.
+    pub(crate) fn bytes(&self) -> usize {
+        std::mem::size_of_val(&*self.prefixes) + self.common.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::key::{internal_key, ValueKind};
+    use crate::table::block_builder::BlockBuilder;
+    use proptest::prelude::*;
+
+    fn index_block(separators: &[Vec<u8>], restart_interval: usize) -> Block {
+        let mut b = BlockBuilder::new(restart_interval);
+        for (i, s) in separators.iter().enumerate() {
+            b.add(s, &(i as u32).to_le_bytes());
+        }
+        Block::new(b.finish().into()).unwrap()
+    }
+
+    proptest! {
+        /// The fenced search lands where the block's own seek does, for user keys sharing
+        /// long prefixes, shorter than 8 bytes, with trailing zeros, and several versions of
+        /// one user key across entries.
+        #[test]
+        fn finds_what_the_block_search_finds(
+            keys in prop::collection::vec((prop::collection::vec(prop_oneof![Just(0u8), Just(7u8), Just(255u8), any::<u8>()], 0..12), 0u64..4), 1..80),
+            probes in prop::collection::vec((prop::collection::vec(prop_oneof![Just(0u8), Just(7u8), Just(255u8), any::<u8>()], 0..12), 0u64..5), 1..40),
+        ) {
+            let mut separators: Vec<Vec<u8>> = keys.iter().map(|(k, s)| internal_key(&[b"prefix--", k.as_slice()].concat(), *s, ValueKind::Put)).collect();
+            separators.extend(keys.iter().map(|(k, s)| internal_key(k, *s, ValueKind::Put)));
+            separators.sort_by(|a, b| compare_internal_keys(a, b));
+            separators.dedup();
+            let block = index_block(&separators, 1);
+            let fences = IndexFences::of(&block).unwrap();
+            prop_assert!(fences.bytes() >= 8 * separators.len());
+            // A block whose separators all share a long prefix, and probes on either side.
+            let shared: Vec<Vec<u8>> = separators.iter().map(|s| [b"user:0000".as_slice(), s].concat()).collect();
+            let shared_block = index_block(&shared, 1);
+            let shared_fences = IndexFences::of(&shared_block).unwrap();
+            for (k, s) in probes.iter().chain(&keys) {
+                for user in [k.clone(), [b"prefix--", k.as_slice()].concat(), [b"user:0000", k.as_slice()].concat(), [b"user:000", k.as_slice()].concat(), b"user:0000prefix-".to_vec()] {
+                    for (block, fences) in [(&block, &fences), (&shared_block, &shared_fences)] {
+                        let seek = internal_key(&user, *s, ValueKind::Put);
+                        let mut cursor = block.clone().cursor(compare_internal_keys);
+                        cursor.seek(&seek).unwrap();
+                        let want = cursor.valid().then(|| cursor.value().to_vec());
+                        let got = fences.find(block, &seek).unwrap().map(|(_, v)| v.to_vec());
+                        prop_assert_eq!(got, want);
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn blocks_with_several_entries_per_restart_get_no_fences() {
+        let separators: Vec<Vec<u8>> = (0..20u8).map(|i| internal_key(&[i], 1, ValueKind::Put)).collect();
+        assert!(IndexFences::of(&index_block(&separators, 4)).is_err());
+        assert!(IndexFences::of(&index_block(&separators, 1)).is_ok());
+    }
+}
