@@ -282,11 +282,16 @@ pub struct ReadOptions {
     /// Time each stage of a lookup (hashing, memtables, filters, index, data) into
     /// `Stats::lookup_costs`. Costs two clock reads per stage. Default: false.
     pub profile: bool,
+    /// Bytes a table cursor reads at once when it needs a data block that is not cached
+    /// (0: one read per block). For long sequential scans, which then make one system call
+    /// per this many bytes instead of one per block; compactions use 256 KiB. Blocks are
+    /// still counted in `Stats::io` one by one, as if read alone. Default: 0.
+    pub readahead_size: usize,
 }
 
 impl Default for ReadOptions {
     fn default() -> Self {
-        ReadOptions { share_hash: true, verify_checksums: true, fill_cache: true, profile: false }
+        ReadOptions { share_hash: true, verify_checksums: true, fill_cache: true, profile: false, readahead_size: 0 }
     }
 }
 

@@ -14,6 +14,12 @@ use crate::version::{FileMeta, Version};
 use std::path::Path;
 use std::sync::Arc;
 
+/// Bytes a compaction reads at once from each input file: one system call per 64 blocks
+/// of 4 KiB instead of one per block. In a random load of 2M 64-byte pairs `pread` was
+/// about 8% of the compaction thread's samples; with the windows the thread took 3-8%
+/// fewer (2,750-2,771 vs 2,852-2,994 samples over two runs each).
+const COMPACTION_READAHEAD: usize = 256 << 10;
+
 /// What a job needs from the database.
 pub struct JobEnv<'a> {
     /// Where files are written.
@@ -133,7 +139,7 @@ pub fn run_compaction(
     filter: FilterSpec,
     output_run: Option<u64>,
 ) -> Result<(Vec<FileMeta>, JobStats)> {
-    let read = ReadOptions { fill_cache: false, ..ReadOptions::default() };
+    let read = ReadOptions { fill_cache: false, readahead_size: COMPACTION_READAHEAD, ..ReadOptions::default() };
     let children: Vec<Box<dyn Cursor>> = c
         .inputs
         .iter()

@@ -16,7 +16,7 @@
 //! reader pins it at open.
 
 use super::block::Block;
-use super::file::TableFile;
+use super::file::{ReadAhead, TableFile};
 use super::format::BlockHandle;
 use super::index_fences::IndexFences;
 use super::pinned_part::PinnedPart;
@@ -113,6 +113,28 @@ impl TableReader {
     pub(super) fn data_block(&self, handle: BlockHandle, ro: &ReadOptions) -> Result<Block> {
         let (data, _) =
             self.cached_block(handle, BlockKind::Data, Priority::Low, ro.fill_cache, ro.verify_checksums)?;
+        Block::new(data).map_err(|e| e.in_file(self.path(), Some(handle.offset)))
+    }
+
+    /// [`TableReader::data_block`] for a sequential reader: a block not in the cache comes
+    /// through the read-ahead window `ahead`.
+    pub(super) fn data_block_ahead(
+        &self,
+        handle: BlockHandle,
+        ro: &ReadOptions,
+        ahead: &mut ReadAhead,
+    ) -> Result<Block> {
+        let key = (self.number, handle.offset);
+        let data = match self.ctx.cache.get(key, BlockKind::Data) {
+            Some(block) => block,
+            None => {
+                let block = self.file.read_block_ahead(handle, BlockKind::Data, ro.verify_checksums, ahead)?;
+                if ro.fill_cache {
+                    self.ctx.cache.insert(key, block.clone(), BlockKind::Data, Priority::Low);
+                }
+                block
+            }
+        };
         Block::new(data).map_err(|e| e.in_file(self.path(), Some(handle.offset)))
     }
 

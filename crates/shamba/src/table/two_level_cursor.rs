@@ -8,6 +8,7 @@
 //! Any error leaves it invalid and is returned.
 
 use super::block::BlockCursor;
+use super::file::ReadAhead;
 use super::format::BlockHandle;
 use super::index_cursor::IndexCursor;
 use super::reader::TableReader;
@@ -26,12 +27,15 @@ pub(crate) struct TableCursor {
     index: IndexCursor,
     /// The open data block and a cursor in it.
     data: Option<(BlockHandle, BlockCursor)>,
+    /// Bytes read ahead, when `ro.readahead_size` asks for it.
+    ahead: Option<ReadAhead>,
 }
 
 impl TableCursor {
     /// A cursor over `table`, not positioned.
     pub(crate) fn new(table: Arc<TableReader>, ro: ReadOptions) -> Self {
-        TableCursor { index: IndexCursor::new(table.clone()), table, ro, data: None }
+        let ahead = (ro.readahead_size > 0).then(|| ReadAhead::new(ro.readahead_size));
+        TableCursor { index: IndexCursor::new(table.clone()), table, ro, data: None, ahead }
     }
 
     /// Run a positioning step; on error drop the data block so the cursor is invalid.
@@ -59,7 +63,10 @@ impl TableCursor {
             return Ok(());
         }
         let buffer = self.data.take().map(|(_, c)| c.into_key_buffer()).unwrap_or_default();
-        let block = self.table.data_block(handle, &self.ro)?;
+        let block = match &mut self.ahead {
+            Some(ahead) => self.table.data_block_ahead(handle, &self.ro, ahead)?,
+            None => self.table.data_block(handle, &self.ro)?,
+        };
         self.data = Some((handle, block.cursor_with_buffer(compare_internal_keys, buffer)));
         Ok(())
     }

@@ -97,6 +97,30 @@ fn cursor_walks_both_ways_and_seeks_like_a_sorted_vector() {
 }
 
 #[test]
+fn a_cursor_reading_ahead_sees_the_same_entries_and_counts_the_same_blocks() {
+    let f = build(versioned_entries(800), opts(300, Compression::Lz4));
+    let mut counts = Vec::new();
+    for readahead_size in [0, 1, 700, 64 << 10] {
+        let c = ctx(0, false);
+        let io = c.io.clone();
+        let r = open(&f.path, c).unwrap();
+        let before = io.snapshot();
+        let ro = ReadOptions { fill_cache: false, readahead_size, ..ReadOptions::default() };
+        let mut cursor = r.cursor(&ro);
+        assert_eq!(walk_forward(&mut *cursor).unwrap(), f.entries, "read-ahead {readahead_size}");
+        let after = io.snapshot();
+        counts.push((
+            after.reads_of(BlockKind::Data) - before.reads_of(BlockKind::Data),
+            after.bytes_of(BlockKind::Data) - before.bytes_of(BlockKind::Data),
+        ));
+        // Backward and mixed steps (out of the window) still read the right blocks.
+        assert_eq!(walk_backward(&mut *cursor).unwrap(), f.entries, "read-ahead {readahead_size}");
+    }
+    assert!(counts.windows(2).all(|w| w[0] == w[1]), "{counts:?}");
+    assert!(counts[0].0 > 10, "{counts:?}");
+}
+
+#[test]
 fn an_empty_table_opens_and_has_nothing() {
     let f = build(Vec::new(), opts(4096, Compression::None));
     assert_eq!(f.summary.entries, 0);
