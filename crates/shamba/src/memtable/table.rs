@@ -161,6 +161,24 @@ mod tests {
     }
 
     #[test]
+    fn the_same_version_inserted_twice_keeps_the_last_value() {
+        // A replayed WAL may insert a version again; the entry (key and value in one
+        // buffer) must be replaced whole, not kept with its old value.
+        let m = MemTable::new(0);
+        m.insert(b"k", 4, ValueKind::Put, b"first");
+        m.insert(b"k", 4, ValueKind::Put, b"second, longer");
+        assert_eq!(m.get(b"k", 4), Lookup::Value(b"second, longer".to_vec()));
+        assert_eq!(m.len(), 1);
+        let mut values = Vec::new();
+        m.try_for_each(|_, v| {
+            values.push(v.to_vec());
+            Ok::<(), ()>(())
+        })
+        .unwrap();
+        assert_eq!(values, vec![b"second, longer".to_vec()]);
+    }
+
+    #[test]
     fn empty_keys_and_values_are_entries_like_any_other() {
         let m = MemTable::new(0);
         assert!(m.is_empty());
