@@ -13,8 +13,9 @@ use std::sync::Arc;
 
 /// A sorted run: files with disjoint key ranges, sorted by smallest key.
 ///
-/// `files` must not change once the run has been searched: versions are built by
-/// the version builder (`version/builder.rs`) from clones (whose fences start empty) and never modified after.
+/// `files` must not change once the run has been searched: versions are built by the
+/// version builder (`version/builder.rs`) from clones (whose fences start empty) and never
+/// modified after.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Run {
     /// Run id (larger = newer).
