@@ -1,7 +1,7 @@
 //! The public API's promises: errors for bad input, locking, persistence, iterators,
 //! statistics.
 
-use shamba::io::BlockKind;
+use shamba::io::{BlockKind, DeviceModel};
 use shamba::{CompactionStyle, Db, Error, Options, WriteBatch};
 
 fn tiny() -> Options {
@@ -275,5 +275,37 @@ fn the_filter_policy_does_not_change_the_shape_of_the_tree() {
         let (a, b) = (shape(base), shape(other));
         assert!(a.iter().map(|f| f.0).max() >= Some(2), "a tree of at least three levels");
         assert_eq!(a, b, "partitioned: {partitioned}");
+    }
+}
+
+#[test]
+fn writes_under_a_slowdown_are_paced_and_all_kept() {
+    // Every table read costs 2 ms (an emulated slow device), so compactions fall behind
+    // and L0 stays at its slowdown trigger: from then on 4 KiB puts, far quicker than
+    // 16 MiB/s even in a debug build, go through the pacer (4 MB at that rate is a quarter
+    // of a second of sleep), and nothing is lost. Frozen memtables may pile up, so that
+    // the writer waits for the pacer, not for flushes.
+    let dir = tempfile::tempdir().unwrap();
+    let opts = Options {
+        write_buffer_size: 64 << 10,
+        level0_compaction_trigger: 2,
+        level0_slowdown_trigger: 2,
+        level0_stop_trigger: 1000,
+        max_immutable_memtables: 1000,
+        device: DeviceModel::PerRead { nanos: 2_000_000 },
+        ..tiny()
+    };
+    let db = Db::open(dir.path(), opts).unwrap();
+    let value = [7u8; 4096];
+    for i in 0..1000u32 {
+        db.put(format!("key{i:06}"), value).unwrap();
+    }
+    let s = db.stats();
+    assert!(s.delayed_micros > 0, "the pacer never delayed a write: L0 {:?}", s.levels[0]);
+    assert_eq!(s.stall_micros(), s.delayed_micros + s.stopped_for_flush_micros + s.stopped_for_compaction_micros);
+    db.close().unwrap();
+    let db = Db::open(dir.path(), tiny()).unwrap();
+    for i in (0..1000u32).step_by(7) {
+        assert_eq!(db.get(format!("key{i:06}")).unwrap().as_deref(), Some(&value[..]), "key {i}");
     }
 }
