@@ -122,12 +122,7 @@ impl Block {
 
     /// The whole key of a restart entry, borrowed from the block.
     fn restart_key(&self, i: usize) -> Result<&[u8], DecodeError> {
-        let off = self.restart_point(i)?;
-        let (shared, key, _, _) = self.entry_at(off)?;
-        if shared != 0 {
-            return Err(DecodeError::new(format!("restart entry at {off} shares {shared} key bytes")));
-        }
-        Ok(&self.data[key])
+        self.restart_entry(i, false).map(|(key, _)| key)
     }
 }
 

@@ -46,16 +46,16 @@ impl IndexFences {
         Ok(IndexFences { common: first[..skip].into(), prefixes })
     }
 
-    /// The index of the first entry of `block` (the block these fences were built from)
-    /// whose separator is `>= seek` in internal-key order, with its value; `None` when
-    /// every separator is below `seek`.
-    pub(crate) fn find<'b>(&self, block: &'b Block, seek: &[u8]) -> Result<Option<(usize, &'b [u8])>, DecodeError> {
+    /// The value of the first entry of `block` (the block these fences were built from)
+    /// whose separator is `>= seek` in internal-key order; `None` when every separator is
+    /// below `seek`.
+    pub(crate) fn find<'b>(&self, block: &'b Block, seek: &[u8]) -> Result<Option<&'b [u8]>, DecodeError> {
         let user = user_key(seek);
         let target = match user.get(..self.common.len()) {
             Some(head) if *head == *self.common => user_key_prefix(&user[self.common.len()..]),
             // Below every separator (a byte below the shared prefix, or a prefix of it), or
             // above every one.
-            _ if user < &*self.common => return Ok(Some((0, block.restart_entry(0, false)?.1))),
+            _ if user < &*self.common => return Ok(Some(block.restart_entry(0, false)?.1)),
             _ => return Ok(None),
         };
         // Entries before `lo` have smaller prefixes (smaller user keys), entries from `hi`
@@ -75,8 +75,7 @@ impl IndexFences {
         if left == self.prefixes.len() {
             return Ok(None);
         }
-        let (_, value) = block.restart_entry(left, false)?;
-        Ok(Some((left, value)))
+        Ok(Some(block.restart_entry(left, false)?.1))
     }
 
     /// Bytes held.
@@ -127,7 +126,7 @@ mod tests {
                         let mut cursor = block.clone().cursor(compare_internal_keys);
                         cursor.seek(&seek).unwrap();
                         let want = cursor.valid().then(|| cursor.value().to_vec());
-                        let got = fences.find(block, &seek).unwrap().map(|(_, v)| v.to_vec());
+                        let got = fences.find(block, &seek).unwrap().map(<[u8]>::to_vec);
                         prop_assert_eq!(got, want);
                     }
                 }

@@ -109,32 +109,16 @@ impl TableReader {
         Block::new(data).map_err(|e| e.in_file(self.path(), Some(index.handle.offset)))
     }
 
-    /// The data block at `handle`, through the cache at low priority.
-    pub(super) fn data_block(&self, handle: BlockHandle, ro: &ReadOptions) -> Result<Block> {
-        let (data, _) =
-            self.cached_block(handle, BlockKind::Data, Priority::Low, ro.fill_cache, ro.verify_checksums)?;
-        Block::new(data).map_err(|e| e.in_file(self.path(), Some(handle.offset)))
-    }
-
-    /// [`TableReader::data_block`] for a sequential reader: a block not in the cache comes
-    /// through the read-ahead window `ahead`.
-    pub(super) fn data_block_ahead(
+    /// The data block at `handle`, through the cache at low priority; a sequential reader
+    /// passes its read-ahead window for a block the cache does not hold.
+    pub(super) fn data_block(
         &self,
         handle: BlockHandle,
         ro: &ReadOptions,
-        ahead: &mut ReadAhead,
+        ahead: Option<&mut ReadAhead>,
     ) -> Result<Block> {
-        let key = (self.number, handle.offset);
-        let data = match self.ctx.cache.get(key, BlockKind::Data) {
-            Some(block) => block,
-            None => {
-                let block = self.file.read_block_ahead(handle, BlockKind::Data, ro.verify_checksums, ahead)?;
-                if ro.fill_cache {
-                    self.ctx.cache.insert(key, block.clone(), BlockKind::Data, Priority::Low);
-                }
-                block
-            }
-        };
+        let (data, _) =
+            self.cached_block_via(handle, BlockKind::Data, Priority::Low, ro.fill_cache, ro.verify_checksums, ahead)?;
         Block::new(data).map_err(|e| e.in_file(self.path(), Some(handle.offset)))
     }
 
@@ -184,11 +168,27 @@ impl TableReader {
         fill: bool,
         verify: bool,
     ) -> Result<(Arc<[u8]>, bool)> {
+        self.cached_block_via(handle, kind, priority, fill, verify, None)
+    }
+
+    /// [`Self::cached_block`], a miss read through `ahead` when given.
+    fn cached_block_via(
+        &self,
+        handle: BlockHandle,
+        kind: BlockKind,
+        priority: Priority,
+        fill: bool,
+        verify: bool,
+        ahead: Option<&mut ReadAhead>,
+    ) -> Result<(Arc<[u8]>, bool)> {
         let key = (self.number, handle.offset);
         if let Some(block) = self.ctx.cache.get(key, kind) {
             return Ok((block, false));
         }
-        let block = self.file.read_block(handle, kind, verify)?;
+        let block = match ahead {
+            Some(ahead) => self.file.read_block_ahead(handle, kind, verify, ahead)?,
+            None => self.file.read_block(handle, kind, verify)?,
+        };
         if fill {
             self.ctx.cache.insert(key, block.clone(), kind, priority);
         }

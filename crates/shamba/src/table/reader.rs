@@ -235,7 +235,7 @@ impl TableReader {
         let mut buffer = KEY_SCRATCH.take();
         let handle = match &partition.index.fences {
             Some(fences) => match fences.find(&index, seek) {
-                Ok(found) => found.map(|(_, value)| self.decode_index_value(value, index_offset)),
+                Ok(found) => found.map(|value| self.decode_index_value(value, index_offset)),
                 Err(e) => Some(Err(e.in_file(self.path(), Some(index_offset)))),
             },
             None => {
@@ -259,7 +259,7 @@ impl TableReader {
             return Ok(TableGet::NotFound);
         };
 
-        let mut data = self.data_block(handle, ro)?.cursor_with_buffer(compare_internal_keys, buffer);
+        let mut data = self.data_block(handle, ro, None)?.cursor_with_buffer(compare_internal_keys, buffer);
         data.seek(seek).map_err(|e| e.in_file(self.path(), Some(handle.offset)))?;
         let result = if data.valid() && user_key(data.key()) == user_key(seek) {
             let Some(parsed) = parse_internal_key(data.key()) else {

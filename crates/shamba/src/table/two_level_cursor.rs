@@ -63,10 +63,7 @@ impl TableCursor {
             return Ok(());
         }
         let buffer = self.data.take().map(|(_, c)| c.into_key_buffer()).unwrap_or_default();
-        let block = match &mut self.ahead {
-            Some(ahead) => self.table.data_block_ahead(handle, &self.ro, ahead)?,
-            None => self.table.data_block(handle, &self.ro)?,
-        };
+        let block = self.table.data_block(handle, &self.ro, self.ahead.as_mut())?;
         self.data = Some((handle, block.cursor_with_buffer(compare_internal_keys, buffer)));
         Ok(())
     }
