@@ -3,7 +3,7 @@
 //! Lock order (never take an earlier one while holding a later one):
 //! `compaction` -> `versions` -> `sv` -> `wal`; `queue` and `bg` are leaves.
 
-use super::pacer::WritePacer;
+use super::pacer::Pacing;
 use crate::cache::BlockCache;
 use crate::io::{DirLock, IoStats, Storage};
 use crate::key::SeqNo;
@@ -92,7 +92,7 @@ pub(crate) struct DbInner {
     pub queue: Mutex<WriteQueue>,
     pub queue_cv: Condvar,
     /// Paces the write leader under a slowdown.
-    pub pacer: Mutex<WritePacer>,
+    pub pacer: Pacing,
     pub wal: Mutex<WalState>,
     pub bg: Mutex<BgState>,
     pub bg_cv: Condvar,

@@ -2,7 +2,7 @@
 //! threads.
 
 use super::inner::{BgState, DbInner, SuperVersion, WalState, WriteQueue};
-use super::pacer::WritePacer;
+use super::pacer::Pacing;
 use super::write::wal_path;
 use crate::cache::BlockCache;
 use crate::compaction::job::{flush_to_table, JobEnv};
@@ -81,7 +81,7 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<Arc<DbInner>> {
         snapshots: Mutex::new(BTreeMap::new()),
         queue: Mutex::new(WriteQueue::default()),
         queue_cv: Condvar::new(),
-        pacer: Mutex::new(WritePacer::default()),
+        pacer: Pacing::default(),
         wal: Mutex::new(WalState { writer: LogWriter::new(wal_file), number: wal_number }),
         bg: Mutex::new(BgState::default()),
         bg_cv: Condvar::new(),

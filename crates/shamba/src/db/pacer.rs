@@ -11,6 +11,8 @@
 //! and has the writer sleep only when that clock is at least [`MIN_SLEEP`] ahead of the
 //! real one, then for the whole lead.
 
+use parking_lot::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::time::{Duration, Instant};
 
 /// Bytes per second a slowed-down writer is paced at (RocksDB's default `delayed_write_rate`).
@@ -48,6 +50,30 @@ impl WritePacer {
     /// The slowdown is over: the next one starts a fresh clock.
     pub fn reset(&mut self) {
         self.due = None;
+    }
+}
+
+/// A database's [`WritePacer`], with a flag that keeps the common case (no slowdown, no
+/// clock running) to one relaxed load per write instead of a lock.
+#[derive(Debug, Default)]
+pub struct Pacing {
+    running: AtomicBool,
+    clock: Mutex<WritePacer>,
+}
+
+impl Pacing {
+    /// [`WritePacer::delay`].
+    pub fn delay(&self, bytes: usize, now: Instant) -> Duration {
+        self.running.store(true, Relaxed);
+        self.clock.lock().delay(bytes, now)
+    }
+
+    /// [`WritePacer::reset`], if a clock is running.
+    pub fn reset(&self) {
+        if self.running.load(Relaxed) {
+            self.clock.lock().reset();
+            self.running.store(false, Relaxed);
+        }
     }
 }
 
@@ -107,6 +133,16 @@ mod tests {
         let now = t0 + Duration::from_secs(1);
         let burst: Duration = (0..1000).map(|_| p.delay(16 << 10, now)).max().unwrap_or_default();
         assert!(burst > Duration::from_millis(900), "{burst:?}");
+    }
+
+    #[test]
+    fn pacing_resets_only_a_running_clock() {
+        let p = Pacing::default();
+        let t0 = Instant::now();
+        p.reset();
+        assert!(p.delay(1 << 20, t0) > Duration::from_millis(50));
+        p.reset();
+        assert_eq!(p.delay(64, t0), Duration::ZERO);
     }
 
     #[test]

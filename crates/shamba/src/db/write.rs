@@ -150,7 +150,7 @@ impl DbInner {
                 if !delayed {
                     delayed = true;
                     let t = Instant::now();
-                    let wait = self.pacer.lock().delay(bytes, t);
+                    let wait = self.pacer.delay(bytes, t);
                     if !wait.is_zero() {
                         std::thread::sleep(wait);
                         DbCounters::add(&self.counters.delayed_micros, t.elapsed().as_micros() as u64);
@@ -158,7 +158,7 @@ impl DbInner {
                     }
                 }
             } else {
-                self.pacer.lock().reset();
+                self.pacer.reset();
             }
             if sv.mem.is_empty() || (!force && sv.mem.approximate_size() < o.write_buffer_size) {
                 return Ok(());
