@@ -49,12 +49,14 @@ impl DbInner {
         if ro.profile {
             DbCounters::add(&c.profiled_lookups, 1);
         }
+        // Built once, for every memtable and table below.
+        let seek = seek_key(key, seq);
         for mem in std::iter::once(&sv.mem).chain(sv.imm.iter()) {
             // An empty memtable (just after a switch or a reopen) costs nothing to skip.
             if mem.is_empty() {
                 continue;
             }
-            match mem.get(key, seq) {
+            match mem.get_at_seek_key(&seek) {
                 Lookup::Value(v) => {
                     DbCounters::add(&c.memtable_hits, 1);
                     return Ok(Some(v));
@@ -76,7 +78,6 @@ impl DbInner {
         if let Some(t) = hashing {
             DbCounters::add(&c.hash_nanos, t.elapsed().as_nanos() as u64);
         }
-        let seek = seek_key(key, seq);
         let version = &sv.version;
         let last_level = version.deepest_nonempty_level();
         self.manager.begin_lookup();

@@ -44,11 +44,17 @@ impl MemTable {
 
     /// The newest version of `user_key` with sequence `<= seq`.
     pub fn get(&self, user_key: &[u8], seq: SeqNo) -> Lookup {
-        let target = seek_key(user_key, seq);
-        let Some(found) = self.map.lower_bound(Bound::Included(InternalKey::new(&target))) else {
+        self.get_at_seek_key(&seek_key(user_key, seq))
+    }
+
+    /// [`MemTable::get`] with the lookup's [`seek_key`] already built (a lookup builds it
+    /// once for every memtable and table it searches).
+    pub fn get_at_seek_key(&self, seek: &[u8]) -> Lookup {
+        let Some(found) = self.map.lower_bound(Bound::Included(InternalKey::new(seek))) else {
             return Lookup::NotFound;
         };
         let entry = found.key();
+        let user_key = crate::key::user_key(seek);
         match parse_internal_key(entry.key()) {
             Some(k) if k.user_key == user_key => match k.kind {
                 ValueKind::Put => Lookup::Value(entry.value().to_vec()),
