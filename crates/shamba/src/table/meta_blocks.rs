@@ -86,7 +86,7 @@ impl TableReader {
     pub(super) fn filter_block(&self, part: &MetaBlock, i: usize) -> Result<(Arc<[u8]>, bool)> {
         match &part.parsed {
             Some(pinned) => Ok((pinned.bytes().clone(), false)),
-            None => self.cached_block(part.handle, BlockKind::Filter, self.filter_priority(i), true, true),
+            None => self.cached_block(part.handle, BlockKind::Filter, self.filter_priority(i), true, true, None),
         }
     }
 
@@ -104,7 +104,7 @@ impl TableReader {
         let index = &partition.index;
         let data = match &index.pinned {
             Some(bytes) => bytes.clone(),
-            None => self.cached_block(index.handle, BlockKind::Index, Priority::High, true, true)?.0,
+            None => self.cached_block(index.handle, BlockKind::Index, Priority::High, true, true, None)?.0,
         };
         Block::new(data).map_err(|e| e.in_file(self.path(), Some(index.handle.offset)))
     }
@@ -118,7 +118,7 @@ impl TableReader {
         ahead: Option<&mut ReadAhead>,
     ) -> Result<Block> {
         let (data, _) =
-            self.cached_block_via(handle, BlockKind::Data, Priority::Low, ro.fill_cache, ro.verify_checksums, ahead)?;
+            self.cached_block(handle, BlockKind::Data, Priority::Low, ro.fill_cache, ro.verify_checksums, ahead)?;
         Block::new(data).map_err(|e| e.in_file(self.path(), Some(handle.offset)))
     }
 
@@ -158,21 +158,10 @@ impl TableReader {
             .ok_or_else(|| Error::InvalidArgument(format!("partition {p} of {}", self.partitions.len())))
     }
 
-    /// A block through the cache: a hit, or a device read inserted at `priority` when
-    /// `fill`. Returns the contents and whether they came from the device.
+    /// A block through the cache: a hit, or a device read (through the read-ahead window
+    /// `ahead` when given) inserted at `priority` when `fill`. Returns the contents and
+    /// whether they came from the device.
     fn cached_block(
-        &self,
-        handle: BlockHandle,
-        kind: BlockKind,
-        priority: Priority,
-        fill: bool,
-        verify: bool,
-    ) -> Result<(Arc<[u8]>, bool)> {
-        self.cached_block_via(handle, kind, priority, fill, verify, None)
-    }
-
-    /// [`Self::cached_block`], a miss read through `ahead` when given.
-    fn cached_block_via(
         &self,
         handle: BlockHandle,
         kind: BlockKind,
