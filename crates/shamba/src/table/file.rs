@@ -134,7 +134,7 @@ impl TableFile {
 #[derive(Debug, Default)]
 pub(crate) struct ReadAhead {
     /// Bytes to read at once.
-    pub(crate) size: usize,
+    size: usize,
     /// File offset of `bytes[0]`.
     offset: u64,
     bytes: Vec<u8>,
