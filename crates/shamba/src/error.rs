@@ -74,3 +74,9 @@ impl DecodeError {
         Error::corruption(file, offset, self.0)
     }
 }
+
+impl From<shamba_filter::DecodeError> for DecodeError {
+    fn from(e: shamba_filter::DecodeError) -> Self {
+        DecodeError(e.0)
+    }
+}

@@ -14,7 +14,6 @@ mod compaction;
 pub mod cursor;
 mod db;
 pub mod error;
-pub mod filter;
 pub mod io;
 pub mod key;
 pub mod manager;
@@ -25,6 +24,8 @@ pub mod stats;
 pub mod table;
 pub mod version;
 pub mod wal;
+
+pub use shamba_filter as filter;
 
 pub use db::{Db, DbIterator, Snapshot, WriteBatch};
 pub use error::{Error, Result};

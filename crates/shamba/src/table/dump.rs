@@ -3,7 +3,7 @@
 use super::{TableContext, TableReader};
 use crate::cache::BlockCache;
 use crate::cursor::Cursor;
-use crate::error::Result;
+use crate::error::{DecodeError, Result};
 use crate::filter::FilterPart;
 use crate::io::{DeviceModel, IoStats, Storage};
 use crate::key::{compare_internal_keys, parse_internal_key};
@@ -135,7 +135,8 @@ fn write_filter_parts(out: &mut String, r: &Arc<TableReader>, q: usize) -> Resul
     let _ = writeln!(out, "filter parts: {}", handles.len());
     for (i, h) in handles.iter().enumerate() {
         let bytes = r.filter_part_of(q, i)?;
-        let part = FilterPart::parse_any_version(&bytes).map_err(|e| e.in_file(r.path(), Some(h.offset)))?;
+        let part = FilterPart::parse_any_version(&bytes)
+            .map_err(|e| DecodeError::from(e).in_file(r.path(), Some(h.offset)))?;
         let mut debug = format!("{part}");
         if debug.len() > MAX_FILTER_DEBUG {
             let cut = (0..=MAX_FILTER_DEBUG).rev().find(|&i| debug.is_char_boundary(i)).unwrap_or(0);

@@ -30,7 +30,7 @@ use super::top_level::TopLevelKeys;
 use super::two_level_cursor::TableCursor;
 use super::{ProbeOutcome, ProbePlan, TableContext, TableGet, TableSummary, BLOCK_TRAILER_LEN};
 use crate::cursor::Cursor;
-use crate::error::Result;
+use crate::error::{DecodeError, Result};
 use crate::filter::{Digest, FilterPart, Role};
 use crate::io::{BlockKind, RandomRead};
 use crate::key::{compare_internal_keys, parse_internal_key, user_key};
@@ -356,7 +356,7 @@ impl TableReader {
     #[inline]
     fn parse_part<'b>(&self, bytes: &'b [u8], meta: &MetaBlock) -> Result<FilterPart<'b>> {
         FilterPart::parse_expecting(bytes, self.ctx.digest_version)
-            .map_err(|e| e.in_file(self.path(), Some(meta.handle.offset)))
+            .map_err(|e| DecodeError::from(e).in_file(self.path(), Some(meta.handle.offset)))
     }
 
     /// Whether filter part `i` of the spot's partition is resident (pinned, taken by the

@@ -7,7 +7,7 @@ use super::bloom_standard::StandardBloomRef;
 use super::digest::{Digest, DIGEST_VERSION};
 use super::format::{self, FallbackReason, Header, PartKind, Role};
 use super::ribbon::RibbonRef;
-use crate::error::DecodeError;
+use crate::DecodeError;
 
 /// A serialized filter part (whole filter, module or unit), borrowed from its block.
 #[derive(Debug, Clone, Copy)]
@@ -246,8 +246,8 @@ impl fmt::Display for FilterPart<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::filter::testing::digests;
-    use crate::filter::{build_filter_parts, BloomLayout, FilterSpec, ModuleSizes, Probing};
+    use crate::testing::digests;
+    use crate::{build_filter_parts, BloomLayout, FilterSpec, ModuleSizes, Probing};
 
     #[test]
     fn prefetch_works_on_every_part_kind_and_changes_no_answer() {

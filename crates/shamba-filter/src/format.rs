@@ -24,7 +24,7 @@
 //! against the parameters so that a probe can never read out of bounds. Payload integrity
 //! (bit flips) is the table's block checksum's job.
 
-use crate::error::DecodeError;
+use crate::DecodeError;
 
 /// Current part format version.
 pub const FORMAT_VERSION: u8 = 1;

@@ -50,10 +50,10 @@ fn split_rest(columns: f64, modules: usize) -> Vec<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::filter::format::{self, Role};
-    use crate::filter::modular_bloom::probe_modules;
-    use crate::filter::ribbon::{build_ribbon, RibbonRef};
-    use crate::filter::testing::{digest_at, digests, within};
+    use crate::format::{self, Role};
+    use crate::modular_bloom::probe_modules;
+    use crate::ribbon::{build_ribbon, RibbonRef};
+    use crate::testing::{digest_at, digests, within};
 
     #[test]
     fn splits_keep_the_total_with_one_fractional_module() {

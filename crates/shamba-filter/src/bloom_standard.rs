@@ -23,7 +23,7 @@
 
 use super::digest::{fastrange64, Digest};
 use super::format::{self, FallbackReason, Header, PartKind, RawPart, Reader, Role, Writer};
-use crate::error::DecodeError;
+use crate::DecodeError;
 
 /// How the k probe indices are derived from one digest.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -317,7 +317,7 @@ impl<'a> StandardBloomRef<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::filter::testing::{digests, fpr_of, within};
+    use crate::testing::{digests, fpr_of, within};
 
     fn build(n: u64, bpk: f64, probing: Probing) -> Vec<u8> {
         let mut b = StandardBloomBuilder::new(StandardBloomParams::for_keys(n, bpk, probing), 0);
@@ -362,10 +362,10 @@ mod tests {
     fn independent_hashes_have_no_false_negatives() {
         let mut b = StandardBloomBuilder::new(StandardBloomParams::for_keys(100, 10.0, Probing::Rotation), 0);
         for i in 0..100u64 {
-            b.add_hashes((0..7).map(|s| crate::filter::digest::mix64(i * 31 + s)));
+            b.add_hashes((0..7).map(|s| crate::digest::mix64(i * 31 + s)));
         }
         for i in 0..100u64 {
-            assert!(b.contains_hashes((0..7).map(|s| crate::filter::digest::mix64(i * 31 + s))));
+            assert!(b.contains_hashes((0..7).map(|s| crate::digest::mix64(i * 31 + s))));
         }
     }
 }

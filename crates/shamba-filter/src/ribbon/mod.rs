@@ -13,7 +13,7 @@
 //!   [`banding`]: elimination and back-substitution; [`layout`]: interleaved storage and
 //!   fractional columns.
 //! - Construction tries up to [`MAX_SEEDS`] seeds (each fails with probability ~1/20) and
-//!   reports failure instead of panicking; [`crate::filter::build_filter_parts`] then falls
+//!   reports failure instead of panicking; [`crate::build_filter_parts`] then falls
 //!   back to a Bloom filter and records the reason in the part header.
 //!
 //! **Analytic FP rate**: `p · 2^-(u-1) + (1 - p) · 2^-u` for `u` upper columns and a
@@ -44,7 +44,7 @@ use self::hasher::RibbonHasher;
 use self::layout::{ColumnLayout, MAX_COLUMNS, SEGMENT_BYTES};
 use super::digest::Digest;
 use super::format::{self, FallbackReason, Header, PartKind, RawPart, Reader, Role, Writer};
-use crate::error::DecodeError;
+use crate::DecodeError;
 
 /// Columns a probe checks before its one early exit.
 const FIRST_COLUMNS: u32 = 2;
@@ -270,7 +270,7 @@ impl<'a> RibbonRef<'a> {
     /// probability 3/4, so the branch is mostly predicted); the rest branch-free, since
     /// branching per column would mispredict on almost every miss.
     ///
-    /// Always inlined, so that [`crate::filter::FilterPart::may_contain`] runs it without a
+    /// Always inlined, so that [`crate::FilterPart::may_contain`] runs it without a
     /// second call: an in-cache probe is about 160 instructions of straight-line code, and
     /// the inner call's register saves and constant reloads were a tenth of it (11.0 ->
     /// 10.0 ns per hit on a 10K-key filter).
@@ -441,7 +441,7 @@ fn word(s: &[u8]) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::filter::testing::{digests, fpr_of, within};
+    use crate::testing::{digests, fpr_of, within};
 
     fn parts(b: &RibbonBuild) -> Vec<Vec<u8>> {
         b.finish(if b.layouts().len() == 1 { Role::Whole } else { Role::Module }, 1)
@@ -547,7 +547,7 @@ mod tests {
 #[cfg(test)]
 mod phase_timing {
     use super::*;
-    use crate::filter::testing::digests;
+    use crate::testing::digests;
     use std::time::Instant;
 
     #[test]

@@ -13,7 +13,7 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use shamba::filter::{
+use shamba_filter::{
     bloom_equivalent_fp_rate, build_filter_parts, BloomLayout, Digest, FilterPart, FilterSpec, ModuleSizes, Probing,
 };
 

@@ -17,7 +17,7 @@
 //! redundant row, never a failure), and a query shares an equation with one of `n` keys with
 //! probability `n / 2^64`.
 
-use crate::filter::digest::{fastrange64, mix64, Digest};
+use crate::digest::{fastrange64, mix64, Digest};
 
 /// Multiplier applied to `h1 ^ seed`: the equation hash.
 const START_FACTOR: u64 = 0x6193_D459_236A_3A0D;

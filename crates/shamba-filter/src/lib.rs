@@ -1,5 +1,5 @@
-//! Filters: pure data structures fed by one key digest. No engine types here (the only
-//! import from the engine is [`crate::error::DecodeError`]).
+//! Shamba's filters: pure data structures fed by one key digest. This crate knows nothing
+//! of the engine; the engine re-exports it as `shamba::filter`.
 //!
 //! - [`Digest::of`] hashes a user key once (xxh3-128); every structure derives its probe
 //!   positions from the digest's two halves by cheap remixing and never hashes the key.
@@ -22,6 +22,7 @@ pub mod bloom_standard;
 mod build;
 pub mod digest;
 pub mod elastic;
+mod error;
 pub mod format;
 pub mod hashes;
 pub mod modular_bloom;
@@ -39,6 +40,7 @@ mod testing;
 pub use bloom_standard::Probing;
 pub use build::{bloom_bits_for_fp_rate, build_filter_parts, build_filter_parts_with_version};
 pub use digest::{Digest, DIGEST_VERSION};
+pub use error::DecodeError;
 pub use format::{FallbackReason, PartKind, Role};
 pub use hashes::HashFn;
 pub use modular_bloom::{BloomLayout, ModuleSizes};

@@ -36,7 +36,7 @@
 use super::config::COEFF_BITS;
 use super::hasher::{Equation, RibbonHasher};
 use super::layout::{ColumnLayout, SEGMENT_BYTES};
-use crate::filter::digest::Digest;
+use crate::digest::Digest;
 
 /// Slots per sorting bucket (about): eliminating one bucket stays inside ~20 KiB of banding.
 const SLOTS_PER_BUCKET_LOG2: u32 = 10;
@@ -444,7 +444,7 @@ pub(super) fn store_segments(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::filter::testing::digests;
+    use crate::testing::digests;
 
     /// Check every key's equation against the stored solution of one whole layout.
     fn solution_satisfies_all(keys: &[Digest], hasher: &RibbonHasher, layout: &ColumnLayout, bytes: &[u8]) -> bool {

@@ -23,7 +23,7 @@
 
 use super::digest::{fastrange64, Digest};
 use super::format::{self, FallbackReason, Header, PartKind, RawPart, Reader, Role, Writer};
-use crate::error::DecodeError;
+use crate::DecodeError;
 
 /// Bytes per block (one cache line).
 pub const BLOCK_BYTES: usize = 64;
@@ -296,7 +296,7 @@ impl<'a> BlockedBloomRef<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::filter::testing::{digests, fpr_of, within};
+    use crate::testing::{digests, fpr_of, within};
 
     fn build(n: u64, bpk: f64) -> Vec<u8> {
         let mut b = BlockedBloomBuilder::new(BlockedBloomParams::for_keys(n, bpk), 0);

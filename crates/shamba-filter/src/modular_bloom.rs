@@ -270,8 +270,8 @@ pub fn expected_module_accesses(module_fprs: &[f64]) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::filter::testing::{digest_at, digests, within};
-    use crate::filter::FilterPart;
+    use crate::testing::{digest_at, digests, within};
+    use crate::FilterPart;
 
     #[test]
     fn equal_and_proportional_splits_keep_the_total() {

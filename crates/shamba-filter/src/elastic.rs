@@ -38,9 +38,9 @@ pub fn enabled_units_fpr(plan: &[ModuleParams], num_keys: u64, layout: BloomLayo
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::filter::bloom_standard::Probing;
-    use crate::filter::testing::{digests, fpr_of, within};
-    use crate::filter::FilterPart;
+    use crate::bloom_standard::Probing;
+    use crate::testing::{digests, fpr_of, within};
+    use crate::FilterPart;
 
     #[test]
     fn any_subset_of_units_has_no_false_negatives_and_the_product_fpr() {

@@ -18,7 +18,7 @@ pub struct Digest {
 
 /// The digest version the engine writes into every filter header: xxh3-128 of the user key,
 /// `h1` = low half, `h2` = high half. Other ids are used by experiments only
-/// (see [`crate::filter::hashes::HashFn::digest_version`]).
+/// (see [`crate::hashes::HashFn::digest_version`]).
 pub const DIGEST_VERSION: u8 = 1;
 
 impl Digest {
