@@ -20,8 +20,8 @@
 //! version kept the queues exact on every access: a hash map lookup and a B-tree remove
 //! and insert per table visited, 600 ns per lookup on a 3-level tree.)
 
-use super::policy::ElasticPolicy;
 use super::FileState;
+use crate::options::ElasticPolicy;
 use crate::table::ProbePlan;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering::Relaxed};

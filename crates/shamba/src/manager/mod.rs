@@ -14,11 +14,10 @@
 mod elastic;
 mod estimate;
 pub mod inherit;
-mod policy;
 mod shamba;
 
+pub use crate::options::{ElasticPolicy, ProbePolicy, ShambaPolicy, Skipping};
 pub use estimate::Estimate;
-pub use policy::{ElasticPolicy, ProbePolicy, ShambaPolicy, Skipping};
 
 use crate::number_map::NumberMap;
 use crate::table::{ProbePlan, Spot, TableReader};

@@ -14,7 +14,7 @@
 //! would cost a read are weighed.
 
 use super::estimate::Estimate;
-use super::policy::{ShambaPolicy, Skipping};
+use crate::options::{ShambaPolicy, Skipping};
 use crate::table::ProbePlan;
 
 /// Utility of module `d` (1-based) given the modules' FP rates.

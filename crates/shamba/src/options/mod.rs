@@ -6,10 +6,12 @@
 use crate::error::{Error, Result};
 use crate::filter::BuildPolicy;
 use crate::io::{DeviceModel, FsStorage, Storage};
-use crate::manager::ProbePolicy;
 use std::fmt;
 use std::sync::Arc;
 
+mod probe_policy;
+
+pub use probe_policy::{ElasticPolicy, ProbePolicy, ShambaPolicy, Skipping};
 /// How levels are shaped by compaction.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum CompactionStyle {
