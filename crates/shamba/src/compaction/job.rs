@@ -114,8 +114,6 @@ pub fn file_meta(number: u64, run: u64, s: TableSummary) -> FileMeta {
         index_bytes: s.index_bytes,
         data_bytes: s.data_bytes,
         stats: None,
-        reader: Default::default(),
-        filter_state: Default::default(),
     }
 }
 

@@ -150,7 +150,7 @@ impl DbInner {
             let current = versions.current();
             let mut sv = self.sv.write();
             let imm = sv.imm.iter().filter(|m| !Arc::ptr_eq(m, mem)).cloned().collect();
-            *sv = Arc::new(SuperVersion::new(sv.mem.clone(), imm, current, &self.opts));
+            *sv = Arc::new(SuperVersion::new(sv.mem.clone(), imm, current, Some(&**sv), &self.opts));
         }
         if let Some(m) = &meta {
             self.pending_outputs.lock().remove(&m.number);
@@ -195,7 +195,7 @@ impl DbInner {
             versions.log_and_apply(edit)?;
             let current = versions.current();
             let mut sv = self.sv.write();
-            *sv = Arc::new(SuperVersion::new(sv.mem.clone(), sv.imm.clone(), current, &self.opts));
+            *sv = Arc::new(SuperVersion::new(sv.mem.clone(), sv.imm.clone(), current, Some(&**sv), &self.opts));
         }
         let mut pending = self.pending_outputs.lock();
         for f in &outputs {
@@ -247,7 +247,7 @@ impl DbInner {
         versions.log_and_apply(edit)?;
         let current = versions.current();
         let mut sv = self.sv.write();
-        *sv = Arc::new(SuperVersion::new(sv.mem.clone(), sv.imm.clone(), current, &self.opts));
+        *sv = Arc::new(SuperVersion::new(sv.mem.clone(), sv.imm.clone(), current, Some(&**sv), &self.opts));
         Ok(())
     }
 

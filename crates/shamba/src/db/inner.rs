@@ -4,6 +4,7 @@
 //! `compaction` -> `versions` -> `sv` -> `wal`; `queue` and `bg` are leaves.
 
 use super::pacer::Pacing;
+use super::table_slots::TableSlots;
 use crate::cache::BlockCache;
 use crate::io::{DirLock, IoStats, Storage};
 use crate::key::SeqNo;
@@ -29,18 +30,31 @@ pub(crate) struct SuperVersion {
     /// Frozen memtables, newest first.
     pub imm: Vec<Arc<MemTable>>,
     pub version: Arc<Version>,
+    /// The open state of the version's tables (shared by the super versions of one version).
+    pub tables: Arc<TableSlots>,
     /// Whether lookups prefetch the candidates' filters (`Options::prefetch_filters` and
     /// `prefetch_min_filter_bytes`, decided once per version).
     pub prefetch: bool,
 }
 
 impl SuperVersion {
-    /// The memtables and version of one moment, under `opts`.
-    pub fn new(mem: Arc<MemTable>, imm: Vec<Arc<MemTable>>, version: Arc<Version>, opts: &Options) -> SuperVersion {
+    /// The memtables and version of one moment, under `opts`; the tables of `previous`
+    /// that are still in `version` keep their open state.
+    pub fn new(
+        mem: Arc<MemTable>,
+        imm: Vec<Arc<MemTable>>,
+        version: Arc<Version>,
+        previous: Option<&SuperVersion>,
+        opts: &Options,
+    ) -> SuperVersion {
+        let tables = match previous {
+            Some(p) if Arc::ptr_eq(&p.version, &version) => p.tables.clone(),
+            _ => Arc::new(TableSlots::new(&version, previous.map(|p| &*p.tables))),
+        };
         let filters: u64 = version.all_files().map(|(_, f)| f.filter_bytes).sum();
         let probed = if opts.cache_index_and_filter_blocks { filters.min(opts.cache_capacity as u64) } else { filters };
         let prefetch = opts.prefetch_filters && probed >= opts.prefetch_min_filter_bytes;
-        SuperVersion { mem, imm, version, prefetch }
+        SuperVersion { mem, imm, version, tables, prefetch }
     }
 }
 

@@ -9,6 +9,7 @@ mod open;
 mod pacer;
 mod read;
 mod snapshot;
+mod table_slots;
 mod write;
 
 pub use batch::WriteBatch;

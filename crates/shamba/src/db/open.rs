@@ -67,7 +67,7 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<Arc<DbInner>> {
     versions.log_and_apply(VersionEdit { log_number: Some(wal_number), ..VersionEdit::default() })?;
     storage.sync_dir(&dir)?;
 
-    let sv = SuperVersion::new(Arc::new(MemTable::new(wal_number)), Vec::new(), versions.current(), &opts);
+    let sv = SuperVersion::new(Arc::new(MemTable::new(wal_number)), Vec::new(), versions.current(), None, &opts);
     let inner = Arc::new(DbInner {
         dir,
         storage,

@@ -1,6 +1,7 @@
 //! Point lookups: memtables, then the candidate files of each level, with one digest.
 
 use super::inner::DbInner;
+use super::table_slots::{TableSlot, TableSlots};
 use crate::error::{Error, Result};
 use crate::filter::Digest;
 use crate::key::{seek_key, SeqNo, ValueKind};
@@ -9,7 +10,7 @@ use crate::memtable::Lookup;
 use crate::options::ReadOptions;
 use crate::stats::DbCounters;
 use crate::table::{Spot, TableGet, TableReader};
-use crate::version::FileMeta;
+use crate::version::{FileMeta, FileRef};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -18,8 +19,8 @@ use std::time::Instant;
 const PREFETCH_DEPTH: usize = 16;
 
 /// A candidate table with its reader open and the key located in it: (level, metadata,
-/// reader, spot), all borrowed from the lookup's version.
-type OpenCandidate<'a> = (usize, &'a Arc<FileMeta>, &'a TableReader, Spot<'a>);
+/// slot, reader, spot), all borrowed from the lookup's version.
+type OpenCandidate<'a> = (usize, &'a Arc<FileMeta>, &'a TableSlot, &'a TableReader, Spot<'a>);
 
 impl DbInner {
     /// Check a key's length against the configured limit.
@@ -92,28 +93,28 @@ impl DbInner {
             let skip_last = self.manager.skips_last_level();
             // Two passes: the parts' headers first (where the probe line is depends on
             // them), then the probe lines; each pass's misses overlap with each other.
-            for slot in ahead.iter_mut() {
-                let Some((level, file)) = candidates.next() else { break };
-                let table = self.tables.reader_of(file)?;
+            for next in ahead.iter_mut() {
+                let Some(file) = candidates.next() else { break };
+                let (slot, table) = self.open(&sv.tables, file)?;
                 let mut spot = table.locate(&seek);
-                if !(skip_last && Some(level) == last_level) {
+                if !(skip_last && Some(file.level) == last_level) {
                     table.prefetch_filter_header(&mut spot);
                 }
-                *slot = Some((level, file, &**table, spot));
+                *next = Some((file.level, file.meta, slot, table, spot));
                 n_ahead += 1;
             }
-            for (_, _, table, spot) in ahead[..n_ahead].iter_mut().flatten() {
+            for (_, _, _, table, spot) in ahead[..n_ahead].iter_mut().flatten() {
                 table.prefetch_filter_at(spot, &digest);
             }
         }
         let mut prefetched = ahead[..n_ahead].iter_mut().filter_map(Option::take);
         loop {
-            let (level, file, table, spot) = match prefetched.next() {
+            let (level, file, slot, table, spot) = match prefetched.next() {
                 Some(c) => c,
                 None => match candidates.next() {
-                    Some((level, file)) => {
-                        let table = self.tables.reader_of(file)?;
-                        (level, file, &**table, table.locate(&seek))
+                    Some(file) => {
+                        let (slot, table) = self.open(&sv.tables, file)?;
+                        (file.level, file.meta, slot, table, table.locate(&seek))
                     }
                     None => break,
                 },
@@ -134,6 +135,7 @@ impl DbInner {
                 last_level: Some(level) == last_level,
                 version,
                 meta: file,
+                state: &slot.filter_state,
                 reader: table,
                 spot: &spot,
             };
@@ -164,5 +166,14 @@ impl DbInner {
             }
         }
         Ok(None)
+    }
+
+    /// A candidate's slot in its version, and its reader, opened on first use.
+    #[inline]
+    fn open<'v>(&self, tables: &'v TableSlots, file: FileRef<'v>) -> Result<(&'v TableSlot, &'v TableReader)> {
+        let slot = tables.get(file).ok_or_else(|| {
+            Error::InvalidArgument(format!("internal: table {} has no slot in the lookup's version", file.meta.number))
+        })?;
+        Ok((slot, slot.reader(&self.tables)?))
     }
 }

@@ -199,7 +199,13 @@ impl DbInner {
             let mut imm = Vec::with_capacity(sv.imm.len() + 1);
             imm.push(sv.mem.clone());
             imm.extend(sv.imm.iter().cloned());
-            *sv = Arc::new(SuperVersion::new(Arc::new(MemTable::new(number)), imm, sv.version.clone(), &self.opts));
+            *sv = Arc::new(SuperVersion::new(
+                Arc::new(MemTable::new(number)),
+                imm,
+                sv.version.clone(),
+                Some(&**sv),
+                &self.opts,
+            ));
         }
         self.storage.sync_dir(&self.dir)?;
         self.bg_cv.notify_all();

@@ -25,7 +25,7 @@ use crate::version::{FileMeta, FileStatsRecord, Version};
 use elastic::ElasticState;
 use parking_lot::{Mutex, RwLock};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 /// Runtime state of one table, created on its first lookup.
 #[derive(Debug)]
@@ -58,6 +58,9 @@ pub struct Candidate<'a> {
     pub version: &'a Version,
     /// Its metadata.
     pub meta: &'a FileMeta,
+    /// Where its state is kept once made: a slot of the lookup's version, so that a lookup
+    /// reaches the state with one load instead of a lock and a map probe.
+    pub state: &'a OnceLock<Arc<FileState>>,
     /// Its reader.
     pub reader: &'a TableReader,
     /// Where the lookup falls in the table (its filter partition).
@@ -113,15 +116,12 @@ impl FilterManager {
         self.lookups.load(Relaxed)
     }
 
-    /// The state of a table, created on first use and then kept in its metadata (the map
-    /// stays the source of truth for persistence, and for a copy of the metadata, e.g. after
-    /// a trivial move, whose slot starts empty).
+    /// The state of a candidate's table, created on first use and then kept in the
+    /// candidate's slot (the map stays the source of truth for persistence, and for a new
+    /// version's slot, which starts empty).
     #[inline]
-    fn state<'m>(&self, meta: &'m FileMeta, reader: &TableReader) -> &'m Arc<FileState> {
-        match meta.filter_state.get() {
-            Some(s) => s,
-            None => meta.filter_state.set(self.shared_state(meta, reader)),
-        }
+    fn state<'a>(&self, c: &Candidate<'a>) -> &'a Arc<FileState> {
+        c.state.get_or_init(|| self.shared_state(c.meta, c.reader))
     }
 
     /// The state of a table from the map, created on first use.
@@ -156,7 +156,7 @@ impl FilterManager {
         if let ProbePolicy::Plain = self.policy {
             return (ProbePlan::ALL, None);
         }
-        let state = self.state(c.meta, c.reader);
+        let state = self.state(c);
         state.accesses.fetch_add(1, Relaxed);
         if let Some(a) = self.level_accesses.get(c.level) {
             a.fetch_add(1, Relaxed);
@@ -257,6 +257,20 @@ impl FilterManager {
 }
 
 impl FileState {
+    /// A state with no statistics and no filter parts.
+    #[cfg(test)]
+    pub(crate) fn for_tests() -> FileState {
+        FileState {
+            born_at: 0,
+            accesses: AtomicU64::new(0),
+            positives: AtomicU64::new(0),
+            part_fprs: Vec::new(),
+            part_bytes: Vec::new(),
+            prior: None,
+            units: elastic::UnitState::default(),
+        }
+    }
+
     /// Bytes of each filter part.
     pub fn part_bytes(&self) -> &[u64] {
         &self.part_bytes

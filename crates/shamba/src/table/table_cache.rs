@@ -5,7 +5,6 @@ use super::{table_path, TableContext, TableReader};
 use crate::error::Result;
 use crate::io::Storage;
 use crate::number_map::NumberMap;
-use crate::version::FileMeta;
 use parking_lot::RwLock;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -36,16 +35,6 @@ impl TableCache {
         let file = self.storage.open_read(&path)?;
         let reader = Arc::new(TableReader::open(path, file, number, self.ctx.clone())?);
         Ok(self.readers.write().entry(number).or_insert(reader).clone())
-    }
-
-    /// The reader of `meta`'s file, kept in `meta` after the first call: the hot path of a
-    /// lookup, which borrows every candidate's reader from the version it holds.
-    #[inline]
-    pub fn reader_of<'m>(&self, meta: &'m FileMeta) -> Result<&'m Arc<TableReader>> {
-        match meta.reader.get() {
-            Some(r) => Ok(r),
-            None => Ok(meta.reader.set(self.reader(meta.number)?)),
-        }
     }
 
     /// Forget a file's reader (after the file is deleted), and drop its blocks from the

@@ -11,10 +11,6 @@
 use super::coding::{check_unknown, put_field, put_varint, put_varint_field, set_once, Decoder, SAFE_TO_SKIP};
 use crate::error::DecodeError;
 use crate::key::{user_key, SeqNo, TRAILER_LEN};
-use crate::manager::FileState;
-use crate::table::TableReader;
-use std::fmt;
-use std::sync::{Arc, OnceLock};
 
 const NUMBER: u64 = 1;
 const RUN: u64 = 2;
@@ -67,56 +63,6 @@ pub struct FileMeta {
     pub data_bytes: u64,
     /// Access statistics, when known (inherited or measured).
     pub stats: Option<FileStatsRecord>,
-    /// The file's open reader, once a lookup has resolved it (not part of the record).
-    pub reader: RuntimeSlot<TableReader>,
-    /// The filter manager's state of the file, once a lookup has made it (not part of the
-    /// record).
-    pub filter_state: RuntimeSlot<FileState>,
-}
-
-/// Runtime state kept with a file's metadata once a lookup has built it: the open reader
-/// and the filter manager's statistics. With them here, a lookup reaches every candidate's
-/// state with one load instead of a lock, a map probe and two reference-count updates per
-/// table (RocksDB keeps a table-reader handle in its file metadata for the same reason).
-/// A cache, not part of the record: it compares equal to any other slot, and a clone
-/// starts empty.
-pub struct RuntimeSlot<T>(OnceLock<Arc<T>>);
-
-impl<T> RuntimeSlot<T> {
-    /// The value, if set.
-    #[inline]
-    pub fn get(&self) -> Option<&Arc<T>> {
-        self.0.get()
-    }
-
-    /// Keep `value` (the first one kept wins) and return the one kept.
-    pub fn set(&self, value: Arc<T>) -> &Arc<T> {
-        self.0.get_or_init(|| value)
-    }
-}
-
-impl<T> Default for RuntimeSlot<T> {
-    fn default() -> Self {
-        RuntimeSlot(OnceLock::new())
-    }
-}
-
-impl<T> Clone for RuntimeSlot<T> {
-    fn clone(&self) -> Self {
-        RuntimeSlot::default()
-    }
-}
-
-impl<T> PartialEq for RuntimeSlot<T> {
-    fn eq(&self, _: &Self) -> bool {
-        true
-    }
-}
-
-impl<T> fmt::Debug for RuntimeSlot<T> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(if self.get().is_some() { "set" } else { "empty" })
-    }
 }
 
 impl FileMeta {
@@ -215,8 +161,6 @@ impl FileMeta {
                 size.unwrap_or(0).saturating_sub(filter_bytes.unwrap_or(0).saturating_add(index_bytes.unwrap_or(0)))
             }),
             stats,
-            reader: RuntimeSlot::default(),
-            filter_state: RuntimeSlot::default(),
         })
     }
 }
@@ -270,8 +214,6 @@ pub(crate) mod tests {
                 index_bytes: n[7],
                 data_bytes: n[2] / 2 + 1,
                 stats: stats.map(|(accesses, positives)| FileStatsRecord { accesses, positives }),
-                reader: RuntimeSlot::default(),
-                filter_state: RuntimeSlot::default(),
             })
     }
 
@@ -291,17 +233,6 @@ pub(crate) mod tests {
         let mut old = Vec::new();
         FileMeta { data_bytes: 0, ..meta }.encode(&mut old);
         assert_eq!(FileMeta::decode(&old).unwrap().data_bytes, 8_500);
-    }
-
-    #[test]
-    fn runtime_slots_keep_the_first_value_and_are_not_part_of_the_record() {
-        let slot: RuntimeSlot<u32> = RuntimeSlot::default();
-        assert!(slot.get().is_none());
-        assert_eq!(**slot.set(Arc::new(7)), 7);
-        assert_eq!(**slot.set(Arc::new(8)), 7, "the first value kept wins");
-        assert!(slot.clone().get().is_none(), "a clone starts empty");
-        assert_eq!(slot, RuntimeSlot::default());
-        assert_eq!(format!("{slot:?}"), "set");
     }
 
     proptest! {

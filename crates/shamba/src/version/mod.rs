@@ -19,11 +19,11 @@ mod set;
 mod tree;
 
 pub use edit::{VersionEdit, MAX_LEVELS};
-pub use file_meta::{FileMeta, FileStatsRecord, RuntimeSlot};
+pub use file_meta::{FileMeta, FileStatsRecord};
 pub use manifest::{manifest_file_name, parse_manifest_file_name, CURRENT, CURRENT_TMP};
 pub use run::{Level, Run};
 pub use set::{RecoveredState, VersionSet, DEFAULT_MANIFEST_LIMIT};
-pub use tree::Version;
+pub use tree::{FileRef, Version};
 
 #[cfg(test)]
 mod tests;

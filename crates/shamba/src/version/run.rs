@@ -6,10 +6,11 @@
 //! [`Level::runs`] is ordered newest first, so a lookup that stops at the first hit sees the
 //! newest version.
 
-use super::file_meta::{FileMeta, RuntimeSlot};
+use super::file_meta::FileMeta;
 use crate::key::{compare_user_keys, user_key_prefix};
 use std::cmp::Ordering;
-use std::sync::Arc;
+use std::fmt;
+use std::sync::{Arc, OnceLock};
 
 /// A sorted run: files with disjoint key ranges, sorted by smallest key.
 ///
@@ -22,9 +23,39 @@ pub struct Run {
     pub id: u64,
     /// Files of the run, sorted by smallest key.
     pub files: Vec<Arc<FileMeta>>,
-    /// The files' key boundaries, built on the run's first lookup (a cache: compares
-    /// equal, clones empty).
-    fences: RuntimeSlot<Fences>,
+    /// The files' key boundaries, built on the run's first lookup.
+    fences: FenceCache,
+}
+
+/// A run's [`Fences`], built on first use. A cache derived from `files`, not part of the
+/// run: it compares equal to any other, and a clone starts empty (a clone may change its
+/// files before its first search).
+#[derive(Default)]
+struct FenceCache(OnceLock<Fences>);
+
+impl FenceCache {
+    #[inline]
+    fn get_or_build(&self, files: &[Arc<FileMeta>]) -> &Fences {
+        self.0.get_or_init(|| Fences::of(files))
+    }
+}
+
+impl Clone for FenceCache {
+    fn clone(&self) -> Self {
+        FenceCache::default()
+    }
+}
+
+impl PartialEq for FenceCache {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl fmt::Debug for FenceCache {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(if self.0.get().is_some() { "built" } else { "empty" })
+    }
 }
 
 /// A run's file boundaries as user-key prefixes ([`user_key_prefix`]), in two contiguous
@@ -51,17 +82,15 @@ impl Fences {
 impl Run {
     /// A run of `files` (sorted by smallest key, disjoint).
     pub fn new(id: u64, files: Vec<Arc<FileMeta>>) -> Run {
-        Run { id, files, fences: RuntimeSlot::default() }
+        Run { id, files, fences: FenceCache::default() }
     }
 
-    /// The file whose user-key range covers `user_key`, if any. No allocation after the
-    /// run's first lookup; a file's metadata is read only to break a prefix tie.
+    /// The file whose user-key range covers `user_key`, if any, with its index in
+    /// [`files`](Self::files). No allocation after the run's first lookup; a file's metadata
+    /// is read only to break a prefix tie.
     #[inline]
-    pub fn find(&self, user_key: &[u8]) -> Option<&Arc<FileMeta>> {
-        let fences = match self.fences.get() {
-            Some(f) => f,
-            None => self.fences.set(Arc::new(Fences::of(&self.files))),
-        };
+    pub fn find(&self, user_key: &[u8]) -> Option<(usize, &Arc<FileMeta>)> {
+        let fences = self.fences.get_or_build(&self.files);
         if fences.largest.len() != self.files.len() {
             // The files changed after the first search, against the invariant above;
             // the whole-key search is still right.
@@ -91,13 +120,14 @@ impl Run {
             Ordering::Greater => false,
             Ordering::Equal => compare_user_keys(file.smallest_user_key(), user_key) != Ordering::Greater,
         };
-        starts_at_or_before.then_some(file)
+        starts_at_or_before.then_some((lo, file))
     }
 
     /// [`Run::find`] comparing whole keys.
-    fn find_by_keys(&self, user_key: &[u8]) -> Option<&Arc<FileMeta>> {
+    fn find_by_keys(&self, user_key: &[u8]) -> Option<(usize, &Arc<FileMeta>)> {
         let i = self.files.partition_point(|f| compare_user_keys(f.largest_user_key(), user_key) == Ordering::Less);
-        self.files.get(i).filter(|f| compare_user_keys(f.smallest_user_key(), user_key) != Ordering::Greater)
+        let file = self.files.get(i)?;
+        (compare_user_keys(file.smallest_user_key(), user_key) != Ordering::Greater).then_some((i, file))
     }
 
     /// The files meeting the user-key range `[smallest, largest]`: a contiguous slice.
@@ -207,8 +237,11 @@ mod tests {
                 .collect();
             let r = Run::new(1, files);
             for key in sought.iter().chain(&bounds) {
-                let want = r.find_by_keys(key).map(|f| f.number);
-                proptest::prop_assert_eq!(r.find(key).map(|f| f.number), want);
+                let want = r.find_by_keys(key).map(|(i, f)| (i, f.number));
+                proptest::prop_assert_eq!(r.find(key).map(|(i, f)| (i, f.number)), want);
+                if let Some((i, f)) = r.find(key) {
+                    proptest::prop_assert!(Arc::ptr_eq(&r.files[i], f), "the index names the file found");
+                }
             }
         }
     }
@@ -216,9 +249,9 @@ mod tests {
     #[test]
     fn find_picks_the_one_covering_file_or_none() {
         let r = run();
-        let n = |k: &[u8]| r.find(k).map(|f| f.number);
-        assert_eq!((n(b"a"), n(b"b"), n(b"c"), n(b"d")), (None, Some(1), Some(1), Some(1)));
-        assert_eq!((n(b"e"), n(b"g"), n(b"i"), n(b"m"), n(b"z")), (None, Some(2), None, Some(3), None));
+        let n = |k: &[u8]| r.find(k).map(|(i, f)| (i, f.number));
+        assert_eq!((n(b"a"), n(b"b"), n(b"c"), n(b"d")), (None, Some((0, 1)), Some((0, 1)), Some((0, 1))));
+        assert_eq!((n(b"e"), n(b"g"), n(b"i"), n(b"m"), n(b"z")), (None, Some((1, 2)), None, Some((2, 3)), None));
         assert_eq!(Run::default().find(b"a"), None);
     }
 

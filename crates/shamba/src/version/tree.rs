@@ -4,6 +4,19 @@ use super::file_meta::FileMeta;
 use super::run::{Level, Run};
 use std::sync::Arc;
 
+/// A file as a lookup meets it.
+#[derive(Debug, Clone, Copy)]
+pub struct FileRef<'a> {
+    /// Its level.
+    pub level: usize,
+    /// Its position in [`Version::all_files`] order (level by level, runs newest first,
+    /// each run's files in key order): an index for state the layers above keep per file
+    /// of a version.
+    pub ordinal: usize,
+    /// Its manifest record.
+    pub meta: &'a Arc<FileMeta>,
+}
+
 /// An immutable set of files: the tree at one moment.
 ///
 /// Shape: level 0 holds one run per flushed file (run id = file number), newest first.
@@ -30,11 +43,17 @@ impl Version {
     /// Files that may hold `user_key`, in the order a lookup must visit them: level by
     /// level, runs newest first, at most one file per run. Binary search per run, no
     /// allocation: this is the hot path of every point lookup.
-    pub fn candidates<'a>(&'a self, user_key: &'a [u8]) -> impl Iterator<Item = (usize, &'a Arc<FileMeta>)> + 'a {
-        self.levels
-            .iter()
-            .enumerate()
-            .flat_map(move |(level, l)| l.runs.iter().filter_map(move |run| run.find(user_key).map(|f| (level, f))))
+    pub fn candidates<'a>(&'a self, user_key: &'a [u8]) -> impl Iterator<Item = FileRef<'a>> + 'a {
+        // Ordinal of the first file of the run being searched: the files before it in
+        // `all_files` order.
+        let mut first = 0;
+        self.levels.iter().enumerate().flat_map(|(level, l)| l.runs.iter().map(move |run| (level, run))).filter_map(
+            move |(level, run)| {
+                let base = first;
+                first += run.files.len();
+                run.find(user_key).map(|(i, meta)| FileRef { level, ordinal: base + i, meta })
+            },
+        )
     }
 
     /// Runs of `level`, newest first (empty for a level out of range).
@@ -85,7 +104,8 @@ impl Version {
         self.levels.iter().map(Level::file_count).sum()
     }
 
-    /// Every file with its level, level by level.
+    /// Every file with its level, level by level, runs newest first, each run's files in
+    /// key order (the order of [`FileRef::ordinal`]).
     pub fn all_files(&self) -> impl Iterator<Item = (usize, &Arc<FileMeta>)> + '_ {
         self.levels.iter().enumerate().flat_map(|(level, l)| l.files().map(move |f| (level, f)))
     }
@@ -120,7 +140,7 @@ mod tests {
     #[test]
     fn candidates_visit_levels_in_order_and_runs_newest_first() {
         let v = tree();
-        let c = |k: &[u8]| v.candidates(k).map(|(l, f)| (l, f.number)).collect::<Vec<_>>();
+        let c = |k: &[u8]| v.candidates(k).map(|f| (f.level, f.meta.number)).collect::<Vec<_>>();
         assert_eq!(c(b"e"), vec![(0, 9), (0, 8), (1, 5), (2, 6), (2, 2)]);
         assert_eq!(c(b"b"), vec![(0, 9), (1, 4), (2, 6), (2, 1)]);
         assert_eq!(c(b"p"), vec![(0, 9), (2, 2)]);
@@ -166,11 +186,13 @@ mod tests {
                 // Newest first: push at the front.
                 v.levels[*level].runs.insert(0, Run::new(id as u64, files));
             }
-            let got: Vec<(usize, u64)> = v.candidates(&[key]).map(|(l, f)| (l, f.number)).collect();
-            let want: Vec<(usize, u64)> = v.levels.iter().enumerate()
+            let got: Vec<(usize, usize, u64)> =
+                v.candidates(&[key]).map(|f| (f.level, f.ordinal, f.meta.number)).collect();
+            let want: Vec<(usize, usize, u64)> = v.levels.iter().enumerate()
                 .flat_map(|(l, level)| level.runs.iter().flat_map(move |r| r.files.iter().map(move |f| (l, f))))
-                .filter(|(_, f)| f.covers(&[key]))
-                .map(|(l, f)| (l, f.number))
+                .enumerate()
+                .filter(|(_, (_, f))| f.covers(&[key]))
+                .map(|(ordinal, (l, f))| (l, ordinal, f.number))
                 .collect();
             proptest::prop_assert_eq!(got, want);
         }
