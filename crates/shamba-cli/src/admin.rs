@@ -103,34 +103,34 @@ pub fn inspect(db: &Path, files: bool) -> CliResult {
             "{:<6}{:>8}{:>8}{:>12}{:>10}{:>10}{:>10}{:>8}  key range",
             "level", "file", "run", "bytes", "entries", "filter B", "beta", "alpha"
         );
-        for (level, run, f) in db.files() {
+        for f in db.files() {
             // Persisted statistics: lookups reaching the file per table-reaching lookup
             // (beta) and the fraction of them that found their key (alpha).
             let (beta, alpha) = match f.stats {
                 Some(r) => {
-                    let e = shamba::manager::Estimate::from_record(&r);
+                    let e = shamba::lab::Estimate::from_record(&r);
                     (format!("{:.4}", e.beta_rate), format!("{:.3}", e.alpha))
                 }
                 None => ("-".into(), "-".into()),
             };
             println!(
                 "L{:<5}{:>8}{:>8}{:>12}{:>10}{:>10}{:>10}{:>8}  {} .. {}",
-                level,
+                f.level,
                 f.number,
-                run,
+                f.run,
                 f.size,
                 f.entries,
                 f.filter_bytes,
                 beta,
                 alpha,
-                show(shamba::key::user_key(&f.smallest)),
-                show(shamba::key::user_key(&f.largest))
+                show(&f.smallest_key),
+                show(&f.largest_key)
             );
         }
     }
     println!();
     println!("device reads since open:");
-    for kind in shamba::io::BlockKind::ALL {
+    for kind in shamba::BlockKind::ALL {
         println!("  {:<7}{:>10} reads {:>14} bytes", kind.name(), s.io.reads_of(kind), s.io.bytes_of(kind));
     }
     println!("block cache: {} / {} bytes", s.cache_usage, s.cache_capacity);
@@ -138,6 +138,6 @@ pub fn inspect(db: &Path, files: bool) -> CliResult {
 }
 
 pub fn sst(path: &Path, max_entries: usize) -> CliResult {
-    print!("{}", shamba::table::dump_table(&shamba::io::FsStorage, path, max_entries)?);
+    print!("{}", shamba::lab::dump_table(&shamba::storage::FsStorage, path, max_entries)?);
     Ok(())
 }

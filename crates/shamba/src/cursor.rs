@@ -60,13 +60,15 @@ impl<C: Cursor + ?Sized> Cursor for Box<C> {
     }
 }
 
-/// A cursor over a sorted vector of owned entries; used by tests and small sources.
+/// A cursor over a sorted vector of owned entries, for tests.
+#[cfg(test)]
 #[derive(Debug, Default)]
 pub struct VecCursor {
     entries: Vec<(Vec<u8>, Vec<u8>)>,
     pos: Option<usize>,
 }
 
+#[cfg(test)]
 impl VecCursor {
     /// Entries must already be sorted by [`crate::key::compare_internal_keys`].
     pub fn new(entries: Vec<(Vec<u8>, Vec<u8>)>) -> Self {
@@ -74,6 +76,7 @@ impl VecCursor {
     }
 }
 
+#[cfg(test)]
 impl Cursor for VecCursor {
     fn valid(&self) -> bool {
         self.pos.is_some()

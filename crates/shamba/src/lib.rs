@@ -5,29 +5,63 @@
 //! filters probed and cached module by module, elastic filter units, Ribbon filters for
 //! long-lived levels, and per-level bits per key.
 //!
+//! The front door is this page: [`Db`] with its [`Options`], [`ReadOptions`] and
+//! [`WriteOptions`]; [`WriteBatch`], [`Snapshot`] and [`DbIterator`]; [`Error`]; [`Stats`];
+//! the probe policies ([`ProbePolicy`]) and the filters ([`filter`], the `shamba-filter`
+//! crate) that configuration names; and [`storage`], the file-system interface a database
+//! runs on. [`lab`] opens the inside to the experiments and tools; it is not a stable API.
+//!
+//! ```no_run
+//! use shamba::{Db, Options, WriteBatch};
+//!
+//! # fn main() -> shamba::Result<()> {
+//! let db = Db::open("/tmp/my-db", Options::default())?;
+//! db.put(b"apple", b"red")?;
+//! let mut batch = WriteBatch::new();
+//! batch.put(b"pear", b"green").delete(b"apple");
+//! db.write(batch)?;
+//! assert_eq!(db.get(b"pear")?.as_deref(), Some(&b"green"[..]));
+//! db.close()?;
+//! # Ok(())
+//! # }
+//! ```
+//!
 //! See `DESIGN.md` at the repository root for the map of the code.
 
 #![warn(missing_docs)]
 
-pub mod cache;
+mod cache;
 mod compaction;
-pub mod cursor;
+mod cursor;
 mod db;
-pub mod error;
-pub mod io;
-pub mod key;
-pub mod manager;
-pub mod memtable;
+mod error;
+mod io;
+mod key;
+pub mod lab;
+mod manager;
+mod memtable;
 mod number_map;
-pub mod options;
-pub mod stats;
-pub mod table;
-pub mod version;
-pub mod wal;
+mod options;
+mod stats;
+mod table;
+mod version;
+mod wal;
 
 pub use shamba_filter as filter;
 
-pub use db::{Db, DbIterator, Snapshot, WriteBatch};
+pub use cache::KindCounters;
+pub use db::{Db, DbIterator, FileInfo, Snapshot, WriteBatch};
 pub use error::{Error, Result};
-pub use options::{CompactionStyle, Compression, Options, ReadOptions, WalRecovery, WriteOptions};
-pub use stats::Stats;
+pub use io::{BlockKind, IoCounters};
+pub use options::{
+    CompactionStyle, Compression, ElasticPolicy, Options, ProbePolicy, ReadOptions, ShambaPolicy, Skipping,
+    WalRecovery, WriteOptions,
+};
+pub use stats::{LevelLookupStats, LevelStats, LookupCosts, Stats};
+pub use version::FileStatsRecord;
+
+/// The file-system interface a database runs on ([`Options::storage`]): real files by
+/// default; wrap [`FsStorage`](storage::FsStorage) to count, delay or fail operations.
+pub mod storage {
+    pub use crate::io::{DirLock, DirectReadFsStorage, FsStorage, RandomRead, SequentialWrite, Storage};
+}

@@ -1,7 +1,8 @@
 //! The public API's promises: errors for bad input, locking, persistence, iterators,
 //! statistics.
 
-use shamba::io::{BlockKind, DeviceModel};
+use shamba::lab::DeviceModel;
+use shamba::BlockKind;
 use shamba::{CompactionStyle, Db, Error, Options, WriteBatch};
 
 fn tiny() -> Options {
@@ -264,7 +265,7 @@ fn the_filter_policy_does_not_change_the_shape_of_the_tree() {
             db.flush().unwrap();
             db.wait_for_compactions().unwrap();
         }
-        db.files().into_iter().map(|(level, _, f)| (level, f.smallest, f.largest, f.entries)).collect::<Vec<_>>()
+        db.files().into_iter().map(|f| (f.level, f.smallest_key, f.largest_key, f.entries)).collect::<Vec<_>>()
     };
     for partitioned in [false, true] {
         let base = Options { partition_index_and_filters: partitioned, metadata_partition_size: 256, ..tiny() };

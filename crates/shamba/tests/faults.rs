@@ -1,7 +1,8 @@
 //! Fault injection: a full disk, failing syncs and failing reads give errors, never
 //! panics, and never lose an acknowledged write.
 
-use shamba::io::{FaultPlan, FaultyStorage, FsStorage};
+use shamba::lab::{FaultPlan, FaultyStorage};
+use shamba::storage::FsStorage;
 use shamba::{Db, Error, Options, WriteBatch, WriteOptions};
 use std::sync::atomic::Ordering::SeqCst;
 use std::sync::Arc;

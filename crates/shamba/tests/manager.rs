@@ -2,9 +2,9 @@
 //! per-table statistics survive flushes, compactions and reopens.
 
 use shamba::filter::{FilterLayout, ModuleSizes};
-use shamba::io::BlockKind;
-use shamba::manager::{ElasticPolicy, ProbePolicy, ShambaPolicy, Skipping};
+use shamba::BlockKind;
 use shamba::{Db, Options};
+use shamba::{ElasticPolicy, ProbePolicy, ShambaPolicy, Skipping};
 
 fn base() -> Options {
     let mut o = Options {
@@ -49,7 +49,7 @@ fn table_statistics_survive_reopen_and_are_inherited_by_compaction() {
     let db = Db::open(dir.path(), opts()).expect("reopen");
     let files = db.files();
     assert!(files.len() > 3, "expected several tables, got {}", files.len());
-    let with_stats: Vec<_> = files.iter().filter_map(|(_, _, f)| f.stats).collect();
+    let with_stats: Vec<_> = files.iter().filter_map(|f| f.stats).collect();
     assert_eq!(with_stats.len(), files.len(), "every looked-up table has persisted statistics");
     assert!(with_stats.iter().all(|s| s.accesses > 0), "{with_stats:?}");
     assert!(with_stats.iter().any(|s| s.positives > 0), "hits were recorded: {with_stats:?}");
@@ -57,7 +57,7 @@ fn table_statistics_survive_reopen_and_are_inherited_by_compaction() {
     // Rewrite everything: the outputs inherit the inputs' statistics.
     db.compact().expect("compact");
     let after = db.files();
-    assert!(after.iter().all(|(_, _, f)| f.stats.is_some_and(|s| s.accesses > 0)), "{after:?}");
+    assert!(after.iter().all(|f| f.stats.is_some_and(|s| s.accesses > 0)), "{after:?}");
 }
 
 #[test]

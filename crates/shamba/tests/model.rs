@@ -90,7 +90,7 @@ fn filter_setup() -> impl Strategy<Value = FilterSetup> {
 
 fn apply(setup: FilterSetup, o: &mut Options) {
     use shamba::filter::{FilterLayout, ModuleSizes};
-    use shamba::manager::{ElasticPolicy, ProbePolicy, ShambaPolicy, Skipping};
+    use shamba::{ElasticPolicy, ProbePolicy, ShambaPolicy, Skipping};
     // A tiny warm-up so skipping decisions start within a few lookups.
     let shamba =
         |skipping| ProbePolicy::Shamba(ShambaPolicy { skipping, warmup_lookups: 5, ..ShambaPolicy::default() });

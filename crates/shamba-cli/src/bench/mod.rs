@@ -9,8 +9,8 @@ use rand::seq::SliceRandom;
 use rand::SeedableRng;
 use report::PhaseResult;
 use shamba::filter::{Allocation, FilterLayout, ModuleSizes};
-use shamba::manager::{ElasticPolicy, ProbePolicy, ShambaPolicy, Skipping};
 use shamba::{CompactionStyle, Db, Options, ReadOptions, Stats, WriteBatch, WriteOptions};
+use shamba::{ElasticPolicy, ProbePolicy, ShambaPolicy, Skipping};
 use std::error::Error;
 use std::path::PathBuf;
 use std::time::Instant;
@@ -229,12 +229,12 @@ impl BenchArgs {
                 Style::Leveled => CompactionStyle::Leveled,
                 Style::Tiered => CompactionStyle::Tiered,
             },
-            device: shamba::io::DeviceModel::parse(&self.device)
+            device: shamba::lab::DeviceModel::parse(&self.device)
                 .ok_or_else(|| format!("unknown device {:?}", self.device))?,
             ..Options::default()
         };
         if self.direct_io {
-            o.storage = std::sync::Arc::new(shamba::io::DirectReadFsStorage);
+            o.storage = std::sync::Arc::new(shamba::storage::DirectReadFsStorage);
         }
         o.filter_policy.bits_per_key = self.bits_per_key;
         o.filter_policy.ribbon_from_level = self.ribbon_from_level;
@@ -480,7 +480,7 @@ fn phase_result(
     }
 }
 
-fn level_sum(before: &Stats, after: &Stats, f: impl Fn(&shamba::stats::LevelLookupStats) -> u64) -> u64 {
+fn level_sum(before: &Stats, after: &Stats, f: impl Fn(&shamba::LevelLookupStats) -> u64) -> u64 {
     after.lookup_levels.iter().map(&f).sum::<u64>() - before.lookup_levels.iter().map(&f).sum::<u64>()
 }
 

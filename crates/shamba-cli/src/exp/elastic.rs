@@ -24,7 +24,7 @@ use std::error::Error;
 
 use shamba::filter::bloom_blocked::{blocked_fpr, blocked_num_probes};
 use shamba::filter::{BuildPolicy, FilterLayout};
-use shamba::manager::{ElasticPolicy, ProbePolicy};
+use shamba::{ElasticPolicy, ProbePolicy};
 
 use super::engine::{measure, ratio, LoadedTree, ReadSpec, Shape, TreeSpec, MEASUREMENT_NOTE};
 use super::memory_pressure::dist_name;
@@ -135,7 +135,7 @@ pub fn run(args: &ExpArgs) -> Result<Report, Box<dyn Error>> {
         // The ceiling: units allocated in hindsight from the measured lookups' table visits.
         let tables: Vec<OracleTable> = {
             let db = elastic.open(elastic.spec.options.clone())?;
-            let files = db.files().iter().map(|(level, _, f)| OracleTable::of(*level, f)).collect();
+            let files = db.files().iter().map(OracleTable::of).collect();
             db.close()?;
             files
         };

@@ -18,7 +18,7 @@ use std::time::Instant;
 
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
-use shamba::io::{DirLock, FsStorage, RandomRead, SequentialWrite, Storage};
+use shamba::storage::{DirLock, FsStorage, RandomRead, SequentialWrite, Storage};
 use shamba::{Db, Options, Stats, WriteOptions};
 use tempfile::TempDir;
 
@@ -422,7 +422,7 @@ mod tests {
     #[test]
     fn reopening_forgets_the_statistics_of_earlier_measurements() {
         let tree = tiny_tree();
-        let file_stats = |db: &Db| db.files().into_iter().map(|(_, _, f)| f.stats).collect::<Vec<_>>();
+        let file_stats = |db: &Db| db.files().into_iter().map(|f| f.stats).collect::<Vec<_>>();
         let db = tree.open(tree.spec.options.clone()).unwrap();
         let as_loaded = file_stats(&db);
         measure(&db, 5_000, 16, &ReadSpec::empty(0, 3_000, 3)).unwrap();

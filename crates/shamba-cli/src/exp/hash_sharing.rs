@@ -12,7 +12,7 @@ use std::error::Error;
 use std::hint::black_box;
 
 use shamba::filter::{BuildPolicy, HashFn};
-use shamba::io::DeviceModel;
+use shamba::lab::DeviceModel;
 use shamba::{CompactionStyle, Db, Options};
 
 use super::engine::{

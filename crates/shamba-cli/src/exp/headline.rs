@@ -6,8 +6,8 @@
 
 use std::error::Error;
 
-use shamba::manager::Skipping;
 use shamba::Options;
+use shamba::Skipping;
 
 use super::engine::{measure_cached, ratio, tables_per_op, LoadedTree, ReadSpec, TreeSpec, MEASUREMENT_NOTE};
 use super::memory_pressure::BITS_PER_KEY;

@@ -7,7 +7,7 @@ use std::error::Error;
 
 use shamba::filter::modular_bloom::{expected_module_accesses, module_fprs, module_plan};
 use shamba::filter::{BloomLayout, ModuleSizes};
-use shamba::manager::Skipping;
+use shamba::Skipping;
 
 use super::engine::{measure, measure_cached, ratio, tables_per_op, LoadedTree, ReadSpec, MEASUREMENT_NOTE};
 use super::memory_pressure::{pressure_tree, BITS_PER_KEY};

@@ -6,7 +6,7 @@
 use std::error::Error;
 
 use shamba::filter::monkey::{monkey_fp_rates, CostModel};
-use shamba::manager::Skipping;
+use shamba::Skipping;
 
 use super::engine::{
     measure, measure_cached, ratio, tables_per_op, LoadedTree, ReadSpec, Shape, TreeSpec, MEASUREMENT_NOTE,

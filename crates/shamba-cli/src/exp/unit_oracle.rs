@@ -12,8 +12,7 @@
 
 use std::collections::BinaryHeap;
 
-use shamba::key::user_key;
-use shamba::version::FileMeta;
+use shamba::FileInfo;
 
 use crate::bench::keys::{key_into, KeyDistribution, LookupIds, RankSampler};
 
@@ -27,13 +26,8 @@ pub struct Table {
 
 impl Table {
     /// From a file of [`shamba::Db::files`].
-    pub fn of(level: usize, f: &FileMeta) -> Table {
-        Table {
-            level,
-            smallest: user_key(&f.smallest).to_vec(),
-            largest: user_key(&f.largest).to_vec(),
-            entries: f.entries,
-        }
+    pub fn of(f: &FileInfo) -> Table {
+        Table { level: f.level, smallest: f.smallest_key.clone(), largest: f.largest_key.clone(), entries: f.entries }
     }
 
     fn covers(&self, key: &[u8]) -> bool {

@@ -6,8 +6,8 @@
 //! build: `Build::Partitioned` wraps another build.
 
 use shamba::filter::{Allocation, BuildPolicy, FilterLayout, ModuleSizes};
-use shamba::manager::{ElasticPolicy, ProbePolicy, ShambaPolicy, Skipping};
 use shamba::Options;
+use shamba::{ElasticPolicy, ProbePolicy, ShambaPolicy, Skipping};
 
 /// How filters are built, fixed when the tree is loaded.
 #[derive(Debug, Clone, Copy, PartialEq)]

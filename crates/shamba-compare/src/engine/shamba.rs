@@ -3,8 +3,8 @@
 
 use super::{Engine, EngineResult, ReadCounters, Setup, TreeShape, Variant};
 use shamba::filter::{Allocation, FilterLayout, ModuleSizes};
-use shamba::manager::{ProbePolicy, ShambaPolicy, Skipping};
 use shamba::{Db, Options};
+use shamba::{ProbePolicy, ShambaPolicy, Skipping};
 use std::path::Path;
 
 /// A Shamba database.

@@ -19,8 +19,6 @@ use parking_lot::Mutex;
 use shard::Shard;
 use std::sync::Arc;
 
-pub use shard::ENTRY_OVERHEAD;
-
 /// Which pool a block enters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Priority {
@@ -57,6 +55,7 @@ const MIN_SHARD_CAPACITY: usize = 512 * 1024;
 pub struct BlockCache {
     shards: Box<[Mutex<Shard>]>,
     capacity: usize,
+    #[cfg_attr(not(test), expect(dead_code, reason = "read by the cache's tests only"))]
     high_capacity: usize,
 }
 
@@ -129,6 +128,7 @@ impl BlockCache {
     }
 
     /// Bytes resident in the high-priority pools.
+    #[cfg(test)]
     pub fn high_pool_usage(&self) -> usize {
         self.shards.iter().map(|s| s.lock().high_usage()).sum()
     }
@@ -139,17 +139,20 @@ impl BlockCache {
     }
 
     /// Bytes the high-priority pools may hold in total.
+    #[cfg(test)]
     pub fn high_pool_capacity(&self) -> usize {
         self.high_capacity
     }
 
     /// Number of shards.
+    #[cfg(test)]
     pub fn shard_count(&self) -> usize {
         self.shards.len()
     }
 
     /// The pool a block is in, without counting a lookup or refreshing its recency (for
     /// inspection and tests).
+    #[cfg(test)]
     pub fn pool_of(&self, key: BlockKey) -> Option<Priority> {
         self.shard(key).lock().pool_of(key)
     }

@@ -128,11 +128,13 @@ impl Shard {
     }
 
     /// Bytes charged for blocks in the high pool.
+    #[cfg(test)]
     pub(super) fn high_usage(&self) -> usize {
         self.high_bytes
     }
 
     /// The pool a resident block is in, without touching counters or recency.
+    #[cfg(test)]
     pub(super) fn pool_of(&self, key: BlockKey) -> Option<Priority> {
         self.map.get(&key).and_then(|&slot| self.slab.get(slot)).map(|e| e.pool)
     }

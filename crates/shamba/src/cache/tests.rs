@@ -1,3 +1,4 @@
+use super::shard::ENTRY_OVERHEAD;
 use super::*;
 use proptest::prelude::*;
 

@@ -3,6 +3,7 @@
 
 mod background;
 mod batch;
+mod file_info;
 mod inner;
 mod iter;
 mod open;
@@ -13,6 +14,7 @@ mod table_slots;
 mod write;
 
 pub use batch::WriteBatch;
+pub use file_info::FileInfo;
 pub use iter::DbIterator;
 pub use snapshot::Snapshot;
 
@@ -191,18 +193,11 @@ impl Db {
         .with_counters(&inner.counters)
     }
 
-    /// The files of the current version, level by level: `(level, run, FileMeta)`.
-    pub fn files(&self) -> Vec<(usize, u64, crate::version::FileMeta)> {
+    /// The table files of the current version, level by level, runs newest first, each
+    /// run's files in key order.
+    pub fn files(&self) -> Vec<FileInfo> {
         let sv = self.inner.super_version();
-        let mut out = Vec::new();
-        for (level, l) in sv.version.levels.iter().enumerate() {
-            for r in &l.runs {
-                for f in &r.files {
-                    out.push((level, r.id, f.as_ref().clone()));
-                }
-            }
-        }
-        out
+        sv.version.all_files().map(|(level, f)| FileInfo::of(level, f)).collect()
     }
 
     /// The database directory.

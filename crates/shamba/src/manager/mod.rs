@@ -16,10 +16,10 @@ mod estimate;
 pub mod inherit;
 mod shamba;
 
-pub use crate::options::{ElasticPolicy, ProbePolicy, ShambaPolicy, Skipping};
 pub use estimate::Estimate;
 
 use crate::number_map::NumberMap;
+use crate::options::{ProbePolicy, ShambaPolicy, Skipping};
 use crate::table::{ProbePlan, Spot, TableReader};
 use crate::version::{FileMeta, FileStatsRecord, Version};
 use elastic::ElasticState;
@@ -92,11 +92,6 @@ impl FilterManager {
             files: RwLock::new(NumberMap::default()),
             elastic,
         }
-    }
-
-    /// The policy in force.
-    pub fn policy(&self) -> &ProbePolicy {
-        &self.policy
     }
 
     /// Whether this policy never probes the filter of a table of the deepest level
@@ -269,10 +264,5 @@ impl FileState {
             prior: None,
             units: elastic::UnitState::default(),
         }
-    }
-
-    /// Bytes of each filter part.
-    pub fn part_bytes(&self) -> &[u64] {
-        &self.part_bytes
     }
 }

@@ -10,7 +10,6 @@ mod cursor;
 mod entry;
 mod table;
 
-pub use cursor::MemTableCursor;
 pub use table::MemTable;
 
 /// What a memtable (or a table) knows about a user key at a snapshot.

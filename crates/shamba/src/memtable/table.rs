@@ -4,7 +4,7 @@ use super::cursor::MemTableCursor;
 use super::entry::{InternalKey, MemEntry};
 use super::Lookup;
 use crate::cursor::Cursor;
-use crate::key::{parse_internal_key, seek_key, SeqNo, ValueKind};
+use crate::key::{parse_internal_key, SeqNo, ValueKind};
 use crossbeam_skiplist::SkipMap;
 use std::ops::Bound;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -43,8 +43,9 @@ impl MemTable {
     }
 
     /// The newest version of `user_key` with sequence `<= seq`.
+    #[cfg(test)]
     pub fn get(&self, user_key: &[u8], seq: SeqNo) -> Lookup {
-        self.get_at_seek_key(&seek_key(user_key, seq))
+        self.get_at_seek_key(&crate::key::seek_key(user_key, seq))
     }
 
     /// [`MemTable::get`] with the lookup's [`seek_key`] already built (a lookup builds it

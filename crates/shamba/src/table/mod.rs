@@ -44,11 +44,9 @@ mod tests;
 
 pub use builder::TableBuilder;
 pub use dump::dump_table;
-pub use format::{
-    BlockHandle, Footer, BLOCK_TRAILER_LEN, FOOTER_LEN, FORMAT_VERSION, FORMAT_VERSION_FLAT,
-    FORMAT_VERSION_PARTITIONED, MAGIC,
-};
-pub use properties::{FilterDescriptor, TableProperties};
+pub use format::BLOCK_TRAILER_LEN;
+#[cfg(test)]
+pub use format::{FOOTER_LEN, FORMAT_VERSION_FLAT, FORMAT_VERSION_PARTITIONED};
 pub use reader::{Spot, TableReader};
 pub use table_cache::TableCache;
 

@@ -28,7 +28,7 @@ use super::pinned_part::PinnedPart;
 use super::properties::TableProperties;
 use super::top_level::TopLevelKeys;
 use super::two_level_cursor::TableCursor;
-use super::{ProbeOutcome, ProbePlan, TableContext, TableGet, TableSummary, BLOCK_TRAILER_LEN};
+use super::{ProbeOutcome, ProbePlan, TableContext, TableGet, BLOCK_TRAILER_LEN};
 use crate::cursor::Cursor;
 use crate::error::{DecodeError, Result};
 use crate::filter::{Digest, FilterPart, Role};
@@ -57,6 +57,7 @@ pub struct TableReader {
     /// not partitioned.
     top_level: TopLevelKeys,
     /// Bytes of the top-level index block's contents (0 when not partitioned).
+    #[cfg_attr(not(test), expect(dead_code, reason = "read by the table's tests only"))]
     top_level_bytes: u64,
     /// One entry per partition; exactly one when the table is not partitioned.
     pub(super) partitions: Vec<Partition>,
@@ -149,6 +150,7 @@ impl TableReader {
     /// The newest version of the seek key's user key with sequence `<=` the seek key's.
     /// `seek` is a [`crate::key::seek_key`]; `digest` is the user key's digest, computed
     /// once by the caller; the reader never hashes the key.
+    #[cfg(test)]
     pub fn get(&self, seek: &[u8], digest: &Digest, ro: &ReadOptions) -> Result<TableGet> {
         self.get_planned(seek, digest, ro, ProbePlan::ALL).map(|(g, _)| g)
     }
@@ -158,6 +160,7 @@ impl TableReader {
     ///
     /// In a partitioned table a key past the last partition is `NotFound` without reading
     /// a block: the pinned top-level index already knows.
+    #[cfg(test)]
     pub fn get_planned(
         &self,
         seek: &[u8],
@@ -285,6 +288,7 @@ impl TableReader {
     /// `seek` is needed because in a partitioned table the key, not the digest, picks the
     /// partition (through the pinned top-level index). A lookup preparing several tables
     /// uses the two passes below instead.
+    #[cfg(test)]
     pub fn prefetch_filter(&self, seek: &[u8], digest: &Digest) -> bool {
         let Some(meta) = self.partition_for(seek).and_then(|p| p.filter.first()) else {
             return false;
@@ -346,6 +350,7 @@ impl TableReader {
 
     /// Parse a cached part's bytes and prefetch `digest`'s probe lines. A part that does
     /// not parse is reported by the probe that follows.
+    #[cfg(test)]
     fn prefetch_from(&self, bytes: &[u8], digest: &Digest) {
         if let Ok(part) = FilterPart::parse_expecting(bytes, self.ctx.digest_version) {
             part.prefetch(digest);
@@ -376,11 +381,6 @@ impl TableReader {
         Box::new(TableCursor::new(self.clone(), ro.clone()))
     }
 
-    /// The file number.
-    pub fn number(&self) -> u64 {
-        self.number
-    }
-
     /// The file's path.
     pub fn path(&self) -> &Path {
         self.file.path()
@@ -407,13 +407,15 @@ impl TableReader {
     }
 
     /// What the table holds, as its builder reported it.
-    pub fn summary(&self) -> TableSummary {
-        TableSummary::of(&self.properties, self.file.len())
+    #[cfg(test)]
+    pub fn summary(&self) -> super::TableSummary {
+        super::TableSummary::of(&self.properties, self.file.len())
     }
 
     /// Bytes of index and filter blocks pinned in this reader (everything when they are
     /// not cached; the top-level index of a partitioned table either way), with the pinned
     /// index blocks' prefix fences.
+    #[cfg(test)]
     pub fn pinned_bytes(&self) -> usize {
         let pinned = |m: &MetaBlock| {
             m.pinned.as_ref().map_or(0, |b| b.len())
@@ -447,24 +449,28 @@ impl TableReader {
 
     /// Bytes of each filter part, in probe order, summed over the partitions: what
     /// keeping part `i` resident for every key of the table costs.
+    #[cfg(test)]
     pub fn filter_part_bytes(&self) -> Vec<u64> {
         self.properties.filter.part_bytes.clone()
     }
 
     /// Kind of filter, the variant name of its [`crate::filter::FilterSpec`] (`None`,
     /// `Bloom`, `ModularBloom`, ...).
+    #[cfg(test)]
     pub fn filter_kind(&self) -> &str {
         &self.properties.filter.kind
     }
 
     /// Whether the parts are a whole filter, modules (probe a prefix, in order) or units
     /// (probe any subset); `None` when the table has no filter.
+    #[cfg(test)]
     pub fn filter_role(&self) -> Option<Role> {
         self.filter_role
     }
 
     /// Bytes of (index, filter) contents: index blocks (top-level and partitions) and all
     /// filter parts — what pinning them costs, or what a cache needs to hold them all.
+    #[cfg(test)]
     pub fn metadata_bytes(&self) -> (u64, u64) {
         let index: u64 = self.partitions.iter().map(|p| p.index.handle.size).sum();
         let filter: u64 = self.partitions.iter().flat_map(|p| &p.filter).map(|m| m.handle.size).sum();

@@ -45,17 +45,14 @@ impl TableCache {
     }
 
     /// Number of open readers.
+    #[cfg(test)]
     pub fn len(&self) -> usize {
         self.readers.read().len()
     }
 
     /// Whether no reader is open.
+    #[cfg(test)]
     pub fn is_empty(&self) -> bool {
         self.len() == 0
-    }
-
-    /// The services readers of this cache share.
-    pub fn context(&self) -> &TableContext {
-        &self.ctx
     }
 }

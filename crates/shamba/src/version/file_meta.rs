@@ -80,12 +80,14 @@ impl FileMeta {
 
     /// Whether `user_key` lies in the file's user-key range.
     #[inline]
+    #[cfg(test)]
     pub fn covers(&self, user_key: &[u8]) -> bool {
         self.smallest_user_key() <= user_key && user_key <= self.largest_user_key()
     }
 
     /// Whether the file's user-key range meets `[smallest, largest]`.
     #[inline]
+    #[cfg(test)]
     pub fn overlaps(&self, smallest: &[u8], largest: &[u8]) -> bool {
         self.smallest_user_key() <= largest && smallest <= self.largest_user_key()
     }

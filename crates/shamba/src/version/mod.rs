@@ -18,12 +18,17 @@ mod run;
 mod set;
 mod tree;
 
-pub use edit::{VersionEdit, MAX_LEVELS};
+pub use edit::VersionEdit;
 pub use file_meta::{FileMeta, FileStatsRecord};
-pub use manifest::{manifest_file_name, parse_manifest_file_name, CURRENT, CURRENT_TMP};
-pub use run::{Level, Run};
-pub use set::{RecoveredState, VersionSet, DEFAULT_MANIFEST_LIMIT};
+pub use manifest::parse_manifest_file_name;
+pub use set::VersionSet;
 pub use tree::{FileRef, Version};
+#[cfg(test)]
+pub use {
+    manifest::{manifest_file_name, CURRENT},
+    run::Run,
+    set::RecoveredState,
+};
 
 #[cfg(test)]
 mod tests;

@@ -138,6 +138,7 @@ impl Run {
     }
 
     /// Total bytes of the run's files.
+    #[cfg(test)]
     pub fn bytes(&self) -> u64 {
         self.files.iter().map(|f| f.size).sum()
     }
@@ -145,16 +146,6 @@ impl Run {
     /// Data-block bytes of the run's files (see [`FileMeta::data_bytes`]).
     pub fn data_bytes(&self) -> u64 {
         self.files.iter().map(|f| f.data_bytes).sum()
-    }
-
-    /// Smallest user key of the run (empty for an empty run).
-    pub fn smallest_user_key(&self) -> &[u8] {
-        self.files.first().map_or(&[], |f| f.smallest_user_key())
-    }
-
-    /// Largest user key of the run (empty for an empty run).
-    pub fn largest_user_key(&self) -> &[u8] {
-        self.files.last().map_or(&[], |f| f.largest_user_key())
     }
 
     /// Check the run's invariant; the reason names the first two files that break it.
@@ -192,6 +183,7 @@ impl Level {
     }
 
     /// Total bytes of the level's files.
+    #[cfg(test)]
     pub fn bytes(&self) -> u64 {
         self.runs.iter().map(Run::bytes).sum()
     }

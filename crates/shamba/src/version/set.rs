@@ -26,6 +26,7 @@ pub const DEFAULT_MANIFEST_LIMIT: u64 = 64 << 20;
 
 /// What recovery read from the manifest.
 #[derive(Debug, Clone)]
+#[cfg_attr(not(test), expect(dead_code, reason = "what recovery read, checked by the version tests"))]
 pub struct RecoveredState {
     /// WALs with numbers `>= log_number` must be replayed.
     pub log_number: u64,
@@ -277,6 +278,7 @@ impl VersionSet {
     }
 
     /// The number the next [`new_file_number`](Self::new_file_number) returns.
+    #[cfg(test)]
     pub fn next_file_number(&self) -> u64 {
         self.next_file_number
     }
@@ -298,6 +300,7 @@ impl VersionSet {
     }
 
     /// Where the next leveled compaction of `level` should start, if recorded.
+    #[cfg(test)]
     pub fn compact_pointer(&self, level: usize) -> Option<&[u8]> {
         self.compact_pointers.get(level)?.as_deref()
     }
@@ -315,17 +318,20 @@ impl VersionSet {
     }
 
     /// Path of the live manifest.
+    #[cfg(test)]
     pub fn manifest_path(&self) -> PathBuf {
         manifest_path(&self.dir, self.manifest_number)
     }
 
     /// Number of the live manifest.
+    #[cfg(test)]
     pub fn manifest_number(&self) -> u64 {
         self.manifest_number
     }
 
     /// Roll over to a new manifest once the live one reaches `bytes` (tests use a small
     /// limit to exercise rollover).
+    #[cfg(test)]
     pub fn set_manifest_limit(&mut self, bytes: u64) {
         self.manifest_limit = bytes;
     }

@@ -61,11 +61,6 @@ impl Version {
         self.levels.get(level).map_or(&[], |l| l.runs.as_slice())
     }
 
-    /// Every file of `level`, newest run first.
-    pub fn files(&self, level: usize) -> impl Iterator<Item = &Arc<FileMeta>> + '_ {
-        self.runs(level).iter().flat_map(|r| r.files.iter())
-    }
-
     /// Files of `level` overlapping the user-key range `[smallest, largest]`, newest run
     /// first, each run's files in key order.
     pub fn overlapping(&self, level: usize, smallest: &[u8], largest: &[u8]) -> Vec<Arc<FileMeta>> {
@@ -73,6 +68,7 @@ impl Version {
     }
 
     /// Total bytes of a level.
+    #[cfg(test)]
     pub fn level_bytes(&self, level: usize) -> u64 {
         self.levels.get(level).map_or(0, Level::bytes)
     }
@@ -85,18 +81,15 @@ impl Version {
     }
 
     /// Number of files of a level.
+    #[cfg(test)]
     pub fn level_files(&self, level: usize) -> usize {
         self.levels.get(level).map_or(0, Level::file_count)
     }
 
     /// Number of runs of a level.
+    #[cfg(test)]
     pub fn level_runs(&self, level: usize) -> usize {
         self.runs(level).len()
-    }
-
-    /// Total bytes of every file.
-    pub fn total_bytes(&self) -> u64 {
-        self.levels.iter().map(Level::bytes).sum()
     }
 
     /// Total number of files.

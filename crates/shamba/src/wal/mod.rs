@@ -36,6 +36,5 @@ mod format;
 mod reader;
 mod writer;
 
-pub use format::{BLOCK_SIZE, HEADER_SIZE};
-pub use reader::{read_log, read_log_report, DroppedTail, LogRecord, LogReplay};
+pub use reader::{read_log, read_log_report};
 pub use writer::LogWriter;

@@ -69,11 +69,6 @@ impl LogWriter {
     pub fn len(&self) -> u64 {
         self.file.len()
     }
-
-    /// Whether nothing was written.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
 }
 
 #[cfg(test)]
