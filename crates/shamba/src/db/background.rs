@@ -41,7 +41,7 @@ impl DbInner {
                 continue;
             }
             if let Err(e) = self.flush_memtable(&mem) {
-                self.set_bg_error(&e);
+                self.set_bg_error(e);
             }
             self.bg_cv.notify_all();
         }
@@ -59,7 +59,7 @@ impl DbInner {
                     self.bg_cv.notify_all();
                 }
                 Ok(false) => self.idle_wait(),
-                Err(e) => self.set_bg_error(&e),
+                Err(e) => self.set_bg_error(e),
             }
         }
     }
