@@ -126,7 +126,7 @@ pub fn flush_to_table(env: &JobEnv<'_>, mem: &MemTable, filter: FilterSpec) -> R
     Ok(out.finish()?.pop())
 }
 
-/// Merge a compaction's inputs into new files for `c.output_level`.
+/// Merge a compaction's inputs into new files for `c.output_level`, of run `output_run`.
 ///
 /// A version is dropped when a newer version of the same key is visible to every snapshot
 /// (its sequence number is `<= smallest_snapshot`); a tombstone is dropped when, in
@@ -137,7 +137,7 @@ pub fn run_compaction(
     version: &Version,
     smallest_snapshot: SeqNo,
     filter: FilterSpec,
-    output_run: Option<u64>,
+    output_run: u64,
 ) -> Result<(Vec<FileMeta>, JobStats)> {
     let read = ReadOptions { fill_cache: false, readahead_size: COMPACTION_READAHEAD, ..ReadOptions::default() };
     let children: Vec<Box<dyn Cursor>> = c
@@ -149,7 +149,7 @@ pub fn run_compaction(
     let input_numbers: Vec<u64> = c.input_files().map(|(_, f)| f.number).collect();
     let elsewhere = OlderFiles::new(version, c.output_level, &input_numbers);
 
-    let mut out = OutputWriter::new(env, filter, output_run, env.opts.target_file_size);
+    let mut out = OutputWriter::new(env, filter, Some(output_run), env.opts.target_file_size);
     let mut stats = JobStats::default();
     let mut current_key: Option<Vec<u8>> = None;
     let mut newer_seq = SeqNo::MAX; // sequence of the previous (newer) version of this key
