@@ -74,6 +74,15 @@ impl PinnedIndex {
     }
 }
 
+/// What a block read from the device does in the block cache.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum CacheFill {
+    /// Inserted into the pool of this priority.
+    At(Priority),
+    /// Not inserted (`ReadOptions::fill_cache` off: a scan that would evict the working set).
+    Skip,
+}
+
 /// The index and filter parts of one key range (the whole table when not partitioned).
 pub(super) struct Partition {
     /// The index block (or index partition).
@@ -123,7 +132,7 @@ impl TableReader {
         match part {
             MetaBlock::Pinned { pinned, .. } => Ok((pinned.bytes().clone(), false)),
             MetaBlock::Cached(handle) => {
-                self.cached_block(*handle, BlockKind::Filter, self.filter_priority(i), true, true, None)
+                self.cached_block(*handle, BlockKind::Filter, CacheFill::At(self.filter_priority(i)), true, None)
             }
         }
     }
@@ -142,7 +151,7 @@ impl TableReader {
         let (handle, data) = match &partition.index {
             MetaBlock::Pinned { handle, pinned } => (*handle, pinned.bytes.clone()),
             MetaBlock::Cached(handle) => {
-                (*handle, self.cached_block(*handle, BlockKind::Index, Priority::High, true, true, None)?.0)
+                (*handle, self.cached_block(*handle, BlockKind::Index, CacheFill::At(Priority::High), true, None)?.0)
             }
         };
         Block::new(data).map_err(|e| e.in_file(self.path(), Some(handle.offset)))
@@ -156,8 +165,8 @@ impl TableReader {
         ro: &ReadOptions,
         ahead: Option<&mut ReadAhead>,
     ) -> Result<Block> {
-        let (data, _) =
-            self.cached_block(handle, BlockKind::Data, Priority::Low, ro.fill_cache, ro.verify_checksums, ahead)?;
+        let fill = if ro.fill_cache { CacheFill::At(Priority::Low) } else { CacheFill::Skip };
+        let (data, _) = self.cached_block(handle, BlockKind::Data, fill, ro.verify_checksums, ahead)?;
         Block::new(data).map_err(|e| e.in_file(self.path(), Some(handle.offset)))
     }
 
@@ -198,14 +207,13 @@ impl TableReader {
     }
 
     /// A block through the cache: a hit, or a device read (through the read-ahead window
-    /// `ahead` when given) inserted at `priority` when `fill`. Returns the contents and
-    /// whether they came from the device.
+    /// `ahead` when given, its checksum checked when `verify`) that `fill` says where to
+    /// insert. Returns the contents and whether they came from the device.
     fn cached_block(
         &self,
         handle: BlockHandle,
         kind: BlockKind,
-        priority: Priority,
-        fill: bool,
+        fill: CacheFill,
         verify: bool,
         ahead: Option<&mut ReadAhead>,
     ) -> Result<(Arc<[u8]>, bool)> {
@@ -217,7 +225,7 @@ impl TableReader {
             Some(ahead) => self.file.read_block_ahead(handle, kind, verify, ahead)?,
             None => self.file.read_block(handle, kind, verify)?,
         };
-        if fill {
+        if let CacheFill::At(priority) = fill {
             self.ctx.cache.insert(key, block.clone(), kind, priority);
         }
         Ok((block, true))
