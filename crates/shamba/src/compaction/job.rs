@@ -15,9 +15,8 @@ use std::path::Path;
 use std::sync::Arc;
 
 /// Bytes a compaction reads at once from each input file: one system call per 64 blocks
-/// of 4 KiB instead of one per block. In a random load of 2M 64-byte pairs `pread` was
-/// about 8% of the compaction thread's samples; with the windows the thread took 3-8%
-/// fewer (2,750-2,771 vs 2,852-2,994 samples over two runs each).
+/// of 4 KiB instead of one per block. In a random load of small pairs `pread` showed in
+/// the compaction thread's profile, and the windows took most of it away.
 const COMPACTION_READAHEAD: usize = 256 << 10;
 
 /// What a job needs from the database.
