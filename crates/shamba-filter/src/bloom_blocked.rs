@@ -77,7 +77,7 @@ fn clamp_bpk(bits_per_key: f64) -> f64 {
 ///
 /// The series costs a few hundred `exp` and `powf` calls, and table builds ask for the same
 /// few values over and over (every unit, module and partition of every table, and every
-/// candidate `k` of [`blocked_num_probes`]): it was 5% of a compaction's time with elastic
+/// candidate `k` of [`blocked_num_probes`]): it showed in compaction profiles with elastic
 /// units. Answers are remembered per thread in a small direct-mapped cache.
 pub fn blocked_fpr(keys_per_block: f64, k: u32) -> f64 {
     const SLOTS: usize = 64;

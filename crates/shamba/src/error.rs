@@ -4,6 +4,7 @@
 //! failing devices are values of [`Error`]; the engine never panics on them.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 /// Result alias used across the crate.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -38,9 +39,21 @@ pub enum Error {
     #[error("database directory is locked by another process: {}", .0.display())]
     Locked(PathBuf),
 
-    /// The database was closed, or a background error made it read-only.
-    #[error("database is closed or failed: {0}")]
-    Closed(String),
+    /// The database was closed (or is closing).
+    #[error("database is closed")]
+    Closed,
+
+    /// A background error (a failed flush or compaction, or a failed WAL write) made the
+    /// database read-only: writes fail with this until it is reopened; reads still work.
+    /// `cause` is that error, kept whole (also given by [`std::error::Error::source`]), so a
+    /// full disk ([`Error::io_kind`]) can be told from a damaged file
+    /// ([`Error::is_corruption`]).
+    #[error("database is read-only after a background error: {cause}")]
+    ReadOnly {
+        /// The background error, as it happened.
+        #[source]
+        cause: Arc<Error>,
+    },
 }
 
 impl Error {
@@ -49,9 +62,47 @@ impl Error {
         Error::Corruption { file: file.into(), offset, reason: reason.into() }
     }
 
-    /// Whether this is a [`Error::Corruption`].
+    /// Whether this is a [`Error::Corruption`] (a [`Error::ReadOnly`] caused by one is not:
+    /// look at its `cause`).
     pub fn is_corruption(&self) -> bool {
         matches!(self, Error::Corruption { .. })
+    }
+
+    /// Whether this is a [`Error::ReadOnly`]: a background error stopped writes.
+    pub fn is_read_only(&self) -> bool {
+        matches!(self, Error::ReadOnly { .. })
+    }
+
+    /// The [`std::io::ErrorKind`] of an [`Error::Io`] (e.g. `StorageFull` for a full disk);
+    /// `None` for every other variant (a [`Error::ReadOnly`] caused by one included: look at
+    /// its `cause`).
+    pub fn io_kind(&self) -> Option<std::io::ErrorKind> {
+        match self {
+            Error::Io(e) => Some(e.kind()),
+            _ => None,
+        }
+    }
+
+    /// A copy of this error of the same kind, for everyone who shares one outcome (the
+    /// writes of a commit group share their leader's). `std::io::Error` is not `Clone`: an
+    /// [`Error::Io`] copy keeps the OS error code, or else the `ErrorKind` and the message,
+    /// but not the inner error; every other variant is copied whole (a
+    /// [`Error::ReadOnly`] shares its cause).
+    pub(crate) fn duplicate(&self) -> Error {
+        match self {
+            Error::Io(e) => Error::Io(match e.raw_os_error() {
+                Some(code) => std::io::Error::from_raw_os_error(code),
+                None => std::io::Error::new(e.kind(), e.to_string()),
+            }),
+            Error::Corruption { file, offset, reason } => {
+                Error::Corruption { file: file.clone(), offset: *offset, reason: reason.clone() }
+            }
+            Error::InvalidOptions(m) => Error::InvalidOptions(m.clone()),
+            Error::InvalidArgument(m) => Error::InvalidArgument(m.clone()),
+            Error::Locked(p) => Error::Locked(p.clone()),
+            Error::Closed => Error::Closed,
+            Error::ReadOnly { cause } => Error::ReadOnly { cause: cause.clone() },
+        }
     }
 }
 
@@ -78,5 +129,43 @@ impl DecodeError {
 impl From<shamba_filter::DecodeError> for DecodeError {
     fn from(e: shamba_filter::DecodeError) -> Self {
         DecodeError(e.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::error::Error as _;
+    use std::io::ErrorKind;
+
+    #[test]
+    fn a_duplicate_keeps_the_kind_and_message() {
+        let full = Error::Io(std::io::Error::new(ErrorKind::StorageFull, "no room"));
+        let copy = full.duplicate();
+        assert_eq!(copy.io_kind(), Some(ErrorKind::StorageFull));
+        assert_eq!(copy.to_string(), full.to_string());
+        let os = Error::Io(std::io::Error::from_raw_os_error(28));
+        match os.duplicate() {
+            Error::Io(e) => assert_eq!(e.raw_os_error(), Some(28)),
+            other => panic!("{other:?}"),
+        }
+        let bad = Error::corruption("000007.sst", Some(12), "bad checksum");
+        let copy = bad.duplicate();
+        assert!(copy.is_corruption());
+        assert_eq!(copy.to_string(), bad.to_string());
+        assert!(matches!(Error::Closed.duplicate(), Error::Closed));
+    }
+
+    #[test]
+    fn read_only_names_its_cause_and_gives_it_as_source() {
+        let cause = Arc::new(Error::Io(std::io::Error::new(ErrorKind::StorageFull, "no room")));
+        let e = Error::ReadOnly { cause: cause.clone() };
+        assert!(e.is_read_only() && !e.is_corruption() && e.io_kind().is_none());
+        assert!(e.to_string().contains("no room"), "{e}");
+        assert_eq!(e.source().map(|s| s.to_string()), Some(cause.to_string()));
+        match e.duplicate() {
+            Error::ReadOnly { cause: c } => assert!(Arc::ptr_eq(&c, &cause)),
+            other => panic!("{other:?}"),
+        }
     }
 }

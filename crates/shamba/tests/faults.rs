@@ -30,7 +30,7 @@ fn write_until_failure(db: &Db, sync: bool, limit: u32) -> u32 {
         b.put(key(i), vec![b'v'; 100]);
         match db.write_opt(b, &wo) {
             Ok(()) => {}
-            Err(Error::Io(_) | Error::Closed(_)) => return i,
+            Err(Error::Io(_) | Error::ReadOnly { .. }) => return i,
             Err(e) => panic!("unexpected error kind: {e}"),
         }
     }
@@ -77,7 +77,11 @@ fn a_failing_sync_is_reported_and_makes_the_database_read_only() {
     assert!(matches!(err, Error::Io(_)), "{err}");
     // Reads still work; writes are refused until the database is reopened.
     assert!(db.get(key(3)).expect("read after failure").is_some());
-    assert!(matches!(db.put(b"k", b"v"), Err(Error::Closed(_))));
+    let err = db.put(b"k", b"v").expect_err("read-only");
+    match &err {
+        Error::ReadOnly { cause } => assert!(matches!(**cause, Error::Io(_)), "cause: {cause}"),
+        _ => panic!("expected ReadOnly, got {err}"),
+    }
     drop(db);
     plan.fail_syncs.store(false, SeqCst);
     assert_recovered(dir.path(), acknowledged);
@@ -104,4 +108,147 @@ fn failing_reads_are_errors_not_panics() {
     assert!(db.iter().any(|r| r.is_err()), "a scan over a failing device yields an error");
     plan.fail_reads.store(false, SeqCst);
     assert!(db.get(key(5)).expect("healthy again").is_some());
+}
+
+/// Whether `e` is an I/O error of `kind`.
+fn is_io(e: &Error, kind: std::io::ErrorKind) -> bool {
+    e.io_kind() == Some(kind)
+}
+
+/// Whether `e` is a [`Error::ReadOnly`] whose cause satisfies `cause`; `source()` is the cause.
+fn is_read_only(e: &Error, cause: impl Fn(&Error) -> bool) -> bool {
+    match e {
+        Error::ReadOnly { cause: c } => {
+            let source = std::error::Error::source(e).map(|s| s.to_string());
+            cause(c) && source == Some(c.to_string()) && e.to_string().contains(&c.to_string())
+        }
+        _ => false,
+    }
+}
+
+#[test]
+fn the_writes_grouped_behind_a_failing_leader_get_its_error_kind() {
+    use std::io::ErrorKind::StorageFull;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let plan = Arc::new(FaultPlan::default());
+    let db = Db::open(dir.path(), faulty(&plan)).expect("open");
+    let put = |db: &Db, k: Vec<u8>| {
+        let mut b = WriteBatch::new();
+        b.put(k, b"v");
+        db.write_opt(b, &WriteOptions { sync: true, ..WriteOptions::default() })
+    };
+    // A first writer leads and stalls in its WAL sync; the writers after it queue up
+    // behind it, and the next leader takes them all as one group.
+    plan.hold_syncs.store(true, SeqCst);
+    let first = {
+        let db = db.clone();
+        std::thread::spawn(move || put(&db, key(0)))
+    };
+    std::thread::sleep(std::time::Duration::from_millis(100));
+    let queued: Vec<_> = (1..8)
+        .map(|i| {
+            let db = db.clone();
+            std::thread::spawn(move || put(&db, key(i)))
+        })
+        .collect();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    // The disk fills up: the group's WAL append fails.
+    plan.fail_writes.store(true, SeqCst);
+    plan.hold_syncs.store(false, SeqCst);
+    first.join().expect("first writer").expect("the first write was logged before the disk filled");
+    let results: Vec<_> = queued.into_iter().map(|t| t.join().expect("writer")).collect();
+    // One of them led the group and met the full disk; the rest were its followers (or,
+    // had one come late, a writer refused because the database is read-only now).
+    let full = results.iter().filter(|r| r.as_ref().is_err_and(|e| is_io(e, StorageFull))).count();
+    for r in &results {
+        let e = r.as_ref().expect_err("every write after the disk filled fails");
+        assert!(
+            is_io(e, StorageFull) || is_read_only(e, |c| is_io(c, StorageFull)),
+            "a write of the failed group got {e:?}, not the leader's full disk"
+        );
+    }
+    assert!(full >= 2, "expected a leader and a follower to meet the full disk: {results:?}");
+    // Later writes are refused with the full disk as the cause.
+    plan.fail_writes.store(false, SeqCst);
+    let e = db.put(b"later", b"v").expect_err("read-only");
+    assert!(is_read_only(&e, |c| is_io(c, StorageFull)), "{e:?}");
+    assert!(e.is_read_only() && !e.is_corruption());
+}
+
+#[test]
+fn a_flush_failing_on_a_full_disk_makes_writes_fail_read_only_with_that_cause() {
+    use std::io::ErrorKind::StorageFull;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let plan = Arc::new(FaultPlan::default());
+    let db = Db::open(dir.path(), faulty(&plan)).expect("open");
+    for i in 0..100 {
+        db.put(key(i), b"v").expect("put");
+    }
+    // The WAL still takes writes; the table the flush writes does not.
+    plan.fail_table_writes.store(true, SeqCst);
+    let e = db.flush().expect_err("the flush met a full disk");
+    assert!(is_read_only(&e, |c| is_io(c, StorageFull)), "{e:?}");
+    let e = db.put(b"k", b"v").expect_err("read-only");
+    assert!(is_read_only(&e, |c| is_io(c, StorageFull)), "{e:?}");
+    // Reads still work.
+    assert_eq!(db.get(key(7)).expect("read after failure").as_deref(), Some(&b"v"[..]));
+    drop(db);
+    plan.fail_table_writes.store(false, SeqCst);
+    assert_recovered(dir.path(), 100);
+}
+
+#[test]
+fn a_compaction_meeting_a_corrupt_table_makes_writes_fail_read_only_with_that_cause() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let opts = || Options { level0_compaction_trigger: 4, block_size: 512, ..Options::default() };
+    // Three overlapping L0 tables, one short of a compaction.
+    let fill = |db: &Db, round: u32| {
+        for i in 0..300 {
+            db.put(key(i), format!("value-{round}-{i}")).expect("put");
+        }
+    };
+    {
+        let db = Db::open(dir.path(), opts()).expect("open");
+        for round in 0..3 {
+            fill(&db, round);
+            db.flush().expect("flush");
+        }
+        assert_eq!(db.stats().levels[0].files, 3);
+        db.close().expect("close");
+    }
+    // Damage the first data block of one of them: only a compaction (or a lookup of
+    // its first keys) reads it.
+    let mut tables: Vec<_> = std::fs::read_dir(dir.path())
+        .expect("list")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.extension().is_some_and(|x| x == "sst"))
+        .collect();
+    tables.sort();
+    let damaged = tables[0].clone();
+    let mut bytes = std::fs::read(&damaged).expect("read");
+    bytes[20] ^= 0x5a;
+    std::fs::write(&damaged, bytes).expect("write");
+
+    let db = Db::open(dir.path(), opts()).expect("reopen");
+    // A fourth table triggers the background compaction of all four (which may fail
+    // before the flush returns: its result is checked below).
+    fill(&db, 3);
+    let _ = db.flush();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let e = loop {
+        match db.put(b"k", b"v") {
+            Err(e) => break e,
+            Ok(()) => {
+                assert!(std::time::Instant::now() < deadline, "the compaction never failed");
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+        }
+    };
+    let names_damaged = |c: &Error| match c {
+        Error::Corruption { file, .. } => file.file_name() == damaged.file_name(),
+        _ => false,
+    };
+    assert!(is_read_only(&e, names_damaged), "{e:?}");
+    // Reads of the tables' other blocks still work.
+    assert!(db.get(key(299)).expect("read after failure").is_some());
 }

@@ -420,7 +420,7 @@ pub(crate) fn read_phase(db: &Db, args: &BenchArgs, kind: ReadKind) -> Result<Ph
             .collect();
         handles
             .into_iter()
-            .map(|h| h.join().unwrap_or_else(|_| Err(shamba::Error::Closed("reader panicked".into()))))
+            .map(|h| h.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
             .sum::<Result<u64, _>>()
     })?;
     let seconds = start.elapsed().as_secs_f64();

@@ -50,8 +50,8 @@ pub struct Banding<R: ResultRow = u32> {
 }
 
 /// The type of a banding result row: `u8` when the solution has at most 8 result columns,
-/// `u32` otherwise. Byte rows make a slot 17 bytes instead of 20 and banding about 1 ns
-/// per key faster at 1M keys (measured; less memory traffic and smaller walk state).
+/// `u32` otherwise. Byte rows make a slot 17 bytes instead of 20 and banding faster (less
+/// memory traffic and smaller walk state).
 pub trait ResultRow: Copy + Default + Eq + std::ops::BitXor<Output = Self> + 'static {
     /// Result columns a row holds.
     const COLUMNS: u32;
@@ -198,8 +198,8 @@ fn walk<R: ResultRow>(lo: &mut [u64], hi: &mut [u64], results: &mut [R], mut e: 
 /// Scratch vectors of finished bandings, kept per thread for the next construction.
 ///
 /// A table builder makes one filter after another; fresh multi-megabyte vectors would each
-/// pay a page fault per 4 KiB on first touch (measured here at several ns per key, a sixth of
-/// the whole construction), while reused ones are already mapped.
+/// pay a page fault per 4 KiB on first touch (a sizeable part of the whole construction),
+/// while reused ones are already mapped.
 const MAX_SCRATCH_BYTES: usize = 40 << 20;
 
 #[derive(Default)]

@@ -272,8 +272,7 @@ impl<'a> RibbonRef<'a> {
     ///
     /// Always inlined, so that [`crate::FilterPart::may_contain`] runs it without a
     /// second call: an in-cache probe is about 160 instructions of straight-line code, and
-    /// the inner call's register saves and constant reloads were a tenth of it (11.0 ->
-    /// 10.0 ns per hit on a 10K-key filter).
+    /// the inner call's register saves and constant reloads were a measurable part of it.
     #[inline(always)]
     pub fn may_contain(&self, digest: &Digest) -> bool {
         // Predictable: the same for every probe of this filter. A block stores

@@ -1,13 +1,13 @@
 //! Back-substitution with one AVX-512 vector lane per result column (up to 8 columns).
 //!
-//! The scalar back-substitution ([`super::banding`]) spends about ten instructions per
-//! slot per column (shift the column's 128-bit state, and it with the coefficient row,
-//! POPCNT, xor in the result bit, insert the new bit) and is bound by instruction
-//! throughput: at 7 columns it was a quarter of the whole construction. Here the eight
-//! columns' states are the eight 64-bit lanes of two registers (low and high state words),
-//! so a slot costs about fifteen vector instructions for all columns at once (VPSHLDQ
-//! shifts the 128-bit states, VPOPCNTQ gives every column's parity). Measured at 1M keys
-//! and 7 columns: 6.8 -> 2.5 ns/key; it now mostly waits on reading the banding arrays.
+//! The scalar back-substitution ([`super::banding`]) spends about ten instructions per slot
+//! per column (shift the column's 128-bit state, and it with the coefficient row, POPCNT,
+//! xor in the result bit, insert the new bit) and is bound by instruction throughput: at
+//! many columns it was a large part of the whole construction. Here the eight columns'
+//! states are the eight 64-bit lanes of two registers (low and high state words), so a slot
+//! costs about fifteen vector instructions for all columns at once (VPSHLDQ shifts the
+//! 128-bit states, VPOPCNTQ gives every column's parity), several times fewer instructions
+//! per slot; it now mostly waits on reading the banding arrays.
 //!
 //! Used only when the CPU has AVX-512F, VPOPCNTDQ and VBMI2 (checked at run time); the
 //! result is bit-for-bit the scalar one (tested).

@@ -15,9 +15,8 @@ use std::path::Path;
 use std::sync::Arc;
 
 /// Bytes a compaction reads at once from each input file: one system call per 64 blocks
-/// of 4 KiB instead of one per block. In a random load of 2M 64-byte pairs `pread` was
-/// about 8% of the compaction thread's samples; with the windows the thread took 3-8%
-/// fewer (2,750-2,771 vs 2,852-2,994 samples over two runs each).
+/// of 4 KiB instead of one per block. In a random load of small pairs `pread` showed in
+/// the compaction thread's profile, and the windows took most of it away.
 const COMPACTION_READAHEAD: usize = 256 << 10;
 
 /// What a job needs from the database.
@@ -124,7 +123,7 @@ pub fn flush_to_table(env: &JobEnv<'_>, mem: &MemTable, filter: FilterSpec) -> R
     Ok(out.finish()?.pop())
 }
 
-/// Merge a compaction's inputs into new files for `c.output_level`.
+/// Merge a compaction's inputs into new files for `c.output_level`, of run `output_run`.
 ///
 /// A version is dropped when a newer version of the same key is visible to every snapshot
 /// (its sequence number is `<= smallest_snapshot`); a tombstone is dropped when, in
@@ -135,7 +134,7 @@ pub fn run_compaction(
     version: &Version,
     smallest_snapshot: SeqNo,
     filter: FilterSpec,
-    output_run: Option<u64>,
+    output_run: u64,
 ) -> Result<(Vec<FileMeta>, JobStats)> {
     let read = ReadOptions { fill_cache: false, readahead_size: COMPACTION_READAHEAD, ..ReadOptions::default() };
     let children: Vec<Box<dyn Cursor>> = c
@@ -147,7 +146,7 @@ pub fn run_compaction(
     let input_numbers: Vec<u64> = c.input_files().map(|(_, f)| f.number).collect();
     let elsewhere = OlderFiles::new(version, c.output_level, &input_numbers);
 
-    let mut out = OutputWriter::new(env, filter, output_run, env.opts.target_file_size);
+    let mut out = OutputWriter::new(env, filter, Some(output_run), env.opts.target_file_size);
     let mut stats = JobStats::default();
     let mut current_key: Option<Vec<u8>> = None;
     let mut newer_seq = SeqNo::MAX; // sequence of the previous (newer) version of this key

@@ -4,7 +4,7 @@
 //! moving forward, largest moving backward), so a step costs about `2 log2(k)` key
 //! comparisons for `k` children. A compaction of L0 into L1 merges twenty or more files
 //! when L0 is at its slowdown trigger; the linear scan this replaced compared every child
-//! for every entry and took over a quarter of the compaction thread's time in a random load.
+//! for every entry and was a large part of the compaction thread's time in a random load.
 
 use crate::cursor::Cursor;
 use crate::error::Result;

@@ -28,10 +28,33 @@ pub struct Compaction {
     pub inputs: Vec<CompactionInput>,
     /// Level the output goes to.
     pub output_level: usize,
-    /// Run the outputs join: `Some(id)` for an existing run, `None` for a new run.
-    pub output_run: Option<u64>,
-    /// Move the single input file to the output level without rewriting it.
-    pub trivial_move: bool,
+    /// What becomes of the inputs.
+    pub choice: CompactionChoice,
+}
+
+/// What the picker decided to do with a compaction's inputs.
+///
+/// There is no "drop" choice: nothing the picker sees (no TTL, no deleted range) makes a
+/// whole file dead without reading it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CompactionChoice {
+    /// Move the single input file to the output level without rewriting it (leveled: it
+    /// overlaps nothing there).
+    Move,
+    /// Merge the inputs into new files of the output level.
+    Merge {
+        /// The run the new files join.
+        output_run: OutputRun,
+    },
+}
+
+/// The run a merge's outputs join.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OutputRun {
+    /// An existing run of the output level, by id (leveled L1+: [`LEVELED_RUN`]).
+    Existing(u64),
+    /// A new run (tiered), its id a fresh file number.
+    New,
 }
 
 impl Compaction {

@@ -8,7 +8,7 @@
 //! the trigger) merges all its runs into one new run of the next level. The last level
 //! merges its runs into one.
 
-use super::{Compaction, CompactionInput, LEVELED_RUN};
+use super::{Compaction, CompactionChoice, CompactionInput, OutputRun, LEVELED_RUN};
 use crate::options::{CompactionStyle, Options};
 use crate::version::{FileMeta, Version};
 use std::sync::Arc;
@@ -73,7 +73,7 @@ fn pick_leveled(version: &Version, level: usize, cursor: &mut [Vec<u8>]) -> Comp
         if !below.is_empty() {
             inputs.push(CompactionInput { level: 1, files: below });
         }
-        return Compaction { inputs, output_level: 1, output_run: Some(LEVELED_RUN), trivial_move: false };
+        return Compaction { inputs, output_level: 1, choice: merge_into_level_run() };
     }
     let files: Vec<&Arc<FileMeta>> = version.levels[level].runs.iter().flat_map(|r| r.files.iter()).collect();
     let after = &cursor[level];
@@ -86,18 +86,23 @@ fn pick_leveled(version: &Version, level: usize, cursor: &mut [Vec<u8>]) -> Comp
     cursor[level] = crate::key::user_key(&chosen.largest).to_vec();
     let below =
         version.overlapping(level + 1, crate::key::user_key(&chosen.smallest), crate::key::user_key(&chosen.largest));
-    let trivial_move = below.is_empty();
+    let choice = if below.is_empty() { CompactionChoice::Move } else { merge_into_level_run() };
     let mut inputs = vec![CompactionInput { level, files: vec![chosen] }];
     if !below.is_empty() {
         inputs.push(CompactionInput { level: level + 1, files: below });
     }
-    Compaction { inputs, output_level: level + 1, output_run: Some(LEVELED_RUN), trivial_move }
+    Compaction { inputs, output_level: level + 1, choice }
+}
+
+/// A leveled merge: the outputs join the output level's one run.
+fn merge_into_level_run() -> CompactionChoice {
+    CompactionChoice::Merge { output_run: OutputRun::Existing(LEVELED_RUN) }
 }
 
 /// All runs of `level` merged into one new run of `output_level`.
 fn merge_level_runs(version: &Version, level: usize, output_level: usize) -> Compaction {
     let inputs = version.levels[level].runs.iter().map(|r| CompactionInput { level, files: r.files.clone() }).collect();
-    Compaction { inputs, output_level, output_run: None, trivial_move: false }
+    Compaction { inputs, output_level, choice: CompactionChoice::Merge { output_run: OutputRun::New } }
 }
 
 /// A full manual compaction: every file into one run of the deepest level that holds data
@@ -115,10 +120,10 @@ pub fn pick_full(version: &Version, opts: &Options) -> Option<Compaction> {
     }
     let output_level = inputs.iter().map(|i| i.level).max().unwrap_or(1).max(1);
     let output_run = match opts.compaction_style {
-        CompactionStyle::Leveled => Some(LEVELED_RUN),
-        CompactionStyle::Tiered => None,
+        CompactionStyle::Leveled => OutputRun::Existing(LEVELED_RUN),
+        CompactionStyle::Tiered => OutputRun::New,
     };
-    Some(Compaction { inputs, output_level, output_run, trivial_move: false })
+    Some(Compaction { inputs, output_level, choice: CompactionChoice::Merge { output_run } })
 }
 
 /// The smallest and largest user keys over `files`.
@@ -131,4 +136,55 @@ fn user_key_span<'a>(files: impl Iterator<Item = &'a Arc<FileMeta>>) -> (Vec<u8>
         hi = Some(hi.map_or(l, |x| x.max(l)));
     }
     (lo.unwrap_or_default().to_vec(), hi.unwrap_or_default().to_vec())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::key::{internal_key, ValueKind};
+    use crate::version::Run;
+
+    fn file(number: u64, lo: &[u8], hi: &[u8]) -> Arc<FileMeta> {
+        Arc::new(FileMeta {
+            number,
+            size: 1000,
+            data_bytes: 1000,
+            smallest: internal_key(lo, 2, ValueKind::Put),
+            largest: internal_key(hi, 1, ValueKind::Put),
+            entries: 10,
+            ..FileMeta::default()
+        })
+    }
+
+    /// A version whose L1 is over its target, with `l2` below it.
+    fn over_l1(l2: Vec<Arc<FileMeta>>) -> Version {
+        let mut v = Version::new(4);
+        v.levels[1].runs = vec![Run::new(LEVELED_RUN, vec![file(1, b"a", b"c"), file(2, b"d", b"f")])];
+        v.levels[2].runs = vec![Run::new(LEVELED_RUN, l2)];
+        v
+    }
+
+    #[test]
+    fn a_file_overlapping_nothing_below_moves_and_one_overlapping_something_merges_into_the_level_run() {
+        let opts = Options { num_levels: 4, max_bytes_for_level_base: 1500, ..Options::default() };
+        let mut cursor = vec![Vec::new(); 4];
+        let c = pick(&over_l1(vec![file(3, b"x", b"z")]), &opts, &mut cursor).expect("L1 is over its target");
+        assert_eq!((c.choice, c.output_level, c.input_files().count()), (CompactionChoice::Move, 2, 1));
+        let mut cursor = vec![Vec::new(); 4];
+        let c = pick(&over_l1(vec![file(3, b"b", b"b")]), &opts, &mut cursor).expect("L1 is over its target");
+        assert_eq!(c.choice, CompactionChoice::Merge { output_run: OutputRun::Existing(LEVELED_RUN) });
+        assert_eq!(c.input_files().count(), 2);
+    }
+
+    #[test]
+    fn tiered_merges_make_a_new_run() {
+        let opts = Options { num_levels: 4, compaction_style: CompactionStyle::Tiered, ..Options::default() };
+        let mut v = Version::new(4);
+        v.levels[0].runs =
+            (1..=opts.level0_compaction_trigger as u64).map(|n| Run::new(n, vec![file(n, b"a", b"z")])).collect();
+        let c = pick(&v, &opts, &mut vec![Vec::new(); 4]).expect("L0 is full");
+        assert_eq!(c.choice, CompactionChoice::Merge { output_run: OutputRun::New });
+        let full = pick_full(&v, &opts).expect("there are files");
+        assert_eq!(full.choice, CompactionChoice::Merge { output_run: OutputRun::New });
+    }
 }

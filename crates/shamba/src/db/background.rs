@@ -3,7 +3,7 @@
 
 use super::inner::{DbInner, SuperVersion};
 use crate::compaction::job::{flush_to_table, run_compaction, JobEnv};
-use crate::compaction::{picker, Compaction, LEVELED_RUN};
+use crate::compaction::{picker, Compaction, CompactionChoice, OutputRun, LEVELED_RUN};
 use crate::error::Result;
 use crate::manager::{inherit, Estimate};
 use crate::memtable::MemTable;
@@ -41,7 +41,7 @@ impl DbInner {
                 continue;
             }
             if let Err(e) = self.flush_memtable(&mem) {
-                self.set_bg_error(&e);
+                self.set_bg_error(e);
             }
             self.bg_cv.notify_all();
         }
@@ -59,7 +59,7 @@ impl DbInner {
                     self.bg_cv.notify_all();
                 }
                 Ok(false) => self.idle_wait(),
-                Err(e) => self.set_bg_error(&e),
+                Err(e) => self.set_bg_error(e),
             }
         }
     }
@@ -167,25 +167,31 @@ impl DbInner {
             edit.deleted_files.push((level, f.number));
         }
         let mut outputs: Vec<FileMeta> = Vec::new();
-        if c.trivial_move {
-            for (_, f) in c.input_files() {
-                let mut moved = FileMeta::clone(f);
-                moved.run = LEVELED_RUN;
-                outputs.push(moved);
+        match c.choice {
+            CompactionChoice::Move => {
+                for (_, f) in c.input_files() {
+                    let mut moved = FileMeta::clone(f);
+                    moved.run = LEVELED_RUN;
+                    outputs.push(moved);
+                }
+                DbCounters::add(&self.counters.trivial_moves, 1);
             }
-            DbCounters::add(&self.counters.trivial_moves, 1);
-        } else {
-            let filter = self.filter_for_level(version, c.output_level);
-            let output_run = c.output_run.unwrap_or_else(|| self.versions.lock().new_file_number());
-            let alloc = || self.new_output_number();
-            // On failure the outputs stay in `pending`: the caller records a background error,
-            // which stops obsolete-file deletion until a reopen sorts live from dead.
-            let (files, stats) =
-                run_compaction(&self.job_env(&alloc), c, version, self.smallest_snapshot(), filter, Some(output_run))?;
-            DbCounters::add(&self.counters.compaction_bytes_read, c.input_bytes());
-            DbCounters::add(&self.counters.compaction_bytes_written, stats.bytes_out);
-            outputs = files;
-            self.inherit_stats(c, version, &mut outputs);
+            CompactionChoice::Merge { output_run } => {
+                let filter = self.filter_for_level(version, c.output_level);
+                let output_run = match output_run {
+                    OutputRun::Existing(id) => id,
+                    OutputRun::New => self.versions.lock().new_file_number(),
+                };
+                let alloc = || self.new_output_number();
+                // On failure the outputs stay in `pending`: the caller records a background
+                // error, which stops obsolete-file deletion until a reopen sorts live from dead.
+                let (files, stats) =
+                    run_compaction(&self.job_env(&alloc), c, version, self.smallest_snapshot(), filter, output_run)?;
+                DbCounters::add(&self.counters.compaction_bytes_read, c.input_bytes());
+                DbCounters::add(&self.counters.compaction_bytes_written, stats.bytes_out);
+                outputs = files;
+                self.inherit_stats(c, version, &mut outputs);
+            }
         }
         for f in &outputs {
             edit.new_files.push((c.output_level, f.clone()));

@@ -77,7 +77,8 @@ pub(crate) struct QueuedWrite {
 pub(crate) struct WriteQueue {
     pub next_id: u64,
     pub waiting: VecDeque<QueuedWrite>,
-    pub done: HashMap<u64, Result<(), String>>,
+    /// Results posted by a leader for the writes of its group, by write id.
+    pub done: HashMap<u64, crate::Result<()>>,
     pub leader_active: bool,
 }
 
@@ -85,8 +86,9 @@ pub(crate) struct WriteQueue {
 #[derive(Default)]
 pub(crate) struct BgState {
     pub shutting_down: bool,
-    /// First background failure; once set, writes fail (reads still work).
-    pub error: Option<String>,
+    /// First background failure, kept whole; once set, writes fail with
+    /// [`Error::ReadOnly`] naming it (reads still work).
+    pub error: Option<Arc<Error>>,
 }
 
 pub(crate) struct DbInner {
@@ -141,7 +143,7 @@ impl DbInner {
 
     pub fn check_open(&self) -> crate::Result<()> {
         if self.closed.load(Ordering::Acquire) {
-            return Err(Error::Closed("the database was closed".into()));
+            return Err(Error::Closed);
         }
         Ok(())
     }
@@ -149,17 +151,18 @@ impl DbInner {
     /// Fail if a background error made the database read-only.
     pub fn check_writable(&self) -> crate::Result<()> {
         self.check_open()?;
-        if let Some(e) = &self.bg.lock().error {
-            return Err(Error::Closed(format!("a background error made the database read-only: {e}")));
+        if let Some(cause) = &self.bg.lock().error {
+            return Err(Error::ReadOnly { cause: cause.clone() });
         }
         Ok(())
     }
 
-    /// Record a background failure: writes stop, readers continue.
-    pub fn set_bg_error(&self, e: &Error) {
+    /// Record a background failure: writes stop (with [`Error::ReadOnly`] naming the first
+    /// one), readers continue.
+    pub fn set_bg_error(&self, e: Error) {
         let mut bg = self.bg.lock();
         if bg.error.is_none() {
-            bg.error = Some(e.to_string());
+            bg.error = Some(Arc::new(e));
         }
         self.bg_cv.notify_all();
     }

@@ -3,13 +3,13 @@
 //! When L0 or the compaction debt reaches its slowdown trigger, writes are let through at
 //! [`DELAYED_WRITE_RATE`] on average, so that compaction gains ground without any writer
 //! stopping for long (RocksDB's `delayed_write_rate`). A write of a few dozen bytes owes a
-//! few microseconds at that rate, and the OS cannot sleep that short: a thread asking for
-//! 4 µs sleeps 81-82 µs on the project's VM (the kernel's 50 µs timer slack and a wakeup),
-//! so sleeping once per write paced 64-byte writes 20 times slower than intended (0.8
-//! instead of 16 MiB/s). The pacer instead keeps a virtual clock (the time by which the
-//! bytes let through so far would have been written at the rate) and has the writer sleep
-//! only when that clock is at least [`MIN_SLEEP`] ahead of the real one, then for the
-//! whole lead. A writer slower than the rate is never delayed.
+//! few microseconds at that rate, and the OS cannot sleep that short: a thread asking for a
+//! few µs sleeps far longer (the kernel's 50 µs timer slack and a wakeup), so sleeping once
+//! per write paced small writes many times slower than intended. The pacer instead keeps a
+//! virtual clock (the time by which the bytes let through so far would have been written at
+//! the rate) and has the writer sleep only when that clock is at least [`MIN_SLEEP`] ahead
+//! of the real one, then for the whole lead. A writer slower than the rate is never
+//! delayed.
 
 use parking_lot::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};

@@ -53,7 +53,7 @@ impl DbInner {
         q.waiting.push_back(QueuedWrite { id, batch, sync: wo.sync, disable_wal: wo.disable_wal });
         loop {
             if let Some(r) = q.done.remove(&id) {
-                return r.map_err(|m| Error::Io(std::io::Error::other(m)));
+                return r;
             }
             if !q.leader_active && q.waiting.front().is_some_and(|w| w.id == id) {
                 q.leader_active = true;
@@ -79,9 +79,11 @@ impl DbInner {
 
         let result = self.commit_group(&mut group);
         let mut q = self.queue.lock();
+        // Every write of the group gets the group's outcome, an error with its kind (as
+        // LevelDB copies the leader's `Status` to each writer of the group).
         for w in &group {
             if w.id != id {
-                q.done.insert(w.id, result.as_ref().map(|_| ()).map_err(|e| e.to_string()));
+                q.done.insert(w.id, result.as_ref().map(|_| ()).map_err(Error::duplicate));
             }
         }
         q.leader_active = false;
@@ -113,7 +115,7 @@ impl DbInner {
             let logged =
                 wal.writer.add_record(record).and_then(|_| if sync { wal.writer.sync() } else { wal.writer.flush() });
             if let Err(e) = logged {
-                self.set_bg_error(&e);
+                self.set_bg_error(e.duplicate());
                 return Err(e);
             }
             DbCounters::add(&self.counters.wal_bytes, record.len() as u64);
@@ -168,7 +170,7 @@ impl DbInner {
                 let t = Instant::now();
                 let mut bg = self.bg.lock();
                 if bg.shutting_down {
-                    return Err(Error::Closed("the database is closing".into()));
+                    return Err(Error::Closed);
                 }
                 self.bg_cv.notify_all();
                 self.bg_cv.wait_for(&mut bg, Duration::from_millis(50));

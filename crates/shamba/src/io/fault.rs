@@ -1,19 +1,27 @@
 //! Fault injection: a [`Storage`] wrapper that fails writes, syncs or reads on demand.
 //!
 //! Tests use it to check that a failing device gives an [`Error`](crate::Error) and never
-//! loses acknowledged data.
+//! loses acknowledged data. A failed append, flush, create or rename is a full disk
+//! (`ErrorKind::StorageFull`); a failed sync or read is `ErrorKind::Other`.
 
 use super::{DirLock, RandomRead, SequentialWrite, Storage};
 use crate::error::{Error, Result};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::SeqCst};
 use std::sync::Arc;
+use std::time::Duration;
 
 /// What the faulty storage should break. All switches start off and can be flipped live.
 #[derive(Debug, Default)]
 pub struct FaultPlan {
     /// Every append fails (a full disk).
     pub fail_writes: AtomicBool,
+    /// Every append to a table file (`.sst`) fails (a full disk), while the WAL and the
+    /// manifest still take writes: flushes and compactions fail, the write path does not.
+    pub fail_table_writes: AtomicBool,
+    /// Every sync waits while this is set (a stalled device), then goes on as the other
+    /// switches say: a test can hold a write group in its WAL sync.
+    pub hold_syncs: AtomicBool,
     /// Every sync fails.
     pub fail_syncs: AtomicBool,
     /// Every positional read fails.
@@ -26,6 +34,10 @@ pub struct FaultPlan {
 impl FaultPlan {
     fn injected(what: &str) -> Error {
         Error::Io(std::io::Error::other(format!("injected fault: {what}")))
+    }
+
+    fn disk_full(what: &str) -> Error {
+        Error::Io(std::io::Error::new(std::io::ErrorKind::StorageFull, format!("injected fault: {what}: disk full")))
     }
 }
 
@@ -45,27 +57,35 @@ impl<S: Storage> FaultyStorage<S> {
 struct FaultyWriter {
     inner: Box<dyn SequentialWrite>,
     plan: Arc<FaultPlan>,
+    /// Whether the file is a table (`.sst`).
+    table: bool,
 }
 
 impl SequentialWrite for FaultyWriter {
     fn append(&mut self, data: &[u8]) -> Result<()> {
         if self.plan.fail_writes.load(SeqCst) {
-            return Err(FaultPlan::injected("write"));
+            return Err(FaultPlan::disk_full("write"));
+        }
+        if self.table && self.plan.fail_table_writes.load(SeqCst) {
+            return Err(FaultPlan::disk_full("table write"));
         }
         let budget = self.plan.write_budget.load(SeqCst);
         let after = self.plan.written.fetch_add(data.len() as u64, SeqCst) + data.len() as u64;
         if budget != 0 && after > budget {
-            return Err(FaultPlan::injected("disk full"));
+            return Err(FaultPlan::disk_full("write budget"));
         }
         self.inner.append(data)
     }
     fn flush(&mut self) -> Result<()> {
         if self.plan.fail_writes.load(SeqCst) {
-            return Err(FaultPlan::injected("flush"));
+            return Err(FaultPlan::disk_full("flush"));
         }
         self.inner.flush()
     }
     fn sync(&mut self) -> Result<()> {
+        while self.plan.hold_syncs.load(SeqCst) {
+            std::thread::sleep(Duration::from_millis(1));
+        }
         if self.plan.fail_syncs.load(SeqCst) {
             return Err(FaultPlan::injected("sync"));
         }
@@ -99,9 +119,10 @@ impl<S: Storage> Storage for FaultyStorage<S> {
     }
     fn create(&self, path: &Path) -> Result<Box<dyn SequentialWrite>> {
         if self.plan.fail_writes.load(SeqCst) {
-            return Err(FaultPlan::injected("create"));
+            return Err(FaultPlan::disk_full("create"));
         }
-        Ok(Box::new(FaultyWriter { inner: self.inner.create(path)?, plan: self.plan.clone() }))
+        let table = path.extension().is_some_and(|e| e == "sst");
+        Ok(Box::new(FaultyWriter { inner: self.inner.create(path)?, plan: self.plan.clone(), table }))
     }
     fn read_all(&self, path: &Path) -> Result<Vec<u8>> {
         if self.plan.fail_reads.load(SeqCst) {
@@ -111,7 +132,7 @@ impl<S: Storage> Storage for FaultyStorage<S> {
     }
     fn rename(&self, from: &Path, to: &Path) -> Result<()> {
         if self.plan.fail_writes.load(SeqCst) {
-            return Err(FaultPlan::injected("rename"));
+            return Err(FaultPlan::disk_full("rename"));
         }
         self.inner.rename(from, to)
     }

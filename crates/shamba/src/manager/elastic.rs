@@ -18,7 +18,7 @@
 //! CLOCK): an access does not touch them; the victim search re-files a table found
 //! accessed since, and stops at the first table that really is not expired. (The first
 //! version kept the queues exact on every access: a hash map lookup and a B-tree remove
-//! and insert per table visited, 600 ns per lookup on a 3-level tree.)
+//! and insert per table visited, a cost every lookup paid.)
 
 use super::FileState;
 use crate::options::ElasticPolicy;

@@ -2,9 +2,9 @@
 //! keys are.
 //!
 //! Keeping key and value in separate vectors cost every put three allocations (skip-list
-//! node, key, value) and every flushed entry three frees; with 64-byte pairs, allocation
-//! was a quarter of the writer thread's CPU during a load. One buffer saves a third of
-//! that, and shrinks the node by 24 bytes.
+//! node, key, value) and every flushed entry three frees; with small pairs, allocation
+//! was a large part of the writer thread's CPU during a load. One buffer saves one
+//! allocation and one free of the three, and shrinks the node by 24 bytes.
 
 use crate::key::{compare_internal_keys, encode_internal_key, SeqNo, ValueKind};
 use std::borrow::Borrow;

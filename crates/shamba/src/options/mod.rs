@@ -95,8 +95,8 @@ pub struct Options {
     /// Prefetch only while the filters lookups may probe (every table's, or at most the
     /// block cache's capacity when they are cached) add up to at least this many bytes.
     /// Below it they mostly sit in the CPU cache already, and the extra pass costs more
-    /// than it hides (measured: 10-45% slower lookups on a tree of 40 KiB of filters,
-    /// 1.56x faster on one of 37 MiB). Default: 4 MiB.
+    /// than it hides (lookups were slower with it on a tree of a few dozen KiB of filters,
+    /// faster on one of tens of MiB). Default: 4 MiB.
     pub prefetch_min_filter_bytes: u64,
     /// The hash function of the key digest every filter is built from and probed with.
     /// Default: xxh3-128. The others (`filter::HashFn`) exist so experiments can run the

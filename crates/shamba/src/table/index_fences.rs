@@ -8,8 +8,7 @@
 //! integers packed into a few cache lines (2 KiB for 256 blocks) and read whole separators
 //! only where prefixes tie, as the run fences of `version/run.rs` do for files. The bytes
 //! every separator of the block shares (keys like `user:000123...`) are skipped, so the 8
-//! bytes kept are the ones that tell separators apart. Measured on a 2M-key, 133-table
-//! tree (32 B keys): 727-820 -> 525-636 ns of index search per existing-key lookup.
+//! bytes kept are the ones that tell separators apart.
 //!
 //! They cost 8 bytes per data block (about a quarter of an index entry with 32-byte keys),
 //! counted in the reader's pinned bytes, and are built only for pinned index blocks: an

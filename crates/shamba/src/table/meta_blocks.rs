@@ -28,24 +28,67 @@ use crate::io::BlockKind;
 use crate::options::ReadOptions;
 use std::sync::Arc;
 
-/// A block that is either pinned in the reader or fetched through the cache.
-pub(super) struct MetaBlock {
-    pub(super) handle: BlockHandle,
-    /// A pinned index block.
-    pub(super) pinned: Option<Arc<[u8]>>,
-    /// A pinned filter part, parsed once at open.
-    pub(super) parsed: Option<PinnedPart>,
-    /// A pinned index block's prefix fences (`None` for filter parts, unpinned blocks, and
-    /// index blocks without a restart per entry).
+/// An index block or filter part: fetched through the block cache on every use, or read
+/// and checked at open and kept by the reader as a `P` ([`PinnedIndex`] or [`PinnedPart`]).
+pub(super) enum MetaBlock<P> {
+    /// Fetched through the block cache.
+    Cached(BlockHandle),
+    /// Pinned in the reader.
+    Pinned {
+        /// Where the block is in the file.
+        handle: BlockHandle,
+        /// What the reader keeps of it.
+        pinned: P,
+    },
+}
+
+impl<P> MetaBlock<P> {
+    /// Where the block is in the file.
+    pub(super) fn handle(&self) -> BlockHandle {
+        match self {
+            MetaBlock::Cached(handle) | MetaBlock::Pinned { handle, .. } => *handle,
+        }
+    }
+
+    /// What the reader keeps of a pinned block.
+    pub(super) fn pinned(&self) -> Option<&P> {
+        match self {
+            MetaBlock::Cached(_) => None,
+            MetaBlock::Pinned { pinned, .. } => Some(pinned),
+        }
+    }
+}
+
+/// A pinned index block.
+pub(super) struct PinnedIndex {
+    /// The block's contents.
+    pub(super) bytes: Arc<[u8]>,
+    /// Its prefix fences (`None` for an index block without a restart per entry).
     pub(super) fences: Option<IndexFences>,
+}
+
+impl PinnedIndex {
+    /// Bytes held: the block and its fences.
+    pub(super) fn pinned_bytes(&self) -> usize {
+        self.bytes.len() + self.fences.as_ref().map_or(0, |f| f.bytes())
+    }
+}
+
+/// What a block read from the device does in the block cache.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum CacheFill {
+    /// Inserted into the pool of this priority.
+    At(Priority),
+    /// Not inserted (`ReadOptions::fill_cache` off: a scan that would evict the working set).
+    Skip,
 }
 
 /// The index and filter parts of one key range (the whole table when not partitioned).
 pub(super) struct Partition {
     /// The index block (or index partition).
-    pub(super) index: MetaBlock,
-    /// Filter parts in probe order (empty: no filter).
-    pub(super) filter: Vec<MetaBlock>,
+    pub(super) index: MetaBlock<PinnedIndex>,
+    /// Filter parts in probe order (empty: no filter); a pinned part is parsed once at open.
+    pub(super) filter: Vec<MetaBlock<PinnedPart>>,
 }
 
 impl Partition {
@@ -58,22 +101,24 @@ impl Partition {
         pin: bool,
         digest_version: Option<u8>,
     ) -> Result<Partition> {
-        let mut index = MetaBlock { handle: index, pinned: None, parsed: None, fences: None };
-        if pin {
-            let data = file.read_block(index.handle, BlockKind::Index, true)?;
-            let block = Block::new(data.clone()).map_err(|e| e.in_file(file.path(), Some(index.handle.offset)))?;
-            index.fences = IndexFences::of(&block).ok();
-            index.pinned = Some(data);
-        }
+        let index = if pin {
+            let bytes = file.read_block(index, BlockKind::Index, true)?;
+            let block = Block::new(bytes.clone()).map_err(|e| e.in_file(file.path(), Some(index.offset)))?;
+            let fences = IndexFences::of(&block).ok();
+            MetaBlock::Pinned { handle: index, pinned: PinnedIndex { bytes, fences } }
+        } else {
+            MetaBlock::Cached(index)
+        };
         let mut parts = Vec::with_capacity(filter.len());
         for &handle in filter {
-            let mut part = MetaBlock { handle, pinned: None, parsed: None, fences: None };
-            if pin {
+            let part = if pin {
                 let data = file.read_block(handle, BlockKind::Filter, true)?;
-                let parsed =
+                let pinned =
                     PinnedPart::new(data, digest_version).map_err(|e| e.in_file(file.path(), Some(handle.offset)))?;
-                part.parsed = Some(parsed);
-            }
+                MetaBlock::Pinned { handle, pinned }
+            } else {
+                MetaBlock::Cached(handle)
+            };
             parts.push(part);
         }
         Ok(Partition { index, filter: parts })
@@ -83,10 +128,12 @@ impl Partition {
 impl TableReader {
     /// Filter part `i` of a partition (pinned, or through the cache at its priority), and
     /// whether it was read from the device.
-    pub(super) fn filter_block(&self, part: &MetaBlock, i: usize) -> Result<(Arc<[u8]>, bool)> {
-        match &part.parsed {
-            Some(pinned) => Ok((pinned.bytes().clone(), false)),
-            None => self.cached_block(part.handle, BlockKind::Filter, self.filter_priority(i), true, true, None),
+    pub(super) fn filter_block(&self, part: &MetaBlock<PinnedPart>, i: usize) -> Result<(Arc<[u8]>, bool)> {
+        match part {
+            MetaBlock::Pinned { pinned, .. } => Ok((pinned.bytes().clone(), false)),
+            MetaBlock::Cached(handle) => {
+                self.cached_block(*handle, BlockKind::Filter, CacheFill::At(self.filter_priority(i)), true, None)
+            }
         }
     }
 
@@ -101,12 +148,13 @@ impl TableReader {
 
     /// A partition's index block (pinned, or through the cache at high priority).
     pub(super) fn index_block(&self, partition: &Partition) -> Result<Block> {
-        let index = &partition.index;
-        let data = match &index.pinned {
-            Some(bytes) => bytes.clone(),
-            None => self.cached_block(index.handle, BlockKind::Index, Priority::High, true, true, None)?.0,
+        let (handle, data) = match &partition.index {
+            MetaBlock::Pinned { handle, pinned } => (*handle, pinned.bytes.clone()),
+            MetaBlock::Cached(handle) => {
+                (*handle, self.cached_block(*handle, BlockKind::Index, CacheFill::At(Priority::High), true, None)?.0)
+            }
         };
-        Block::new(data).map_err(|e| e.in_file(self.path(), Some(index.handle.offset)))
+        Block::new(data).map_err(|e| e.in_file(self.path(), Some(handle.offset)))
     }
 
     /// The data block at `handle`, through the cache at low priority; a sequential reader
@@ -117,8 +165,8 @@ impl TableReader {
         ro: &ReadOptions,
         ahead: Option<&mut ReadAhead>,
     ) -> Result<Block> {
-        let (data, _) =
-            self.cached_block(handle, BlockKind::Data, Priority::Low, ro.fill_cache, ro.verify_checksums, ahead)?;
+        let fill = if ro.fill_cache { CacheFill::At(Priority::Low) } else { CacheFill::Skip };
+        let (data, _) = self.cached_block(handle, BlockKind::Data, fill, ro.verify_checksums, ahead)?;
         Block::new(data).map_err(|e| e.in_file(self.path(), Some(handle.offset)))
     }
 
@@ -130,12 +178,12 @@ impl TableReader {
     /// The index block of partition `p`, and its offset (for error messages).
     pub(super) fn index_block_of(&self, p: usize) -> Result<(Block, u64)> {
         let partition = self.partition(p)?;
-        Ok((self.index_block(partition)?, partition.index.handle.offset))
+        Ok((self.index_block(partition)?, partition.index.handle().offset))
     }
 
     /// The handle of partition `p`'s index block.
     pub(super) fn index_handle_of(&self, p: usize) -> Option<BlockHandle> {
-        self.partitions.get(p).map(|q| q.index.handle)
+        self.partitions.get(p).map(|q| q.index.handle())
     }
 
     /// Filter part `i` of partition `p`.
@@ -149,7 +197,7 @@ impl TableReader {
 
     /// Handles of partition `p`'s filter parts.
     pub(super) fn filter_handles_of(&self, p: usize) -> Vec<BlockHandle> {
-        self.partitions.get(p).map_or_else(Vec::new, |q| q.filter.iter().map(|m| m.handle).collect())
+        self.partitions.get(p).map_or_else(Vec::new, |q| q.filter.iter().map(MetaBlock::handle).collect())
     }
 
     fn partition(&self, p: usize) -> Result<&Partition> {
@@ -159,14 +207,13 @@ impl TableReader {
     }
 
     /// A block through the cache: a hit, or a device read (through the read-ahead window
-    /// `ahead` when given) inserted at `priority` when `fill`. Returns the contents and
-    /// whether they came from the device.
+    /// `ahead` when given, its checksum checked when `verify`) that `fill` says where to
+    /// insert. Returns the contents and whether they came from the device.
     fn cached_block(
         &self,
         handle: BlockHandle,
         kind: BlockKind,
-        priority: Priority,
-        fill: bool,
+        fill: CacheFill,
         verify: bool,
         ahead: Option<&mut ReadAhead>,
     ) -> Result<(Arc<[u8]>, bool)> {
@@ -178,7 +225,7 @@ impl TableReader {
             Some(ahead) => self.file.read_block_ahead(handle, kind, verify, ahead)?,
             None => self.file.read_block(handle, kind, verify)?,
         };
-        if fill {
+        if let CacheFill::At(priority) = fill {
             self.ctx.cache.insert(key, block.clone(), kind, priority);
         }
         Ok((block, true))

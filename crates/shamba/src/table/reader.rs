@@ -196,7 +196,7 @@ impl TableReader {
         };
         for (i, meta) in partition.filter.iter().enumerate().take(plan.max_parts) {
             let fetched;
-            let part = match (&meta.parsed, i, &spot.first_part) {
+            let part = match (meta.pinned(), i, &spot.first_part) {
                 (Some(pinned), _, _) => pinned.part(),
                 (None, 0, Some(TakenPart::Parsed(taken))) => taken.part(),
                 (None, 0, Some(TakenPart::Bytes(taken))) => self.parse_part(taken, meta)?,
@@ -204,7 +204,7 @@ impl TableReader {
                     let (bytes, from_device) = self.filter_block(meta, i)?;
                     if from_device {
                         outcome.filter_blocks_read_from_device += 1;
-                        outcome.filter_bytes_read_from_device += meta.handle.size + BLOCK_TRAILER_LEN as u64;
+                        outcome.filter_bytes_read_from_device += meta.handle().size + BLOCK_TRAILER_LEN as u64;
                     }
                     fetched = bytes;
                     self.parse_part(&fetched, meta)?
@@ -233,10 +233,10 @@ impl TableReader {
         outcome: &mut ProbeOutcome,
     ) -> Result<TableGet> {
         let clock = ro.profile.then(Instant::now);
-        let index_offset = partition.index.handle.offset;
+        let index_offset = partition.index.handle().offset;
         let index = self.index_block(partition)?;
         let mut buffer = KEY_SCRATCH.take();
-        let handle = match &partition.index.fences {
+        let handle = match partition.index.pinned().and_then(|p| p.fences.as_ref()) {
             Some(fences) => match fences.find(&index, seek) {
                 Ok(found) => found.map(|value| self.decode_index_value(value, index_offset)),
                 Err(e) => Some(Err(e.in_file(self.path(), Some(index_offset)))),
@@ -293,9 +293,9 @@ impl TableReader {
         let Some(meta) = self.partition_for(seek).and_then(|p| p.filter.first()) else {
             return false;
         };
-        match &meta.parsed {
-            Some(pinned) => pinned.part().prefetch(digest),
-            None => match self.ctx.cache.peek((self.number, meta.handle.offset)) {
+        match meta {
+            MetaBlock::Pinned { pinned, .. } => pinned.part().prefetch(digest),
+            MetaBlock::Cached(handle) => match self.ctx.cache.peek((self.number, handle.offset)) {
                 Some(bytes) => self.prefetch_from(&bytes, digest),
                 None => return false,
             },
@@ -316,12 +316,12 @@ impl TableReader {
             return;
         };
         // A pinned part is parsed already: nothing to load before its probe line.
-        if meta.parsed.is_some() {
+        let MetaBlock::Cached(handle) = meta else {
             return;
-        }
+        };
         // Counted as the hit of the probe that uses it (see `get_at_spot`); if absent, the
         // probe counts the miss.
-        if let Some(bytes) = self.ctx.cache.get_resident((self.number, meta.handle.offset), BlockKind::Filter) {
+        if let Some(bytes) = self.ctx.cache.get_resident((self.number, handle.offset), BlockKind::Filter) {
             crate::filter::prefetch_bytes(&bytes);
             spot.first_part = Some(TakenPart::Bytes(bytes));
         }
@@ -333,7 +333,7 @@ impl TableReader {
     /// part. A taken part that does not parse is let go: the probe fetches it again and
     /// reports the error.
     pub fn prefetch_filter_at(&self, spot: &mut Spot<'_>, digest: &Digest) -> bool {
-        if let Some(pinned) = spot.partition.and_then(|p| p.filter.first()).and_then(|m| m.parsed.as_ref()) {
+        if let Some(pinned) = spot.partition.and_then(|p| p.filter.first()).and_then(MetaBlock::pinned) {
             pinned.part().prefetch(digest);
             return true;
         }
@@ -359,9 +359,9 @@ impl TableReader {
 
     /// Parse a cached filter part, checking its digest version.
     #[inline]
-    fn parse_part<'b>(&self, bytes: &'b [u8], meta: &MetaBlock) -> Result<FilterPart<'b>> {
+    fn parse_part<'b>(&self, bytes: &'b [u8], meta: &MetaBlock<PinnedPart>) -> Result<FilterPart<'b>> {
         FilterPart::parse_expecting(bytes, self.ctx.digest_version)
-            .map_err(|e| DecodeError::from(e).in_file(self.path(), Some(meta.handle.offset)))
+            .map_err(|e| DecodeError::from(e).in_file(self.path(), Some(meta.handle().offset)))
     }
 
     /// Whether filter part `i` of the spot's partition is resident (pinned, taken by the
@@ -371,9 +371,12 @@ impl TableReader {
         let Some(meta) = spot.partition.and_then(|p| p.filter.get(i)) else {
             return false;
         };
-        meta.parsed.is_some()
-            || (i == 0 && spot.first_part.is_some())
-            || self.ctx.cache.peek((self.number, meta.handle.offset)).is_some()
+        match meta {
+            MetaBlock::Pinned { .. } => true,
+            MetaBlock::Cached(handle) => {
+                (i == 0 && spot.first_part.is_some()) || self.ctx.cache.peek((self.number, handle.offset)).is_some()
+            }
+        }
     }
 
     /// A cursor over the whole table.
@@ -417,13 +420,14 @@ impl TableReader {
     /// index blocks' prefix fences.
     #[cfg(test)]
     pub fn pinned_bytes(&self) -> usize {
-        let pinned = |m: &MetaBlock| {
-            m.pinned.as_ref().map_or(0, |b| b.len())
-                + m.parsed.as_ref().map_or(0, |p| p.bytes().len())
-                + m.fences.as_ref().map_or(0, |f| f.bytes())
-        };
-        let partitions: usize =
-            self.partitions.iter().map(|p| pinned(&p.index) + p.filter.iter().map(pinned).sum::<usize>()).sum();
+        let partitions: usize = self
+            .partitions
+            .iter()
+            .map(|p| {
+                let index = p.index.pinned().map_or(0, |i| i.pinned_bytes());
+                index + p.filter.iter().filter_map(MetaBlock::pinned).map(|f| f.bytes().len()).sum::<usize>()
+            })
+            .sum();
         self.top_level_bytes as usize + partitions
     }
 
@@ -472,8 +476,8 @@ impl TableReader {
     /// filter parts — what pinning them costs, or what a cache needs to hold them all.
     #[cfg(test)]
     pub fn metadata_bytes(&self) -> (u64, u64) {
-        let index: u64 = self.partitions.iter().map(|p| p.index.handle.size).sum();
-        let filter: u64 = self.partitions.iter().flat_map(|p| &p.filter).map(|m| m.handle.size).sum();
+        let index: u64 = self.partitions.iter().map(|p| p.index.handle().size).sum();
+        let filter: u64 = self.partitions.iter().flat_map(|p| &p.filter).map(|m| m.handle().size).sum();
         (self.top_level_bytes + index, filter)
     }
 

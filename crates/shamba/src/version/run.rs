@@ -61,8 +61,8 @@ impl fmt::Debug for FenceCache {
 /// A run's file boundaries as user-key prefixes ([`user_key_prefix`]), in two contiguous
 /// arrays. Every point lookup binary-searches every run of every level; on a deep tree a
 /// level has hundreds of files, each its own allocation with its keys in two more, and a
-/// search through them was a chain of cache misses (14% of an empty lookup's time on a
-/// 10M-key, 5-level tree). RocksDB keeps each level's file boundaries contiguous
+/// search through them was a chain of cache misses, a visible part of an empty lookup's
+/// time on deep trees. RocksDB keeps each level's file boundaries contiguous
 /// (`LevelFilesBrief`) for the same reason.
 #[derive(Debug)]
 struct Fences {

@@ -3,10 +3,17 @@
 use super::*;
 use crate::error::Error;
 
+/// Whether [`use_table`] checks the blocks' checksums.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Checksums {
+    Verify,
+    Skip,
+}
+
 /// Open, look up every key, and walk both ways; the first error, if any.
-fn use_table(path: &Path, entries: &Entries, cache_meta: bool, verify: bool) -> crate::error::Result<()> {
+fn use_table(path: &Path, entries: &Entries, cache_meta: bool, checksums: Checksums) -> crate::error::Result<()> {
     let r = open(path, ctx(1 << 20, cache_meta))?;
-    let ro = ReadOptions { verify_checksums: verify, ..ReadOptions::default() };
+    let ro = ReadOptions { verify_checksums: checksums == Checksums::Verify, ..ReadOptions::default() };
     for (k, _) in entries {
         let p = parse_internal_key(k).unwrap();
         r.get(&seek_key(p.user_key, MAX_SEQ), &Digest::of(p.user_key), &ro)?;
@@ -75,7 +82,7 @@ fn a_flipped_byte_in_each_region_is_corruption_naming_the_file() {
             bad[at as usize] ^= 0x10;
             std::fs::write(&f.path, &bad).unwrap();
             for cache_meta in [false, true] {
-                let err = use_table(&f.path, &f.entries, cache_meta, true).expect_err(what);
+                let err = use_table(&f.path, &f.entries, cache_meta, Checksums::Verify).expect_err(what);
                 assert_corruption_in(err, &f.path, what);
             }
         }
@@ -88,7 +95,7 @@ fn a_truncated_table_is_corruption() {
     let original = std::fs::read(&f.path).unwrap();
     for len in [0, 1, FOOTER_LEN - 1, FOOTER_LEN, original.len() / 2, original.len() - 1] {
         std::fs::write(&f.path, &original[..len]).unwrap();
-        let err = use_table(&f.path, &f.entries, false, true).expect_err("truncated");
+        let err = use_table(&f.path, &f.entries, false, Checksums::Verify).expect_err("truncated");
         assert_corruption_in(err, &f.path, &format!("truncated to {len}"));
     }
 }
@@ -111,13 +118,14 @@ fn every_flip_is_detected(f: Fixture) {
         bad[at] ^= 0x01;
         std::fs::write(&f.path, &bad).unwrap();
         // Checksums everywhere: every flip is found by opening and using the table.
-        let err = use_table(&f.path, &f.entries, false, true).expect_err(&format!("flip at {at} not detected"));
+        let err =
+            use_table(&f.path, &f.entries, false, Checksums::Verify).expect_err(&format!("flip at {at} not detected"));
         assert_corruption_in(err, &f.path, &format!("flip at {at}"));
         // Without data block checksums the decoders see raw damage: no panic, no hang.
-        let _ = use_table(&f.path, &f.entries, true, false);
+        let _ = use_table(&f.path, &f.entries, true, Checksums::Skip);
         let mut worse = original.clone();
         worse[at] ^= 0xFF;
         std::fs::write(&f.path, &worse).unwrap();
-        let _ = use_table(&f.path, &f.entries, true, false);
+        let _ = use_table(&f.path, &f.entries, true, Checksums::Skip);
     }
 }
