@@ -99,6 +99,7 @@ opts.cache_index_and_filter_blocks = true; // filters compete for the block cach
 "#;
 
 #[test]
+#[allow(clippy::field_reassign_with_default, reason = "the README's code, verbatim")]
 fn the_filter_policy_example_compiles_and_opens() -> shamba::Result<()> {
     assert_in_readme(FILTERS);
     use shamba::filter::{FilterLayout, ModuleSizes};
