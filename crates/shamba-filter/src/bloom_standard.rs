@@ -21,6 +21,8 @@
 //! Payload: `ceil(num_bits / 64)` little-endian u64 words, bit `p` is word `p / 64`, bit
 //! `p % 64`.
 
+#![deny(clippy::indexing_slicing)]
+
 use super::digest::{fastrange64, Digest};
 use super::format::{self, FallbackReason, Header, PartKind, RawPart, Reader, Role, Writer};
 use crate::DecodeError;
@@ -315,6 +317,7 @@ impl<'a> StandardBloomRef<'a> {
 }
 
 #[cfg(test)]
+#[allow(clippy::indexing_slicing)]
 mod tests {
     use super::*;
     use crate::testing::{digests, fpr_of, within};

@@ -24,6 +24,8 @@
 //! against the parameters so that a probe can never read out of bounds. Payload integrity
 //! (bit flips) is the table's block checksum's job.
 
+#![deny(clippy::indexing_slicing)]
+
 use crate::DecodeError;
 
 /// Current part format version.
@@ -347,6 +349,7 @@ impl Writer {
 }
 
 #[cfg(test)]
+#[allow(clippy::indexing_slicing)]
 mod tests {
     use super::*;
 

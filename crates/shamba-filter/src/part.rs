@@ -1,5 +1,7 @@
 //! [`FilterPart`]: one serialized part, parsed without copying and probed from a digest.
 
+#![deny(clippy::indexing_slicing)]
+
 use std::fmt;
 
 use super::bloom_blocked::BlockedBloomRef;
@@ -244,6 +246,7 @@ impl fmt::Display for FilterPart<'_> {
 }
 
 #[cfg(test)]
+#[allow(clippy::indexing_slicing)]
 mod tests {
     use super::*;
     use crate::testing::digests;

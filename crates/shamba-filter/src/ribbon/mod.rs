@@ -31,6 +31,8 @@
 //! this block's and the next block's segments: at most ~2 x 16 x columns contiguous bytes,
 //! 4 cache lines at 7 columns) and computes the column's bit with one POPCNT.
 
+#![deny(clippy::indexing_slicing)]
+
 pub mod banding;
 pub mod config;
 pub mod hasher;
@@ -317,7 +319,7 @@ impl<'a> RibbonRef<'a> {
                     .count_ones(),
             )
         };
-        let expected = SPREAD_BITS[(p.expected & 0xFF) as usize];
+        let expected = spread_bits(p.expected as u8);
         let mut counts = count(0) | (count(1) << 8);
         let first_lanes = if N > 4 || p.cols >= FIRST_COLUMNS { 0x0101 } else { 0x01 };
         if (counts ^ expected) & first_lanes != 0 {
@@ -411,6 +413,7 @@ const LOW_BIT_OF_EACH_BYTE: u64 = 0x0101_0101_0101_0101;
 
 /// `SPREAD_BITS[x]` has bit `j` of `x` in bit 0 of byte `j`: a fingerprint's columns laid
 /// out like the probe's per-column counts.
+#[expect(clippy::indexing_slicing, reason = "evaluated at compile time: x < 256, the table's length")]
 static SPREAD_BITS: [u64; 256] = {
     let mut table = [0u64; 256];
     let mut x = 0;
@@ -424,6 +427,12 @@ static SPREAD_BITS: [u64; 256] = {
     }
     table
 };
+
+/// `SPREAD_BITS[x]` (a `u8` index into 256 entries: the check compiles away).
+#[inline(always)]
+fn spread_bits(x: u8) -> u64 {
+    SPREAD_BITS.get(usize::from(x)).copied().unwrap_or(0)
+}
 
 /// The little-endian word at byte `at` of a window (constant `at`: no bounds check left).
 #[inline(always)]
@@ -439,6 +448,7 @@ fn word(s: &[u8]) -> u64 {
 }
 
 #[cfg(test)]
+#[allow(clippy::indexing_slicing)]
 mod tests {
     use super::*;
     use crate::testing::{digests, fpr_of, within};
@@ -545,6 +555,7 @@ mod tests {
 }
 
 #[cfg(test)]
+#[allow(clippy::indexing_slicing)]
 mod phase_timing {
     use super::*;
     use crate::testing::digests;

@@ -12,6 +12,8 @@
 //! Used only when the CPU has AVX-512F, VPOPCNTDQ and VBMI2 (checked at run time); the
 //! result is bit-for-bit the scalar one (tested).
 
+#![deny(clippy::indexing_slicing)]
+
 use std::arch::x86_64::{
     __m512i, _mm256_extract_epi64, _mm512_add_epi64, _mm512_and_si512, _mm512_extracti64x4_epi64,
     _mm512_maskz_set1_epi64, _mm512_or_si512, _mm512_popcnt_epi64, _mm512_set1_epi64, _mm512_set_epi64,
