@@ -9,6 +9,8 @@
 //! informational (older readers lose nothing that matters by skipping them); any other
 //! unknown tag is an error, because ignoring it could silently misread the tree.
 
+#![deny(clippy::indexing_slicing)]
+
 use crate::error::DecodeError;
 
 /// Tag bit marking a field an older reader may skip when it does not know the tag.
@@ -129,6 +131,7 @@ pub(crate) fn check_unknown(tag: u64, within: &str) -> Result<(), DecodeError> {
 }
 
 #[cfg(test)]
+#[allow(clippy::indexing_slicing)]
 mod tests {
     use super::*;
     use proptest::prelude::*;
