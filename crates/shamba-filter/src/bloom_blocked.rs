@@ -253,6 +253,12 @@ pub struct BlockedBloomRef<'a> {
 
 impl<'a> BlockedBloomRef<'a> {
     /// Check the parameters against the payload.
+    ///
+    /// # Errors
+    ///
+    /// [`DecodeError`] when the parameter block is not exactly the blocked Bloom's (block
+    /// count, probe count, key count), there are no blocks, the probe count is 0 or above
+    /// the most a probe makes, or the payload is not 64 bytes per block.
     #[inline]
     pub fn parse(raw: &RawPart<'a>) -> Result<Self, DecodeError> {
         let mut r = Reader::new(raw.params);

@@ -263,6 +263,12 @@ pub struct StandardBloomRef<'a> {
 
 impl<'a> StandardBloomRef<'a> {
     /// Check the parameters against the payload.
+    ///
+    /// # Errors
+    ///
+    /// [`DecodeError`] when the parameter block is not exactly the standard Bloom's, the
+    /// probing scheme is unknown, there are no bits, the probe count is 0 or above the most
+    /// a probe makes, or the payload is not the bits rounded up to whole 64-bit words.
     pub fn parse(raw: &RawPart<'a>) -> Result<Self, DecodeError> {
         let mut r = Reader::new(raw.params);
         let num_bits = r.u64()?;

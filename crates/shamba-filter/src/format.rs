@@ -181,6 +181,14 @@ pub fn encode(header: &Header, params: &[u8], payload: &[u8]) -> Vec<u8> {
 ///
 /// Every probe of a cached part parses it, so the common case is a few compares on the
 /// fixed header; a part that fails them is re-checked field by field, cold, for the message.
+///
+/// # Errors
+///
+/// [`DecodeError`], saying which check failed, when the bytes are shorter than the fixed
+/// header; the format version, kind, role or fallback reason is unknown; the part index is
+/// not below the part count, or a whole filter claims more than one part; or the header's
+/// parameter and payload lengths do not add up to the bytes after it. The kind's own
+/// parameters are checked by the kind's `parse`, not here.
 #[inline]
 pub fn decode(bytes: &[u8]) -> Result<RawPart<'_>, DecodeError> {
     match decode_valid(bytes) {
@@ -293,24 +301,40 @@ impl<'a> Reader<'a> {
     }
 
     /// One byte.
+    ///
+    /// # Errors
+    ///
+    /// [`DecodeError`] when the parameter block has no byte left.
     #[inline]
     pub fn u8(&mut self) -> Result<u8, DecodeError> {
         Ok(self.take::<1>()?[0])
     }
 
     /// A u32, little-endian.
+    ///
+    /// # Errors
+    ///
+    /// [`DecodeError`] when fewer than 4 bytes are left.
     #[inline]
     pub fn u32(&mut self) -> Result<u32, DecodeError> {
         Ok(u32::from_le_bytes(self.take()?))
     }
 
     /// A u64, little-endian.
+    ///
+    /// # Errors
+    ///
+    /// [`DecodeError`] when fewer than 8 bytes are left.
     #[inline]
     pub fn u64(&mut self) -> Result<u64, DecodeError> {
         Ok(u64::from_le_bytes(self.take()?))
     }
 
     /// Fail unless every byte was read (parameters of a known kind have a fixed size).
+    ///
+    /// # Errors
+    ///
+    /// [`DecodeError`] naming how many bytes were not read.
     #[inline]
     pub fn finish(&self) -> Result<(), DecodeError> {
         if self.pos == self.bytes.len() {

@@ -20,6 +20,7 @@
 #![warn(missing_docs)]
 #![deny(clippy::unwrap_used, clippy::undocumented_unsafe_blocks, unsafe_op_in_unsafe_fn)]
 #![warn(clippy::expect_used)]
+#![warn(clippy::missing_errors_doc)]
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
 pub mod bloom_blocked;

@@ -29,6 +29,11 @@ enum Body<'a> {
 impl<'a> FilterPart<'a> {
     /// Validate the header and lengths of a part built from engine digests
     /// ([`DIGEST_VERSION`]). O(1): reads the header and parameters only.
+    ///
+    /// # Errors
+    ///
+    /// [`DecodeError`] when the header does not decode ([`format::decode`]), the part's
+    /// parameters do not match its payload (the kind's `parse`), or the part was built from digests of another version.
     #[inline]
     pub fn parse(bytes: &'a [u8]) -> Result<Self, DecodeError> {
         Self::parse_with_digest_version(bytes, DIGEST_VERSION)
@@ -37,6 +42,11 @@ impl<'a> FilterPart<'a> {
     /// Validate a part whose digests came from the hash function with `digest_version`
     /// (experiments); a part of any other digest version is rejected, since probing it
     /// with the wrong digest would give false negatives.
+    ///
+    /// # Errors
+    ///
+    /// [`DecodeError`] when the header does not decode ([`format::decode`]), the part's
+    /// parameters do not match its payload (the kind's `parse`), or the part's digest version is not `digest_version`.
     #[inline]
     pub fn parse_with_digest_version(bytes: &'a [u8], digest_version: u8) -> Result<Self, DecodeError> {
         Self::parse_expecting(bytes, Some(digest_version))
@@ -44,11 +54,21 @@ impl<'a> FilterPart<'a> {
 
     /// Validate a part built from digests of any version: for tools that describe parts
     /// (sizes, roles, FP rates) and never probe them.
+    ///
+    /// # Errors
+    ///
+    /// [`DecodeError`] when the header does not decode ([`format::decode`]), the part's
+    /// parameters do not match its payload (the kind's `parse`).
     pub fn parse_any_version(bytes: &'a [u8]) -> Result<Self, DecodeError> {
         Self::parse_expecting(bytes, None)
     }
 
     /// Validate a part, and its digest version when one is expected.
+    ///
+    /// # Errors
+    ///
+    /// [`DecodeError`] when the header does not decode ([`format::decode`]), the part's
+    /// parameters do not match its payload (the kind's `parse`), or a digest version is expected and the part's is another.
     #[inline]
     pub fn parse_expecting(bytes: &'a [u8], digest_version: Option<u8>) -> Result<Self, DecodeError> {
         let raw = format::decode(bytes)?;

@@ -86,6 +86,13 @@ pub struct RibbonBuild {
 
 /// Build a Ribbon over `digests` with `columns[d]` (fractional) result columns in module
 /// `d`. Fails with a reason, never panics.
+///
+/// # Errors
+///
+/// [`FallbackReason::RibbonUnsupportedRate`] when there are no modules, more than 255,
+/// more than 32 result columns in all, or a module's column count makes no valid layout;
+/// [`FallbackReason::RibbonTooManyKeys`] when the keys need more than 2^32 slots;
+/// [`FallbackReason::RibbonConstructionFailed`] when banding fails for every seed tried.
 pub fn build_ribbon(digests: &[Digest], columns: &[f64]) -> Result<RibbonBuild, FallbackReason> {
     let total: f64 = columns.iter().map(|c| c.ceil()).sum();
     if columns.is_empty() || columns.len() > usize::from(u8::MAX) || total.is_nan() || total > f64::from(MAX_COLUMNS) {
@@ -201,6 +208,12 @@ pub struct RibbonRef<'a> {
 
 impl<'a> RibbonRef<'a> {
     /// Check the parameters against the payload.
+    ///
+    /// # Errors
+    ///
+    /// [`DecodeError`] when the parameter block is not exactly the Ribbon's, the equation
+    /// scheme is not the one this reader knows, the column layout is inconsistent, or the
+    /// payload is not the size the layout needs.
     pub fn parse(raw: &RawPart<'a>) -> Result<Self, DecodeError> {
         let mut r = Reader::new(raw.params);
         let num_blocks = r.u32()?;
