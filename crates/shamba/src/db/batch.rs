@@ -19,6 +19,11 @@ const MAX_VARINT_LEN: usize = 10;
 
 /// An atomic group of writes. Build it, then hand it to `Db::write`.
 ///
+/// Building a batch cannot fail: its limits are checked when it is written, where
+/// [`Db::write`](crate::Db::write) returns
+/// [`Error::InvalidArgument`](crate::Error::InvalidArgument) for a key over
+/// `Options::max_key_size` or a value over `Options::max_value_size`, and writes none of it.
+///
 /// ```
 /// let mut batch = shamba::WriteBatch::new();
 /// batch.put(b"apple", b"red");
