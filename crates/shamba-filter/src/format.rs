@@ -213,11 +213,10 @@ fn decode_valid(bytes: &[u8]) -> Option<RawPart<'_>> {
     let fallback = FallbackReason::from_u8(h[6])?;
     let params_len = usize::from(h[7]);
     let payload_len = u64::from_le_bytes(*h[8..].first_chunk()?);
-    let rest = bytes.get(HEADER_LEN..)?;
-    if rest.len() < params_len || (rest.len() - params_len) as u64 != payload_len {
+    let (params, payload) = bytes.get(HEADER_LEN..)?.split_at_checked(params_len)?;
+    if payload.len() as u64 != payload_len {
         return None;
     }
-    let (params, payload) = rest.split_at(params_len);
     let header = Header { kind, digest_version: h[2], role, part_index, part_count, fallback };
     Some(RawPart { header, params, payload })
 }
@@ -290,14 +289,11 @@ impl<'a> Reader<'a> {
 
     #[inline]
     fn take<const N: usize>(&mut self) -> Result<[u8; N], DecodeError> {
-        let end = self.pos.checked_add(N);
-        let Some(slice) = end.and_then(|e| self.bytes.get(self.pos..e)) else {
+        let Some(out) = self.bytes.get(self.pos..).and_then(|rest| rest.first_chunk::<N>()) else {
             return Err(DecodeError::new("filter part: parameters truncated"));
         };
-        let mut out = [0u8; N];
-        out.copy_from_slice(slice);
         self.pos += N;
-        Ok(out)
+        Ok(*out)
     }
 
     /// One byte.

@@ -72,10 +72,10 @@ impl<'a> Decoder<'a> {
 
     pub(crate) fn take(&mut self, n: u64) -> Result<&'a [u8], DecodeError> {
         let n = usize::try_from(n).map_err(|_| DecodeError::new("length does not fit in memory"))?;
-        if n > self.bytes.len() {
-            return Err(DecodeError::new(format!("length {n} runs past the end ({} left)", self.bytes.len())));
-        }
-        let (head, rest) = self.bytes.split_at(n);
+        let (head, rest) = self
+            .bytes
+            .split_at_checked(n)
+            .ok_or_else(|| DecodeError::new(format!("length {n} runs past the end ({} left)", self.bytes.len())))?;
         self.bytes = rest;
         Ok(head)
     }
