@@ -1,5 +1,9 @@
 //! The `shamba` command: admin, bench and the seeds' experiments.
 
+#![deny(clippy::unwrap_used, clippy::undocumented_unsafe_blocks, unsafe_op_in_unsafe_fn)]
+#![warn(clippy::expect_used)]
+#![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
+
 mod admin;
 mod bench;
 mod exp;

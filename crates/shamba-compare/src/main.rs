@@ -4,6 +4,10 @@
 //! peak-RSS window, and the same keys, values, order and seeds. See `config.rs` for the
 //! plan, `engine/` for how each engine is configured, `workload/` for what is measured.
 
+#![deny(clippy::unwrap_used, clippy::undocumented_unsafe_blocks, unsafe_op_in_unsafe_fn)]
+#![warn(clippy::expect_used)]
+#![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
+
 mod config;
 mod engine;
 // Shared with `shamba bench`, which also uses the lookup-id streams the comparison does not.

@@ -57,7 +57,8 @@ extern "C" {
 /// not include the engines' background threads.
 pub fn thread_cpu_seconds() -> f64 {
     let mut ts = Timespec { tv_sec: 0, tv_nsec: 0 };
-    // SAFETY: `ts` is a valid, writable timespec; the clock id is a Linux constant.
+    // SAFETY: `ts` is a valid, writable timespec with the C layout, and the clock id is a
+    // Linux constant. Exercised by `thread_cpu_time_advances_with_work`.
     let rc = unsafe { clock_gettime(CLOCK_THREAD_CPUTIME_ID, &mut ts) };
     if rc != 0 {
         return 0.0;
@@ -67,7 +68,8 @@ pub fn thread_cpu_seconds() -> f64 {
 
 /// Return free heap to the OS and reset the peak RSS to the current RSS.
 pub fn start_window() -> RssWindow {
-    // SAFETY: glibc's malloc_trim takes a padding size and only releases free memory.
+    // SAFETY: glibc's malloc_trim takes a padding size and only releases free memory (it
+    // takes the allocator's own lock). Exercised by `a_window_starts_at_the_current_rss`.
     unsafe {
         malloc_trim(0);
     }
@@ -101,6 +103,12 @@ mod tests {
         }
         std::hint::black_box(x);
         assert!(thread_cpu_seconds() > a);
+    }
+
+    #[test]
+    fn a_window_starts_at_the_current_rss() {
+        let window = start_window();
+        assert!(window.baseline_bytes > 0);
     }
 
     #[test]

@@ -21,6 +21,8 @@
 //! num_keys: u64`. Payload: `num_blocks * 64` bytes, bit `j` of a block is
 //! `byte[j / 8] >> (j % 8) & 1`.
 
+#![deny(clippy::indexing_slicing)]
+
 use super::digest::{fastrange64, Digest};
 use super::format::{self, FallbackReason, Header, PartKind, RawPart, Reader, Role, Writer};
 use crate::DecodeError;
@@ -93,7 +95,11 @@ pub fn blocked_fpr(keys_per_block: f64, k: u32) -> f64 {
         return fpr;
     }
     let fpr = blocked_fpr_series(keys_per_block, k);
-    let _ = MEMO.try_with(|m| m.try_borrow_mut().map(|mut m| m[slot] = (key, k, fpr)));
+    let _ = MEMO.try_with(|m| {
+        if let Some(e) = m.try_borrow_mut().ok().as_deref_mut().and_then(|m| m.get_mut(slot)) {
+            *e = (key, k, fpr);
+        }
+    });
     fpr
 }
 
@@ -174,7 +180,9 @@ impl BlockedBloomBuilder {
             let mut h = d.h2;
             for _ in 0..self.params.num_probes {
                 let bit = (h >> 55) as usize;
-                line[bit >> 3] |= 1 << (bit & 7);
+                if let Some(byte) = line.get_mut(bit >> 3) {
+                    *byte |= 1 << (bit & 7);
+                }
                 h = h.wrapping_mul(PROBE_MUL);
             }
         }
@@ -213,6 +221,10 @@ impl BlockedBloomBuilder {
 /// branching on their values (a miss typically fails at a random probe, and a mispredicted
 /// early exit costs more than the few remaining in-cache bit tests).
 #[inline(always)]
+#[expect(
+    clippy::indexing_slicing,
+    reason = "bit = h >> 55 < 512, so bit >> 3 < 64 = BLOCK_BYTES, the length of `line`"
+)]
 fn probe(data: &[u8], num_blocks: u64, num_probes: u32, part: u8, digest: &Digest) -> bool {
     let d = digest.for_part(part);
     let block = fastrange64(d.h1, num_blocks) as usize;
@@ -241,6 +253,12 @@ pub struct BlockedBloomRef<'a> {
 
 impl<'a> BlockedBloomRef<'a> {
     /// Check the parameters against the payload.
+    ///
+    /// # Errors
+    ///
+    /// [`DecodeError`] when the parameter block is not exactly the blocked Bloom's (block
+    /// count, probe count, key count), there are no blocks, the probe count is 0 or above
+    /// the most a probe makes, or the payload is not 64 bytes per block.
     #[inline]
     pub fn parse(raw: &RawPart<'a>) -> Result<Self, DecodeError> {
         let mut r = Reader::new(raw.params);
@@ -294,6 +312,7 @@ impl<'a> BlockedBloomRef<'a> {
 }
 
 #[cfg(test)]
+#[allow(clippy::indexing_slicing)]
 mod tests {
     use super::*;
     use crate::testing::{digests, fpr_of, within};

@@ -21,6 +21,8 @@
 //! Payload: `ceil(num_bits / 64)` little-endian u64 words, bit `p` is word `p / 64`, bit
 //! `p % 64`.
 
+#![deny(clippy::indexing_slicing)]
+
 use super::digest::{fastrange64, Digest};
 use super::format::{self, FallbackReason, Header, PartKind, RawPart, Reader, Role, Writer};
 use crate::DecodeError;
@@ -261,6 +263,12 @@ pub struct StandardBloomRef<'a> {
 
 impl<'a> StandardBloomRef<'a> {
     /// Check the parameters against the payload.
+    ///
+    /// # Errors
+    ///
+    /// [`DecodeError`] when the parameter block is not exactly the standard Bloom's, the
+    /// probing scheme is unknown, there are no bits, the probe count is 0 or above the most
+    /// a probe makes, or the payload is not the bits rounded up to whole 64-bit words.
     pub fn parse(raw: &RawPart<'a>) -> Result<Self, DecodeError> {
         let mut r = Reader::new(raw.params);
         let num_bits = r.u64()?;
@@ -315,6 +323,7 @@ impl<'a> StandardBloomRef<'a> {
 }
 
 #[cfg(test)]
+#[allow(clippy::indexing_slicing)]
 mod tests {
     use super::*;
     use crate::testing::{digests, fpr_of, within};

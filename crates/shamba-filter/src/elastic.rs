@@ -13,6 +13,8 @@
 //! (`≈ 0.6185^(b/U)` at optimal `k`); with all U enabled this is `≈ 0.6185^b`, a single
 //! filter of `b` bits per key.
 
+#![deny(clippy::indexing_slicing)]
+
 use super::digest::Digest;
 use super::format::Role;
 use super::modular_bloom::{module_fprs, module_plan, BloomLayout, ModularBloomBuilder, ModuleParams, ModuleSizes};
@@ -36,6 +38,7 @@ pub fn enabled_units_fpr(plan: &[ModuleParams], num_keys: u64, layout: BloomLayo
 }
 
 #[cfg(test)]
+#[allow(clippy::indexing_slicing)]
 mod tests {
     use super::*;
     use crate::bloom_standard::Probing;

@@ -24,6 +24,8 @@
 //! against the parameters so that a probe can never read out of bounds. Payload integrity
 //! (bit flips) is the table's block checksum's job.
 
+#![deny(clippy::indexing_slicing)]
+
 use crate::DecodeError;
 
 /// Current part format version.
@@ -179,6 +181,14 @@ pub fn encode(header: &Header, params: &[u8], payload: &[u8]) -> Vec<u8> {
 ///
 /// Every probe of a cached part parses it, so the common case is a few compares on the
 /// fixed header; a part that fails them is re-checked field by field, cold, for the message.
+///
+/// # Errors
+///
+/// [`DecodeError`], saying which check failed, when the bytes are shorter than the fixed
+/// header; the format version, kind, role or fallback reason is unknown; the part index is
+/// not below the part count, or a whole filter claims more than one part; or the header's
+/// parameter and payload lengths do not add up to the bytes after it. The kind's own
+/// parameters are checked by the kind's `parse`, not here.
 #[inline]
 pub fn decode(bytes: &[u8]) -> Result<RawPart<'_>, DecodeError> {
     match decode_valid(bytes) {
@@ -203,11 +213,10 @@ fn decode_valid(bytes: &[u8]) -> Option<RawPart<'_>> {
     let fallback = FallbackReason::from_u8(h[6])?;
     let params_len = usize::from(h[7]);
     let payload_len = u64::from_le_bytes(*h[8..].first_chunk()?);
-    let rest = bytes.get(HEADER_LEN..)?;
-    if rest.len() < params_len || (rest.len() - params_len) as u64 != payload_len {
+    let (params, payload) = bytes.get(HEADER_LEN..)?.split_at_checked(params_len)?;
+    if payload.len() as u64 != payload_len {
         return None;
     }
-    let (params, payload) = rest.split_at(params_len);
     let header = Header { kind, digest_version: h[2], role, part_index, part_count, fallback };
     Some(RawPart { header, params, payload })
 }
@@ -280,35 +289,48 @@ impl<'a> Reader<'a> {
 
     #[inline]
     fn take<const N: usize>(&mut self) -> Result<[u8; N], DecodeError> {
-        let end = self.pos.checked_add(N);
-        let Some(slice) = end.and_then(|e| self.bytes.get(self.pos..e)) else {
+        let Some(out) = self.bytes.get(self.pos..).and_then(|rest| rest.first_chunk::<N>()) else {
             return Err(DecodeError::new("filter part: parameters truncated"));
         };
-        let mut out = [0u8; N];
-        out.copy_from_slice(slice);
         self.pos += N;
-        Ok(out)
+        Ok(*out)
     }
 
     /// One byte.
+    ///
+    /// # Errors
+    ///
+    /// [`DecodeError`] when the parameter block has no byte left.
     #[inline]
     pub fn u8(&mut self) -> Result<u8, DecodeError> {
         Ok(self.take::<1>()?[0])
     }
 
     /// A u32, little-endian.
+    ///
+    /// # Errors
+    ///
+    /// [`DecodeError`] when fewer than 4 bytes are left.
     #[inline]
     pub fn u32(&mut self) -> Result<u32, DecodeError> {
         Ok(u32::from_le_bytes(self.take()?))
     }
 
     /// A u64, little-endian.
+    ///
+    /// # Errors
+    ///
+    /// [`DecodeError`] when fewer than 8 bytes are left.
     #[inline]
     pub fn u64(&mut self) -> Result<u64, DecodeError> {
         Ok(u64::from_le_bytes(self.take()?))
     }
 
     /// Fail unless every byte was read (parameters of a known kind have a fixed size).
+    ///
+    /// # Errors
+    ///
+    /// [`DecodeError`] naming how many bytes were not read.
     #[inline]
     pub fn finish(&self) -> Result<(), DecodeError> {
         if self.pos == self.bytes.len() {
@@ -347,6 +369,7 @@ impl Writer {
 }
 
 #[cfg(test)]
+#[allow(clippy::indexing_slicing)]
 mod tests {
     use super::*;
 

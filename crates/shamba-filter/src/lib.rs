@@ -17,6 +17,12 @@
 //!   rate of the parts probed is the product of their rates.
 //! - [`hashes`]: alternative hash functions for the experiments only.
 
+#![warn(missing_docs)]
+#![deny(clippy::unwrap_used, clippy::undocumented_unsafe_blocks, unsafe_op_in_unsafe_fn)]
+#![warn(clippy::expect_used)]
+#![warn(clippy::missing_errors_doc)]
+#![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
+
 pub mod bloom_blocked;
 pub mod bloom_standard;
 mod build;

@@ -17,6 +17,8 @@
 //! same total size (Eq. 5). **Expected module accesses** of an empty query:
 //! `1 + f_1 + f_1 f_2 + ... + f_1 ... f_(D-1)`.
 
+#![deny(clippy::indexing_slicing)]
+
 use super::bloom_blocked::{blocked_fpr, blocked_num_probes, BlockedBloomBuilder, BlockedBloomParams};
 use super::bloom_standard::{standard_fpr, Probing, StandardBloomBuilder, StandardBloomParams, MAX_PROBES};
 use super::digest::Digest;
@@ -268,6 +270,7 @@ pub fn expected_module_accesses(module_fprs: &[f64]) -> f64 {
 }
 
 #[cfg(test)]
+#[allow(clippy::indexing_slicing)]
 mod tests {
     use super::*;
     use crate::testing::{digest_at, digests, within};

@@ -13,6 +13,8 @@
 //! modules used is exactly the product of their rates: `Π_d 2^-r_d` (the last one's rate
 //! being the layout's mixture of `2^-floor` and `2^-ceil`).
 
+#![deny(clippy::indexing_slicing)]
+
 use super::modular_bloom::ModuleSizes;
 
 /// Split `total_columns` (fractional) into modules: every module gets at least one column;
@@ -48,6 +50,7 @@ fn split_rest(columns: f64, modules: usize) -> Vec<f64> {
 }
 
 #[cfg(test)]
+#[allow(clippy::indexing_slicing)]
 mod tests {
     use super::*;
     use crate::format::{self, Role};

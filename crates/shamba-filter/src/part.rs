@@ -1,5 +1,7 @@
 //! [`FilterPart`]: one serialized part, parsed without copying and probed from a digest.
 
+#![deny(clippy::indexing_slicing)]
+
 use std::fmt;
 
 use super::bloom_blocked::BlockedBloomRef;
@@ -27,6 +29,11 @@ enum Body<'a> {
 impl<'a> FilterPart<'a> {
     /// Validate the header and lengths of a part built from engine digests
     /// ([`DIGEST_VERSION`]). O(1): reads the header and parameters only.
+    ///
+    /// # Errors
+    ///
+    /// [`DecodeError`] when the header does not decode ([`format::decode`]), the part's
+    /// parameters do not match its payload (the kind's `parse`), or the part was built from digests of another version.
     #[inline]
     pub fn parse(bytes: &'a [u8]) -> Result<Self, DecodeError> {
         Self::parse_with_digest_version(bytes, DIGEST_VERSION)
@@ -35,6 +42,11 @@ impl<'a> FilterPart<'a> {
     /// Validate a part whose digests came from the hash function with `digest_version`
     /// (experiments); a part of any other digest version is rejected, since probing it
     /// with the wrong digest would give false negatives.
+    ///
+    /// # Errors
+    ///
+    /// [`DecodeError`] when the header does not decode ([`format::decode`]), the part's
+    /// parameters do not match its payload (the kind's `parse`), or the part's digest version is not `digest_version`.
     #[inline]
     pub fn parse_with_digest_version(bytes: &'a [u8], digest_version: u8) -> Result<Self, DecodeError> {
         Self::parse_expecting(bytes, Some(digest_version))
@@ -42,11 +54,21 @@ impl<'a> FilterPart<'a> {
 
     /// Validate a part built from digests of any version: for tools that describe parts
     /// (sizes, roles, FP rates) and never probe them.
+    ///
+    /// # Errors
+    ///
+    /// [`DecodeError`] when the header does not decode ([`format::decode`]), the part's
+    /// parameters do not match its payload (the kind's `parse`).
     pub fn parse_any_version(bytes: &'a [u8]) -> Result<Self, DecodeError> {
         Self::parse_expecting(bytes, None)
     }
 
     /// Validate a part, and its digest version when one is expected.
+    ///
+    /// # Errors
+    ///
+    /// [`DecodeError`] when the header does not decode ([`format::decode`]), the part's
+    /// parameters do not match its payload (the kind's `parse`), or a digest version is expected and the part's is another.
     #[inline]
     pub fn parse_expecting(bytes: &'a [u8], digest_version: Option<u8>) -> Result<Self, DecodeError> {
         let raw = format::decode(bytes)?;
@@ -183,6 +205,7 @@ fn prefetch_read(byte: &u8) {
     use core::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
     // SAFETY: PREFETCHT0 is a hint with no architectural effect: it never faults, even on
     // an invalid address (and this one is a live reference), and reads nothing into Rust.
+    // Exercised by `prefetch_works_on_every_part_kind_and_changes_no_answer`.
     unsafe { _mm_prefetch::<_MM_HINT_T0>(std::ptr::from_ref(byte).cast::<i8>()) }
 }
 
@@ -244,6 +267,7 @@ impl fmt::Display for FilterPart<'_> {
 }
 
 #[cfg(test)]
+#[allow(clippy::indexing_slicing)]
 mod tests {
     use super::*;
     use crate::testing::digests;

@@ -149,6 +149,12 @@ impl BuildPolicy {
     }
 
     /// Check the policy's parameters; the message names the bad value.
+    ///
+    /// # Errors
+    ///
+    /// A message when `bits_per_key` is outside `0..=64`, a module or unit count is 0, or
+    /// proportional modules' first module has more bits per key than the whole filter (or
+    /// none).
     pub fn validate(&self) -> Result<(), String> {
         if !(self.bits_per_key >= 0.0 && self.bits_per_key <= 64.0) {
             return Err(format!("filter bits_per_key must be in 0..=64, got {}", self.bits_per_key));

@@ -5,6 +5,8 @@
 //! so the newest version of a key comes first and a seek to `(key, snapshot)` lands on the
 //! newest version visible at `snapshot`.
 
+#![deny(clippy::indexing_slicing)]
+
 use std::cmp::Ordering;
 
 /// A sequence number: every write gets the next one; snapshots are sequence numbers.
@@ -72,20 +74,13 @@ pub fn seek_key(user_key: &[u8], seq: SeqNo) -> Vec<u8> {
 /// The user key part of an encoded internal key (empty if the key is too short).
 #[inline]
 pub fn user_key(ikey: &[u8]) -> &[u8] {
-    &ikey[..ikey.len().saturating_sub(TRAILER_LEN)]
+    ikey.split_last_chunk::<TRAILER_LEN>().map_or(&[], |(user_key, _)| user_key)
 }
 
 /// The trailer of an encoded internal key (0 if the key is too short).
 #[inline]
 pub fn trailer(ikey: &[u8]) -> u64 {
-    match ikey.len().checked_sub(TRAILER_LEN) {
-        Some(at) => {
-            let mut b = [0u8; 8];
-            b.copy_from_slice(&ikey[at..]);
-            u64::from_le_bytes(b)
-        }
-        None => 0,
-    }
+    ikey.last_chunk::<TRAILER_LEN>().map_or(0, |t| u64::from_le_bytes(*t))
 }
 
 /// A decoded internal key borrowed from its encoding.
@@ -135,13 +130,18 @@ pub fn compare_user_keys(a: &[u8], b: &[u8]) -> Ordering {
 /// lines instead of following a pointer to each key.
 #[inline]
 pub fn user_key_prefix(user_key: &[u8]) -> u64 {
+    if let Some(head) = user_key.first_chunk::<8>() {
+        return u64::from_be_bytes(*head);
+    }
     let mut b = [0u8; 8];
-    let n = user_key.len().min(8);
-    b[..n].copy_from_slice(&user_key[..n]);
+    for (to, from) in b.iter_mut().zip(user_key) {
+        *to = *from;
+    }
     u64::from_be_bytes(b)
 }
 
 #[cfg(test)]
+#[allow(clippy::indexing_slicing)]
 mod tests {
     use super::*;
 

@@ -29,6 +29,9 @@
 //! See `DESIGN.md` at the repository root for the map of the code.
 
 #![warn(missing_docs)]
+#![deny(clippy::unwrap_used, clippy::undocumented_unsafe_blocks, unsafe_op_in_unsafe_fn)]
+#![warn(clippy::expect_used)]
+#![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
 mod cache;
 mod compaction;

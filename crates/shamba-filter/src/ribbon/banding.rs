@@ -33,6 +33,8 @@
 //!   the per-column loop is unrolled for up to 8 columns. With AVX-512 (up to 8 columns),
 //!   the `simd` module does all columns at once, one per vector lane.
 
+#![deny(clippy::indexing_slicing)]
+
 use super::config::COEFF_BITS;
 use super::hasher::{Equation, RibbonHasher};
 use super::layout::{ColumnLayout, SEGMENT_BYTES};
@@ -286,8 +288,10 @@ impl<R: ResultRow> Banding<R> {
                 *c += 1;
             }
         }
-        for b in 1..next.len() {
-            next[b] += next[b - 1];
+        let mut total = 0;
+        for c in &mut next {
+            total += *c;
+            *c = total;
         }
         // Every position is written once below (the counts are exact).
         let mut sorted = stale(SCRATCH.with(|s| std::mem::take(&mut s.borrow_mut().sorted)), digests.len());
@@ -431,17 +435,20 @@ pub(super) fn store_segments(
         for c in 0..cols {
             let col = (layout.col_offset + c) as usize;
             let at = (seg + u64::from(c)) as usize * SEGMENT_BYTES;
-            if let (Some(dst), Some(&l), Some(&h)) =
-                (bytes.get_mut(at..at + SEGMENT_BYTES), state_lo.get(col), state_hi.get(col))
-            {
-                dst[..8].copy_from_slice(&l.to_le_bytes());
-                dst[8..].copy_from_slice(&h.to_le_bytes());
+            if let (Some(dst), Some(&l), Some(&h)) = (
+                bytes.get_mut(at..).and_then(|s| s.first_chunk_mut::<SEGMENT_BYTES>()),
+                state_lo.get(col),
+                state_hi.get(col),
+            ) {
+                // The low word's little-endian bytes, then the high word's.
+                *dst = (u128::from(h) << 64 | u128::from(l)).to_le_bytes();
             }
         }
     }
 }
 
 #[cfg(test)]
+#[allow(clippy::indexing_slicing)]
 mod tests {
     use super::*;
     use crate::testing::digests;

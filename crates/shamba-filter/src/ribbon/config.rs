@@ -7,6 +7,8 @@
 //! by 0.0038 per doubling. Between powers of two we interpolate linearly, like RocksDB.
 //! For 1M keys the overhead is about 4.75%.
 
+#![deny(clippy::indexing_slicing)]
+
 /// Keys that fit in 2^i slots with a 1-in-20 construction failure chance (0 = unsupported).
 const KNOWN_TO_ADD_BY_POW2: [f64; 18] = [
     0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 248.851, 499.532, 1001.26, 2003.97, 4005.59, 8000.39, 15966.6, 31828.1,
@@ -20,8 +22,8 @@ pub const COEFF_BITS: u64 = 128;
 pub const MIN_SLOTS: u64 = 2 * COEFF_BITS;
 
 fn final_known_factor() -> f64 {
-    let last = KNOWN_TO_ADD_BY_POW2.len() - 1;
-    (1u64 << last) as f64 / KNOWN_TO_ADD_BY_POW2[last]
+    let [.., last_keys] = KNOWN_TO_ADD_BY_POW2;
+    (1u64 << (KNOWN_TO_ADD_BY_POW2.len() - 1)) as f64 / last_keys
 }
 
 fn keys_for_pow2(log2_slots: u32) -> f64 {
@@ -64,6 +66,7 @@ pub fn num_slots_for(num_keys: u64) -> Option<u64> {
 }
 
 #[cfg(test)]
+#[allow(clippy::indexing_slicing)]
 mod tests {
     use super::*;
 

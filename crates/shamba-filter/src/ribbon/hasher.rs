@@ -17,6 +17,8 @@
 //! redundant row, never a failure), and a query shares an equation with one of `n` keys with
 //! probability `n / 2^64`.
 
+#![deny(clippy::indexing_slicing)]
+
 use crate::digest::{fastrange64, mix64, Digest};
 
 /// Multiplier applied to `h1 ^ seed`: the equation hash.
@@ -83,6 +85,7 @@ impl RibbonHasher {
 }
 
 #[cfg(test)]
+#[allow(clippy::indexing_slicing)]
 mod tests {
     use super::*;
 

@@ -20,6 +20,8 @@
 //! A *module* of a modular Ribbon is one such layout over result columns
 //! `col_offset .. col_offset + upper_columns` of a shared solution.
 
+#![deny(clippy::indexing_slicing)]
+
 use super::config::COEFF_BITS;
 
 /// Bytes per segment.
@@ -120,6 +122,7 @@ impl ColumnLayout {
 }
 
 #[cfg(test)]
+#[allow(clippy::indexing_slicing)]
 mod tests {
     use super::*;
 

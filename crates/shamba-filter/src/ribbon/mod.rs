@@ -31,6 +31,8 @@
 //! this block's and the next block's segments: at most ~2 x 16 x columns contiguous bytes,
 //! 4 cache lines at 7 columns) and computes the column's bit with one POPCNT.
 
+#![deny(clippy::indexing_slicing)]
+
 pub mod banding;
 pub mod config;
 pub mod hasher;
@@ -84,6 +86,13 @@ pub struct RibbonBuild {
 
 /// Build a Ribbon over `digests` with `columns[d]` (fractional) result columns in module
 /// `d`. Fails with a reason, never panics.
+///
+/// # Errors
+///
+/// [`FallbackReason::RibbonUnsupportedRate`] when there are no modules, more than 255,
+/// more than 32 result columns in all, or a module's column count makes no valid layout;
+/// [`FallbackReason::RibbonTooManyKeys`] when the keys need more than 2^32 slots;
+/// [`FallbackReason::RibbonConstructionFailed`] when banding fails for every seed tried.
 pub fn build_ribbon(digests: &[Digest], columns: &[f64]) -> Result<RibbonBuild, FallbackReason> {
     let total: f64 = columns.iter().map(|c| c.ceil()).sum();
     if columns.is_empty() || columns.len() > usize::from(u8::MAX) || total.is_nan() || total > f64::from(MAX_COLUMNS) {
@@ -199,6 +208,12 @@ pub struct RibbonRef<'a> {
 
 impl<'a> RibbonRef<'a> {
     /// Check the parameters against the payload.
+    ///
+    /// # Errors
+    ///
+    /// [`DecodeError`] when the parameter block is not exactly the Ribbon's, the equation
+    /// scheme is not the one this reader knows, the column layout is inconsistent, or the
+    /// payload is not the size the layout needs.
     pub fn parse(raw: &RawPart<'a>) -> Result<Self, DecodeError> {
         let mut r = Reader::new(raw.params);
         let num_blocks = r.u32()?;
@@ -316,7 +331,7 @@ impl<'a> RibbonRef<'a> {
                     .count_ones(),
             )
         };
-        let expected = SPREAD_BITS[(p.expected & 0xFF) as usize];
+        let expected = spread_bits(p.expected as u8);
         let mut counts = count(0) | (count(1) << 8);
         let first_lanes = if N > 4 || p.cols >= FIRST_COLUMNS { 0x0101 } else { 0x01 };
         if (counts ^ expected) & first_lanes != 0 {
@@ -410,6 +425,7 @@ const LOW_BIT_OF_EACH_BYTE: u64 = 0x0101_0101_0101_0101;
 
 /// `SPREAD_BITS[x]` has bit `j` of `x` in bit 0 of byte `j`: a fingerprint's columns laid
 /// out like the probe's per-column counts.
+#[expect(clippy::indexing_slicing, reason = "evaluated at compile time: x < 256, the table's length")]
 static SPREAD_BITS: [u64; 256] = {
     let mut table = [0u64; 256];
     let mut x = 0;
@@ -423,6 +439,12 @@ static SPREAD_BITS: [u64; 256] = {
     }
     table
 };
+
+/// `SPREAD_BITS[x]` (a `u8` index into 256 entries: the check compiles away).
+#[inline(always)]
+fn spread_bits(x: u8) -> u64 {
+    SPREAD_BITS.get(usize::from(x)).copied().unwrap_or(0)
+}
 
 /// The little-endian word at byte `at` of a window (constant `at`: no bounds check left).
 #[inline(always)]
@@ -438,6 +460,7 @@ fn word(s: &[u8]) -> u64 {
 }
 
 #[cfg(test)]
+#[allow(clippy::indexing_slicing)]
 mod tests {
     use super::*;
     use crate::testing::{digests, fpr_of, within};
@@ -544,6 +567,7 @@ mod tests {
 }
 
 #[cfg(test)]
+#[allow(clippy::indexing_slicing)]
 mod phase_timing {
     use super::*;
     use crate::testing::digests;

@@ -58,16 +58,17 @@ impl<T> Default for LruSlab<T> {
 }
 
 impl<T> LruSlab<T> {
-    /// Store `entry` in a free slot (not on any list yet) and return its index.
-    pub(super) fn alloc(&mut self, entry: T) -> u32 {
+    /// Store `entry` in a free slot (not on any list yet) and return its index; `None`
+    /// (the entry dropped) when the slab already holds 2^32 - 1 entries, the most a `u32`
+    /// index other than `NIL` can name.
+    pub(super) fn alloc(&mut self, entry: T) -> Option<u32> {
         if let Some(i) = self.free.pop() {
             self.slots[i as usize] = Slot { entry: Some(entry), prev: NIL, next: NIL };
-            return i;
+            return Some(i);
         }
-        let i = u32::try_from(self.slots.len()).expect("a cache shard holds fewer than 2^32 - 1 entries");
-        assert!(i != NIL, "a cache shard holds fewer than 2^32 - 1 entries");
+        let i = u32::try_from(self.slots.len()).ok().filter(|&i| i != NIL)?;
         self.slots.push(Slot { entry: Some(entry), prev: NIL, next: NIL });
-        i
+        Some(i)
     }
 
     /// Take the entry out of slot `i` and free the slot. The slot must be unlinked.
@@ -152,9 +153,9 @@ mod tests {
         let mut slab = LruSlab::default();
         let mut a = LruList::default();
         let mut b = LruList::default();
-        let x = slab.alloc("x");
-        let y = slab.alloc("y");
-        let z = slab.alloc("z");
+        let x = slab.alloc("x").unwrap();
+        let y = slab.alloc("y").unwrap();
+        let z = slab.alloc("z").unwrap();
         for i in [x, y, z] {
             slab.push_front(&mut a, i);
         }
@@ -173,7 +174,7 @@ mod tests {
         // A freed slot is reused and starts unlinked.
         assert_eq!(slab.release(x), Some("x"));
         assert!(slab.get(x).is_none());
-        let w = slab.alloc("w");
+        let w = slab.alloc("w").unwrap();
         assert_eq!(w, x);
         slab.push_front(&mut a, w);
         assert_eq!(slab.order(&a), vec![w, z]);

@@ -105,10 +105,14 @@ impl Shard {
             };
             self.evict(victim);
         }
+        // A shard full to its last slot index caches nothing more, as a block over the
+        // capacity is not cached.
+        let Some(slot) = self.slab.alloc(Entry { key, block, charge, kind, priority, pool: priority }) else {
+            return;
+        };
         let counters = &mut self.counters[kind as usize];
         counters.bytes_inserted += charge as u64;
         counters.bytes_resident += charge as u64;
-        let slot = self.slab.alloc(Entry { key, block, charge, kind, priority, pool: priority });
         self.map.insert(key, slot);
         self.link(slot, priority);
         self.rebalance_high_pool();

@@ -52,7 +52,7 @@ pub fn pick(version: &Version, opts: &Options, cursor: &mut [Vec<u8>]) -> Option
         scores.iter().copied().enumerate().fold((0, 0.0), |best, (l, s)| if s > best.1 { (l, s) } else { best });
     if score >= 1.0 {
         return match opts.compaction_style {
-            CompactionStyle::Leveled => Some(pick_leveled(version, level, cursor)),
+            CompactionStyle::Leveled => pick_leveled(version, level, cursor),
             CompactionStyle::Tiered => Some(merge_level_runs(version, level, level + 1)),
         };
     }
@@ -63,7 +63,9 @@ pub fn pick(version: &Version, opts: &Options, cursor: &mut [Vec<u8>]) -> Option
     None
 }
 
-fn pick_leveled(version: &Version, level: usize, cursor: &mut [Vec<u8>]) -> Compaction {
+/// The compaction out of leveled `level` (`None` only if the level, though its score says
+/// it needs one, holds no file).
+fn pick_leveled(version: &Version, level: usize, cursor: &mut [Vec<u8>]) -> Option<Compaction> {
     if level == 0 {
         let l0: Vec<CompactionInput> =
             version.levels[0].runs.iter().map(|r| CompactionInput { level: 0, files: r.files.clone() }).collect();
@@ -73,7 +75,7 @@ fn pick_leveled(version: &Version, level: usize, cursor: &mut [Vec<u8>]) -> Comp
         if !below.is_empty() {
             inputs.push(CompactionInput { level: 1, files: below });
         }
-        return Compaction { inputs, output_level: 1, choice: merge_into_level_run() };
+        return Some(Compaction { inputs, output_level: 1, choice: merge_into_level_run() });
     }
     let files: Vec<&Arc<FileMeta>> = version.levels[level].runs.iter().flat_map(|r| r.files.iter()).collect();
     let after = &cursor[level];
@@ -81,8 +83,7 @@ fn pick_leveled(version: &Version, level: usize, cursor: &mut [Vec<u8>]) -> Comp
         .iter()
         .find(|f| after.is_empty() || crate::key::user_key(&f.smallest) > after.as_slice())
         .or_else(|| files.first())
-        .map(|f| Arc::clone(f))
-        .expect("a level with a score >= 1 has files");
+        .map(|f| Arc::clone(f))?;
     cursor[level] = crate::key::user_key(&chosen.largest).to_vec();
     let below =
         version.overlapping(level + 1, crate::key::user_key(&chosen.smallest), crate::key::user_key(&chosen.largest));
@@ -91,7 +92,7 @@ fn pick_leveled(version: &Version, level: usize, cursor: &mut [Vec<u8>]) -> Comp
     if !below.is_empty() {
         inputs.push(CompactionInput { level: level + 1, files: below });
     }
-    Compaction { inputs, output_level: level + 1, choice }
+    Some(Compaction { inputs, output_level: level + 1, choice })
 }
 
 /// A leveled merge: the outputs join the output level's one run.

@@ -8,6 +8,8 @@
 //!
 //! Deletes carry no value. The sequence number of entry `i` is `first_seq + i`.
 
+#![deny(clippy::indexing_slicing)]
+
 use crate::error::DecodeError;
 use crate::key::{SeqNo, ValueKind};
 
@@ -16,6 +18,11 @@ const HEADER_LEN: usize = 12;
 const MAX_VARINT_LEN: usize = 10;
 
 /// An atomic group of writes. Build it, then hand it to `Db::write`.
+///
+/// Building a batch cannot fail: its limits are checked when it is written, where
+/// [`Db::write`](crate::Db::write) returns
+/// [`Error::InvalidArgument`](crate::Error::InvalidArgument) for a key over
+/// `Options::max_key_size` or a value over `Options::max_value_size`, and writes none of it.
 ///
 /// ```
 /// let mut batch = shamba::WriteBatch::new();
@@ -110,7 +117,7 @@ impl WriteBatch {
 
     /// Append every operation of `other` to this batch (group commit).
     pub(crate) fn append(&mut self, other: &WriteBatch) {
-        self.rep.extend_from_slice(&other.rep[HEADER_LEN..]);
+        self.rep.extend_from_slice(other.encoded_ops());
         self.count += other.count;
         self.largest_key = self.largest_key.max(other.largest_key);
         self.largest_value = self.largest_value.max(other.largest_value);
@@ -118,14 +125,23 @@ impl WriteBatch {
 
     /// Stamp the first sequence number and count into the header; returns the encoding.
     pub(crate) fn encode_with_seq(&mut self, first_seq: SeqNo) -> &[u8] {
-        self.rep[..8].copy_from_slice(&first_seq.to_le_bytes());
-        self.rep[8..12].copy_from_slice(&self.count.to_le_bytes());
+        if let Some(header) = self.rep.first_chunk_mut::<HEADER_LEN>() {
+            let fields = first_seq.to_le_bytes().into_iter().chain(self.count.to_le_bytes());
+            for (byte, field) in header.iter_mut().zip(fields) {
+                *byte = field;
+            }
+        }
         &self.rep
     }
 
     /// Iterate the operations of this (not yet encoded) batch.
     pub(crate) fn ops(&self) -> BatchOps<'_> {
-        BatchOps { rest: &self.rep[HEADER_LEN..], left: self.count }
+        BatchOps { rest: self.encoded_ops(), left: self.count }
+    }
+
+    /// The operations' encoding: what follows the header (which every batch has).
+    fn encoded_ops(&self) -> &[u8] {
+        self.rep.get(HEADER_LEN..).unwrap_or_default()
     }
 }
 
@@ -137,17 +153,10 @@ pub(crate) struct DecodedBatch<'a> {
 
 /// Decode a WAL record produced by [`WriteBatch::encode_with_seq`].
 pub(crate) fn decode_batch(rec: &[u8]) -> Result<DecodedBatch<'_>, DecodeError> {
-    if rec.len() < HEADER_LEN {
-        return Err(DecodeError::new("write batch shorter than its header"));
-    }
-    let mut seq = [0u8; 8];
-    seq.copy_from_slice(&rec[..8]);
-    let mut count = [0u8; 4];
-    count.copy_from_slice(&rec[8..12]);
-    Ok(DecodedBatch {
-        first_seq: u64::from_le_bytes(seq),
-        ops: BatchOps { rest: &rec[HEADER_LEN..], left: u32::from_le_bytes(count) },
-    })
+    let short = || DecodeError::new("write batch shorter than its header");
+    let (seq, rest) = rec.split_first_chunk::<8>().ok_or_else(short)?;
+    let (count, rest) = rest.split_first_chunk::<4>().ok_or_else(short)?;
+    Ok(DecodedBatch { first_seq: u64::from_le_bytes(*seq), ops: BatchOps { rest, left: u32::from_le_bytes(*count) } })
 }
 
 /// The operations of a batch, in order: `(kind, key, value)`.
@@ -205,21 +214,25 @@ fn put_slice(out: &mut Vec<u8>, s: &[u8]) {
 
 fn get_slice(buf: &[u8]) -> Result<(&[u8], &[u8]), DecodeError> {
     let mut len: u64 = 0;
-    for (i, &b) in buf.iter().enumerate().take(10) {
-        len |= u64::from(b & 0x7f) << (7 * i);
+    let mut rest = buf;
+    for shift in (0..MAX_VARINT_LEN).map(|i| 7 * i) {
+        let Some((&b, tail)) = rest.split_first() else {
+            break;
+        };
+        rest = tail;
+        len |= u64::from(b & 0x7f) << shift;
         if b & 0x80 == 0 {
-            let rest = &buf[i + 1..];
             let len = usize::try_from(len).map_err(|_| DecodeError::new("length overflows"))?;
-            if len > rest.len() {
-                return Err(DecodeError::new("write batch entry runs past the record"));
-            }
-            return Ok(rest.split_at(len));
+            return rest
+                .split_at_checked(len)
+                .ok_or_else(|| DecodeError::new("write batch entry runs past the record"));
         }
     }
     Err(DecodeError::new("bad varint in write batch"))
 }
 
 #[cfg(test)]
+#[allow(clippy::indexing_slicing)]
 mod tests {
     use super::*;
 

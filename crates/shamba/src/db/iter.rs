@@ -19,6 +19,15 @@ use std::sync::Arc;
 ///
 /// It holds the memtables and files it reads, so it sees a consistent state however long
 /// it lives; writes after its creation are invisible to it.
+///
+/// # Errors
+///
+/// Each item is a `Result`. An item is
+/// [`Error::Corruption`](crate::Error::Corruption) when a table's footer or a block the
+/// walk reads (index or data) does not decode or fails its checksum, or an entry is not an
+/// internal key; [`Error::Io`](crate::Error::Io) when the device fails opening or reading a
+/// table. The iterator yields an error once, then ends (in both directions). An iterator
+/// made after [`Db::close`](crate::Db::close) yields nothing.
 pub struct DbIterator {
     sv: Arc<SuperVersion>,
     tables: Arc<TableCache>,

@@ -69,15 +69,44 @@ impl std::fmt::Debug for Db {
 impl Db {
     /// Open the database in `dir`, creating it if `opts.create_if_missing`.
     ///
-    /// Recovers from the manifest and the write-ahead log. Fails with [`crate::Error::Locked`] if
-    /// another process (or handle) has it open, [`crate::Error::InvalidOptions`] for a bad option,
-    /// [`crate::Error::Corruption`] if its files are damaged.
+    /// Recovers from the manifest and the write-ahead logs.
+    ///
+    /// # Errors
+    ///
+    /// - [`Error::InvalidOptions`](crate::Error::InvalidOptions) when `opts` fails
+    ///   [`Options::validate`].
+    /// - [`Error::InvalidArgument`](crate::Error::InvalidArgument) when `dir` holds no
+    ///   database and `opts.create_if_missing` is false, or holds one and
+    ///   `opts.error_if_exists` is true.
+    /// - [`Error::Locked`](crate::Error::Locked) when another process, or another open `Db`
+    ///   in this one, holds the directory's lock.
+    /// - [`Error::Corruption`](crate::Error::Corruption), naming the file, when CURRENT, the
+    ///   manifest or a write-ahead log does not decode. A torn last log record (a crash in
+    ///   mid-write) is dropped, not an error; damage before it is an error unless
+    ///   `opts.wal_recovery` is [`WalRecovery::PointInTime`](crate::WalRecovery::PointInTime).
+    /// - [`Error::Io`](crate::Error::Io) when the device fails: creating the directory,
+    ///   reading the manifest or the logs, writing the recovered tables, the new log or the
+    ///   manifest record, or starting the background threads.
     pub fn open(dir: impl AsRef<Path>, opts: Options) -> Result<Db> {
         let inner = open::open(dir.as_ref(), opts)?;
         Ok(Db { _guard: Arc::new(CloseGuard { inner: inner.clone() }), inner })
     }
 
     /// Set `key` to `value`.
+    ///
+    /// # Errors
+    ///
+    /// - [`Error::InvalidArgument`](crate::Error::InvalidArgument) when a key is longer than
+    ///   [`Options::max_key_size`] or a value longer than [`Options::max_value_size`];
+    ///   nothing is written.
+    /// - [`Error::Closed`](crate::Error::Closed) after [`Db::close`], while the database is
+    ///   closing, or once a background error (a failed flush or compaction, or an earlier
+    ///   failed log write) has made it read-only.
+    /// - [`Error::Io`](crate::Error::Io) when the device fails: appending to or syncing the
+    ///   write-ahead log (the database then turns read-only, since the log may end in a
+    ///   partial record), or creating the next log when the memtable is full. A write
+    ///   committed in a group whose leader failed gets that failure as an `Error::Io`
+    ///   carrying its message.
     pub fn put(&self, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>) -> Result<()> {
         let mut b = WriteBatch::new();
         b.put(key, value);
@@ -85,38 +114,89 @@ impl Db {
     }
 
     /// Delete `key` (a no-op if absent).
+    ///
+    /// # Errors
+    ///
+    /// - [`Error::InvalidArgument`](crate::Error::InvalidArgument) when a key is longer than
+    ///   [`Options::max_key_size`] or a value longer than [`Options::max_value_size`];
+    ///   nothing is written.
+    /// - [`Error::Closed`](crate::Error::Closed) after [`Db::close`], while the database is
+    ///   closing, or once a background error (a failed flush or compaction, or an earlier
+    ///   failed log write) has made it read-only.
+    /// - [`Error::Io`](crate::Error::Io) when the device fails: appending to or syncing the
+    ///   write-ahead log (the database then turns read-only, since the log may end in a
+    ///   partial record), or creating the next log when the memtable is full. A write
+    ///   committed in a group whose leader failed gets that failure as an `Error::Io`
+    ///   carrying its message.
     pub fn delete(&self, key: impl AsRef<[u8]>) -> Result<()> {
         let mut b = WriteBatch::new();
         b.delete(key);
         self.write(b)
     }
 
-    /// Apply a batch atomically: after a crash, all of it or none of it is present.
+    /// Apply a batch atomically: after a crash, all of it or none of it is present. An
+    /// empty batch writes nothing.
+    ///
+    /// # Errors
+    ///
+    /// - [`Error::InvalidArgument`](crate::Error::InvalidArgument) when a key is longer than
+    ///   [`Options::max_key_size`] or a value longer than [`Options::max_value_size`];
+    ///   nothing is written.
+    /// - [`Error::Closed`](crate::Error::Closed) after [`Db::close`], while the database is
+    ///   closing, or once a background error (a failed flush or compaction, or an earlier
+    ///   failed log write) has made it read-only.
+    /// - [`Error::Io`](crate::Error::Io) when the device fails: appending to or syncing the
+    ///   write-ahead log (the database then turns read-only, since the log may end in a
+    ///   partial record), or creating the next log when the memtable is full. A write
+    ///   committed in a group whose leader failed gets that failure as an `Error::Io`
+    ///   carrying its message.
     pub fn write(&self, batch: WriteBatch) -> Result<()> {
         self.inner.write(batch, &WriteOptions::default())
     }
 
     /// Apply a batch with write options (e.g. `sync`).
+    ///
+    /// # Errors
+    ///
+    /// As [`Db::write`]; with `disable_wal` no log is written, so none can fail.
     pub fn write_opt(&self, batch: WriteBatch, wo: &WriteOptions) -> Result<()> {
         self.inner.write(batch, wo)
     }
 
     /// The current value of `key`.
+    ///
+    /// # Errors
+    ///
+    /// - [`Error::InvalidArgument`](crate::Error::InvalidArgument) when `key` is longer than
+    ///   [`Options::max_key_size`].
+    /// - [`Error::Closed`](crate::Error::Closed) after [`Db::close`]. (A background error
+    ///   makes the database read-only; reads go on.)
+    /// - [`Error::Corruption`](crate::Error::Corruption), naming the file and offset, when a
+    ///   table's footer or a block the lookup reads (filter, index or data) does not decode
+    ///   or fails its checksum.
+    /// - [`Error::Io`](crate::Error::Io) when the device fails opening or reading a table.
     pub fn get(&self, key: impl AsRef<[u8]>) -> Result<Option<Vec<u8>>> {
         self.get_opt(key, &ReadOptions::default())
     }
 
     /// The current value of `key`, with read options.
+    ///
+    /// # Errors
+    ///
+    /// As [`Db::get`]; with `verify_checksums` false a damaged block is reported only when
+    /// it does not decode.
     pub fn get_opt(&self, key: impl AsRef<[u8]>, ro: &ReadOptions) -> Result<Option<Vec<u8>>> {
         self.inner.get_at(key.as_ref(), self.inner.visible_seq(), ro)
     }
 
-    /// Every key-value pair, in key order (double-ended).
+    /// Every key-value pair, in key order (double-ended). Errors come as items: see
+    /// [`DbIterator`].
     pub fn iter(&self) -> DbIterator {
         self.range::<&[u8], _>(..)
     }
 
-    /// The pairs whose keys fall in `range`, in key order (double-ended).
+    /// The pairs whose keys fall in `range`, in key order (double-ended). Errors come as
+    /// items: see [`DbIterator`].
     ///
     /// ```
     /// # let dir = tempfile::tempdir()?;
@@ -140,17 +220,37 @@ impl Db {
     }
 
     /// Write the memtable to an L0 table and wait until every frozen memtable is flushed.
+    ///
+    /// # Errors
+    ///
+    /// - [`Error::Closed`](crate::Error::Closed) after [`Db::close`], while the database is
+    ///   closing, or when a background error has made it read-only, including a failure of
+    ///   the background flush this call waits for (the message says what failed).
+    /// - [`Error::Io`](crate::Error::Io) when the device fails creating the next write-ahead
+    ///   log or syncing the directory.
     pub fn flush(&self) -> Result<()> {
         self.inner.flush_all()
     }
 
     /// Flush, then merge every table into one sorted run of the deepest level.
+    ///
+    /// # Errors
+    ///
+    /// Those of [`Db::flush`], then, from the compaction (run in the calling thread):
+    /// - [`Error::Corruption`](crate::Error::Corruption) when a block of an input table does
+    ///   not decode or fails its checksum;
+    /// - [`Error::Io`](crate::Error::Io) when the device fails reading the inputs, writing
+    ///   the output tables or logging the new version in the manifest.
     pub fn compact(&self) -> Result<()> {
         self.inner.compact_all()
     }
 
     /// Flush, then run compactions in the calling thread until no level needs one: the
     /// tree is settled (benchmarks call this between loading and reading).
+    ///
+    /// # Errors
+    ///
+    /// As [`Db::compact`].
     pub fn wait_for_compactions(&self) -> Result<()> {
         self.inner.flush_all()?;
         while self.inner.maybe_compact()? {}
@@ -208,6 +308,13 @@ impl Db {
     /// Stop background work, sync the WAL and release the directory lock. Every handle
     /// of this database fails with [`crate::Error::Closed`] afterwards. Dropping the last handle
     /// does the same, ignoring errors.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Io`](crate::Error::Io) when syncing the write-ahead log fails, or writing
+    /// the tables' lookup statistics to the manifest does (skipped once a background error
+    /// has made the database read-only). Background work stops and the lock is released
+    /// all the same. Closing a database another handle already closed returns `Ok(())`.
     pub fn close(self) -> Result<()> {
         self.inner.shutdown()
     }

@@ -34,21 +34,34 @@ impl Snapshot {
     }
 
     /// The value of `key` as of this snapshot.
+    ///
+    /// # Errors
+    ///
+    /// As [`Db::get`](crate::Db::get): [`Error::InvalidArgument`](crate::Error::InvalidArgument)
+    /// for a key over `max_key_size`, [`Error::Closed`](crate::Error::Closed) once the
+    /// database is closed, [`Error::Corruption`](crate::Error::Corruption) when a block
+    /// read does not decode, [`Error::Io`](crate::Error::Io) when the device fails.
     pub fn get(&self, key: impl AsRef<[u8]>) -> Result<Option<Vec<u8>>> {
         self.inner.get_at(key.as_ref(), self.seq, &ReadOptions::default())
     }
 
     /// The value of `key` as of this snapshot, with read options.
+    ///
+    /// # Errors
+    ///
+    /// As [`Snapshot::get`].
     pub fn get_opt(&self, key: impl AsRef<[u8]>, ro: &ReadOptions) -> Result<Option<Vec<u8>>> {
         self.inner.get_at(key.as_ref(), self.seq, ro)
     }
 
-    /// Every key-value pair as of this snapshot, in key order.
+    /// Every key-value pair as of this snapshot, in key order. Errors come as items: see
+    /// [`DbIterator`].
     pub fn iter(&self) -> DbIterator {
         self.range::<&[u8], _>(..)
     }
 
-    /// The pairs whose keys are in `range`, as of this snapshot.
+    /// The pairs whose keys are in `range`, as of this snapshot. Errors come as items: see
+    /// [`DbIterator`].
     pub fn range<K: AsRef<[u8]>, R: RangeBounds<K>>(&self, range: R) -> DbIterator {
         DbIterator::new(&self.inner, self.seq, &range, ReadOptions::default())
     }

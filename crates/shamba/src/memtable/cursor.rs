@@ -36,7 +36,8 @@ impl MemTableCursor {
         // address until the cursor is dropped. The entry is kept only in `self.entry`,
         // which is dropped before `self.table` (field order), and its key and value are
         // lent out only for borrows of `self`. Exercised by every cursor test, including
-        // one that drops every other handle to the table before walking it.
+        // `cursor_keeps_the_table_alive`, which drops every other handle to the table
+        // before walking it.
         self.entry = found.map(|e| unsafe { std::mem::transmute::<Entry<'_, _, _>, Entry<'static, _, _>>(e) });
     }
 }

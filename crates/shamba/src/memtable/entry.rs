@@ -22,7 +22,7 @@ impl InternalKey {
         // SAFETY: `InternalKey` is `repr(transparent)` over `[u8]`, so a `*const [u8]` and a
         // `*const InternalKey` have the same layout and slice-length metadata, and the
         // result borrows `bytes` for the same lifetime. Exercised by every test of this
-        // module and of the memtable.
+        // module (e.g. `borrowed_keys_order_as_entries`) and of the memtable.
         unsafe { &*(bytes as *const [u8] as *const InternalKey) }
     }
 }

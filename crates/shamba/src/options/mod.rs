@@ -219,6 +219,13 @@ fn check(ok: bool, msg: impl FnOnce() -> String) -> Result<()> {
 
 impl Options {
     /// Check every value; the error names the first bad one.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidOptions`] naming the first value out of its range (e.g. a
+    /// `write_buffer_size` under 4096, `num_levels` outside `2..=64`) or inconsistent with
+    /// another (e.g. `level0_stop_trigger` below `level0_slowdown_trigger`), including the
+    /// filter policy's and the probe policy's own checks.
     pub fn validate(&self) -> Result<()> {
         check(self.write_buffer_size >= 4096, || {
             format!("write_buffer_size must be at least 4096 bytes, got {}", self.write_buffer_size)

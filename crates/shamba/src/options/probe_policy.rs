@@ -34,6 +34,11 @@ impl ProbePolicy {
     }
 
     /// Check the parameters; the message names the bad value.
+    ///
+    /// # Errors
+    ///
+    /// A message when a SHaMBa threshold is negative or not a finite number, or an elastic
+    /// policy's `life_time` is 0.
     pub fn validate(&self) -> Result<(), String> {
         match self {
             ProbePolicy::Shamba(p) => {

@@ -9,6 +9,8 @@
 //! restart entry must not share a prefix, and every decoded entry moves strictly forward,
 //! so no loop can run past the block or forever.
 
+#![deny(clippy::indexing_slicing)]
+
 use super::coding::{u32_at, Decoder};
 use crate::error::DecodeError;
 use std::cmp::Ordering;
@@ -68,20 +70,19 @@ impl Block {
             .ok_or_else(|| DecodeError::new(format!("restart point {i} out of range")))
     }
 
-    /// Decode the entry header at `off`: (shared, unshared key bytes, value range, end).
+    /// Decode the entry at `off`.
     #[inline]
-    fn entry_at(&self, off: usize) -> Result<(usize, Range<usize>, Range<usize>, usize), DecodeError> {
+    fn entry_at(&self, off: usize) -> Result<Entry<'_>, DecodeError> {
         let area = self.data.get(off..self.restarts_at).ok_or_else(|| DecodeError::new("entry offset out of range"))?;
         // Fast path (LevelDB's DecodeEntry): all three lengths fit in one varint byte, as
-        // they do for keys and values under 128 bytes; one bounds check covers the entry.
-        if let [shared, unshared, value_len, ..] = *area {
+        // they do for keys and values under 128 bytes.
+        if let [shared, unshared, value_len, ref rest @ ..] = *area {
             if (shared | unshared | value_len) < 0x80 {
                 let (shared, unshared, value_len) = (shared as usize, unshared as usize, value_len as usize);
-                let key_start = off + 3;
-                let end = key_start + unshared + value_len;
-                if end <= self.restarts_at {
-                    let key_end = key_start + unshared;
-                    return Ok((shared, key_start..key_end, key_end..end, end));
+                if let Some((key, tail)) = rest.split_at_checked(unshared) {
+                    if let Some((value, _)) = tail.split_at_checked(value_len) {
+                        return Ok(Entry { shared, key, value, end: off + 3 + unshared + value_len });
+                    }
                 }
             }
         }
@@ -89,12 +90,11 @@ impl Block {
         let shared = d.varint32()?;
         let unshared = d.varint32()?;
         let value_len = d.varint32()?;
-        let key_start = off + d.position();
-        d.bytes(unshared).map_err(|_| DecodeError::new(format!("entry at {off}: key runs past the entries")))?;
-        d.bytes(value_len).map_err(|_| DecodeError::new(format!("entry at {off}: value runs past the entries")))?;
-        let key_end = key_start + unshared;
-        let end = off + d.position();
-        Ok((shared, key_start..key_end, key_end..end, end))
+        let key =
+            d.bytes(unshared).map_err(|_| DecodeError::new(format!("entry at {off}: key runs past the entries")))?;
+        let value =
+            d.bytes(value_len).map_err(|_| DecodeError::new(format!("entry at {off}: value runs past the entries")))?;
+        Ok(Entry { shared, key, value, end: off + d.position() })
     }
 
     /// Number of restart points.
@@ -107,7 +107,7 @@ impl Block {
     /// restart per entry, as index blocks are).
     pub(crate) fn restart_entry(&self, i: usize, sole: bool) -> Result<(&[u8], &[u8]), DecodeError> {
         let off = self.restart_point(i)?;
-        let (shared, key, value, end) = self.entry_at(off)?;
+        let Entry { shared, key, value, end } = self.entry_at(off)?;
         if shared != 0 {
             return Err(DecodeError::new(format!("restart entry at {off} shares {shared} key bytes")));
         }
@@ -117,13 +117,24 @@ impl Block {
                 return Err(DecodeError::new(format!("restart entry at {off} ends at {end}, not at {next}")));
             }
         }
-        Ok((&self.data[key], &self.data[value]))
+        Ok((key, value))
     }
 
     /// The whole key of a restart entry, borrowed from the block.
     fn restart_key(&self, i: usize) -> Result<&[u8], DecodeError> {
         self.restart_entry(i, false).map(|(key, _)| key)
     }
+}
+
+/// One decoded entry, borrowed from its block.
+struct Entry<'a> {
+    /// Key bytes shared with the previous entry's key.
+    shared: usize,
+    /// The key bytes after the shared ones.
+    key: &'a [u8],
+    value: &'a [u8],
+    /// Offset of the next entry (the value ends here).
+    end: usize,
 }
 
 /// A position in a block. Invalid until positioned; after an error it is invalid too.
@@ -244,7 +255,7 @@ impl BlockCursor {
             self.invalidate();
             return Ok(());
         }
-        let (shared, key, value, end) = self.block.entry_at(off)?;
+        let Entry { shared, key, value, end } = self.block.entry_at(off)?;
         if shared > self.key.len() {
             return Err(DecodeError::new(format!(
                 "entry at {off} shares {shared} bytes of a {}-byte key",
@@ -252,8 +263,8 @@ impl BlockCursor {
             )));
         }
         self.key.truncate(shared);
-        self.key.extend_from_slice(&self.block.data[key]);
-        self.value = value;
+        self.key.extend_from_slice(key);
+        self.value = end - value.len()..end;
         self.current = off;
         self.next = end;
         while self.restart_index + 1 < self.block.num_restarts
@@ -319,4 +330,5 @@ impl BlockCursor {
 }
 
 #[cfg(test)]
+#[allow(clippy::indexing_slicing)]
 mod tests;

@@ -3,6 +3,8 @@
 //! Varints are LEB128: seven bits per byte, least significant group first, high bit set on
 //! every byte but the last. Fixed-width integers are little-endian.
 
+#![deny(clippy::indexing_slicing)]
+
 use crate::error::DecodeError;
 
 /// Append `v` as a varint (1 to 10 bytes).
@@ -65,39 +67,52 @@ impl<'a> Decoder<'a> {
 
     /// The next `n` bytes.
     pub(crate) fn bytes(&mut self, n: usize) -> Result<&'a [u8], DecodeError> {
-        let end = self.pos.checked_add(n).filter(|&e| e <= self.buf.len());
-        let Some(end) = end else {
-            return Err(DecodeError::new(format!("needs {n} bytes, {} left", self.buf.len() - self.pos)));
-        };
-        let out = &self.buf[self.pos..end];
-        self.pos = end;
+        let rest = self.rest();
+        let (out, _) = rest
+            .split_at_checked(n)
+            .ok_or_else(|| DecodeError::new(format!("needs {n} bytes, {} left", rest.len())))?;
+        self.pos += n;
         Ok(out)
+    }
+
+    /// The next `N` bytes, as an array.
+    fn array<const N: usize>(&mut self) -> Result<[u8; N], DecodeError> {
+        let rest = self.rest();
+        let out = *rest
+            .first_chunk::<N>()
+            .ok_or_else(|| DecodeError::new(format!("needs {N} bytes, {} left", rest.len())))?;
+        self.pos += N;
+        Ok(out)
+    }
+
+    /// The bytes not consumed yet.
+    pub(crate) fn rest(&self) -> &'a [u8] {
+        self.buf.get(self.pos..).unwrap_or_default()
+    }
+
+    /// The bytes consumed so far.
+    pub(crate) fn consumed(&self) -> &'a [u8] {
+        self.buf.get(..self.pos).unwrap_or_default()
     }
 
     /// A little-endian `u32`.
     pub(crate) fn u32_le(&mut self) -> Result<u32, DecodeError> {
-        let mut b = [0u8; 4];
-        b.copy_from_slice(self.bytes(4)?);
-        Ok(u32::from_le_bytes(b))
+        self.array().map(u32::from_le_bytes)
     }
 
     /// A little-endian `u64`.
     pub(crate) fn u64_le(&mut self) -> Result<u64, DecodeError> {
-        let mut b = [0u8; 8];
-        b.copy_from_slice(self.bytes(8)?);
-        Ok(u64::from_le_bytes(b))
+        self.array().map(u64::from_le_bytes)
     }
 }
 
 /// The little-endian `u32` at `at` in `buf`, if it is entirely inside.
 pub(crate) fn u32_at(buf: &[u8], at: usize) -> Option<u32> {
-    let bytes = buf.get(at..at.checked_add(4)?)?;
-    let mut b = [0u8; 4];
-    b.copy_from_slice(bytes);
-    Some(u32::from_le_bytes(b))
+    buf.get(at..)?.first_chunk::<4>().map(|b| u32::from_le_bytes(*b))
 }
 
 #[cfg(test)]
+#[allow(clippy::indexing_slicing)]
 mod tests {
     use super::*;
 

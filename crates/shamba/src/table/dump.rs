@@ -1,5 +1,7 @@
 //! A human-readable dump of an SST: every part, for `shamba sst` and for debugging.
 
+#![deny(clippy::indexing_slicing)]
+
 use super::{TableContext, TableReader};
 use crate::cache::BlockCache;
 use crate::cursor::Cursor;

@@ -4,6 +4,8 @@
 //! block kind, so every block read of every table is charged and counted exactly once.
 //! Block reads check the handle against the file before allocating, then the trailer.
 
+#![deny(clippy::indexing_slicing)]
+
 use super::format::{read_block, BlockHandle, Footer, FOOTER_LEN};
 use crate::error::{Error, Result};
 use crate::io::{BlockKind, DeviceModel, IoStats, RandomRead};
@@ -154,6 +156,7 @@ impl ReadAhead {
 }
 
 #[cfg(test)]
+#[allow(clippy::indexing_slicing)]
 mod tests {
     use super::*;
     use crate::table::format::write_block;

@@ -1,6 +1,8 @@
 //! The physical envelope of an SST: block handles, the block trailer (compression type and
 //! checksum) and the fixed-size footer. Byte layouts are in `docs/format.md`.
 
+#![deny(clippy::indexing_slicing)]
+
 use super::coding::{put_varint, Decoder};
 use crate::error::DecodeError;
 use crate::options::Compression;
@@ -113,13 +115,13 @@ impl Footer {
             *h = BlockHandle { offset: d.u64_le()?, size: d.u64_le()? };
         }
         let format_version = d.u32_le()?;
-        let crc_pos = d.position();
+        let covered = d.consumed();
         let stored_crc = d.u32_le()?;
         let magic = d.u64_le()?;
         if magic != MAGIC {
             return Err(DecodeError::new(format!("bad magic {magic:#018x}: not a Shamba SST")));
         }
-        let actual = mask_crc(crc32c::crc32c(&bytes[..crc_pos]));
+        let actual = mask_crc(crc32c::crc32c(covered));
         if stored_crc != actual {
             return Err(DecodeError::new(format!(
                 "footer checksum mismatch: stored {stored_crc:#010x}, computed {actual:#010x}"
@@ -159,51 +161,43 @@ fn unmask_crc(masked: u32) -> u32 {
 /// compressing when asked and when it saves at least 1/8. Returns the handle size (bytes
 /// of stored contents) and the type used.
 pub(crate) fn write_block(raw: &[u8], compression: Compression, out: &mut Vec<u8>) -> (u64, CompressionType) {
-    let start = out.len();
-    let ty = match compression {
+    let mut compressed = Vec::new();
+    let (contents, ty) = match compression {
         Compression::Lz4 => {
-            let mut compressed = Vec::with_capacity(raw.len() / 2 + 8);
+            compressed.reserve(raw.len() / 2 + 8);
             put_varint(&mut compressed, raw.len() as u64);
             compressed.extend_from_slice(&lz4_flex::block::compress(raw));
             if compressed.len() <= raw.len() - raw.len() / 8 {
-                out.extend_from_slice(&compressed);
-                CompressionType::Lz4
+                (&compressed[..], CompressionType::Lz4)
             } else {
-                out.extend_from_slice(raw);
-                CompressionType::None
+                (raw, CompressionType::None)
             }
         }
-        Compression::None => {
-            out.extend_from_slice(raw);
-            CompressionType::None
-        }
+        Compression::None => (raw, CompressionType::None),
     };
-    let size = (out.len() - start) as u64;
+    out.extend_from_slice(contents);
     out.push(ty as u8);
-    let crc = mask_crc(crc32c::crc32c(&out[start..]));
+    let crc = mask_crc(crc32c::crc32c_append(crc32c::crc32c(contents), &[ty as u8]));
     out.extend_from_slice(&crc.to_le_bytes());
-    (size, ty)
+    (contents.len() as u64, ty)
 }
 
 /// Check and strip the trailer of a physical block (contents + trailer) and decompress it.
 /// With `verify` false the checksum is not computed (the type byte is still checked).
 pub(crate) fn read_block(mut physical: Vec<u8>, verify: bool) -> Result<Vec<u8>, DecodeError> {
-    let Some(size) = physical.len().checked_sub(BLOCK_TRAILER_LEN) else {
+    let Some((contents, &[ty, ref crc @ ..])) = physical.split_last_chunk::<BLOCK_TRAILER_LEN>() else {
         return Err(DecodeError::new("block shorter than its trailer"));
     };
-    let ty = physical[size];
     if verify {
-        let mut b = [0u8; 4];
-        b.copy_from_slice(&physical[size + 1..]);
-        let stored = u32::from_le_bytes(b);
-        let actual = mask_crc(crc32c::crc32c(&physical[..=size]));
+        let stored = u32::from_le_bytes(*crc);
+        let actual = mask_crc(crc32c::crc32c_append(crc32c::crc32c(contents), &[ty]));
         if stored != actual {
             return Err(DecodeError::new(format!(
                 "block checksum mismatch: stored {stored:#010x}, computed {actual:#010x}"
             )));
         }
     }
-    physical.truncate(size);
+    physical.truncate(contents.len());
     match ty {
         t if t == CompressionType::None as u8 => Ok(physical),
         t if t == CompressionType::Lz4 as u8 => decompress_lz4(&physical),
@@ -214,7 +208,7 @@ pub(crate) fn read_block(mut physical: Vec<u8>, verify: bool) -> Result<Vec<u8>,
 fn decompress_lz4(stored: &[u8]) -> Result<Vec<u8>, DecodeError> {
     let mut d = Decoder::new(stored);
     let raw_len = d.varint()?;
-    let input = &stored[d.position()..];
+    let input = d.rest();
     // LZ4 cannot expand more than 255x; checking that before allocating keeps a bad length
     // from asking for gigabytes.
     let bound = input.len().saturating_mul(255).saturating_add(16).min(MAX_UNCOMPRESSED_BLOCK);
@@ -230,6 +224,7 @@ fn decompress_lz4(stored: &[u8]) -> Result<Vec<u8>, DecodeError> {
 }
 
 #[cfg(test)]
+#[allow(clippy::indexing_slicing)]
 mod tests {
     use super::*;
 

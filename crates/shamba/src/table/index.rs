@@ -10,6 +10,8 @@
 //! of 1: every entry stores its whole key, so a seek is a pure binary search that borrows
 //! keys from the block.
 
+#![deny(clippy::indexing_slicing)]
+
 use super::block_builder::BlockBuilder;
 use super::format::BlockHandle;
 use crate::key::{compare_internal_keys, user_key};
@@ -70,13 +72,10 @@ impl IndexBuilder {
 pub(crate) fn shortest_separator(last: &[u8], next: &[u8], out: &mut Vec<u8>) {
     let (a, b) = (user_key(last), user_key(next));
     let common = a.iter().zip(b).take_while(|(x, y)| x == y).count();
-    if common < a.len() && common < b.len() {
-        let byte = a[common];
-        if byte < 0xFF && byte + 1 < b[common] {
-            out.extend_from_slice(&a[..=common]);
-            if let Some(last_byte) = out.last_mut() {
-                *last_byte += 1;
-            }
+    if let (Some((shared, &[byte, ..])), Some(&limit)) = (a.split_at_checked(common), b.get(common)) {
+        if byte < 0xFF && byte + 1 < limit {
+            out.extend_from_slice(shared);
+            out.push(byte + 1);
             // The largest trailer: before every real version of the shortened user key.
             out.extend_from_slice(&u64::MAX.to_le_bytes());
             debug_assert_eq!(compare_internal_keys(last, out), Ordering::Less);
@@ -88,6 +87,7 @@ pub(crate) fn shortest_separator(last: &[u8], next: &[u8], out: &mut Vec<u8>) {
 }
 
 #[cfg(test)]
+#[allow(clippy::indexing_slicing)]
 mod tests {
     use super::*;
     use crate::key::{internal_key, ValueKind};

@@ -7,6 +7,8 @@
 //! whichever layout the file has. Partitions are opened lazily, one at a time, through the
 //! reader (pinned or cached at high priority).
 
+#![deny(clippy::indexing_slicing)]
+
 use super::block::BlockCursor;
 use super::format::BlockHandle;
 use super::reader::TableReader;

@@ -14,6 +14,8 @@
 //! counted in the reader's pinned bytes, and are built only for pinned index blocks: an
 //! index block in the block cache is charged to the cache, and its fences would not be.
 
+#![deny(clippy::indexing_slicing)]
+
 use super::block::Block;
 use crate::error::DecodeError;
 use crate::key::{compare_internal_keys, user_key, user_key_prefix};
@@ -35,14 +37,15 @@ impl IndexFences {
         let first = user_key(block.restart_entry(0, true)?.0);
         let last = user_key(block.restart_entry(n - 1, true)?.0);
         // Keys sorted between two keys share the prefix those two share.
-        let skip = first.iter().zip(last).take_while(|(a, b)| a == b).count();
+        let common: Box<[u8]> = first.iter().zip(last).take_while(|(a, b)| a == b).map(|(&a, _)| a).collect();
+        let skip = common.len();
         let prefixes = (0..n)
             .map(|i| {
                 let (key, _) = block.restart_entry(i, true)?;
                 Ok(user_key_prefix(user_key(key).get(skip..).unwrap_or_default()))
             })
             .collect::<Result<_, DecodeError>>()?;
-        Ok(IndexFences { common: first[..skip].into(), prefixes })
+        Ok(IndexFences { common, prefixes })
     }
 
     /// The value of the first entry of `block` (the block these fences were built from)
@@ -50,8 +53,8 @@ impl IndexFences {
     /// below `seek`.
     pub(crate) fn find<'b>(&self, block: &'b Block, seek: &[u8]) -> Result<Option<&'b [u8]>, DecodeError> {
         let user = user_key(seek);
-        let target = match user.get(..self.common.len()) {
-            Some(head) if *head == *self.common => user_key_prefix(&user[self.common.len()..]),
+        let target = match user.strip_prefix(&*self.common) {
+            Some(rest) => user_key_prefix(rest),
             // Below every separator (a byte below the shared prefix, or a prefix of it), or
             // above every one.
             _ if user < &*self.common => return Ok(Some(block.restart_entry(0, false)?.1)),
@@ -85,6 +88,7 @@ impl IndexFences {
 }
 
 #[cfg(test)]
+#[allow(clippy::indexing_slicing)]
 mod tests {
     use super::*;
     use crate::key::{internal_key, ValueKind};

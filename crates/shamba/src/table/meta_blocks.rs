@@ -15,6 +15,8 @@
 //! a first module. The top-level index of a partitioned table is never in the cache: the
 //! reader pins it at open.
 
+#![deny(clippy::indexing_slicing)]
+
 use super::block::Block;
 use super::file::{ReadAhead, TableFile};
 use super::format::BlockHandle;

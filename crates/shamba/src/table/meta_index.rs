@@ -9,6 +9,8 @@
 //!   2 write it empty; later meta blocks (persisted per-file statistics) are added by name
 //!   without changing the footer.
 
+#![deny(clippy::indexing_slicing)]
+
 use super::block::{bytewise, Block};
 use super::block_builder::BlockBuilder;
 use super::format::BlockHandle;
@@ -65,6 +67,7 @@ pub(crate) fn decode_filter_index(block: Block) -> Result<Vec<BlockHandle>, Deco
 }
 
 #[cfg(test)]
+#[allow(clippy::indexing_slicing)]
 mod tests {
     use super::*;
 

@@ -22,6 +22,8 @@
 //! unpartitioned index would choose. A user key whose versions straddle a cut has its digest in both partitions'
 //! filters, so whichever partition a seek lands in answers correctly.
 
+#![deny(clippy::indexing_slicing)]
+
 use super::block::Block;
 use super::coding::{put_varint, Decoder};
 use super::format::BlockHandle;
@@ -94,6 +96,7 @@ pub(crate) fn decode_top_level(block: Block) -> Result<Vec<(Vec<u8>, PartitionHa
 }
 
 #[cfg(test)]
+#[allow(clippy::indexing_slicing)]
 mod tests {
     use super::*;
     use crate::key::{internal_key, ValueKind};

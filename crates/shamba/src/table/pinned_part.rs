@@ -7,6 +7,8 @@
 //! probe line is). Keeping the parsed part lets a lookup go straight to the probe line, and
 //! lets the prefetch pass issue it without touching the header.
 
+#![deny(clippy::indexing_slicing)]
+
 use crate::error::DecodeError;
 use crate::filter::FilterPart;
 use std::sync::Arc;
@@ -45,6 +47,7 @@ impl PinnedPart {
 }
 
 #[cfg(test)]
+#[allow(clippy::indexing_slicing)]
 mod tests {
     use super::*;
     use crate::filter::{build_filter_parts, Digest, FilterSpec};

@@ -7,6 +7,8 @@
 //! adds two required names (`index.partitions`, `index.top_level_bytes`). `filter.role` is
 //! optional in both.
 
+#![deny(clippy::indexing_slicing)]
+
 use super::block::{bytewise, Block};
 use super::block_builder::BlockBuilder;
 use super::coding::{put_varint, Decoder};
@@ -305,6 +307,7 @@ impl TableProperties {
 }
 
 #[cfg(test)]
+#[allow(clippy::indexing_slicing)]
 mod tests {
     use super::*;
 

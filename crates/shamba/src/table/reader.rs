@@ -18,6 +18,8 @@
 //! block contents are shared `Arc`s and the key buffers of the block cursors are reused per
 //! thread.
 
+#![deny(clippy::indexing_slicing)]
+
 use super::block::Block;
 use super::file::TableFile;
 use super::format::{BlockHandle, Footer, FORMAT_VERSION_FLAT, FORMAT_VERSION_PARTITIONED};

@@ -4,6 +4,8 @@
 //! array, so the binary search compares integers in a few cache lines and reads a whole
 //! key (a separate allocation, likely a cache miss) only when two prefixes tie.
 
+#![deny(clippy::indexing_slicing)]
+
 use crate::key::{compare_internal_keys, user_key, user_key_prefix as prefix};
 use std::cmp::Ordering;
 
@@ -27,6 +29,10 @@ impl TopLevelKeys {
 
     /// The index of the first key `>= seek` (an internal key); `len()` if none.
     #[inline]
+    #[expect(
+        clippy::indexing_slicing,
+        reason = "mid < hi <= keys.len() = prefixes.len(): `new` makes one prefix per key, and nothing else changes them"
+    )]
     pub(super) fn first_at_or_after(&self, seek: &[u8]) -> usize {
         let sought = prefix(user_key(seek));
         let mut lo = 0;
@@ -49,6 +55,7 @@ impl TopLevelKeys {
 }
 
 #[cfg(test)]
+#[allow(clippy::indexing_slicing)]
 mod tests {
     use super::*;
     use crate::key::{internal_key, ValueKind};

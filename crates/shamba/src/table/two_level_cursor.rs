@@ -7,6 +7,8 @@
 //! a reader must survive). The cursor owns an `Arc` of its reader, so it is `'static`.
 //! Any error leaves it invalid and is returned.
 
+#![deny(clippy::indexing_slicing)]
+
 use super::block::BlockCursor;
 use super::file::ReadAhead;
 use super::format::BlockHandle;

@@ -9,6 +9,8 @@
 //! informational (older readers lose nothing that matters by skipping them); any other
 //! unknown tag is an error, because ignoring it could silently misread the tree.
 
+#![deny(clippy::indexing_slicing)]
+
 use crate::error::DecodeError;
 
 /// Tag bit marking a field an older reader may skip when it does not know the tag.
@@ -70,10 +72,10 @@ impl<'a> Decoder<'a> {
 
     pub(crate) fn take(&mut self, n: u64) -> Result<&'a [u8], DecodeError> {
         let n = usize::try_from(n).map_err(|_| DecodeError::new("length does not fit in memory"))?;
-        if n > self.bytes.len() {
-            return Err(DecodeError::new(format!("length {n} runs past the end ({} left)", self.bytes.len())));
-        }
-        let (head, rest) = self.bytes.split_at(n);
+        let (head, rest) = self
+            .bytes
+            .split_at_checked(n)
+            .ok_or_else(|| DecodeError::new(format!("length {n} runs past the end ({} left)", self.bytes.len())))?;
         self.bytes = rest;
         Ok(head)
     }
@@ -129,6 +131,7 @@ pub(crate) fn check_unknown(tag: u64, within: &str) -> Result<(), DecodeError> {
 }
 
 #[cfg(test)]
+#[allow(clippy::indexing_slicing)]
 mod tests {
     use super::*;
     use proptest::prelude::*;

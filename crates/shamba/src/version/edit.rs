@@ -8,6 +8,8 @@
 //!   6 compact_pointer := level: varint | internal key bytes    (repeated)
 //! ```
 
+#![deny(clippy::indexing_slicing)]
+
 use super::coding::{check_unknown, put_field, put_varint, put_varint_field, set_once, Decoder};
 use super::file_meta::FileMeta;
 use crate::error::DecodeError;
@@ -120,6 +122,7 @@ fn level(d: &mut Decoder<'_>) -> Result<usize, DecodeError> {
 }
 
 #[cfg(test)]
+#[allow(clippy::indexing_slicing)]
 mod tests {
     use super::super::file_meta::tests::any_file_meta;
     use super::*;

@@ -8,6 +8,8 @@
 //!   66 data_bytes: varint                                             (optional, skippable)
 //! ```
 
+#![deny(clippy::indexing_slicing)]
+
 use super::coding::{check_unknown, put_field, put_varint, put_varint_field, set_once, Decoder, SAFE_TO_SKIP};
 use crate::error::DecodeError;
 use crate::key::{user_key, SeqNo, TRAILER_LEN};
@@ -175,6 +177,7 @@ fn internal_key(payload: &[u8], what: &str) -> Result<Vec<u8>, DecodeError> {
 }
 
 #[cfg(test)]
+#[allow(clippy::indexing_slicing)]
 pub(crate) mod tests {
     use super::*;
     use crate::key::{internal_key as ikey, ValueKind};

@@ -5,6 +5,8 @@
 //! it is replaced atomically: write `CURRENT.tmp`, sync it, rename it over `CURRENT`, sync
 //! the directory. A crash at any point leaves either the old or the new name in `CURRENT`.
 
+#![deny(clippy::indexing_slicing)]
+
 use super::edit::VersionEdit;
 use crate::error::{Error, Result};
 use crate::io::Storage;
@@ -67,6 +69,7 @@ pub(crate) fn manifest_path(dir: &Path, number: u64) -> PathBuf {
 }
 
 #[cfg(test)]
+#[allow(clippy::indexing_slicing)]
 mod tests {
     use super::*;
     use crate::io::FsStorage;

@@ -8,6 +8,8 @@
 //! starts a fresh manifest with a snapshot. The manifest is also rolled over to a fresh
 //! snapshot when it grows past [`DEFAULT_MANIFEST_LIMIT`], and after every recovery.
 
+#![deny(clippy::indexing_slicing)]
+
 use super::builder::apply;
 use super::edit::VersionEdit;
 use super::manifest::{manifest_path, read_current, set_current, write_manifest, CURRENT};

@@ -1,5 +1,7 @@
 //! Constants and checksums of the log format; see the [module docs](super).
 
+#![deny(clippy::indexing_slicing)]
+
 /// Bytes per block. Fragments never cross a block boundary.
 pub const BLOCK_SIZE: usize = 32 * 1024;
 
@@ -70,6 +72,7 @@ impl Header {
 }
 
 #[cfg(test)]
+#[allow(clippy::indexing_slicing)]
 mod tests {
     use super::*;
 

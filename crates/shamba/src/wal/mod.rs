@@ -32,6 +32,8 @@
 //! A log is never appended to after it was replayed: the engine starts a new file, so a
 //! torn tail is always at the end of the file that holds it.
 
+#![deny(clippy::indexing_slicing)]
+
 mod format;
 mod reader;
 mod writer;

@@ -1,5 +1,7 @@
 //! Replaying a log file: whole records back, a torn tail dropped, other damage reported.
 
+#![deny(clippy::indexing_slicing)]
+
 use super::format::{fragment_crc, FragmentType, Header, BLOCK_SIZE, HEADER_SIZE};
 use crate::error::{Error, Result};
 use crate::options::WalRecovery;
@@ -215,6 +217,7 @@ fn valid_fragment_at(bytes: &[u8], pos: usize) -> bool {
 }
 
 #[cfg(test)]
+#[allow(clippy::indexing_slicing)]
 mod tests {
     use super::super::writer::tests::log_of;
     use super::*;

@@ -1,5 +1,7 @@
 //! Appending records to a log file.
 
+#![deny(clippy::indexing_slicing)]
+
 use super::format::{FragmentType, Header, BLOCK_SIZE, HEADER_SIZE};
 use crate::error::Result;
 use crate::io::SequentialWrite;
@@ -31,7 +33,8 @@ impl LogWriter {
             if left_in_block < HEADER_SIZE {
                 // Too little room for a header: zero-fill the trailer and start a block.
                 const ZEROS: [u8; HEADER_SIZE] = [0; HEADER_SIZE];
-                self.file.append(&ZEROS[..left_in_block])?;
+                let (zeros, _) = ZEROS.split_at(left_in_block.min(HEADER_SIZE));
+                self.file.append(zeros)?;
                 self.block_offset = 0;
                 continue;
             }
@@ -72,6 +75,7 @@ impl LogWriter {
 }
 
 #[cfg(test)]
+#[allow(clippy::indexing_slicing)]
 pub(crate) mod tests {
     use super::*;
     use std::sync::{Arc, Mutex};

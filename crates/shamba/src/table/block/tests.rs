@@ -129,7 +129,7 @@ fn restart_entries_store_whole_keys_and_later_entries_share_prefixes() {
     for i in 0..block.num_restarts {
         assert_eq!(block.restart_key(i).unwrap(), entries[i * 4].0.as_slice());
     }
-    let (shared, _, _, _) = block.entry_at(block.entry_at(0).unwrap().3).unwrap();
+    let shared = block.entry_at(block.entry_at(0).unwrap().end).unwrap().shared;
     assert!(shared > 0, "the second entry must share a prefix with the first");
 }
 
