@@ -6,7 +6,8 @@ use std::path::Path;
 
 /// The `rust` code blocks of the README, in order.
 fn readme_blocks() -> Vec<String> {
-    let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md")).expect("README");
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md")).expect("README");
     let mut blocks = Vec::new();
     let mut current: Option<String> = None;
     for line in readme.lines() {
@@ -28,7 +29,10 @@ fn readme_blocks() -> Vec<String> {
 
 fn assert_in_readme(source: &str) {
     let blocks = readme_blocks();
-    assert!(blocks.iter().any(|b| b.trim() == source.trim()), "the README no longer shows:\n{source}\nIt shows:\n{blocks:#?}");
+    assert!(
+        blocks.iter().any(|b| b.trim() == source.trim()),
+        "the README no longer shows:\n{source}\nIt shows:\n{blocks:#?}"
+    );
 }
 
 const USING_THE_LIBRARY: &str = r#"use shamba::{Db, Options, WriteBatch, WriteOptions};
