@@ -9,8 +9,9 @@ use std::sync::Arc;
 /// Result alias used across the crate.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
-/// Everything that can go wrong in Shamba.
+/// Everything that can go wrong in Shamba. New kinds may be added: match with a `_` arm.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum Error {
     /// The operating system reported an I/O failure (full disk, permission, device error).
     #[error("I/O error: {0}")]
