@@ -10,6 +10,7 @@ use rand::SeedableRng;
 use report::PhaseResult;
 use shamba::filter::{Allocation, FilterLayout, ModuleSizes};
 use shamba::manager::{ElasticPolicy, ProbePolicy, ShambaPolicy, Skipping};
+use shamba::options::{LabOptions, ReadLab};
 use shamba::{CompactionStyle, Db, Options, ReadOptions, Stats, WriteBatch, WriteOptions};
 use std::error::Error;
 use std::path::PathBuf;
@@ -224,13 +225,16 @@ impl BenchArgs {
             cache_capacity: mib(self.cache_mb) as usize,
             cache_index_and_filter_blocks: self.cache_index_and_filter,
             partition_index_and_filters: self.partition,
-            prefetch_filters: !self.no_prefetch,
             compaction_style: match self.compaction {
                 Style::Leveled => CompactionStyle::Leveled,
                 Style::Tiered => CompactionStyle::Tiered,
             },
-            device: shamba::io::DeviceModel::parse(&self.device)
-                .ok_or_else(|| format!("unknown device {:?}", self.device))?,
+            lab: LabOptions {
+                prefetch_filters: !self.no_prefetch,
+                device: shamba::io::DeviceModel::parse(&self.device)
+                    .ok_or_else(|| format!("unknown device {:?}", self.device))?,
+                ..LabOptions::default()
+            },
             ..Options::default()
         };
         if self.direct_io {
@@ -389,9 +393,8 @@ pub(crate) fn read_phase(db: &Db, args: &BenchArgs, kind: ReadKind) -> Result<Ph
     let per_thread = args.reads / threads;
     let pb = progress(per_thread * threads, name, args.json);
     let ro = ReadOptions {
-        share_hash: !args.no_share_hash,
-        profile: args.profile,
         fill_cache: !args.no_fill_cache,
+        lab: ReadLab { share_hash: !args.no_share_hash, profile: args.profile },
         ..ReadOptions::default()
     };
     let before = db.stats();

@@ -29,7 +29,7 @@ pub(crate) struct SuperVersion {
     /// Frozen memtables, newest first.
     pub imm: Vec<Arc<MemTable>>,
     pub version: Arc<Version>,
-    /// Whether lookups prefetch the candidates' filters (`Options::prefetch_filters` and
+    /// Whether lookups prefetch the candidates' filters (`LabOptions::prefetch_filters` and
     /// `prefetch_min_filter_bytes`, decided once per version).
     pub prefetch: bool,
 }
@@ -39,7 +39,7 @@ impl SuperVersion {
     pub fn new(mem: Arc<MemTable>, imm: Vec<Arc<MemTable>>, version: Arc<Version>, opts: &Options) -> SuperVersion {
         let filters: u64 = version.all_files().map(|(_, f)| f.filter_bytes).sum();
         let probed = if opts.cache_index_and_filter_blocks { filters.min(opts.cache_capacity as u64) } else { filters };
-        let prefetch = opts.prefetch_filters && probed >= opts.prefetch_min_filter_bytes;
+        let prefetch = opts.lab.prefetch_filters && probed >= opts.prefetch_min_filter_bytes;
         SuperVersion { mem, imm, version, prefetch }
     }
 }

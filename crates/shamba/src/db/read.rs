@@ -37,7 +37,7 @@ impl DbInner {
     /// The newest version of `key` visible at `seq`.
     ///
     /// The key's digest is computed once here and handed to every table: no table hashes
-    /// the key again (unless `ro.share_hash` is false, to measure the unshared baseline).
+    /// the key again (unless `ro.lab.share_hash` is false, to measure the unshared baseline).
     /// For each candidate table the filter manager chooses which filter parts to probe.
     pub fn get_at(&self, key: &[u8], seq: SeqNo, ro: &ReadOptions) -> Result<Option<Vec<u8>>> {
         self.check_open()?;
@@ -45,8 +45,8 @@ impl DbInner {
         let c = &self.counters;
         DbCounters::add(&c.gets, 1);
         let sv = self.super_version();
-        let clock = ro.profile.then(Instant::now);
-        if ro.profile {
+        let clock = ro.lab.profile.then(Instant::now);
+        if ro.lab.profile {
             DbCounters::add(&c.profiled_lookups, 1);
         }
         // Built once, for every memtable and table below.
@@ -73,8 +73,8 @@ impl DbInner {
             Instant::now()
         });
         // The unshared baseline hashes per table below; it must not pay for this one too.
-        let hash = self.opts.digest_hash;
-        let digest = if ro.share_hash { hash.digest(key) } else { Digest::default() };
+        let hash = self.opts.lab.digest_hash;
+        let digest = if ro.lab.share_hash { hash.digest(key) } else { Digest::default() };
         if let Some(t) = hashing {
             DbCounters::add(&c.hash_nanos, t.elapsed().as_nanos() as u64);
         }
@@ -88,7 +88,7 @@ impl DbInner {
         let mut candidates = version.candidates(key);
         let mut ahead: [Option<OpenCandidate<'_>>; PREFETCH_DEPTH] = Default::default();
         let mut n_ahead = 0;
-        if sv.prefetch && ro.share_hash {
+        if sv.prefetch && ro.lab.share_hash {
             let skip_last = self.manager.skips_last_level();
             // Two passes: the parts' headers first (where the probe line is depends on
             // them), then the probe lines; each pass's misses overlap with each other.
@@ -119,7 +119,7 @@ impl DbInner {
                 },
             };
             let own_digest;
-            let d = if ro.share_hash {
+            let d = if ro.lab.share_hash {
                 &digest
             } else {
                 let t = clock.map(|_| Instant::now());
@@ -139,7 +139,7 @@ impl DbInner {
             };
             let (plan, state) = self.manager.plan(&candidate);
             let (got, outcome) = table.get_at_spot(&spot, &seek, d, ro, plan)?;
-            if ro.profile {
+            if ro.lab.profile {
                 DbCounters::add(&c.filter_nanos, outcome.filter_nanos);
                 DbCounters::add(&c.index_nanos, outcome.index_nanos);
                 DbCounters::add(&c.data_nanos, outcome.data_nanos);

@@ -40,7 +40,7 @@ pub struct DbCounters {
     /// Microseconds writers spent stopped, waiting for a compaction (L0 or debt at the
     /// stop trigger).
     pub stopped_for_compaction_micros: AtomicU64,
-    /// Lookups timed with `ReadOptions::profile`, and their time by stage.
+    /// Lookups timed with `ReadLab::profile`, and their time by stage.
     pub profiled_lookups: AtomicU64,
     /// Nanoseconds computing key digests (once per lookup, or per table when unshared).
     pub hash_nanos: AtomicU64,
@@ -113,7 +113,7 @@ impl LevelCounters {
     }
 }
 
-/// Where profiled lookups spent their time (`ReadOptions::profile`).
+/// Where profiled lookups spent their time (`ReadLab::profile`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct LookupCosts {
     /// Lookups timed.

@@ -187,7 +187,7 @@ impl TableReader {
         plan: ProbePlan,
     ) -> Result<(TableGet, ProbeOutcome)> {
         let mut outcome = ProbeOutcome::default();
-        let clock = ro.profile.then(Instant::now);
+        let clock = ro.lab.profile.then(Instant::now);
         let Some(partition) = spot.partition else {
             return Ok((TableGet::NotFound, outcome));
         };
@@ -229,7 +229,7 @@ impl TableReader {
         ro: &ReadOptions,
         outcome: &mut ProbeOutcome,
     ) -> Result<TableGet> {
-        let clock = ro.profile.then(Instant::now);
+        let clock = ro.lab.profile.then(Instant::now);
         let index_offset = partition.index.handle.offset;
         let index = self.index_block(partition)?;
         let mut buffer = KEY_SCRATCH.take();
