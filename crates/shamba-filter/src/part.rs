@@ -29,15 +29,7 @@ impl<'a> FilterPart<'a> {
     /// ([`DIGEST_VERSION`]). O(1): reads the header and parameters only.
     #[inline]
     pub fn parse(bytes: &'a [u8]) -> Result<Self, DecodeError> {
-        Self::parse_with_digest_version(bytes, DIGEST_VERSION)
-    }
-
-    /// Validate a part whose digests came from the hash function with `digest_version`
-    /// (experiments); a part of any other digest version is rejected, since probing it
-    /// with the wrong digest would give false negatives.
-    #[inline]
-    pub fn parse_with_digest_version(bytes: &'a [u8], digest_version: u8) -> Result<Self, DecodeError> {
-        Self::parse_expecting(bytes, Some(digest_version))
+        Self::parse_expecting(bytes, Some(DIGEST_VERSION))
     }
 
     /// Validate a part built from digests of any version: for tools that describe parts
@@ -46,7 +38,9 @@ impl<'a> FilterPart<'a> {
         Self::parse_expecting(bytes, None)
     }
 
-    /// Validate a part, and its digest version when one is expected.
+    /// Validate a part, and its digest version when one is expected: a part whose digests
+    /// came from another hash function (experiments, `filter::HashFn`) is rejected, since
+    /// probing it with the wrong digest would give false negatives.
     #[inline]
     pub fn parse_expecting(bytes: &'a [u8], digest_version: Option<u8>) -> Result<Self, DecodeError> {
         let raw = format::decode(bytes)?;

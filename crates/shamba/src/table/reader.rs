@@ -146,28 +146,6 @@ impl TableReader {
         })
     }
 
-    /// The newest version of the seek key's user key with sequence `<=` the seek key's.
-    /// `seek` is a [`crate::key::seek_key`]; `digest` is the user key's digest, computed
-    /// once by the caller; the reader never hashes the key.
-    pub fn get(&self, seek: &[u8], digest: &Digest, ro: &ReadOptions) -> Result<TableGet> {
-        self.get_planned(seek, digest, ro, ProbePlan::ALL).map(|(g, _)| g)
-    }
-
-    /// [`get`](Self::get), probing only the filter parts `plan` allows (of the partition
-    /// the key falls in), and reporting what the filter did.
-    ///
-    /// In a partitioned table a key past the last partition is `NotFound` without reading
-    /// a block: the pinned top-level index already knows.
-    pub fn get_planned(
-        &self,
-        seek: &[u8],
-        digest: &Digest,
-        ro: &ReadOptions,
-        plan: ProbePlan,
-    ) -> Result<(TableGet, ProbeOutcome)> {
-        self.get_at_spot(&self.locate(seek), seek, digest, ro, plan)
-    }
-
     /// Where the lookup of `seek` falls in this table: found once per lookup (a binary
     /// search of the top-level index when partitioned) and used by the prefetch passes,
     /// the filter manager and the probe.
@@ -176,8 +154,14 @@ impl TableReader {
         Spot { partition: self.partition_for(seek), first_part: None }
     }
 
-    /// [`get_planned`](Self::get_planned) at a spot [`locate`](Self::locate) found for
-    /// `seek`.
+    /// The newest version of the seek key's user key with sequence `<=` the seek key's, at a
+    /// spot [`locate`](Self::locate) found for `seek`, probing only the filter parts `plan`
+    /// allows (of the partition the key falls in), and reporting what the filter did.
+    /// `seek` is a [`crate::key::seek_key`]; `digest` is the user key's digest, computed
+    /// once by the caller: the reader never hashes the key.
+    ///
+    /// In a partitioned table a key past the last partition is `NotFound` without reading
+    /// a block: the pinned top-level index already knows.
     pub fn get_at_spot(
         &self,
         spot: &Spot<'_>,
@@ -276,29 +260,6 @@ impl TableReader {
         Ok(result)
     }
 
-    /// Prepare a coming probe of this table's filter for `digest`: if the first filter
-    /// part the lookup of `seek` will probe is resident (pinned, or in the block cache),
-    /// ask it to prefetch the digest's probe positions into the CPU cache, so the misses of
-    /// several tables' probes overlap. Never reads the device and counts no cache hit or
-    /// miss. Returns whether the part was resident.
-    ///
-    /// `seek` is needed because in a partitioned table the key, not the digest, picks the
-    /// partition (through the pinned top-level index). A lookup preparing several tables
-    /// uses the two passes below instead.
-    pub fn prefetch_filter(&self, seek: &[u8], digest: &Digest) -> bool {
-        let Some(meta) = self.partition_for(seek).and_then(|p| p.filter.first()) else {
-            return false;
-        };
-        match &meta.parsed {
-            Some(pinned) => pinned.part().prefetch(digest),
-            None => match self.ctx.cache.peek((self.number, meta.handle.offset)) {
-                Some(bytes) => self.prefetch_from(&bytes, digest),
-                None => return false,
-            },
-        }
-        true
-    }
-
     /// The first pass of preparing a probe: if the first filter part the spot's lookup will
     /// probe is resident, keep it in the spot and ask the CPU to load its header. Parsing
     /// the header tells where the digest's probe lines are, so when a lookup prepares
@@ -342,14 +303,6 @@ impl TableReader {
             parsed @ TakenPart::Parsed(_) => Some(parsed),
         };
         true
-    }
-
-    /// Parse a cached part's bytes and prefetch `digest`'s probe lines. A part that does
-    /// not parse is reported by the probe that follows.
-    fn prefetch_from(&self, bytes: &[u8], digest: &Digest) {
-        if let Ok(part) = FilterPart::parse_expecting(bytes, self.ctx.digest_version) {
-            part.prefetch(digest);
-        }
     }
 
     /// Parse a cached filter part, checking its digest version.
