@@ -4,18 +4,19 @@
 //! `compaction` -> `versions` -> `sv` -> `wal`; `queue` and `bg` are leaves.
 
 use super::pacer::Pacing;
+use super::super_version::SuperVersions;
 use crate::cache::BlockCache;
 use crate::io::{DirLock, IoStats, Storage};
 use crate::key::SeqNo;
 use crate::manager::FilterManager;
 use crate::memtable::MemTable;
 use crate::options::Options;
-use crate::stats::{DbCounters, LevelCounters};
+use crate::stats::DbCounters;
 use crate::table::TableCache;
 use crate::version::{Version, VersionSet};
 use crate::wal::LogWriter;
 use crate::Error;
-use parking_lot::{Condvar, Mutex, RwLock};
+use parking_lot::{Condvar, Mutex};
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -80,7 +81,9 @@ pub(crate) struct DbInner {
     pub opts: Options,
     pub storage: Arc<dyn Storage>,
     pub lock: Mutex<Option<Box<dyn DirLock>>>,
-    pub sv: RwLock<Arc<SuperVersion>>,
+    /// The installed super version, and the reader slots that lease it to lookups (with
+    /// the lookup counters).
+    pub sv: SuperVersions,
     pub versions: Mutex<VersionSet>,
     pub tables: Arc<TableCache>,
     pub block_cache: Arc<BlockCache>,
@@ -102,17 +105,16 @@ pub(crate) struct DbInner {
     pub compaction: Mutex<Vec<Vec<u8>>>,
     pub threads: Mutex<Vec<JoinHandle<()>>>,
     pub counters: DbCounters,
-    /// Lookup counters per level.
-    pub level_counters: Vec<LevelCounters>,
     /// Decides which filter parts each lookup probes.
     pub manager: FilterManager,
     pub closed: AtomicBool,
 }
 
 impl DbInner {
-    /// The current super version (one atomic increment).
+    /// The current super version, with a reference of its own (point lookups lease it
+    /// instead: `SuperVersions::lease`).
     pub fn super_version(&self) -> Arc<SuperVersion> {
-        self.sv.read().clone()
+        self.sv.get()
     }
 
     pub fn visible_seq(&self) -> SeqNo {

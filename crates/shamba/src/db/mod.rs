@@ -9,6 +9,7 @@ mod open;
 mod pacer;
 mod read;
 mod snapshot;
+mod super_version;
 mod write;
 
 pub use batch::WriteBatch;
@@ -183,11 +184,10 @@ impl Db {
             memtable_bytes: sv.mem.approximate_size(),
             immutable_memtables: sv.imm.len(),
             last_sequence: inner.visible_seq(),
-            lookup_levels: inner.level_counters.iter().map(|c| c.snapshot()).collect(),
             elastic_enabled_bytes: inner.manager.enabled_filter_bytes().unwrap_or(0),
             ..Stats::default()
         }
-        .with_counters(&inner.counters)
+        .with_counters(&inner.counters, inner.sv.lookup_totals())
     }
 
     /// The files of the current version, level by level: `(level, run, FileMeta)`.

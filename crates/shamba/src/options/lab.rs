@@ -60,3 +60,47 @@ impl ReadLab {
         self.share_hash && !self.profile
     }
 }
+
+/// How a lookup times its stages, chosen once at its entry: [`Untimed`] in production, a
+/// zero-sized no-op the compiler removes, or [`Timed`] with [`ReadLab::profile`]. The
+/// lookup is generic over it, so the production loop has no profiling branch.
+pub(crate) trait StageClock {
+    /// Whether stages are timed (`Stats::lookup_costs` counts the lookup).
+    const TIMED: bool;
+    /// When a stage started.
+    type Start: Copy;
+    /// Start timing a stage.
+    fn start() -> Self::Start;
+    /// Nanoseconds since `start` (0 untimed).
+    fn nanos_since(start: Self::Start) -> u64;
+}
+
+/// No clock: production lookups.
+pub(crate) struct Untimed;
+
+impl StageClock for Untimed {
+    const TIMED: bool = false;
+    type Start = ();
+    #[inline(always)]
+    fn start() {}
+    #[inline(always)]
+    fn nanos_since((): ()) -> u64 {
+        0
+    }
+}
+
+/// The monotonic clock, read twice per stage: profiled lookups.
+pub(crate) struct Timed;
+
+impl StageClock for Timed {
+    const TIMED: bool = true;
+    type Start = std::time::Instant;
+    #[inline]
+    fn start() -> std::time::Instant {
+        std::time::Instant::now()
+    }
+    #[inline]
+    fn nanos_since(start: std::time::Instant) -> u64 {
+        start.elapsed().as_nanos() as u64
+    }
+}

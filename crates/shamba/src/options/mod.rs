@@ -13,6 +13,7 @@ mod lab;
 mod probe_policy;
 
 pub use lab::{LabOptions, ReadLab};
+pub(crate) use lab::{StageClock, Timed, Untimed};
 pub use probe_policy::{ElasticPolicy, ProbePolicy, ShambaPolicy, Skipping};
 
 /// How levels are shaped by compaction.

@@ -34,11 +34,10 @@ use crate::error::{DecodeError, Result};
 use crate::filter::{Digest, FilterPart, Role};
 use crate::io::{BlockKind, RandomRead};
 use crate::key::{compare_internal_keys, parse_internal_key, user_key};
-use crate::options::ReadOptions;
+use crate::options::{ReadOptions, StageClock};
 use std::cell::Cell;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Instant;
 
 thread_local! {
     /// Key buffer lent to block cursors during `get`, so a lookup does not allocate one.
@@ -161,8 +160,9 @@ impl TableReader {
     /// once by the caller: the reader never hashes the key.
     ///
     /// In a partitioned table a key past the last partition is `NotFound` without reading
-    /// a block: the pinned top-level index already knows.
-    pub fn get_at_spot(
+    /// a block: the pinned top-level index already knows. `C` times the stages into the
+    /// outcome (or not: [`Untimed`](crate::options::Untimed)).
+    pub(crate) fn get_at_spot<C: StageClock>(
         &self,
         spot: &Spot<'_>,
         seek: &[u8],
@@ -171,7 +171,7 @@ impl TableReader {
         plan: ProbePlan,
     ) -> Result<(TableGet, ProbeOutcome)> {
         let mut outcome = ProbeOutcome::default();
-        let clock = ro.lab.profile.then(Instant::now);
+        let start = C::start();
         let Some(partition) = spot.partition else {
             return Ok((TableGet::NotFound, outcome));
         };
@@ -193,27 +193,23 @@ impl TableReader {
             };
             outcome.parts_probed += 1;
             if !part.may_contain(digest) {
-                if let Some(t) = clock {
-                    outcome.filter_nanos = t.elapsed().as_nanos() as u64;
-                }
+                outcome.filter_nanos = C::nanos_since(start);
                 return Ok((TableGet::FilteredOut, outcome));
             }
         }
-        if let Some(t) = clock {
-            outcome.filter_nanos = t.elapsed().as_nanos() as u64;
-        }
-        self.lookup_data(partition, seek, ro, &mut outcome).map(|g| (g, outcome))
+        outcome.filter_nanos = C::nanos_since(start);
+        self.lookup_data::<C>(partition, seek, ro, &mut outcome).map(|g| (g, outcome))
     }
 
     /// The index and data-block part of a lookup, after the filter said maybe.
-    fn lookup_data(
+    fn lookup_data<C: StageClock>(
         &self,
         partition: &Partition,
         seek: &[u8],
         ro: &ReadOptions,
         outcome: &mut ProbeOutcome,
     ) -> Result<TableGet> {
-        let clock = ro.lab.profile.then(Instant::now);
+        let start = C::start();
         let index_offset = partition.index.handle.offset;
         let index = self.index_block(partition)?;
         let mut buffer = KEY_SCRATCH.take();
@@ -234,10 +230,8 @@ impl TableReader {
                 handle
             }
         };
-        let index_done = clock.map(|t| {
-            outcome.index_nanos = t.elapsed().as_nanos() as u64;
-            Instant::now()
-        });
+        outcome.index_nanos = C::nanos_since(start);
+        let index_done = C::start();
         let Some(handle) = handle.transpose()? else {
             KEY_SCRATCH.set(buffer);
             return Ok(TableGet::NotFound);
@@ -254,9 +248,7 @@ impl TableReader {
             TableGet::NotFound
         };
         KEY_SCRATCH.set(data.into_key_buffer());
-        if let Some(t) = index_done {
-            outcome.data_nanos = t.elapsed().as_nanos() as u64;
-        }
+        outcome.data_nanos = C::nanos_since(index_done);
         Ok(result)
     }
 

@@ -45,7 +45,7 @@ impl Lookup for TableReader {
         ro: &ReadOptions,
         plan: ProbePlan,
     ) -> crate::error::Result<(TableGet, ProbeOutcome)> {
-        self.get_at_spot(&self.locate(seek), seek, digest, ro, plan)
+        self.get_at_spot::<crate::options::Untimed>(&self.locate(seek), seek, digest, ro, plan)
     }
 }
 
