@@ -106,7 +106,7 @@ impl Db {
 
     /// The current value of `key`, with read options.
     pub fn get_opt(&self, key: impl AsRef<[u8]>, ro: &ReadOptions) -> Result<Option<Vec<u8>>> {
-        self.inner.get_at(key.as_ref(), self.inner.visible_seq(), ro)
+        self.inner.get_at(key.as_ref(), None, ro)
     }
 
     /// Every key-value pair, in key order (double-ended).

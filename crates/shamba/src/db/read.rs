@@ -48,12 +48,16 @@ impl DbInner {
         Ok(())
     }
 
-    /// The newest version of `key` visible at `seq`.
+    /// The newest version of `key` visible at `seq` (a snapshot's), or, with `None`, the
+    /// newest: then the sequence number is read after the super version is taken, as
+    /// RocksDB does, so the lookup's version holds every version of the key it may see (a
+    /// compaction installed in between may have dropped versions that a sequence number
+    /// read earlier would look for, and found no version at all).
     ///
     /// The key's digest is computed once and handed to every table: no table hashes the
     /// key again. For each candidate table the filter manager chooses which filter parts to
     /// probe.
-    pub fn get_at(&self, key: &[u8], seq: SeqNo, ro: &ReadOptions) -> Result<Answer> {
+    pub fn get_at(&self, key: &[u8], seq: Option<SeqNo>, ro: &ReadOptions) -> Result<Answer> {
         self.check_open()?;
         self.check_key(key)?;
         if ro.lab.is_default() {
@@ -65,7 +69,7 @@ impl DbInner {
 
     /// The lookup with the experiments' knobs: profiled, or with a digest per table.
     #[cold]
-    fn lab_lookup(&self, key: &[u8], seq: SeqNo, ro: &ReadOptions) -> Result<Answer> {
+    fn lab_lookup(&self, key: &[u8], seq: Option<SeqNo>, ro: &ReadOptions) -> Result<Answer> {
         match (ro.lab.share_hash, ro.lab.profile) {
             (true, false) => self.lookup::<Untimed>(key, seq, ro),
             (true, true) => self.lookup::<Timed>(key, seq, ro),
@@ -76,11 +80,11 @@ impl DbInner {
 
     /// The point lookup: the memtables, then the tables with one digest.
     #[inline]
-    fn lookup<C: StageClock>(&self, key: &[u8], seq: SeqNo, ro: &ReadOptions) -> Result<Answer> {
+    fn lookup<C: StageClock>(&self, key: &[u8], seq: Option<SeqNo>, ro: &ReadOptions) -> Result<Answer> {
         let sv = self.sv.lease();
         let mut trace = sv.trace::<C>();
         // Built once, for every memtable and table.
-        let seek = seek_key(key, seq);
+        let seek = seek_key(key, seq.unwrap_or_else(|| self.visible_seq()));
         let answer = match search_memtables(&sv, &seek, &mut trace) {
             Some(answer) => Ok(answer),
             None => {
@@ -194,10 +198,10 @@ impl DbInner {
     /// The unshared-digest baseline (`ReadLab::share_hash` false): the same lookup, but
     /// each table visited hashes the key for itself, so no filter can be prefetched (the
     /// probe positions need the digest).
-    fn lookup_unshared<C: StageClock>(&self, key: &[u8], seq: SeqNo, ro: &ReadOptions) -> Result<Answer> {
+    fn lookup_unshared<C: StageClock>(&self, key: &[u8], seq: Option<SeqNo>, ro: &ReadOptions) -> Result<Answer> {
         let sv = self.sv.lease();
         let mut trace = sv.trace::<C>();
-        let seek = seek_key(key, seq);
+        let seek = seek_key(key, seq.unwrap_or_else(|| self.visible_seq()));
         let answer = match search_memtables(&sv, &seek, &mut trace) {
             Some(answer) => Ok(answer),
             None => self.search_tables_unshared(&sv, key, &seek, ro, &mut trace),

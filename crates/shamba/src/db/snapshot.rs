@@ -35,12 +35,12 @@ impl Snapshot {
 
     /// The value of `key` as of this snapshot.
     pub fn get(&self, key: impl AsRef<[u8]>) -> Result<Option<Vec<u8>>> {
-        self.inner.get_at(key.as_ref(), self.seq, &ReadOptions::default())
+        self.inner.get_at(key.as_ref(), Some(self.seq), &ReadOptions::default())
     }
 
     /// The value of `key` as of this snapshot, with read options.
     pub fn get_opt(&self, key: impl AsRef<[u8]>, ro: &ReadOptions) -> Result<Option<Vec<u8>>> {
-        self.inner.get_at(key.as_ref(), self.seq, ro)
+        self.inner.get_at(key.as_ref(), Some(self.seq), ro)
     }
 
     /// Every key-value pair as of this snapshot, in key order.
