@@ -26,13 +26,15 @@ use crate::error::{Error, Result};
 use crate::filter::Role;
 use crate::io::BlockKind;
 use crate::options::ReadOptions;
+use std::borrow::Cow;
 use std::sync::Arc;
 
 /// A block that is either pinned in the reader or fetched through the cache.
 pub(super) struct MetaBlock {
     pub(super) handle: BlockHandle,
-    /// A pinned index block.
-    pub(super) pinned: Option<Arc<[u8]>>,
+    /// A pinned index block, its restart array located once (a lookup borrows it: no
+    /// reference count is touched).
+    pub(super) pinned: Option<Block>,
     /// A pinned filter part, parsed once at open.
     pub(super) parsed: Option<PinnedPart>,
     /// A pinned index block's prefix fences (`None` for filter parts, unpinned blocks, and
@@ -61,9 +63,9 @@ impl Partition {
         let mut index = MetaBlock { handle: index, pinned: None, parsed: None, fences: None };
         if pin {
             let data = file.read_block(index.handle, BlockKind::Index, true)?;
-            let block = Block::new(data.clone()).map_err(|e| e.in_file(file.path(), Some(index.handle.offset)))?;
+            let block = Block::new(data).map_err(|e| e.in_file(file.path(), Some(index.handle.offset)))?;
             index.fences = IndexFences::of(&block).ok();
-            index.pinned = Some(data);
+            index.pinned = Some(block);
         }
         let mut parts = Vec::with_capacity(filter.len());
         for &handle in filter {
@@ -99,14 +101,14 @@ impl TableReader {
         }
     }
 
-    /// A partition's index block (pinned, or through the cache at high priority).
-    pub(super) fn index_block(&self, partition: &Partition) -> Result<Block> {
+    /// A partition's index block: pinned (borrowed), or through the cache at high priority.
+    pub(super) fn index_block<'p>(&self, partition: &'p Partition) -> Result<Cow<'p, Block>> {
         let index = &partition.index;
-        let data = match &index.pinned {
-            Some(bytes) => bytes.clone(),
-            None => self.cached_block(index.handle, BlockKind::Index, Priority::High, true, true, None)?.0,
-        };
-        Block::new(data).map_err(|e| e.in_file(self.path(), Some(index.handle.offset)))
+        if let Some(pinned) = &index.pinned {
+            return Ok(Cow::Borrowed(pinned));
+        }
+        let data = self.cached_block(index.handle, BlockKind::Index, Priority::High, true, true, None)?.0;
+        Block::new(data).map(Cow::Owned).map_err(|e| e.in_file(self.path(), Some(index.handle.offset)))
     }
 
     /// The data block at `handle`, through the cache at low priority; a sequential reader
@@ -130,7 +132,7 @@ impl TableReader {
     /// The index block of partition `p`, and its offset (for error messages).
     pub(super) fn index_block_of(&self, p: usize) -> Result<(Block, u64)> {
         let partition = self.partition(p)?;
-        Ok((self.index_block(partition)?, partition.index.handle.offset))
+        Ok((self.index_block(partition)?.into_owned(), partition.index.handle.offset))
     }
 
     /// The handle of partition `p`'s index block.

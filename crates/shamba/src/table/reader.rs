@@ -219,7 +219,7 @@ impl TableReader {
                 Err(e) => Some(Err(e.in_file(self.path(), Some(index_offset)))),
             },
             None => {
-                let mut index = index.cursor_with_buffer(compare_internal_keys, buffer);
+                let mut index = index.into_owned().cursor_with_buffer(compare_internal_keys, buffer);
                 let sought = index.seek(seek).map_err(|e| e.in_file(self.path(), Some(index_offset)));
                 let handle = match sought {
                     Ok(()) if index.valid() => Some(self.decode_index_value(index.value(), index_offset)),
@@ -361,7 +361,7 @@ impl TableReader {
     /// index blocks' prefix fences.
     pub fn pinned_bytes(&self) -> usize {
         let pinned = |m: &MetaBlock| {
-            m.pinned.as_ref().map_or(0, |b| b.len())
+            m.pinned.as_ref().map_or(0, Block::size)
                 + m.parsed.as_ref().map_or(0, |p| p.bytes().len())
                 + m.fences.as_ref().map_or(0, |f| f.bytes())
         };
