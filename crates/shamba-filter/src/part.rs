@@ -59,7 +59,7 @@ impl<'a> FilterPart<'a> {
     }
 
     /// `false` means the key is certainly absent; `true` means it may be present.
-    #[inline]
+    #[inline(always)]
     pub fn may_contain(&self, digest: &Digest) -> bool {
         match &self.body {
             Body::Blocked(f) => f.may_contain(digest),

@@ -165,7 +165,7 @@ impl DbInner {
     /// One table's probe: the filter parts the manager plans, then (on a maybe) index and
     /// data. `Some(answer)` when the table holds a version of the key.
     #[allow(clippy::too_many_arguments)]
-    #[inline]
+    #[inline(always)]
     fn probe<C: StageClock>(
         &self,
         version: &Version,

@@ -155,11 +155,16 @@ impl FilterManager {
     /// Which filter parts to probe for this lookup of `c`. Counts the access.
     /// Under `Plain` nothing is decided and no statistics are kept: the baseline pays for
     /// nothing it does not use. Every other policy keeps them (and persists them).
-    #[inline]
+    #[inline(always)]
     pub fn plan<'a>(&self, c: &Candidate<'a>) -> (ProbePlan, Option<&'a FileState>) {
         if let ProbePolicy::Plain = self.policy {
             return (ProbePlan::ALL, None);
         }
+        self.plan_by_statistics(c)
+    }
+
+    /// [`plan`](Self::plan) under a policy that keeps statistics.
+    fn plan_by_statistics<'a>(&self, c: &Candidate<'a>) -> (ProbePlan, Option<&'a FileState>) {
         let state = self.state(c.meta, c.reader);
         state.accesses.fetch_add(1, Relaxed);
         if let Some(a) = self.level_accesses.get(c.level) {
