@@ -36,20 +36,7 @@ impl<'a> FilterPart<'a> {
     /// parameters do not match its payload (the kind's `parse`), or the part was built from digests of another version.
     #[inline]
     pub fn parse(bytes: &'a [u8]) -> Result<Self, DecodeError> {
-        Self::parse_with_digest_version(bytes, DIGEST_VERSION)
-    }
-
-    /// Validate a part whose digests came from the hash function with `digest_version`
-    /// (experiments); a part of any other digest version is rejected, since probing it
-    /// with the wrong digest would give false negatives.
-    ///
-    /// # Errors
-    ///
-    /// [`DecodeError`] when the header does not decode ([`format::decode`]), the part's
-    /// parameters do not match its payload (the kind's `parse`), or the part's digest version is not `digest_version`.
-    #[inline]
-    pub fn parse_with_digest_version(bytes: &'a [u8], digest_version: u8) -> Result<Self, DecodeError> {
-        Self::parse_expecting(bytes, Some(digest_version))
+        Self::parse_expecting(bytes, Some(DIGEST_VERSION))
     }
 
     /// Validate a part built from digests of any version: for tools that describe parts
@@ -63,12 +50,15 @@ impl<'a> FilterPart<'a> {
         Self::parse_expecting(bytes, None)
     }
 
-    /// Validate a part, and its digest version when one is expected.
+    /// Validate a part, and its digest version when one is expected: a part whose digests
+    /// came from another hash function (experiments, `filter::HashFn`) is rejected, since
+    /// probing it with the wrong digest would give false negatives.
     ///
     /// # Errors
     ///
     /// [`DecodeError`] when the header does not decode ([`format::decode`]), the part's
-    /// parameters do not match its payload (the kind's `parse`), or a digest version is expected and the part's is another.
+    /// parameters do not match its payload (the kind's `parse`), or a digest version is
+    /// expected and the part's is another.
     #[inline]
     pub fn parse_expecting(bytes: &'a [u8], digest_version: Option<u8>) -> Result<Self, DecodeError> {
         let raw = format::decode(bytes)?;
@@ -87,7 +77,7 @@ impl<'a> FilterPart<'a> {
     }
 
     /// `false` means the key is certainly absent; `true` means it may be present.
-    #[inline]
+    #[inline(always)]
     pub fn may_contain(&self, digest: &Digest) -> bool {
         match &self.body {
             Body::Blocked(f) => f.may_contain(digest),

@@ -7,4 +7,5 @@
 pub use crate::io::{DeviceModel, FaultPlan, FaultyStorage};
 pub use crate::key::user_key;
 pub use crate::manager::Estimate;
+pub use crate::options::{LabOptions, ReadLab};
 pub use crate::table::dump_table;

@@ -1,7 +1,7 @@
 //! The public API's promises: errors for bad input, locking, persistence, iterators,
 //! statistics.
 
-use shamba::lab::DeviceModel;
+use shamba::lab::{DeviceModel, LabOptions};
 use shamba::BlockKind;
 use shamba::{CompactionStyle, Db, Error, Options, WriteBatch};
 
@@ -220,7 +220,7 @@ fn empty_lookups_rarely_read_data_blocks_thanks_to_filters() {
 fn another_digest_hash_builds_and_probes_its_own_filters_and_a_mismatch_is_corruption() {
     use shamba::filter::HashFn;
     let dir = tempfile::tempdir().unwrap();
-    let murmur = Options { digest_hash: HashFn::Murmur64A, ..tiny() };
+    let murmur = Options { lab: LabOptions { digest_hash: HashFn::Murmur64A, ..LabOptions::default() }, ..tiny() };
     let db = Db::open(dir.path(), murmur.clone()).unwrap();
     for i in 0..2000u32 {
         db.put(format!("key{i:05}").as_bytes(), i.to_le_bytes()).unwrap();
@@ -293,7 +293,7 @@ fn writes_under_a_slowdown_are_paced_and_all_kept() {
         level0_slowdown_trigger: 2,
         level0_stop_trigger: 1000,
         max_immutable_memtables: 1000,
-        device: DeviceModel::PerRead { nanos: 2_000_000 },
+        lab: LabOptions { device: DeviceModel::PerRead { nanos: 2_000_000 }, ..LabOptions::default() },
         ..tiny()
     };
     let db = Db::open(dir.path(), opts).unwrap();

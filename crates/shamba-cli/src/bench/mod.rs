@@ -9,6 +9,7 @@ use rand::seq::SliceRandom;
 use rand::SeedableRng;
 use report::PhaseResult;
 use shamba::filter::{Allocation, FilterLayout, ModuleSizes};
+use shamba::lab::{LabOptions, ReadLab};
 use shamba::{CompactionStyle, Db, Options, ReadOptions, Stats, WriteBatch, WriteOptions};
 use shamba::{ElasticPolicy, ProbePolicy, ShambaPolicy, Skipping};
 use std::error::Error;
@@ -224,13 +225,16 @@ impl BenchArgs {
             cache_capacity: mib(self.cache_mb) as usize,
             cache_index_and_filter_blocks: self.cache_index_and_filter,
             partition_index_and_filters: self.partition,
-            prefetch_filters: !self.no_prefetch,
             compaction_style: match self.compaction {
                 Style::Leveled => CompactionStyle::Leveled,
                 Style::Tiered => CompactionStyle::Tiered,
             },
-            device: shamba::lab::DeviceModel::parse(&self.device)
-                .ok_or_else(|| format!("unknown device {:?}", self.device))?,
+            lab: LabOptions {
+                prefetch_filters: !self.no_prefetch,
+                device: shamba::lab::DeviceModel::parse(&self.device)
+                    .ok_or_else(|| format!("unknown device {:?}", self.device))?,
+                ..LabOptions::default()
+            },
             ..Options::default()
         };
         if self.direct_io {
@@ -389,9 +393,8 @@ pub(crate) fn read_phase(db: &Db, args: &BenchArgs, kind: ReadKind) -> Result<Ph
     let per_thread = args.reads / threads;
     let pb = progress(per_thread * threads, name, args.json);
     let ro = ReadOptions {
-        share_hash: !args.no_share_hash,
-        profile: args.profile,
         fill_cache: !args.no_fill_cache,
+        lab: ReadLab { share_hash: !args.no_share_hash, profile: args.profile },
         ..ReadOptions::default()
     };
     let before = db.stats();

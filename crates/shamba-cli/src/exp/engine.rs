@@ -299,7 +299,7 @@ pub struct ReadSpec {
     pub share_hash: bool,
     /// Random seed of the lookups.
     pub seed: u64,
-    /// Time each lookup stage (`ReadOptions::profile`: a few clock reads per lookup).
+    /// Time each lookup stage (`ReadLab::profile`: a few clock reads per lookup).
     pub profile: bool,
     /// Keep the data blocks lookups read in the block cache (false: a direct-I/O reader).
     pub fill_cache: bool,

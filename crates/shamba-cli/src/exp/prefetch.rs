@@ -52,7 +52,7 @@ pub fn run(args: &ExpArgs) -> Result<Report, Box<dyn Error>> {
     for _ in 0..repeats {
         for (i, &(_, prefetch, share)) in configs.iter().enumerate() {
             let mut o = read_options(&tree.spec.options, "nvm")?;
-            o.prefetch_filters = prefetch;
+            o.lab.prefetch_filters = prefetch;
             let db = tree.open(o)?;
             let spec = ReadSpec { share_hash: share, ..ReadSpec::empty(reads / 10, reads, args.seed) };
             let r = measure(&db, tree.spec.num, tree.spec.key_size, &spec)?;

@@ -130,8 +130,8 @@ impl DbInner {
         let mut meta = flush_to_table(&self.job_env(&alloc), mem, filter)?;
         if let Some(m) = meta.as_mut() {
             let tree_entries: u64 = DbInner::entries_per_level(&version).iter().sum::<u64>() + m.entries;
-            let hits = self.level_counters.iter().map(|l| l.hits.load(std::sync::atomic::Ordering::Relaxed)).sum();
-            m.stats = Some(inherit::for_flush(m.entries, tree_entries, self.manager.hit_ratio(hits)));
+            let hit_ratio = self.sv.lookup_totals().table_hit_ratio();
+            m.stats = Some(inherit::for_flush(m.entries, tree_entries, hit_ratio));
         }
         let mut edit = VersionEdit::default();
         if let Some(m) = &meta {
@@ -148,9 +148,10 @@ impl DbInner {
             versions.set_last_sequence(self.visible_seq());
             versions.log_and_apply(edit)?;
             let current = versions.current();
-            let mut sv = self.sv.write();
+            let sv = self.sv.write();
             let imm = sv.imm.iter().filter(|m| !Arc::ptr_eq(m, mem)).cloned().collect();
-            *sv = Arc::new(SuperVersion::new(sv.mem.clone(), imm, current, Some(&**sv), &self.opts));
+            let next = SuperVersion::new(sv.mem.clone(), imm, current, Some(&*sv), &self.opts);
+            sv.install(next);
         }
         if let Some(m) = &meta {
             self.pending_outputs.lock().remove(&m.number);
@@ -200,8 +201,9 @@ impl DbInner {
             let mut versions = self.versions.lock();
             versions.log_and_apply(edit)?;
             let current = versions.current();
-            let mut sv = self.sv.write();
-            *sv = Arc::new(SuperVersion::new(sv.mem.clone(), sv.imm.clone(), current, Some(&**sv), &self.opts));
+            let sv = self.sv.write();
+            let next = SuperVersion::new(sv.mem.clone(), sv.imm.clone(), current, Some(&*sv), &self.opts);
+            sv.install(next);
         }
         let mut pending = self.pending_outputs.lock();
         for f in &outputs {
@@ -252,8 +254,9 @@ impl DbInner {
         }
         versions.log_and_apply(edit)?;
         let current = versions.current();
-        let mut sv = self.sv.write();
-        *sv = Arc::new(SuperVersion::new(sv.mem.clone(), sv.imm.clone(), current, Some(&**sv), &self.opts));
+        let sv = self.sv.write();
+        let next = SuperVersion::new(sv.mem.clone(), sv.imm.clone(), current, Some(&*sv), &self.opts);
+        sv.install(next);
         Ok(())
     }
 

@@ -4,6 +4,7 @@
 //! `compaction` -> `versions` -> `sv` -> `wal`; `queue` and `bg` are leaves.
 
 use super::pacer::Pacing;
+use super::super_version::SuperVersions;
 use super::table_slots::TableSlots;
 use crate::cache::BlockCache;
 use crate::io::{DirLock, IoStats, Storage};
@@ -11,12 +12,12 @@ use crate::key::SeqNo;
 use crate::manager::FilterManager;
 use crate::memtable::MemTable;
 use crate::options::Options;
-use crate::stats::{DbCounters, LevelCounters};
+use crate::stats::DbCounters;
 use crate::table::TableCache;
 use crate::version::{Version, VersionSet};
 use crate::wal::LogWriter;
 use crate::Error;
-use parking_lot::{Condvar, Mutex, RwLock};
+use parking_lot::{Condvar, Mutex};
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -32,7 +33,7 @@ pub(crate) struct SuperVersion {
     pub version: Arc<Version>,
     /// The open state of the version's tables (shared by the super versions of one version).
     pub tables: Arc<TableSlots>,
-    /// Whether lookups prefetch the candidates' filters (`Options::prefetch_filters` and
+    /// Whether lookups prefetch the candidates' filters (`LabOptions::prefetch_filters` and
     /// `prefetch_min_filter_bytes`, decided once per version).
     pub prefetch: bool,
 }
@@ -53,7 +54,7 @@ impl SuperVersion {
         };
         let filters: u64 = version.all_files().map(|(_, f)| f.filter_bytes).sum();
         let probed = if opts.cache_index_and_filter_blocks { filters.min(opts.cache_capacity as u64) } else { filters };
-        let prefetch = opts.prefetch_filters && probed >= opts.prefetch_min_filter_bytes;
+        let prefetch = opts.lab.prefetch_filters && probed >= opts.prefetch_min_filter_bytes;
         SuperVersion { mem, imm, version, tables, prefetch }
     }
 }
@@ -96,7 +97,9 @@ pub(crate) struct DbInner {
     pub opts: Options,
     pub storage: Arc<dyn Storage>,
     pub lock: Mutex<Option<Box<dyn DirLock>>>,
-    pub sv: RwLock<Arc<SuperVersion>>,
+    /// The installed super version, and the reader slots that lease it to lookups (with
+    /// the lookup counters).
+    pub sv: SuperVersions,
     pub versions: Mutex<VersionSet>,
     pub tables: Arc<TableCache>,
     pub block_cache: Arc<BlockCache>,
@@ -118,17 +121,16 @@ pub(crate) struct DbInner {
     pub compaction: Mutex<Vec<Vec<u8>>>,
     pub threads: Mutex<Vec<JoinHandle<()>>>,
     pub counters: DbCounters,
-    /// Lookup counters per level.
-    pub level_counters: Vec<LevelCounters>,
     /// Decides which filter parts each lookup probes.
     pub manager: FilterManager,
     pub closed: AtomicBool,
 }
 
 impl DbInner {
-    /// The current super version (one atomic increment).
+    /// The current super version, with a reference of its own (point lookups lease it
+    /// instead: `SuperVersions::lease`).
     pub fn super_version(&self) -> Arc<SuperVersion> {
-        self.sv.read().clone()
+        self.sv.get()
     }
 
     pub fn visible_seq(&self) -> SeqNo {

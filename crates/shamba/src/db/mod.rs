@@ -10,6 +10,7 @@ mod open;
 mod pacer;
 mod read;
 mod snapshot;
+mod super_version;
 mod table_slots;
 mod write;
 
@@ -186,7 +187,7 @@ impl Db {
     /// As [`Db::get`]; with `verify_checksums` false a damaged block is reported only when
     /// it does not decode.
     pub fn get_opt(&self, key: impl AsRef<[u8]>, ro: &ReadOptions) -> Result<Option<Vec<u8>>> {
-        self.inner.get_at(key.as_ref(), self.inner.visible_seq(), ro)
+        self.inner.get_at(key.as_ref(), None, ro)
     }
 
     /// Every key-value pair, in key order (double-ended). Errors come as items: see
@@ -286,11 +287,10 @@ impl Db {
             memtable_bytes: sv.mem.approximate_size(),
             immutable_memtables: sv.imm.len(),
             last_sequence: inner.visible_seq(),
-            lookup_levels: inner.level_counters.iter().map(|c| c.snapshot()).collect(),
             elastic_enabled_bytes: inner.manager.enabled_filter_bytes().unwrap_or(0),
             ..Stats::default()
         }
-        .with_counters(&inner.counters)
+        .with_counters(&inner.counters, inner.sv.lookup_totals())
     }
 
     /// The table files of the current version, level by level, runs newest first, each

@@ -3,6 +3,7 @@
 
 use super::inner::{BgState, DbInner, SuperVersion, WalState, WriteQueue};
 use super::pacer::Pacing;
+use super::super_version::SuperVersions;
 use super::write::wal_path;
 use crate::cache::BlockCache;
 use crate::compaction::job::{flush_to_table, JobEnv};
@@ -12,11 +13,11 @@ use crate::io::IoStats;
 use crate::manager::FilterManager;
 use crate::memtable::MemTable;
 use crate::options::Options;
-use crate::stats::{DbCounters, LevelCounters};
+use crate::stats::DbCounters;
 use crate::table::{TableCache, TableContext};
 use crate::version::{VersionEdit, VersionSet};
 use crate::wal::{read_log, LogWriter};
-use parking_lot::{Condvar, Mutex, RwLock};
+use parking_lot::{Condvar, Mutex};
 use std::collections::{BTreeMap, HashSet};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64};
@@ -53,9 +54,9 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<Arc<DbInner>> {
     let ctx = TableContext {
         cache: block_cache.clone(),
         io: io.clone(),
-        device: opts.device,
+        device: opts.lab.device,
         cache_index_and_filter_blocks: opts.cache_index_and_filter_blocks,
-        digest_version: Some(opts.digest_hash.digest_version()),
+        digest_version: Some(opts.lab.digest_hash.digest_version()),
     };
     let tables = Arc::new(TableCache::new(storage.clone(), &dir, ctx));
 
@@ -72,7 +73,7 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<Arc<DbInner>> {
         dir,
         storage,
         lock: Mutex::new(Some(lock)),
-        sv: RwLock::new(Arc::new(sv)),
+        sv: SuperVersions::new(sv, opts.num_levels),
         versions: Mutex::new(versions),
         tables,
         block_cache,
@@ -89,7 +90,6 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<Arc<DbInner>> {
         compaction: Mutex::new(vec![Vec::new(); opts.num_levels]),
         threads: Mutex::new(Vec::new()),
         counters: DbCounters::default(),
-        level_counters: (0..opts.num_levels).map(|_| LevelCounters::default()).collect(),
         manager: FilterManager::new(opts.probe_policy.clone(), opts.num_levels),
         closed: AtomicBool::new(false),
         opts,

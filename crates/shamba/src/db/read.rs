@@ -1,26 +1,41 @@
 //! Point lookups: memtables, then the candidate files of each level, with one digest.
+//!
+//! The lookup in steps, each its own function: lease the super version
+//! (`super_version.rs`), search the memtables, hash the key once, prefetch the filters of
+//! the first candidates, probe candidates one by one until one knows the key, and record
+//! the lookup's trace once. The experiments' variants (`ReadLab`) are chosen once, at the
+//! entry: a profiled lookup is the same code with a clock ([`Timed`]), and the unshared-
+//! digest baseline its own cold function; the production lookup has no branch for them.
 
-use super::inner::DbInner;
+use super::inner::{DbInner, SuperVersion};
 use super::table_slots::{TableSlot, TableSlots};
 use crate::error::{Error, Result};
 use crate::filter::Digest;
 use crate::key::{seek_key, SeqNo, ValueKind};
 use crate::manager::Candidate;
 use crate::memtable::Lookup;
-use crate::options::ReadOptions;
-use crate::stats::DbCounters;
+use crate::options::{ReadOptions, StageClock, Timed, Untimed};
+use crate::stats::LookupTrace;
 use crate::table::{Spot, TableGet, TableReader};
-use crate::version::{FileMeta, FileRef};
+use crate::version::{FileMeta, FileRef, Version};
 use std::sync::Arc;
-use std::time::Instant;
 
 /// Candidate tables whose filters a lookup prefetches before probing the first: enough for
 /// a leveled tree of any practical depth plus a few L0 files.
 const PREFETCH_DEPTH: usize = 16;
 
-/// A candidate table with its reader open and the key located in it: (level, metadata,
-/// slot, reader, spot), all borrowed from the lookup's version.
-type OpenCandidate<'a> = (usize, &'a Arc<FileMeta>, &'a TableSlot, &'a TableReader, Spot<'a>);
+/// What a lookup answers: the value, or `None` (absent, or deleted).
+type Answer = Option<Vec<u8>>;
+
+/// A candidate table with its reader open and the key located in it, all borrowed from the
+/// lookup's version and its table slots.
+struct OpenCandidate<'v> {
+    level: usize,
+    file: &'v Arc<FileMeta>,
+    slot: &'v TableSlot,
+    reader: &'v TableReader,
+    spot: Spot<'v>,
+}
 
 impl DbInner {
     /// Check a key's length against the configured limit.
@@ -35,145 +50,218 @@ impl DbInner {
         Ok(())
     }
 
-    /// The newest version of `key` visible at `seq`.
+    /// The newest version of `key` visible at `seq` (a snapshot's), or, with `None`, the
+    /// newest: then the sequence number is read after the super version is taken, as
+    /// RocksDB does, so the lookup's version holds every version of the key it may see (a
+    /// compaction installed in between may have dropped versions that a sequence number
+    /// read earlier would look for, and found no version at all).
     ///
-    /// The key's digest is computed once here and handed to every table: no table hashes
-    /// the key again (unless `ro.share_hash` is false, to measure the unshared baseline).
-    /// For each candidate table the filter manager chooses which filter parts to probe.
-    pub fn get_at(&self, key: &[u8], seq: SeqNo, ro: &ReadOptions) -> Result<Option<Vec<u8>>> {
+    /// The key's digest is computed once and handed to every table: no table hashes the
+    /// key again. For each candidate table the filter manager chooses which filter parts to
+    /// probe.
+    pub fn get_at(&self, key: &[u8], seq: Option<SeqNo>, ro: &ReadOptions) -> Result<Answer> {
         self.check_open()?;
         self.check_key(key)?;
-        let c = &self.counters;
-        DbCounters::add(&c.gets, 1);
-        let sv = self.super_version();
-        let clock = ro.profile.then(Instant::now);
-        if ro.profile {
-            DbCounters::add(&c.profiled_lookups, 1);
+        if ro.lab.is_default() {
+            self.lookup::<Untimed>(key, seq, ro)
+        } else {
+            self.lab_lookup(key, seq, ro)
         }
-        // Built once, for every memtable and table below.
-        let seek = seek_key(key, seq);
-        for mem in std::iter::once(&sv.mem).chain(sv.imm.iter()) {
-            // An empty memtable (just after a switch or a reopen) costs nothing to skip.
-            if mem.is_empty() {
-                continue;
+    }
+
+    /// The lookup with the experiments' knobs: profiled, or with a digest per table.
+    #[cold]
+    fn lab_lookup(&self, key: &[u8], seq: Option<SeqNo>, ro: &ReadOptions) -> Result<Answer> {
+        match (ro.lab.share_hash, ro.lab.profile) {
+            (true, false) => self.lookup::<Untimed>(key, seq, ro),
+            (true, true) => self.lookup::<Timed>(key, seq, ro),
+            (false, false) => self.lookup_unshared::<Untimed>(key, seq, ro),
+            (false, true) => self.lookup_unshared::<Timed>(key, seq, ro),
+        }
+    }
+
+    /// The point lookup: the memtables, then the tables with one digest.
+    #[inline]
+    fn lookup<C: StageClock>(&self, key: &[u8], seq: Option<SeqNo>, ro: &ReadOptions) -> Result<Answer> {
+        let sv = self.sv.lease();
+        let mut trace = sv.trace::<C>();
+        // Built once, for every memtable and table.
+        let seek = seek_key(key, seq.unwrap_or_else(|| self.visible_seq()));
+        let answer = match search_memtables(&sv, &seek, &mut trace) {
+            Some(answer) => Ok(answer),
+            None => {
+                let start = C::start();
+                let digest = self.opts.lab.digest_hash.digest(key);
+                trace.hashing_took(C::nanos_since(start));
+                self.search_tables(&sv, key, &seek, &digest, ro, &mut trace)
             }
-            match mem.get_at_seek_key(&seek) {
-                Lookup::Value(v) => {
-                    DbCounters::add(&c.memtable_hits, 1);
-                    return Ok(Some(v));
-                }
-                Lookup::Deleted => {
-                    DbCounters::add(&c.memtable_hits, 1);
-                    return Ok(None);
-                }
-                Lookup::NotFound => {}
-            }
-        }
-        let hashing = clock.map(|t| {
-            DbCounters::add(&c.memtable_nanos, t.elapsed().as_nanos() as u64);
-            Instant::now()
-        });
-        // The unshared baseline hashes per table below; it must not pay for this one too.
-        let hash = self.opts.digest_hash;
-        let digest = if ro.share_hash { hash.digest(key) } else { Digest::default() };
-        if let Some(t) = hashing {
-            DbCounters::add(&c.hash_nanos, t.elapsed().as_nanos() as u64);
-        }
+        };
+        trace.finish();
+        answer
+    }
+
+    /// The candidate tables, level by level, with the lookup's digest: the filters of the
+    /// first ones prefetched (when the super version says they are large enough to pay),
+    /// then each probed until one holds a version of the key.
+    fn search_tables<C: StageClock>(
+        &self,
+        sv: &SuperVersion,
+        key: &[u8],
+        seek: &[u8],
+        digest: &Digest,
+        ro: &ReadOptions,
+        trace: &mut LookupTrace<'_, C>,
+    ) -> Result<Answer> {
+        self.manager.begin_lookup();
         let version = &sv.version;
         let last_level = version.deepest_nonempty_level();
-        self.manager.begin_lookup();
-
-        // The digest is known before the first probe, so the filter positions of every
-        // candidate table are too: prefetch them all (up to PREFETCH_DEPTH tables), so the
-        // cache misses of a deep tree overlap instead of queueing one per level.
         let mut candidates = version.candidates(key);
         let mut ahead: [Option<OpenCandidate<'_>>; PREFETCH_DEPTH] = Default::default();
-        let mut n_ahead = 0;
-        if sv.prefetch && ro.share_hash {
-            let skip_last = self.manager.skips_last_level();
-            // Two passes: the parts' headers first (where the probe line is depends on
-            // them), then the probe lines; each pass's misses overlap with each other.
-            for next in ahead.iter_mut() {
-                let Some(file) = candidates.next() else { break };
-                let (slot, table) = self.open(&sv.tables, file)?;
-                let mut spot = table.locate(&seek);
-                if !(skip_last && Some(file.level) == last_level) {
-                    table.prefetch_filter_header(&mut spot);
-                }
-                *next = Some((file.level, file.meta, slot, table, spot));
-                n_ahead += 1;
-            }
-            for (_, _, _, table, spot) in ahead[..n_ahead].iter_mut().flatten() {
-                table.prefetch_filter_at(spot, &digest);
-            }
+        if sv.prefetch {
+            self.prefetch(&sv.tables, &mut candidates, &mut ahead, last_level, seek, digest)?;
         }
-        let mut prefetched = ahead[..n_ahead].iter_mut().filter_map(Option::take);
-        loop {
-            let (level, file, slot, table, spot) = match prefetched.next() {
-                Some(c) => c,
-                None => match candidates.next() {
-                    Some(file) => {
-                        let (slot, table) = self.open(&sv.tables, file)?;
-                        (file.level, file.meta, slot, table, table.locate(&seek))
-                    }
-                    None => break,
-                },
-            };
-            let own_digest;
-            let d = if ro.share_hash {
-                &digest
-            } else {
-                let t = clock.map(|_| Instant::now());
-                own_digest = hash.digest(key);
-                if let Some(t) = t {
-                    DbCounters::add(&c.hash_nanos, t.elapsed().as_nanos() as u64);
-                }
-                &own_digest
-            };
-            let candidate = Candidate {
-                level,
-                last_level: Some(level) == last_level,
-                version,
-                meta: file,
-                state: &slot.filter_state,
-                reader: table,
-                spot: &spot,
-            };
-            let (plan, state) = self.manager.plan(&candidate);
-            let (got, outcome) = table.get_at_spot(&spot, &seek, d, ro, plan)?;
-            if ro.profile {
-                DbCounters::add(&c.filter_nanos, outcome.filter_nanos);
-                DbCounters::add(&c.index_nanos, outcome.index_nanos);
-                DbCounters::add(&c.data_nanos, outcome.data_nanos);
-            }
-            // Two counter updates per table (see LevelCounters).
-            let lc = &self.level_counters[level];
-            DbCounters::add(&lc.filter_parts_probed, u64::from(outcome.parts_probed));
-            if outcome.parts_probed == 0 && table.filter_part_count() > 0 {
-                DbCounters::add(&lc.filters_skipped, 1);
-            }
-            match got {
-                TableGet::FilteredOut => DbCounters::add(&lc.filter_negatives, 1),
-                TableGet::NotFound => DbCounters::add(&lc.false_positives, 1),
-                TableGet::Found { kind, value, .. } => {
-                    DbCounters::add(&lc.hits, 1);
-                    self.manager.found(state);
-                    return Ok(match kind {
-                        ValueKind::Put => Some(value),
-                        ValueKind::Delete => None,
-                    });
-                }
+        let prefetched = ahead.iter_mut().map_while(Option::take).map(Ok);
+        for candidate in prefetched.chain(candidates.map(|c| self.open_candidate(&sv.tables, c, seek))) {
+            if let Some(answer) = self.probe(version, last_level, &candidate?, seek, digest, ro, trace)? {
+                return Ok(answer);
             }
         }
         Ok(None)
     }
 
-    /// A candidate's slot in its version, and its reader, opened on first use.
+    /// Open up to `ahead.len()` candidates into `ahead` and prefetch their filters, so the
+    /// cache misses of a deep tree overlap instead of queueing one per level. Two passes:
+    /// the parts' headers first (where the probe line is depends on them), then the probe
+    /// lines; each pass's misses overlap with each other.
+    fn prefetch<'v>(
+        &self,
+        tables: &'v TableSlots,
+        candidates: &mut impl Iterator<Item = FileRef<'v>>,
+        ahead: &mut [Option<OpenCandidate<'v>>],
+        last_level: Option<usize>,
+        seek: &[u8],
+        digest: &Digest,
+    ) -> Result<()> {
+        // A policy that never probes the deepest level's filters need not prepare them.
+        let skip_last = self.manager.skips_last_level();
+        for (slot, candidate) in ahead.iter_mut().zip(candidates) {
+            let mut c = self.open_candidate(tables, candidate, seek)?;
+            if !(skip_last && Some(c.level) == last_level) {
+                c.reader.prefetch_filter_header(&mut c.spot);
+            }
+            *slot = Some(c);
+        }
+        for c in ahead.iter_mut().map_while(Option::as_mut) {
+            c.reader.prefetch_filter_at(&mut c.spot, digest);
+        }
+        Ok(())
+    }
+
+    /// A candidate with its slot in the version, its reader (kept in the slot after the
+    /// first lookup) and the spot where the key falls in it.
     #[inline]
-    fn open<'v>(&self, tables: &'v TableSlots, file: FileRef<'v>) -> Result<(&'v TableSlot, &'v TableReader)> {
+    fn open_candidate<'v>(&self, tables: &'v TableSlots, file: FileRef<'v>, seek: &[u8]) -> Result<OpenCandidate<'v>> {
         let slot = tables.get(file).ok_or_else(|| {
             Error::InvalidArgument(format!("internal: table {} has no slot in the lookup's version", file.meta.number))
         })?;
-        Ok((slot, slot.reader(&self.tables)?))
+        let reader = &**slot.reader(&self.tables)?;
+        Ok(OpenCandidate { level: file.level, file: file.meta, slot, reader, spot: reader.locate(seek) })
     }
+
+    /// One table's probe: the filter parts the manager plans, then (on a maybe) index and
+    /// data. `Some(answer)` when the table holds a version of the key.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    fn probe<C: StageClock>(
+        &self,
+        version: &Version,
+        last_level: Option<usize>,
+        c: &OpenCandidate<'_>,
+        seek: &[u8],
+        digest: &Digest,
+        ro: &ReadOptions,
+        trace: &mut LookupTrace<'_, C>,
+    ) -> Result<Option<Answer>> {
+        let candidate = Candidate {
+            level: c.level,
+            last_level: Some(c.level) == last_level,
+            version,
+            meta: c.file,
+            state: &c.slot.filter_state,
+            reader: c.reader,
+            spot: &c.spot,
+        };
+        let (plan, state) = self.manager.plan(&candidate);
+        let (got, outcome) = c.reader.get_at_spot::<C>(&c.spot, seek, digest, ro, plan)?;
+        trace.table_visit(c.level, &outcome, &got, c.reader.filter_part_count() > 0);
+        let TableGet::Found { kind, value, .. } = got else { return Ok(None) };
+        self.manager.found(state);
+        Ok(Some(match kind {
+            ValueKind::Put => Some(value),
+            ValueKind::Delete => None,
+        }))
+    }
+
+    /// The unshared-digest baseline (`ReadLab::share_hash` false): the same lookup, but
+    /// each table visited hashes the key for itself, so no filter can be prefetched (the
+    /// probe positions need the digest).
+    fn lookup_unshared<C: StageClock>(&self, key: &[u8], seq: Option<SeqNo>, ro: &ReadOptions) -> Result<Answer> {
+        let sv = self.sv.lease();
+        let mut trace = sv.trace::<C>();
+        let seek = seek_key(key, seq.unwrap_or_else(|| self.visible_seq()));
+        let answer = match search_memtables(&sv, &seek, &mut trace) {
+            Some(answer) => Ok(answer),
+            None => self.search_tables_unshared(&sv, key, &seek, ro, &mut trace),
+        };
+        trace.finish();
+        answer
+    }
+
+    /// [`search_tables`](Self::search_tables) hashing the key per table, without prefetch.
+    fn search_tables_unshared<C: StageClock>(
+        &self,
+        sv: &SuperVersion,
+        key: &[u8],
+        seek: &[u8],
+        ro: &ReadOptions,
+        trace: &mut LookupTrace<'_, C>,
+    ) -> Result<Answer> {
+        self.manager.begin_lookup();
+        let last_level = sv.version.deepest_nonempty_level();
+        for candidate in sv.version.candidates(key) {
+            let c = self.open_candidate(&sv.tables, candidate, seek)?;
+            let start = C::start();
+            let digest = self.opts.lab.digest_hash.digest(key);
+            trace.hashing_took(C::nanos_since(start));
+            if let Some(answer) = self.probe(&sv.version, last_level, &c, seek, &digest, ro, trace)? {
+                return Ok(answer);
+            }
+        }
+        Ok(None)
+    }
+}
+
+/// The memtables, newest first: `Some(answer)` when one holds a version of the key.
+#[inline]
+fn search_memtables<C: StageClock>(sv: &SuperVersion, seek: &[u8], trace: &mut LookupTrace<'_, C>) -> Option<Answer> {
+    let start = C::start();
+    for mem in std::iter::once(&sv.mem).chain(sv.imm.iter()) {
+        // An empty memtable (just after a switch or a reopen) costs nothing to skip.
+        if mem.is_empty() {
+            continue;
+        }
+        match mem.get_at_seek_key(seek) {
+            Lookup::Value(v) => {
+                trace.memtable_hit();
+                return Some(Some(v));
+            }
+            Lookup::Deleted => {
+                trace.memtable_hit();
+                return Some(None);
+            }
+            Lookup::NotFound => {}
+        }
+    }
+    trace.memtables_took(C::nanos_since(start));
+    None
 }

@@ -42,7 +42,7 @@ impl Snapshot {
     /// database is closed, [`Error::Corruption`](crate::Error::Corruption) when a block
     /// read does not decode, [`Error::Io`](crate::Error::Io) when the device fails.
     pub fn get(&self, key: impl AsRef<[u8]>) -> Result<Option<Vec<u8>>> {
-        self.inner.get_at(key.as_ref(), self.seq, &ReadOptions::default())
+        self.inner.get_at(key.as_ref(), Some(self.seq), &ReadOptions::default())
     }
 
     /// The value of `key` as of this snapshot, with read options.
@@ -51,7 +51,7 @@ impl Snapshot {
     ///
     /// As [`Snapshot::get`].
     pub fn get_opt(&self, key: impl AsRef<[u8]>, ro: &ReadOptions) -> Result<Option<Vec<u8>>> {
-        self.inner.get_at(key.as_ref(), self.seq, ro)
+        self.inner.get_at(key.as_ref(), Some(self.seq), ro)
     }
 
     /// Every key-value pair as of this snapshot, in key order. Errors come as items: see

@@ -192,7 +192,7 @@ impl DbInner {
         let number = self.versions.lock().new_file_number();
         let file = self.storage.create(&wal_path(&self.dir, number))?;
         {
-            let mut sv = self.sv.write();
+            let sv = self.sv.write();
             let mut wal = self.wal.lock();
             // The old log stays until its memtable is flushed; push its tail to the OS now.
             wal.writer.flush()?;
@@ -201,13 +201,9 @@ impl DbInner {
             let mut imm = Vec::with_capacity(sv.imm.len() + 1);
             imm.push(sv.mem.clone());
             imm.extend(sv.imm.iter().cloned());
-            *sv = Arc::new(SuperVersion::new(
-                Arc::new(MemTable::new(number)),
-                imm,
-                sv.version.clone(),
-                Some(&**sv),
-                &self.opts,
-            ));
+            let next =
+                SuperVersion::new(Arc::new(MemTable::new(number)), imm, sv.version.clone(), Some(&*sv), &self.opts);
+            sv.install(next);
         }
         self.storage.sync_dir(&self.dir)?;
         self.bg_cv.notify_all();

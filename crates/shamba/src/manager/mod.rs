@@ -9,7 +9,8 @@
 //! are blended with values inherited from the tables a flush or compaction replaced
 //! ([`inherit`]), by the table's age (Eq. 12). They are persisted in the manifest when the
 //! database closes, so a restart does not start blind. Under `Plain` the manager stays out
-//! of the way entirely (no statistics); tables keep their own lookup counters regardless.
+//! of the way entirely (no statistics, not even a count of lookups: a lookup under it
+//! writes nothing shared); the database keeps its own lookup counters regardless.
 
 mod elastic;
 mod estimate;
@@ -70,7 +71,8 @@ pub struct Candidate<'a> {
 /// Decides filter probes and keeps the statistics that drive the decisions.
 pub struct FilterManager {
     policy: ProbePolicy,
-    /// Lookups that reached the tables (not answered by a memtable).
+    /// Lookups that reached the tables (not answered by a memtable), the clock of the
+    /// policies' statistics; not counted under `Plain`, which keeps none.
     lookups: AtomicU64,
     /// Accesses per level, for a table's popularity relative to its level.
     level_accesses: Vec<AtomicU64>,
@@ -100,13 +102,15 @@ impl FilterManager {
         matches!(self.policy, ProbePolicy::NoLastLevel)
     }
 
-    /// Count one lookup that reached the tables.
+    /// Count one lookup that reached the tables (not under `Plain`).
     #[inline]
     pub fn begin_lookup(&self) {
-        self.lookups.fetch_add(1, Relaxed);
+        if !matches!(self.policy, ProbePolicy::Plain) {
+            self.lookups.fetch_add(1, Relaxed);
+        }
     }
 
-    /// Table-reaching lookups so far.
+    /// Table-reaching lookups so far (0 under `Plain`).
     pub fn lookups(&self) -> u64 {
         self.lookups.load(Relaxed)
     }
@@ -146,11 +150,16 @@ impl FilterManager {
     /// Which filter parts to probe for this lookup of `c`. Counts the access.
     /// Under `Plain` nothing is decided and no statistics are kept: the baseline pays for
     /// nothing it does not use. Every other policy keeps them (and persists them).
-    #[inline]
+    #[inline(always)]
     pub fn plan<'a>(&self, c: &Candidate<'a>) -> (ProbePlan, Option<&'a FileState>) {
         if let ProbePolicy::Plain = self.policy {
             return (ProbePlan::ALL, None);
         }
+        self.plan_by_statistics(c)
+    }
+
+    /// [`plan`](Self::plan) under a policy that keeps statistics.
+    fn plan_by_statistics<'a>(&self, c: &Candidate<'a>) -> (ProbePlan, Option<&'a FileState>) {
         let state = self.state(c);
         state.accesses.fetch_add(1, Relaxed);
         if let Some(a) = self.level_accesses.get(c.level) {
@@ -225,16 +234,6 @@ impl FilterManager {
     /// its inherited record, else `None`.
     pub fn current_estimate(&self, meta: &FileMeta, level: usize, files_in_level: usize) -> Option<Estimate> {
         self.estimate_of(meta.number, level, files_in_level).or_else(|| meta.stats.as_ref().map(Estimate::from_record))
-    }
-
-    /// Table hits per table-reaching lookup since open.
-    pub fn hit_ratio(&self, hits: u64) -> f64 {
-        let n = self.lookups();
-        if n == 0 {
-            0.0
-        } else {
-            (hits as f64 / n as f64).min(1.0)
-        }
     }
 
     /// Forget a deleted table (and release its elastic units).

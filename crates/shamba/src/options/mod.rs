@@ -5,13 +5,17 @@
 
 use crate::error::{Error, Result};
 use crate::filter::BuildPolicy;
-use crate::io::{DeviceModel, FsStorage, Storage};
+use crate::io::{FsStorage, Storage};
 use std::fmt;
 use std::sync::Arc;
 
+mod lab;
 mod probe_policy;
 
+pub use lab::{LabOptions, ReadLab};
+pub(crate) use lab::{StageClock, Timed, Untimed};
 pub use probe_policy::{ElasticPolicy, ProbePolicy, ShambaPolicy, Skipping};
+
 /// How levels are shaped by compaction.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum CompactionStyle {
@@ -88,22 +92,14 @@ pub struct Options {
     pub filter_policy: BuildPolicy,
     /// How lookups decide which filter parts to probe. Default: plain (probe everything).
     pub probe_policy: ProbePolicy,
-    /// Before probing the first table of a lookup, prefetch the filter cache lines of every
-    /// candidate table (from the one digest), so a deep tree's cache misses overlap.
-    /// Default: true (false only to measure the level-by-level baseline).
-    pub prefetch_filters: bool,
-    /// Prefetch only while the filters lookups may probe (every table's, or at most the
-    /// block cache's capacity when they are cached) add up to at least this many bytes.
+    /// Lookups prefetch the filter cache lines of every candidate table before probing the
+    /// first (so a deep tree's cache misses overlap), but only while the filters lookups
+    /// may probe (every table's, or at most the block cache's capacity when they are
+    /// cached) add up to at least this many bytes.
     /// Below it they mostly sit in the CPU cache already, and the extra pass costs more
     /// than it hides (lookups were slower with it on a tree of a few dozen KiB of filters,
     /// faster on one of tens of MiB). Default: 4 MiB.
     pub prefetch_min_filter_bytes: u64,
-    /// The hash function of the key digest every filter is built from and probed with.
-    /// Default: xxh3-128. The others (`filter::HashFn`) exist so experiments can run the
-    /// seeds' configurations (seed 000 used MurmurHash64A); tables record the digest
-    /// version they were built with, and a database must be reopened with the same one
-    /// (a table of another version reads as corrupt rather than answering wrongly).
-    pub digest_hash: crate::filter::HashFn,
     /// Block cache capacity in bytes. Default: 32 MiB.
     pub cache_capacity: usize,
     /// Fraction of the cache reserved for high-priority blocks (index, filter, first
@@ -128,10 +124,11 @@ pub struct Options {
     pub max_value_size: usize,
     /// Replay behaviour on a damaged WAL. Default: tolerate a torn tail.
     pub wal_recovery: WalRecovery,
-    /// Emulated device cost per block read. Default: none.
-    pub device: DeviceModel,
     /// Where files live. Default: the local file system.
     pub storage: Arc<dyn Storage>,
+    /// Knobs for the experiments (prefetch off, another digest hash, an emulated device);
+    /// production code leaves them at their defaults.
+    pub lab: LabOptions,
 }
 
 impl Default for Options {
@@ -156,9 +153,7 @@ impl Default for Options {
             pending_compaction_stop_bytes: 16 << 30,
             filter_policy: BuildPolicy::default(),
             probe_policy: ProbePolicy::Plain,
-            prefetch_filters: true,
             prefetch_min_filter_bytes: 4 << 20,
-            digest_hash: crate::filter::HashFn::Xxh3_128,
             cache_capacity: 32 << 20,
             high_priority_ratio: 0.5,
             cache_index_and_filter_blocks: false,
@@ -167,8 +162,8 @@ impl Default for Options {
             max_key_size: 64 << 10,
             max_value_size: 64 << 20,
             wal_recovery: WalRecovery::TolerateTornTail,
-            device: DeviceModel::None,
             storage: Arc::new(FsStorage),
+            lab: LabOptions::default(),
         }
     }
 }
@@ -193,9 +188,7 @@ impl fmt::Debug for Options {
             .field("level0_stop_trigger", &self.level0_stop_trigger)
             .field("filter_policy", &self.filter_policy)
             .field("probe_policy", &self.probe_policy)
-            .field("prefetch_filters", &self.prefetch_filters)
             .field("prefetch_min_filter_bytes", &self.prefetch_min_filter_bytes)
-            .field("digest_hash", &self.digest_hash)
             .field("cache_capacity", &self.cache_capacity)
             .field("high_priority_ratio", &self.high_priority_ratio)
             .field("cache_index_and_filter_blocks", &self.cache_index_and_filter_blocks)
@@ -204,7 +197,7 @@ impl fmt::Debug for Options {
             .field("max_key_size", &self.max_key_size)
             .field("max_value_size", &self.max_value_size)
             .field("wal_recovery", &self.wal_recovery)
-            .field("device", &self.device)
+            .field("lab", &self.lab)
             .finish_non_exhaustive()
     }
 }
@@ -280,27 +273,24 @@ impl Options {
 /// Options of one read.
 #[derive(Debug, Clone)]
 pub struct ReadOptions {
-    /// Compute the key digest once per lookup and share it with every table (true), or
-    /// recompute it per table (false: only to measure the unshared baseline). Default: true.
-    pub share_hash: bool,
     /// Verify block checksums on every read. Default: true.
     pub verify_checksums: bool,
     /// Insert blocks read by this operation into the block cache. Default: true
     /// (scans may turn it off to avoid flushing the cache).
     pub fill_cache: bool,
-    /// Time each stage of a lookup (hashing, memtables, filters, index, data) into
-    /// `Stats::lookup_costs`. Costs two clock reads per stage. Default: false.
-    pub profile: bool,
     /// Bytes a table cursor reads at once when it needs a data block that is not cached
     /// (0: one read per block). For long sequential scans, which then make one system call
     /// per this many bytes instead of one per block; compactions use 256 KiB. Blocks are
     /// still counted in `Stats::io` one by one, as if read alone. Default: 0.
     pub readahead_size: usize,
+    /// Knobs for the experiments (the unshared digest, profiling); production code leaves
+    /// them at their defaults.
+    pub lab: ReadLab,
 }
 
 impl Default for ReadOptions {
     fn default() -> Self {
-        ReadOptions { share_hash: true, verify_checksums: true, fill_cache: true, profile: false, readahead_size: 0 }
+        ReadOptions { verify_checksums: true, fill_cache: true, readahead_size: 0, lab: ReadLab::default() }
     }
 }
 

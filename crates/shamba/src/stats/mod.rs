@@ -1,17 +1,18 @@
 //! Counters of the whole database: live atomics updated where things happen
-//! ([`DbCounters`]), and the [`Stats`] snapshot returned by `Db::stats`.
+//! ([`DbCounters`]; point lookups count into slots of their own thread, see `lookup.rs`),
+//! and the [`Stats`] snapshot returned by `Db::stats`.
+
+mod lookup;
+
+pub(crate) use lookup::{LookupCounters, LookupTotals, LookupTrace, Writer};
 
 use crate::cache::KindCounters;
 use crate::io::IoCounters;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
-/// Live counters of database operations.
+/// Live counters of database writes, flushes and compactions.
 #[derive(Debug, Default)]
 pub struct DbCounters {
-    /// Point lookups served.
-    pub gets: AtomicU64,
-    /// Point lookups answered by a memtable.
-    pub memtable_hits: AtomicU64,
     /// Write operations (puts and deletes).
     pub write_ops: AtomicU64,
     /// Write groups committed (one WAL record each).
@@ -40,18 +41,6 @@ pub struct DbCounters {
     /// Microseconds writers spent stopped, waiting for a compaction (L0 or debt at the
     /// stop trigger).
     pub stopped_for_compaction_micros: AtomicU64,
-    /// Lookups timed with `ReadOptions::profile`, and their time by stage.
-    pub profiled_lookups: AtomicU64,
-    /// Nanoseconds computing key digests (once per lookup, or per table when unshared).
-    pub hash_nanos: AtomicU64,
-    /// Nanoseconds searching memtables (of lookups that went on to the tables).
-    pub memtable_nanos: AtomicU64,
-    /// Nanoseconds finding and probing filter parts.
-    pub filter_nanos: AtomicU64,
-    /// Nanoseconds reading and searching index blocks.
-    pub index_nanos: AtomicU64,
-    /// Nanoseconds reading and searching data blocks.
-    pub data_nanos: AtomicU64,
 }
 
 impl DbCounters {
@@ -62,12 +51,12 @@ impl DbCounters {
     }
 }
 
-/// Live lookup counters of one level. Every table visit ends in exactly one of
-/// `filter_negatives`, `false_positives` and `hits`, so visits are their sum: a lookup
-/// updates two counters per table, not four (each update is an atomic read-modify-write,
-/// and those serialize the overlapped misses the filter prefetch creates).
-/// Database-wide totals are sums over levels, for the same reason.
+/// Live lookup counters of one level, in one reader slot. Every table visit ends in exactly
+/// one of `filter_negatives`, `false_positives` and `hits`, so visits are their sum;
+/// database-wide totals are sums over levels. On a cache line of its own: the slots of
+/// different threads never share one.
 #[derive(Debug, Default)]
+#[repr(align(64))]
 pub struct LevelCounters {
     /// Filter parts probed.
     pub filter_parts_probed: AtomicU64,
@@ -113,7 +102,7 @@ impl LevelCounters {
     }
 }
 
-/// Where profiled lookups spent their time (`ReadOptions::profile`).
+/// Where profiled lookups spent their time (`ReadLab::profile`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct LookupCosts {
     /// Lookups timed.
@@ -225,12 +214,13 @@ pub struct Stats {
 }
 
 impl Stats {
-    /// Fill the operation counters from the live ones (after `lookup_levels`, whose sums
-    /// the filter totals are).
-    pub(crate) fn with_counters(mut self, c: &DbCounters) -> Stats {
+    /// Fill the operation counters from the live ones and the lookups' totals.
+    pub(crate) fn with_counters(mut self, c: &DbCounters, lookups: LookupTotals) -> Stats {
         let g = |a: &AtomicU64| a.load(Relaxed);
-        self.gets = g(&c.gets);
-        self.memtable_hits = g(&c.memtable_hits);
+        self.gets = lookups.gets;
+        self.memtable_hits = lookups.memtable_hits;
+        self.lookup_costs = lookups.costs;
+        self.lookup_levels = lookups.levels;
         self.filter_negatives = self.lookup_levels.iter().map(|l| l.filter_negatives).sum();
         self.filter_false_positives = self.lookup_levels.iter().map(|l| l.false_positives).sum();
         self.table_hits = self.lookup_levels.iter().map(|l| l.hits).sum();
@@ -247,14 +237,6 @@ impl Stats {
         self.delayed_micros = g(&c.delayed_micros);
         self.stopped_for_flush_micros = g(&c.stopped_for_flush_micros);
         self.stopped_for_compaction_micros = g(&c.stopped_for_compaction_micros);
-        self.lookup_costs = LookupCosts {
-            lookups: g(&c.profiled_lookups),
-            hash_nanos: g(&c.hash_nanos),
-            memtable_nanos: g(&c.memtable_nanos),
-            filter_nanos: g(&c.filter_nanos),
-            index_nanos: g(&c.index_nanos),
-            data_nanos: g(&c.data_nanos),
-        };
         self
     }
 

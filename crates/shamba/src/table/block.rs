@@ -49,6 +49,12 @@ impl Block {
         Ok(Block { data, restarts_at, num_restarts })
     }
 
+    /// Bytes of the block's contents.
+    #[cfg(test)]
+    pub(crate) fn size(&self) -> usize {
+        self.data.len()
+    }
+
     /// A cursor over the block in `cmp` order, reusing `key_buf`'s allocation for keys.
     pub(crate) fn cursor_with_buffer(self, cmp: Comparator, mut key_buf: Vec<u8>) -> BlockCursor {
         key_buf.clear();

@@ -28,6 +28,7 @@ use crate::error::{Error, Result};
 use crate::filter::Role;
 use crate::io::BlockKind;
 use crate::options::ReadOptions;
+use std::borrow::Cow;
 use std::sync::Arc;
 
 /// An index block or filter part: fetched through the block cache on every use, or read
@@ -63,8 +64,9 @@ impl<P> MetaBlock<P> {
 
 /// A pinned index block.
 pub(super) struct PinnedIndex {
-    /// The block's contents.
-    pub(super) bytes: Arc<[u8]>,
+    /// The block, its restart array located once (a lookup borrows it: no reference count
+    /// is touched).
+    pub(super) block: Block,
     /// Its prefix fences (`None` for an index block without a restart per entry).
     pub(super) fences: Option<IndexFences>,
 }
@@ -73,7 +75,7 @@ impl PinnedIndex {
     /// Bytes held: the block and its fences.
     #[cfg(test)]
     pub(super) fn pinned_bytes(&self) -> usize {
-        self.bytes.len() + self.fences.as_ref().map_or(0, |f| f.bytes())
+        self.block.size() + self.fences.as_ref().map_or(0, |f| f.bytes())
     }
 }
 
@@ -106,9 +108,9 @@ impl Partition {
     ) -> Result<Partition> {
         let index = if pin {
             let bytes = file.read_block(index, BlockKind::Index, true)?;
-            let block = Block::new(bytes.clone()).map_err(|e| e.in_file(file.path(), Some(index.offset)))?;
+            let block = Block::new(bytes).map_err(|e| e.in_file(file.path(), Some(index.offset)))?;
             let fences = IndexFences::of(&block).ok();
-            MetaBlock::Pinned { handle: index, pinned: PinnedIndex { bytes, fences } }
+            MetaBlock::Pinned { handle: index, pinned: PinnedIndex { block, fences } }
         } else {
             MetaBlock::Cached(index)
         };
@@ -149,15 +151,15 @@ impl TableReader {
         }
     }
 
-    /// A partition's index block (pinned, or through the cache at high priority).
-    pub(super) fn index_block(&self, partition: &Partition) -> Result<Block> {
-        let (handle, data) = match &partition.index {
-            MetaBlock::Pinned { handle, pinned } => (*handle, pinned.bytes.clone()),
+    /// A partition's index block: pinned (borrowed), or through the cache at high priority.
+    pub(super) fn index_block<'p>(&self, partition: &'p Partition) -> Result<Cow<'p, Block>> {
+        match &partition.index {
+            MetaBlock::Pinned { pinned, .. } => Ok(Cow::Borrowed(&pinned.block)),
             MetaBlock::Cached(handle) => {
-                (*handle, self.cached_block(*handle, BlockKind::Index, CacheFill::At(Priority::High), true, None)?.0)
+                let data = self.cached_block(*handle, BlockKind::Index, CacheFill::At(Priority::High), true, None)?.0;
+                Block::new(data).map(Cow::Owned).map_err(|e| e.in_file(self.path(), Some(handle.offset)))
             }
-        };
-        Block::new(data).map_err(|e| e.in_file(self.path(), Some(handle.offset)))
+        }
     }
 
     /// The data block at `handle`, through the cache at low priority; a sequential reader
@@ -181,7 +183,7 @@ impl TableReader {
     /// The index block of partition `p`, and its offset (for error messages).
     pub(super) fn index_block_of(&self, p: usize) -> Result<(Block, u64)> {
         let partition = self.partition(p)?;
-        Ok((self.index_block(partition)?, partition.index.handle().offset))
+        Ok((self.index_block(partition)?.into_owned(), partition.index.handle().offset))
     }
 
     /// The handle of partition `p`'s index block.

@@ -105,7 +105,7 @@ impl TableOptions {
             filter,
             partition_index_and_filters: opts.partition_index_and_filters,
             metadata_partition_size: opts.metadata_partition_size,
-            digest_hash: opts.digest_hash,
+            digest_hash: opts.lab.digest_hash,
         }
     }
 }
@@ -196,11 +196,11 @@ pub struct ProbeOutcome {
     pub filter_blocks_read_from_device: u32,
     /// Bytes of those reads, block trailers included (as `IoStats` counts them).
     pub filter_bytes_read_from_device: u64,
-    /// With `ReadOptions::profile`: nanoseconds finding and probing filter parts.
+    /// With `ReadLab::profile`: nanoseconds finding and probing filter parts.
     pub filter_nanos: u64,
-    /// With `ReadOptions::profile`: nanoseconds reading and searching the index.
+    /// With `ReadLab::profile`: nanoseconds reading and searching the index.
     pub index_nanos: u64,
-    /// With `ReadOptions::profile`: nanoseconds reading and searching the data block.
+    /// With `ReadLab::profile`: nanoseconds reading and searching the data block.
     pub data_nanos: u64,
 }
 

@@ -36,11 +36,10 @@ use crate::error::{DecodeError, Result};
 use crate::filter::{Digest, FilterPart, Role};
 use crate::io::{BlockKind, RandomRead};
 use crate::key::{compare_internal_keys, parse_internal_key, user_key};
-use crate::options::ReadOptions;
+use crate::options::{ReadOptions, StageClock};
 use std::cell::Cell;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Instant;
 
 thread_local! {
     /// Key buffer lent to block cursors during `get`, so a lookup does not allocate one.
@@ -149,30 +148,6 @@ impl TableReader {
         })
     }
 
-    /// The newest version of the seek key's user key with sequence `<=` the seek key's.
-    /// `seek` is a [`crate::key::seek_key`]; `digest` is the user key's digest, computed
-    /// once by the caller; the reader never hashes the key.
-    #[cfg(test)]
-    pub fn get(&self, seek: &[u8], digest: &Digest, ro: &ReadOptions) -> Result<TableGet> {
-        self.get_planned(seek, digest, ro, ProbePlan::ALL).map(|(g, _)| g)
-    }
-
-    /// [`get`](Self::get), probing only the filter parts `plan` allows (of the partition
-    /// the key falls in), and reporting what the filter did.
-    ///
-    /// In a partitioned table a key past the last partition is `NotFound` without reading
-    /// a block: the pinned top-level index already knows.
-    #[cfg(test)]
-    pub fn get_planned(
-        &self,
-        seek: &[u8],
-        digest: &Digest,
-        ro: &ReadOptions,
-        plan: ProbePlan,
-    ) -> Result<(TableGet, ProbeOutcome)> {
-        self.get_at_spot(&self.locate(seek), seek, digest, ro, plan)
-    }
-
     /// Where the lookup of `seek` falls in this table: found once per lookup (a binary
     /// search of the top-level index when partitioned) and used by the prefetch passes,
     /// the filter manager and the probe.
@@ -181,9 +156,16 @@ impl TableReader {
         Spot { partition: self.partition_for(seek), first_part: None }
     }
 
-    /// [`get_planned`](Self::get_planned) at a spot [`locate`](Self::locate) found for
-    /// `seek`.
-    pub fn get_at_spot(
+    /// The newest version of the seek key's user key with sequence `<=` the seek key's, at a
+    /// spot [`locate`](Self::locate) found for `seek`, probing only the filter parts `plan`
+    /// allows (of the partition the key falls in), and reporting what the filter did.
+    /// `seek` is a [`crate::key::seek_key`]; `digest` is the user key's digest, computed
+    /// once by the caller: the reader never hashes the key.
+    ///
+    /// In a partitioned table a key past the last partition is `NotFound` without reading
+    /// a block: the pinned top-level index already knows. `C` times the stages into the
+    /// outcome (or not: [`Untimed`](crate::options::Untimed)).
+    pub(crate) fn get_at_spot<C: StageClock>(
         &self,
         spot: &Spot<'_>,
         seek: &[u8],
@@ -192,7 +174,7 @@ impl TableReader {
         plan: ProbePlan,
     ) -> Result<(TableGet, ProbeOutcome)> {
         let mut outcome = ProbeOutcome::default();
-        let clock = ro.profile.then(Instant::now);
+        let start = C::start();
         let Some(partition) = spot.partition else {
             return Ok((TableGet::NotFound, outcome));
         };
@@ -214,27 +196,23 @@ impl TableReader {
             };
             outcome.parts_probed += 1;
             if !part.may_contain(digest) {
-                if let Some(t) = clock {
-                    outcome.filter_nanos = t.elapsed().as_nanos() as u64;
-                }
+                outcome.filter_nanos = C::nanos_since(start);
                 return Ok((TableGet::FilteredOut, outcome));
             }
         }
-        if let Some(t) = clock {
-            outcome.filter_nanos = t.elapsed().as_nanos() as u64;
-        }
-        self.lookup_data(partition, seek, ro, &mut outcome).map(|g| (g, outcome))
+        outcome.filter_nanos = C::nanos_since(start);
+        self.lookup_data::<C>(partition, seek, ro, &mut outcome).map(|g| (g, outcome))
     }
 
     /// The index and data-block part of a lookup, after the filter said maybe.
-    fn lookup_data(
+    fn lookup_data<C: StageClock>(
         &self,
         partition: &Partition,
         seek: &[u8],
         ro: &ReadOptions,
         outcome: &mut ProbeOutcome,
     ) -> Result<TableGet> {
-        let clock = ro.profile.then(Instant::now);
+        let start = C::start();
         let index_offset = partition.index.handle().offset;
         let index = self.index_block(partition)?;
         let mut buffer = KEY_SCRATCH.take();
@@ -244,7 +222,7 @@ impl TableReader {
                 Err(e) => Some(Err(e.in_file(self.path(), Some(index_offset)))),
             },
             None => {
-                let mut index = index.cursor_with_buffer(compare_internal_keys, buffer);
+                let mut index = index.into_owned().cursor_with_buffer(compare_internal_keys, buffer);
                 let sought = index.seek(seek).map_err(|e| e.in_file(self.path(), Some(index_offset)));
                 let handle = match sought {
                     Ok(()) if index.valid() => Some(self.decode_index_value(index.value(), index_offset)),
@@ -255,10 +233,8 @@ impl TableReader {
                 handle
             }
         };
-        let index_done = clock.map(|t| {
-            outcome.index_nanos = t.elapsed().as_nanos() as u64;
-            Instant::now()
-        });
+        outcome.index_nanos = C::nanos_since(start);
+        let index_done = C::start();
         let Some(handle) = handle.transpose()? else {
             KEY_SCRATCH.set(buffer);
             return Ok(TableGet::NotFound);
@@ -275,34 +251,8 @@ impl TableReader {
             TableGet::NotFound
         };
         KEY_SCRATCH.set(data.into_key_buffer());
-        if let Some(t) = index_done {
-            outcome.data_nanos = t.elapsed().as_nanos() as u64;
-        }
+        outcome.data_nanos = C::nanos_since(index_done);
         Ok(result)
-    }
-
-    /// Prepare a coming probe of this table's filter for `digest`: if the first filter
-    /// part the lookup of `seek` will probe is resident (pinned, or in the block cache),
-    /// ask it to prefetch the digest's probe positions into the CPU cache, so the misses of
-    /// several tables' probes overlap. Never reads the device and counts no cache hit or
-    /// miss. Returns whether the part was resident.
-    ///
-    /// `seek` is needed because in a partitioned table the key, not the digest, picks the
-    /// partition (through the pinned top-level index). A lookup preparing several tables
-    /// uses the two passes below instead.
-    #[cfg(test)]
-    pub fn prefetch_filter(&self, seek: &[u8], digest: &Digest) -> bool {
-        let Some(meta) = self.partition_for(seek).and_then(|p| p.filter.first()) else {
-            return false;
-        };
-        match meta {
-            MetaBlock::Pinned { pinned, .. } => pinned.part().prefetch(digest),
-            MetaBlock::Cached(handle) => match self.ctx.cache.peek((self.number, handle.offset)) {
-                Some(bytes) => self.prefetch_from(&bytes, digest),
-                None => return false,
-            },
-        }
-        true
     }
 
     /// The first pass of preparing a probe: if the first filter part the spot's lookup will
@@ -348,15 +298,6 @@ impl TableReader {
             parsed @ TakenPart::Parsed(_) => Some(parsed),
         };
         true
-    }
-
-    /// Parse a cached part's bytes and prefetch `digest`'s probe lines. A part that does
-    /// not parse is reported by the probe that follows.
-    #[cfg(test)]
-    fn prefetch_from(&self, bytes: &[u8], digest: &Digest) {
-        if let Ok(part) = FilterPart::parse_expecting(bytes, self.ctx.digest_version) {
-            part.prefetch(digest);
-        }
     }
 
     /// Parse a cached filter part, checking its digest version.

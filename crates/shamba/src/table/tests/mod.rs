@@ -19,6 +19,36 @@ use crate::options::ReadOptions;
 
 pub(super) type Entries = Vec<(Vec<u8>, Vec<u8>)>;
 
+/// One table's lookup as the tests make it: [`TableReader::get_at_spot`] at the spot
+/// [`TableReader::locate`] finds (a database lookup also prefetches and plans first).
+pub(super) trait Lookup {
+    /// The newest version of the seek key's user key, probing every filter part.
+    fn get(&self, seek: &[u8], digest: &Digest, ro: &ReadOptions) -> crate::error::Result<TableGet> {
+        self.get_planned(seek, digest, ro, ProbePlan::ALL).map(|(got, _)| got)
+    }
+
+    /// [`get`](Self::get), probing only the filter parts `plan` allows.
+    fn get_planned(
+        &self,
+        seek: &[u8],
+        digest: &Digest,
+        ro: &ReadOptions,
+        plan: ProbePlan,
+    ) -> crate::error::Result<(TableGet, ProbeOutcome)>;
+}
+
+impl Lookup for TableReader {
+    fn get_planned(
+        &self,
+        seek: &[u8],
+        digest: &Digest,
+        ro: &ReadOptions,
+        plan: ProbePlan,
+    ) -> crate::error::Result<(TableGet, ProbeOutcome)> {
+        self.get_at_spot::<crate::options::Untimed>(&self.locate(seek), seek, digest, ro, plan)
+    }
+}
+
 /// For each target: `c` and the model `m` seek to it and agree (key and value), then step
 /// the same way (`true` = next) and agree after each step, then `seek_for_prev` to it and
 /// agree. `what` names the case in failures.
