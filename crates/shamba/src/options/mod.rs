@@ -50,6 +50,11 @@ pub enum WalRecovery {
 }
 
 /// Options of a database, fixed at open.
+///
+/// Build from [`Options::default`]: assign the fields to change, or write
+/// `Options { block_size: 16 << 10, ..Options::default() }`. Every field added later comes
+/// with a default, so code written either way keeps compiling as the options grow. The
+/// experiments' knobs are apart, in [`lab`](Options::lab).
 #[derive(Clone)]
 pub struct Options {
     /// Create the directory and an empty database if there is none. Default: true.
