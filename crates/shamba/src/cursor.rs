@@ -9,7 +9,7 @@
 use crate::error::Result;
 
 /// A positioned walk over internal keys and their values.
-pub trait Cursor: Send {
+pub(crate) trait Cursor: Send {
     /// Whether the cursor is on an entry.
     fn valid(&self) -> bool;
     /// Position on the first entry.
@@ -63,7 +63,7 @@ impl<C: Cursor + ?Sized> Cursor for Box<C> {
 /// A cursor over a sorted vector of owned entries, for tests.
 #[cfg(test)]
 #[derive(Debug, Default)]
-pub struct VecCursor {
+pub(crate) struct VecCursor {
     entries: Vec<(Vec<u8>, Vec<u8>)>,
     pos: Option<usize>,
 }
@@ -71,7 +71,7 @@ pub struct VecCursor {
 #[cfg(test)]
 impl VecCursor {
     /// Entries must already be sorted by [`crate::key::compare_internal_keys`].
-    pub fn new(entries: Vec<(Vec<u8>, Vec<u8>)>) -> Self {
+    pub(crate) fn new(entries: Vec<(Vec<u8>, Vec<u8>)>) -> Self {
         VecCursor { entries, pos: None }
     }
 }

@@ -113,16 +113,16 @@ impl Error {
 /// [`Error::Corruption`] with the file and offset.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{0}")]
-pub struct DecodeError(pub String);
+pub(crate) struct DecodeError(pub String);
 
 impl DecodeError {
     /// Build from anything printable.
-    pub fn new(reason: impl Into<String>) -> Self {
+    pub(crate) fn new(reason: impl Into<String>) -> Self {
         DecodeError(reason.into())
     }
 
     /// Attach a file and offset, making it an engine [`Error`].
-    pub fn in_file(self, file: impl Into<PathBuf>, offset: Option<u64>) -> Error {
+    pub(crate) fn in_file(self, file: impl Into<PathBuf>, offset: Option<u64>) -> Error {
         Error::corruption(file, offset, self.0)
     }
 }

@@ -10,18 +10,18 @@
 use std::cmp::Ordering;
 
 /// A sequence number: every write gets the next one; snapshots are sequence numbers.
-pub type SeqNo = u64;
+pub(crate) type SeqNo = u64;
 
 /// Largest sequence number that fits in a trailer (56 bits).
-pub const MAX_SEQ: SeqNo = (1 << 56) - 1;
+pub(crate) const MAX_SEQ: SeqNo = (1 << 56) - 1;
 
 /// Bytes of the trailer that follows the user key.
-pub const TRAILER_LEN: usize = 8;
+pub(crate) const TRAILER_LEN: usize = 8;
 
 /// What an internal key records.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[repr(u8)]
-pub enum ValueKind {
+pub(crate) enum ValueKind {
     /// A tombstone: the key was deleted at this sequence number.
     Delete = 0,
     /// A value was written at this sequence number.
@@ -30,7 +30,7 @@ pub enum ValueKind {
 
 impl ValueKind {
     /// Decode a kind byte.
-    pub fn from_u8(b: u8) -> Option<ValueKind> {
+    pub(crate) fn from_u8(b: u8) -> Option<ValueKind> {
         match b {
             0 => Some(ValueKind::Delete),
             1 => Some(ValueKind::Put),
@@ -45,26 +45,26 @@ const SEEK_KIND: u64 = 0xFF;
 
 /// Pack a sequence number and kind into a trailer.
 #[inline]
-pub fn pack_trailer(seq: SeqNo, kind: ValueKind) -> u64 {
+pub(crate) fn pack_trailer(seq: SeqNo, kind: ValueKind) -> u64 {
     (seq << 8) | kind as u64
 }
 
 /// Append the internal key `(user_key, seq, kind)` to `buf`.
 #[inline]
-pub fn encode_internal_key(buf: &mut Vec<u8>, user_key: &[u8], seq: SeqNo, kind: ValueKind) {
+pub(crate) fn encode_internal_key(buf: &mut Vec<u8>, user_key: &[u8], seq: SeqNo, kind: ValueKind) {
     buf.extend_from_slice(user_key);
     buf.extend_from_slice(&pack_trailer(seq, kind).to_le_bytes());
 }
 
 /// The internal key `(user_key, seq, kind)` as a new vector.
-pub fn internal_key(user_key: &[u8], seq: SeqNo, kind: ValueKind) -> Vec<u8> {
+pub(crate) fn internal_key(user_key: &[u8], seq: SeqNo, kind: ValueKind) -> Vec<u8> {
     let mut v = Vec::with_capacity(user_key.len() + TRAILER_LEN);
     encode_internal_key(&mut v, user_key, seq, kind);
     v
 }
 
 /// A seek target positioned before every version of `user_key` visible at `seq`.
-pub fn seek_key(user_key: &[u8], seq: SeqNo) -> Vec<u8> {
+pub(crate) fn seek_key(user_key: &[u8], seq: SeqNo) -> Vec<u8> {
     let mut v = Vec::with_capacity(user_key.len() + TRAILER_LEN);
     v.extend_from_slice(user_key);
     v.extend_from_slice(&((seq << 8) | SEEK_KIND).to_le_bytes());
@@ -79,13 +79,13 @@ pub fn user_key(ikey: &[u8]) -> &[u8] {
 
 /// The trailer of an encoded internal key (0 if the key is too short).
 #[inline]
-pub fn trailer(ikey: &[u8]) -> u64 {
+pub(crate) fn trailer(ikey: &[u8]) -> u64 {
     ikey.last_chunk::<TRAILER_LEN>().map_or(0, |t| u64::from_le_bytes(*t))
 }
 
 /// A decoded internal key borrowed from its encoding.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ParsedKey<'a> {
+pub(crate) struct ParsedKey<'a> {
     /// The user's key.
     pub user_key: &'a [u8],
     /// Sequence number of the write.
@@ -95,7 +95,7 @@ pub struct ParsedKey<'a> {
 }
 
 /// Decode an internal key; `None` if it is too short or has an unknown kind.
-pub fn parse_internal_key(ikey: &[u8]) -> Option<ParsedKey<'_>> {
+pub(crate) fn parse_internal_key(ikey: &[u8]) -> Option<ParsedKey<'_>> {
     if ikey.len() < TRAILER_LEN {
         return None;
     }
@@ -105,7 +105,7 @@ pub fn parse_internal_key(ikey: &[u8]) -> Option<ParsedKey<'_>> {
 
 /// The order of internal keys: user key ascending, then trailer descending.
 #[inline]
-pub fn compare_internal_keys(a: &[u8], b: &[u8]) -> Ordering {
+pub(crate) fn compare_internal_keys(a: &[u8], b: &[u8]) -> Ordering {
     compare_user_keys(user_key(a), user_key(b)).then_with(|| trailer(b).cmp(&trailer(a)))
 }
 
@@ -113,7 +113,7 @@ pub fn compare_internal_keys(a: &[u8], b: &[u8]) -> Ordering {
 /// differ (they do for most pairs a search compares), so the common compare costs no call
 /// into `memcmp`; equal prefixes, or shorter keys, fall back to the full compare.
 #[inline]
-pub fn compare_user_keys(a: &[u8], b: &[u8]) -> Ordering {
+pub(crate) fn compare_user_keys(a: &[u8], b: &[u8]) -> Ordering {
     if let (Some(x), Some(y)) = (a.first_chunk::<8>(), b.first_chunk::<8>()) {
         let (x, y) = (u64::from_be_bytes(*x), u64::from_be_bytes(*y));
         if x != y {
@@ -129,7 +129,7 @@ pub fn compare_user_keys(a: &[u8], b: &[u8]) -> Ordering {
 /// top-level index, a run's file fences) so that most steps compare integers in a few cache
 /// lines instead of following a pointer to each key.
 #[inline]
-pub fn user_key_prefix(user_key: &[u8]) -> u64 {
+pub(crate) fn user_key_prefix(user_key: &[u8]) -> u64 {
     if let Some(head) = user_key.first_chunk::<8>() {
         return u64::from_be_bytes(*head);
     }

@@ -29,6 +29,8 @@
 //! See `DESIGN.md` at the repository root for the map of the code.
 
 #![warn(missing_docs)]
+#![deny(unreachable_pub)]
+#![warn(clippy::missing_errors_doc)]
 #![deny(clippy::unwrap_used, clippy::undocumented_unsafe_blocks, unsafe_op_in_unsafe_fn)]
 #![warn(clippy::expect_used)]
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]

@@ -9,7 +9,7 @@ use std::hash::{BuildHasherDefault, Hasher};
 
 /// A hasher for integer keys: each written integer is folded in with a multiply-xorshift.
 #[derive(Debug, Default, Clone, Copy)]
-pub struct NumberHasher(u64);
+pub(crate) struct NumberHasher(u64);
 
 impl Hasher for NumberHasher {
     #[inline]
@@ -41,7 +41,7 @@ impl Hasher for NumberHasher {
 }
 
 /// A `HashMap` keyed by numbers (or tuples of numbers), hashed with [`NumberHasher`].
-pub type NumberMap<K, V> = HashMap<K, V, BuildHasherDefault<NumberHasher>>;
+pub(crate) type NumberMap<K, V> = HashMap<K, V, BuildHasherDefault<NumberHasher>>;
 
 #[cfg(test)]
 mod tests {

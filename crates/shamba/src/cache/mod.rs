@@ -21,7 +21,7 @@ use std::sync::Arc;
 
 /// Which pool a block enters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Priority {
+pub(crate) enum Priority {
     /// Index and filter blocks, first filter modules.
     High,
     /// Data blocks, later filter modules.
@@ -29,7 +29,7 @@ pub enum Priority {
 }
 
 /// Cache key: (file number, block offset).
-pub type BlockKey = (u64, u64);
+pub(crate) type BlockKey = (u64, u64);
 
 /// Counters of one block kind.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -52,7 +52,7 @@ const MAX_SHARDS: usize = 16;
 const MIN_SHARD_CAPACITY: usize = 512 * 1024;
 
 /// A sharded, byte-charged LRU cache of uncompressed blocks.
-pub struct BlockCache {
+pub(crate) struct BlockCache {
     shards: Box<[Mutex<Shard>]>,
     capacity: usize,
     #[cfg_attr(not(test), expect(dead_code, reason = "read by the cache's tests only"))]
@@ -63,7 +63,7 @@ impl BlockCache {
     /// A cache of `capacity` bytes, `high_priority_ratio` of them reserved for high-priority
     /// blocks. Small caches get fewer shards (at least 512 KiB each, at most 16 shards).
     /// A ratio outside `0..=1` is clamped (NaN counts as 0).
-    pub fn new(capacity: usize, high_priority_ratio: f64) -> Self {
+    pub(crate) fn new(capacity: usize, high_priority_ratio: f64) -> Self {
         let mut shards = MAX_SHARDS;
         while shards > 1 && capacity / shards < MIN_SHARD_CAPACITY {
             shards /= 2;
@@ -73,7 +73,7 @@ impl BlockCache {
 
     /// Like [`BlockCache::new`] with an explicit number of shards (rounded up to a power of
     /// two, at least 1), for tests and experiments.
-    pub fn with_shards(capacity: usize, high_priority_ratio: f64, shards: usize) -> Self {
+    pub(crate) fn with_shards(capacity: usize, high_priority_ratio: f64, shards: usize) -> Self {
         let n = shards.clamp(1, 1 << 16).next_power_of_two();
         let ratio = if high_priority_ratio.is_nan() { 0.0 } else { high_priority_ratio.clamp(0.0, 1.0) };
         let mut high_capacity = 0;
@@ -90,7 +90,7 @@ impl BlockCache {
     }
 
     /// The block, if resident (counts a hit or a miss for `kind`).
-    pub fn get(&self, key: BlockKey, kind: BlockKind) -> Option<Arc<[u8]>> {
+    pub(crate) fn get(&self, key: BlockKey, kind: BlockKind) -> Option<Arc<[u8]>> {
         self.shard(key).lock().get(key, kind)
     }
 
@@ -99,66 +99,66 @@ impl BlockCache {
     /// it will use if resident and would otherwise fetch later through `get` (which then
     /// counts the miss): a lookup's prefetch pass takes each resident first filter part
     /// this way and its probe uses it, one cache access per part either way.
-    pub fn get_resident(&self, key: BlockKey, kind: BlockKind) -> Option<Arc<[u8]>> {
+    pub(crate) fn get_resident(&self, key: BlockKey, kind: BlockKind) -> Option<Arc<[u8]>> {
         self.shard(key).lock().get_resident(key, kind)
     }
 
     /// The block, if resident, without counting a hit or a miss and without refreshing its
     /// recency: for looking ahead (prefetching a resident filter) without disturbing the
     /// statistics or the eviction order the lookups themselves produce.
-    pub fn peek(&self, key: BlockKey) -> Option<Arc<[u8]>> {
+    pub(crate) fn peek(&self, key: BlockKey) -> Option<Arc<[u8]>> {
         self.shard(key).lock().peek(key)
     }
 
     /// Insert a block, evicting as needed; a block larger than its shard is not kept.
-    pub fn insert(&self, key: BlockKey, block: Arc<[u8]>, kind: BlockKind, priority: Priority) {
+    pub(crate) fn insert(&self, key: BlockKey, block: Arc<[u8]>, kind: BlockKind, priority: Priority) {
         self.shard(key).lock().insert(key, block, kind, priority)
     }
 
     /// Drop every block of a file (after the file is deleted).
-    pub fn erase_file(&self, file: u64) {
+    pub(crate) fn erase_file(&self, file: u64) {
         for shard in self.shards.iter() {
             shard.lock().erase_file(file);
         }
     }
 
     /// Bytes resident.
-    pub fn usage(&self) -> usize {
+    pub(crate) fn usage(&self) -> usize {
         self.shards.iter().map(|s| s.lock().usage()).sum()
     }
 
     /// Bytes resident in the high-priority pools.
     #[cfg(test)]
-    pub fn high_pool_usage(&self) -> usize {
+    pub(crate) fn high_pool_usage(&self) -> usize {
         self.shards.iter().map(|s| s.lock().high_usage()).sum()
     }
 
     /// Capacity in bytes.
-    pub fn capacity(&self) -> usize {
+    pub(crate) fn capacity(&self) -> usize {
         self.capacity
     }
 
     /// Bytes the high-priority pools may hold in total.
     #[cfg(test)]
-    pub fn high_pool_capacity(&self) -> usize {
+    pub(crate) fn high_pool_capacity(&self) -> usize {
         self.high_capacity
     }
 
     /// Number of shards.
     #[cfg(test)]
-    pub fn shard_count(&self) -> usize {
+    pub(crate) fn shard_count(&self) -> usize {
         self.shards.len()
     }
 
     /// The pool a block is in, without counting a lookup or refreshing its recency (for
     /// inspection and tests).
     #[cfg(test)]
-    pub fn pool_of(&self, key: BlockKey) -> Option<Priority> {
+    pub(crate) fn pool_of(&self, key: BlockKey) -> Option<Priority> {
         self.shard(key).lock().pool_of(key)
     }
 
     /// Counters per kind, indexed like [`BlockKind::ALL`].
-    pub fn counters(&self) -> [KindCounters; 4] {
+    pub(crate) fn counters(&self) -> [KindCounters; 4] {
         let mut total = [KindCounters::default(); 4];
         for shard in self.shards.iter() {
             for (t, c) in total.iter_mut().zip(shard.lock().counters()) {

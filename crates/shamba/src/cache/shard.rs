@@ -19,7 +19,7 @@ use std::sync::Arc;
 
 /// Bytes charged per entry on top of the block itself: an estimate of the slot, the hash
 /// map entry and the `Arc` header, so that many tiny blocks cannot hide their overhead.
-pub const ENTRY_OVERHEAD: usize = 64;
+pub(super) const ENTRY_OVERHEAD: usize = 64;
 
 /// A resident block.
 struct Entry {

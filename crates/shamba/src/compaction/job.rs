@@ -20,7 +20,7 @@ use std::sync::Arc;
 const COMPACTION_READAHEAD: usize = 256 << 10;
 
 /// What a job needs from the database.
-pub struct JobEnv<'a> {
+pub(crate) struct JobEnv<'a> {
     /// Where files are written.
     pub storage: &'a dyn Storage,
     /// The database directory.
@@ -35,7 +35,7 @@ pub struct JobEnv<'a> {
 
 /// Counters of one job.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct JobStats {
+pub(crate) struct JobStats {
     /// Entries read.
     pub entries_in: u64,
     /// Entries written.
@@ -99,7 +99,7 @@ impl<'a> OutputWriter<'a> {
 }
 
 /// The manifest record of a finished table.
-pub fn file_meta(number: u64, run: u64, s: TableSummary) -> FileMeta {
+pub(crate) fn file_meta(number: u64, run: u64, s: TableSummary) -> FileMeta {
     FileMeta {
         number,
         run,
@@ -117,7 +117,7 @@ pub fn file_meta(number: u64, run: u64, s: TableSummary) -> FileMeta {
 }
 
 /// Flush a memtable into one new L0 file; `None` if it holds nothing.
-pub fn flush_to_table(env: &JobEnv<'_>, mem: &MemTable, filter: FilterSpec) -> Result<Option<FileMeta>> {
+pub(crate) fn flush_to_table(env: &JobEnv<'_>, mem: &MemTable, filter: FilterSpec) -> Result<Option<FileMeta>> {
     let mut out = OutputWriter::new(env, filter, None, u64::MAX);
     mem.try_for_each(|key, value| out.add(key, value))?;
     Ok(out.finish()?.pop())
@@ -128,7 +128,7 @@ pub fn flush_to_table(env: &JobEnv<'_>, mem: &MemTable, filter: FilterSpec) -> R
 /// A version is dropped when a newer version of the same key is visible to every snapshot
 /// (its sequence number is `<= smallest_snapshot`); a tombstone is dropped when, in
 /// addition, no file outside the compaction at the output level or below may hold the key.
-pub fn run_compaction(
+pub(crate) fn run_compaction(
     env: &JobEnv<'_>,
     c: &Compaction,
     version: &Version,

@@ -19,7 +19,7 @@ enum Direction {
 
 /// Merges children cursors; keys equal across children are all yielded, the child listed
 /// first first (in either direction).
-pub struct MergingCursor {
+pub(crate) struct MergingCursor {
     children: Vec<Box<dyn Cursor>>,
     /// Indices of the valid children, a binary heap whose top (`heap[0]`) is the current
     /// entry's child: see [`MergingCursor::before`].
@@ -29,7 +29,7 @@ pub struct MergingCursor {
 
 impl MergingCursor {
     /// Merge `children`.
-    pub fn new(children: Vec<Box<dyn Cursor>>) -> Self {
+    pub(crate) fn new(children: Vec<Box<dyn Cursor>>) -> Self {
         let heap = Vec::with_capacity(children.len());
         MergingCursor { children, heap, direction: Direction::Forward }
     }

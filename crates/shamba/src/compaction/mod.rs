@@ -1,20 +1,20 @@
 //! Compaction: picking what to merge ([`picker`]), merging cursors ([`MergingCursor`],
 //! [`RunCursor`]), and the job that writes the merged output ([`job`]).
 
-pub mod job;
+pub(crate) mod job;
 mod merging_cursor;
-pub mod picker;
+pub(crate) mod picker;
 mod run_cursor;
 
-pub use merging_cursor::MergingCursor;
-pub use run_cursor::RunCursor;
+pub(crate) use merging_cursor::MergingCursor;
+pub(crate) use run_cursor::RunCursor;
 
 use crate::version::FileMeta;
 use std::sync::Arc;
 
 /// One sorted run of input files at a level.
 #[derive(Debug, Clone)]
-pub struct CompactionInput {
+pub(crate) struct CompactionInput {
     /// The level the files are in.
     pub level: usize,
     /// Disjoint files sorted by key.
@@ -23,7 +23,7 @@ pub struct CompactionInput {
 
 /// A compaction chosen by the picker.
 #[derive(Debug, Clone)]
-pub struct Compaction {
+pub(crate) struct Compaction {
     /// Input runs, newest first.
     pub inputs: Vec<CompactionInput>,
     /// Level the output goes to.
@@ -37,7 +37,7 @@ pub struct Compaction {
 /// There is no "drop" choice: nothing the picker sees (no TTL, no deleted range) makes a
 /// whole file dead without reading it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CompactionChoice {
+pub(crate) enum CompactionChoice {
     /// Move the single input file to the output level without rewriting it (leveled: it
     /// overlaps nothing there).
     Move,
@@ -50,7 +50,7 @@ pub enum CompactionChoice {
 
 /// The run a merge's outputs join.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum OutputRun {
+pub(crate) enum OutputRun {
     /// An existing run of the output level, by id (leveled L1+: [`LEVELED_RUN`]).
     Existing(u64),
     /// A new run (tiered), its id a fresh file number.
@@ -59,15 +59,15 @@ pub enum OutputRun {
 
 impl Compaction {
     /// Every input file with its level.
-    pub fn input_files(&self) -> impl Iterator<Item = (usize, &Arc<FileMeta>)> {
+    pub(crate) fn input_files(&self) -> impl Iterator<Item = (usize, &Arc<FileMeta>)> {
         self.inputs.iter().flat_map(|i| i.files.iter().map(move |f| (i.level, f)))
     }
 
     /// Total bytes of input files.
-    pub fn input_bytes(&self) -> u64 {
+    pub(crate) fn input_bytes(&self) -> u64 {
         self.input_files().map(|(_, f)| f.size).sum()
     }
 }
 
 /// The run id of every leveled L1+ level: one run per level.
-pub const LEVELED_RUN: u64 = 0;
+pub(crate) const LEVELED_RUN: u64 = 0;

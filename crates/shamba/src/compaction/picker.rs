@@ -14,7 +14,7 @@ use crate::version::{FileMeta, Version};
 use std::sync::Arc;
 
 /// Target bytes of leveled level `level >= 1`.
-pub fn level_target_bytes(opts: &Options, level: usize) -> u64 {
+pub(crate) fn level_target_bytes(opts: &Options, level: usize) -> u64 {
     let mut target = opts.max_bytes_for_level_base as f64;
     for _ in 1..level {
         target *= f64::from(opts.size_ratio);
@@ -23,7 +23,7 @@ pub fn level_target_bytes(opts: &Options, level: usize) -> u64 {
 }
 
 /// How urgently each level needs compaction (>= 1 means it does), for L0..last-1.
-pub fn level_scores(version: &Version, opts: &Options) -> Vec<f64> {
+pub(crate) fn level_scores(version: &Version, opts: &Options) -> Vec<f64> {
     let last = opts.num_levels - 1;
     (0..last)
         .map(|level| match (opts.compaction_style, level) {
@@ -37,7 +37,7 @@ pub fn level_scores(version: &Version, opts: &Options) -> Vec<f64> {
 }
 
 /// Bytes above the levels' targets: the compaction debt that throttles writers.
-pub fn pending_compaction_bytes(version: &Version, opts: &Options) -> u64 {
+pub(crate) fn pending_compaction_bytes(version: &Version, opts: &Options) -> u64 {
     if opts.compaction_style == CompactionStyle::Tiered {
         return 0;
     }
@@ -46,7 +46,7 @@ pub fn pending_compaction_bytes(version: &Version, opts: &Options) -> u64 {
 
 /// The next compaction, if any level needs one. `cursor[level]` is the round-robin position
 /// (largest user key of the last file compacted out of that level).
-pub fn pick(version: &Version, opts: &Options, cursor: &mut [Vec<u8>]) -> Option<Compaction> {
+pub(crate) fn pick(version: &Version, opts: &Options, cursor: &mut [Vec<u8>]) -> Option<Compaction> {
     let scores = level_scores(version, opts);
     let (level, score) =
         scores.iter().copied().enumerate().fold((0, 0.0), |best, (l, s)| if s > best.1 { (l, s) } else { best });
@@ -108,7 +108,7 @@ fn merge_level_runs(version: &Version, level: usize, output_level: usize) -> Com
 
 /// A full manual compaction: every file into one run of the deepest level that holds data
 /// (at least L1).
-pub fn pick_full(version: &Version, opts: &Options) -> Option<Compaction> {
+pub(crate) fn pick_full(version: &Version, opts: &Options) -> Option<Compaction> {
     let inputs: Vec<CompactionInput> = version
         .levels
         .iter()

@@ -9,7 +9,7 @@ use crate::version::FileMeta;
 use std::sync::Arc;
 
 /// Walks the files of a run (disjoint, sorted) as one sequence.
-pub struct RunCursor {
+pub(crate) struct RunCursor {
     files: Vec<Arc<FileMeta>>,
     tables: Arc<TableCache>,
     read: ReadOptions,
@@ -19,7 +19,7 @@ pub struct RunCursor {
 
 impl RunCursor {
     /// A cursor over `files`, which must be sorted and disjoint.
-    pub fn new(files: Vec<Arc<FileMeta>>, tables: Arc<TableCache>, read: ReadOptions) -> Self {
+    pub(crate) fn new(files: Vec<Arc<FileMeta>>, tables: Arc<TableCache>, read: ReadOptions) -> Self {
         RunCursor { files, tables, read, index: 0, current: None }
     }
 

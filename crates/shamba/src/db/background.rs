@@ -29,7 +29,7 @@ impl DbInner {
     }
 
     /// The flush thread: write the oldest frozen memtable to L0 until none is left.
-    pub fn flush_loop(self: &Arc<Self>) {
+    pub(crate) fn flush_loop(self: &Arc<Self>) {
         while !self.shutting_down() {
             let oldest = self.super_version().imm.last().cloned();
             let Some(mem) = oldest else {
@@ -48,7 +48,7 @@ impl DbInner {
     }
 
     /// The compaction thread: run picked compactions until none is needed.
-    pub fn compaction_loop(self: &Arc<Self>) {
+    pub(crate) fn compaction_loop(self: &Arc<Self>) {
         while !self.shutting_down() {
             if self.bg.lock().error.is_some() {
                 self.idle_wait();
@@ -65,7 +65,7 @@ impl DbInner {
     }
 
     /// Run one compaction if a level needs it; `Ok(false)` if none does.
-    pub fn maybe_compact(&self) -> Result<bool> {
+    pub(crate) fn maybe_compact(&self) -> Result<bool> {
         let mut cursors = self.compaction.lock();
         let version = self.versions.lock().current();
         if cursors.len() < self.opts.num_levels {
@@ -77,7 +77,7 @@ impl DbInner {
     }
 
     /// Compact every file into one run of the deepest level, after flushing memtables.
-    pub fn compact_all(&self) -> Result<()> {
+    pub(crate) fn compact_all(&self) -> Result<()> {
         self.flush_all()?;
         let _cursors = self.compaction.lock();
         let version = self.versions.lock().current();
@@ -89,7 +89,7 @@ impl DbInner {
 
     /// Freeze the memtable (if it holds anything) and wait until every frozen memtable is
     /// flushed.
-    pub fn flush_all(&self) -> Result<()> {
+    pub(crate) fn flush_all(&self) -> Result<()> {
         self.check_writable()?;
         self.with_write_lead(|| self.make_room_for_write(true, 0))?;
         loop {
@@ -123,7 +123,7 @@ impl DbInner {
     }
 
     /// Write a frozen memtable to an L0 file and install it.
-    pub fn flush_memtable(&self, mem: &Arc<MemTable>) -> Result<()> {
+    pub(crate) fn flush_memtable(&self, mem: &Arc<MemTable>) -> Result<()> {
         let version = self.versions.lock().current();
         let filter = self.filter_for_level(&version, 0);
         let alloc = || self.new_output_number();
@@ -235,7 +235,7 @@ impl DbInner {
 
     /// Record every table's current statistics in the manifest, so a restart starts from
     /// them (each file is re-added with its record; deletes apply before adds).
-    pub fn persist_file_stats(&self) -> Result<()> {
+    pub(crate) fn persist_file_stats(&self) -> Result<()> {
         let mut versions = self.versions.lock();
         let version = versions.current();
         let mut edit = VersionEdit::default();
@@ -263,7 +263,7 @@ impl DbInner {
     /// Delete tables no live version references, WALs older than the log number, and
     /// manifests other than the live one. Failures are ignored: a file left behind is
     /// deleted next time.
-    pub fn delete_obsolete_files(&self) {
+    pub(crate) fn delete_obsolete_files(&self) {
         // After a failed manifest write the edit may or may not be on disk: keep every file
         // until a reopen recovers the truth.
         if self.bg.lock().error.is_some() {

@@ -41,7 +41,7 @@ pub(crate) struct SuperVersion {
 impl SuperVersion {
     /// The memtables and version of one moment, under `opts`; the tables of `previous`
     /// that are still in `version` keep their open state.
-    pub fn new(
+    pub(crate) fn new(
         mem: Arc<MemTable>,
         imm: Vec<Arc<MemTable>>,
         version: Arc<Version>,
@@ -129,21 +129,21 @@ pub(crate) struct DbInner {
 impl DbInner {
     /// The current super version, with a reference of its own (point lookups lease it
     /// instead: `SuperVersions::lease`).
-    pub fn super_version(&self) -> Arc<SuperVersion> {
+    pub(crate) fn super_version(&self) -> Arc<SuperVersion> {
         self.sv.get()
     }
 
-    pub fn visible_seq(&self) -> SeqNo {
+    pub(crate) fn visible_seq(&self) -> SeqNo {
         self.visible_seq.load(Ordering::Acquire)
     }
 
     /// The oldest sequence number any reader may still ask for.
-    pub fn smallest_snapshot(&self) -> SeqNo {
+    pub(crate) fn smallest_snapshot(&self) -> SeqNo {
         let snaps = self.snapshots.lock();
         snaps.keys().next().copied().unwrap_or_else(|| self.visible_seq())
     }
 
-    pub fn check_open(&self) -> crate::Result<()> {
+    pub(crate) fn check_open(&self) -> crate::Result<()> {
         if self.closed.load(Ordering::Acquire) {
             return Err(Error::Closed);
         }
@@ -151,7 +151,7 @@ impl DbInner {
     }
 
     /// Fail if a background error made the database read-only.
-    pub fn check_writable(&self) -> crate::Result<()> {
+    pub(crate) fn check_writable(&self) -> crate::Result<()> {
         self.check_open()?;
         if let Some(cause) = &self.bg.lock().error {
             return Err(Error::ReadOnly { cause: cause.clone() });
@@ -161,7 +161,7 @@ impl DbInner {
 
     /// Record a background failure: writes stop (with [`Error::ReadOnly`] naming the first
     /// one), readers continue.
-    pub fn set_bg_error(&self, e: Error) {
+    pub(crate) fn set_bg_error(&self, e: Error) {
         let mut bg = self.bg.lock();
         if bg.error.is_none() {
             bg.error = Some(Arc::new(e));
@@ -170,20 +170,20 @@ impl DbInner {
     }
 
     /// Allocate a file number and mark it pending (not obsolete while being written).
-    pub fn new_output_number(&self) -> u64 {
+    pub(crate) fn new_output_number(&self) -> u64 {
         let n = self.versions.lock().new_file_number();
         self.pending_outputs.lock().insert(n);
         n
     }
 
     /// Entries per level of the current version.
-    pub fn entries_per_level(version: &Version) -> Vec<u64> {
+    pub(crate) fn entries_per_level(version: &Version) -> Vec<u64> {
         version.levels.iter().map(|l| l.runs.iter().flat_map(|r| r.files.iter()).map(|f| f.entries).sum()).collect()
     }
 
     /// The filter a table written to `level` of `version` gets (Monkey weighs the settled
     /// tree's levels, see `filter::settled_level_entries`).
-    pub fn filter_for_level(&self, version: &Version, level: usize) -> crate::filter::FilterSpec {
+    pub(crate) fn filter_for_level(&self, version: &Version, level: usize) -> crate::filter::FilterSpec {
         let settled =
             crate::filter::settled_level_entries(&Self::entries_per_level(version), level, self.opts.size_ratio);
         self.opts.filter_policy.spec_for_level(level, &settled)

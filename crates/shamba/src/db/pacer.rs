@@ -16,14 +16,14 @@ use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::time::{Duration, Instant};
 
 /// Bytes per second a slowed-down writer is paced at (RocksDB's default `delayed_write_rate`).
-pub const DELAYED_WRITE_RATE: u64 = 16 << 20;
+pub(super) const DELAYED_WRITE_RATE: u64 = 16 << 20;
 
 /// Shortest sleep asked of the OS: long against its timer slack, short against a flush.
-pub const MIN_SLEEP: Duration = Duration::from_millis(1);
+pub(super) const MIN_SLEEP: Duration = Duration::from_millis(1);
 
 /// The virtual clock of one database's slowed-down writes (only the write leader uses it).
 #[derive(Debug, Default)]
-pub struct WritePacer {
+pub(super) struct WritePacer {
     /// When the bytes let through since the slowdown began would have been written at the
     /// delayed rate; `None` while writes are not slowed down.
     due: Option<Instant>,
@@ -32,7 +32,7 @@ pub struct WritePacer {
 impl WritePacer {
     /// Account for `bytes` about to be written at `now` under a slowdown, and say how long
     /// the writer must sleep first (zero while it is less than [`MIN_SLEEP`] ahead).
-    pub fn delay(&mut self, bytes: usize, now: Instant) -> Duration {
+    pub(super) fn delay(&mut self, bytes: usize, now: Instant) -> Duration {
         let cost = Duration::from_nanos((bytes as u64).saturating_mul(1_000_000_000) / DELAYED_WRITE_RATE);
         // The clock lags the present by at most MIN_SLEEP: enough to credit the OS's
         // oversleeps, while a writer slower than the rate banks no more than that.
@@ -48,7 +48,7 @@ impl WritePacer {
     }
 
     /// The slowdown is over: the next one starts a fresh clock.
-    pub fn reset(&mut self) {
+    pub(super) fn reset(&mut self) {
         self.due = None;
     }
 }
@@ -56,20 +56,20 @@ impl WritePacer {
 /// A database's [`WritePacer`], with a flag that keeps the common case (no slowdown, no
 /// clock running) to one relaxed load per write instead of a lock.
 #[derive(Debug, Default)]
-pub struct Pacing {
+pub(crate) struct Pacing {
     running: AtomicBool,
     clock: Mutex<WritePacer>,
 }
 
 impl Pacing {
     /// [`WritePacer::delay`].
-    pub fn delay(&self, bytes: usize, now: Instant) -> Duration {
+    pub(crate) fn delay(&self, bytes: usize, now: Instant) -> Duration {
         self.running.store(true, Relaxed);
         self.clock.lock().delay(bytes, now)
     }
 
     /// [`WritePacer::reset`], if a clock is running.
-    pub fn reset(&self) {
+    pub(crate) fn reset(&self) {
         if self.running.load(Relaxed) {
             self.clock.lock().reset();
             self.running.store(false, Relaxed);

@@ -39,7 +39,7 @@ struct OpenCandidate<'v> {
 
 impl DbInner {
     /// Check a key's length against the configured limit.
-    pub fn check_key(&self, key: &[u8]) -> Result<()> {
+    pub(crate) fn check_key(&self, key: &[u8]) -> Result<()> {
         if key.len() > self.opts.max_key_size {
             return Err(Error::InvalidArgument(format!(
                 "key of {} bytes exceeds max_key_size ({})",
@@ -59,7 +59,7 @@ impl DbInner {
     /// The key's digest is computed once and handed to every table: no table hashes the
     /// key again. For each candidate table the filter manager chooses which filter parts to
     /// probe.
-    pub fn get_at(&self, key: &[u8], seq: Option<SeqNo>, ro: &ReadOptions) -> Result<Answer> {
+    pub(crate) fn get_at(&self, key: &[u8], seq: Option<SeqNo>, ro: &ReadOptions) -> Result<Answer> {
         self.check_open()?;
         self.check_key(key)?;
         if ro.lab.is_default() {

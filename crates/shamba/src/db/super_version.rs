@@ -92,7 +92,7 @@ pub(crate) struct InstallGuard<'a> {
 
 impl SuperVersions {
     /// `first` installed, for a tree of `num_levels` levels.
-    pub fn new(first: SuperVersion, num_levels: usize) -> Self {
+    pub(crate) fn new(first: SuperVersion, num_levels: usize) -> Self {
         let first = Arc::new(first);
         SuperVersions {
             current: AtomicPtr::new(Arc::as_ptr(&first).cast_mut()),
@@ -106,19 +106,19 @@ impl SuperVersions {
 
     /// The installed super version, with a reference of its own (writers, iterators and
     /// background work; point lookups [`lease`](Self::lease) it).
-    pub fn get(&self) -> Arc<SuperVersion> {
+    pub(crate) fn get(&self) -> Arc<SuperVersion> {
         self.installed.read().clone()
     }
 
     /// Hold the installed super version to replace it ([`InstallGuard::install`]).
-    pub fn write(&self) -> InstallGuard<'_> {
+    pub(crate) fn write(&self) -> InstallGuard<'_> {
         InstallGuard { versions: self, installed: self.installed.write() }
     }
 
     /// Lease this thread's slot for one lookup: the installed super version, and the
     /// counters its trace goes to.
     #[inline]
-    pub fn lease(&self) -> Lease<'_> {
+    pub(crate) fn lease(&self) -> Lease<'_> {
         let slot = &self.slots[slot_number()];
         let cached = slot.cached.swap(in_use(), Ordering::Acquire);
         if cached == in_use() {
@@ -155,7 +155,7 @@ impl SuperVersions {
     }
 
     /// Lookup counters summed over the slots.
-    pub fn lookup_totals(&self) -> LookupTotals {
+    pub(crate) fn lookup_totals(&self) -> LookupTotals {
         let mut totals = LookupTotals::default();
         for slot in self.slots.iter() {
             slot.counters.add_to(&mut totals);
@@ -196,7 +196,7 @@ impl Drop for SuperVersions {
 impl InstallGuard<'_> {
     /// Install `next` (readers see it from now on) and release the replaced one from the
     /// idle readers' slots.
-    pub fn install(mut self, next: SuperVersion) {
+    pub(crate) fn install(mut self, next: SuperVersion) {
         let next = Arc::new(next);
         self.versions.current.store(Arc::as_ptr(&next).cast_mut(), Ordering::Release);
         *self.installed = next;
@@ -225,7 +225,7 @@ pub(crate) struct Lease<'a> {
 impl Lease<'_> {
     /// A trace of this lookup, recorded into the lease's counters when it finishes.
     #[inline]
-    pub fn trace<C: StageClock>(&self) -> LookupTrace<'_, C> {
+    pub(crate) fn trace<C: StageClock>(&self) -> LookupTrace<'_, C> {
         let writer = if self.slot.is_some() { Writer::Owner } else { Writer::Shared };
         LookupTrace::new(self.counters, writer)
     }

@@ -29,7 +29,7 @@ impl TableSlot {
 
     /// The table's reader, opened through `tables` on first use.
     #[inline]
-    pub fn reader(&self, tables: &TableCache) -> Result<&Arc<TableReader>> {
+    pub(crate) fn reader(&self, tables: &TableCache) -> Result<&Arc<TableReader>> {
         match self.reader.get() {
             Some(r) => Ok(r),
             None => self.open(tables),
@@ -50,7 +50,7 @@ pub(crate) struct TableSlots {
 
 impl TableSlots {
     /// Slots for `version`'s tables; those also in `previous` keep their state.
-    pub fn new(version: &Version, previous: Option<&TableSlots>) -> TableSlots {
+    pub(crate) fn new(version: &Version, previous: Option<&TableSlots>) -> TableSlots {
         let kept: NumberMap<u64, &TableSlot> =
             previous.map(|p| p.slots.iter().map(|s| (s.number, s)).collect()).unwrap_or_default();
         let slots = version
@@ -74,7 +74,7 @@ impl TableSlots {
     /// The slot of `file`, a file of the version these slots were made for (`None` only
     /// if it is not: a file of another version).
     #[inline]
-    pub fn get(&self, file: FileRef<'_>) -> Option<&TableSlot> {
+    pub(crate) fn get(&self, file: FileRef<'_>) -> Option<&TableSlot> {
         self.slots.get(file.ordinal).filter(|s| s.number == file.meta.number)
     }
 }

@@ -41,7 +41,7 @@ impl DbInner {
     }
 
     /// Apply `batch` atomically.
-    pub fn write(&self, batch: WriteBatch, wo: &WriteOptions) -> Result<()> {
+    pub(crate) fn write(&self, batch: WriteBatch, wo: &WriteOptions) -> Result<()> {
         self.check_writable()?;
         self.check_batch(&batch)?;
         if batch.is_empty() {
@@ -138,7 +138,7 @@ impl DbInner {
     /// the writer when flushes or compactions fall behind. Called by the leader only.
     /// `bytes` is the size of the write about to go in: a slowed-down writer waits for it at
     /// the delayed write rate.
-    pub fn make_room_for_write(&self, force: bool, bytes: usize) -> Result<()> {
+    pub(crate) fn make_room_for_write(&self, force: bool, bytes: usize) -> Result<()> {
         let mut delayed = false;
         loop {
             self.check_writable()?;

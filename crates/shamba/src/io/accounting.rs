@@ -36,7 +36,7 @@ impl BlockKind {
 
 /// Live, shared counters of device reads (cache misses that went to storage).
 #[derive(Debug, Default)]
-pub struct IoStats {
+pub(crate) struct IoStats {
     reads: [AtomicU64; 4],
     bytes: [AtomicU64; 4],
 }
@@ -53,13 +53,13 @@ pub struct IoCounters {
 impl IoStats {
     /// Count one read of `bytes` bytes of `kind`.
     #[inline]
-    pub fn record(&self, kind: BlockKind, bytes: u64) {
+    pub(crate) fn record(&self, kind: BlockKind, bytes: u64) {
         self.reads[kind.slot()].fetch_add(1, Relaxed);
         self.bytes[kind.slot()].fetch_add(bytes, Relaxed);
     }
 
     /// The counters now.
-    pub fn snapshot(&self) -> IoCounters {
+    pub(crate) fn snapshot(&self) -> IoCounters {
         IoCounters {
             reads: std::array::from_fn(|i| self.reads[i].load(Relaxed)),
             bytes: std::array::from_fn(|i| self.bytes[i].load(Relaxed)),

@@ -9,7 +9,8 @@ mod device;
 mod fault;
 mod fs;
 
-pub use accounting::{BlockKind, IoCounters, IoStats};
+pub(crate) use accounting::IoStats;
+pub use accounting::{BlockKind, IoCounters};
 pub use device::DeviceModel;
 pub use fault::{FaultPlan, FaultyStorage};
 pub use fs::{DirectReadFsStorage, FsStorage};
@@ -21,6 +22,11 @@ use std::sync::Arc;
 /// A file open for positional reads, shared by every reader of a table.
 pub trait RandomRead: Send + Sync {
     /// Fill `buf` from `offset`; a short file is an error (`UnexpectedEof`).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Io`](crate::Error::Io) when the read fails, of kind `UnexpectedEof` when
+    /// the file ends before `buf` is full.
     fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<()>;
     /// The file's length in bytes.
     fn len(&self) -> u64;
@@ -33,10 +39,24 @@ pub trait RandomRead: Send + Sync {
 /// A file open for appending (WAL, manifest, a table being built).
 pub trait SequentialWrite: Send {
     /// Append bytes (they may sit in a buffer until [`flush`](Self::flush)).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Io`](crate::Error::Io) when the bytes cannot be written (of kind
+    /// `StorageFull` on a full disk). The engine makes the database read-only after a failed
+    /// write it cannot retry.
     fn append(&mut self, data: &[u8]) -> Result<()>;
     /// Hand buffered bytes to the operating system.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Io`](crate::Error::Io) when the file system fails.
     fn flush(&mut self) -> Result<()>;
     /// Flush and make the file's contents durable (fsync / fdatasync).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Io`](crate::Error::Io) when the file system fails.
     fn sync(&mut self) -> Result<()>;
     /// Bytes appended so far.
     fn len(&self) -> u64;
@@ -52,23 +72,61 @@ pub trait DirLock: Send + Sync {}
 /// The file system as the engine sees it.
 pub trait Storage: Send + Sync + 'static {
     /// Open an existing file for positional reads.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Io`](crate::Error::Io) when the file cannot be opened (of kind `NotFound` when
+    /// it does not exist).
     fn open_read(&self, path: &Path) -> Result<Arc<dyn RandomRead>>;
     /// Create (or truncate) a file for appending.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Io`](crate::Error::Io) when the file system fails.
     fn create(&self, path: &Path) -> Result<Box<dyn SequentialWrite>>;
     /// Read a whole file (WAL and manifest replay).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Io`](crate::Error::Io) when the file cannot be opened or read.
     fn read_all(&self, path: &Path) -> Result<Vec<u8>>;
     /// Atomically rename `from` to `to`, replacing `to`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Io`](crate::Error::Io) when the file system fails.
     fn rename(&self, from: &Path, to: &Path) -> Result<()>;
     /// Delete a file.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Io`](crate::Error::Io) when the file system fails.
     fn remove(&self, path: &Path) -> Result<()>;
     /// Names of the entries of a directory.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Io`](crate::Error::Io) when the file system fails.
     fn list(&self, dir: &Path) -> Result<Vec<String>>;
     /// Create a directory and its parents.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Io`](crate::Error::Io) when the file system fails.
     fn create_dir_all(&self, dir: &Path) -> Result<()>;
     /// Make a directory's entries (creations, renames, deletions) durable.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Io`](crate::Error::Io) when the file system fails.
     fn sync_dir(&self, dir: &Path) -> Result<()>;
     /// Whether a path exists.
     fn exists(&self, path: &Path) -> bool;
     /// Take an exclusive lock on `path` (created if missing); `Error::Locked` if held.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Locked`](crate::Error::Locked) when another holder has the lock;
+    /// [`Error::Io`](crate::Error::Io) when the file cannot be created or locked.
     fn lock(&self, path: &Path) -> Result<Box<dyn DirLock>>;
 }

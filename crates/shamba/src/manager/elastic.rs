@@ -29,7 +29,7 @@ use std::sync::Arc;
 
 /// A table's units, as lookups see them.
 #[derive(Debug, Default)]
-pub struct UnitState {
+pub(super) struct UnitState {
     /// Units enabled (written under the manager's lock, read by lookups).
     enabled: AtomicU8,
     /// Lookup time of the last access (written by lookups).
@@ -44,7 +44,7 @@ pub struct UnitState {
 
 impl UnitState {
     /// Units to probe.
-    pub fn enabled(&self) -> usize {
+    pub(super) fn enabled(&self) -> usize {
         usize::from(self.enabled.load(Relaxed))
     }
 }
@@ -77,7 +77,7 @@ type Key = (u64, u64);
 
 /// The multi-queue and the budget.
 #[derive(Debug)]
-pub struct ElasticState {
+pub(super) struct ElasticState {
     policy: ElasticPolicy,
     used: u64,
     /// `queues[e]`: tables with `e` units enabled, least recently used first.
@@ -85,18 +85,18 @@ pub struct ElasticState {
 }
 
 impl ElasticState {
-    pub fn new(policy: ElasticPolicy) -> Self {
+    pub(super) fn new(policy: ElasticPolicy) -> Self {
         ElasticState { policy, used: 0, queues: vec![BTreeMap::new()] }
     }
 
-    pub fn used_bytes(&self) -> u64 {
+    pub(super) fn used_bytes(&self) -> u64 {
         self.used
     }
 
     /// Whether an access at `now` must take the lock: the table is not filed yet, or may
     /// gain a unit. Otherwise only its last access is recorded.
     #[inline]
-    pub fn needs_lock(state: &FileState, now: u64) -> bool {
+    pub(super) fn needs_lock(state: &FileState, now: u64) -> bool {
         let u = &state.units;
         u.last_access.store(now, Relaxed);
         !u.filed.load(Relaxed) || u.enabled() < state.part_bytes.len()
@@ -104,7 +104,7 @@ impl ElasticState {
 
     /// Count an access to table `number` at time `now` (its state already records the
     /// access), maybe enable one more of its units, and return how many units to probe.
-    pub fn on_access(&mut self, number: u64, state: &Arc<FileState>, now: u64) -> ProbePlan {
+    pub(super) fn on_access(&mut self, number: u64, state: &Arc<FileState>, now: u64) -> ProbePlan {
         let u = &state.units;
         if u.forgotten.load(Relaxed) {
             return ProbePlan { max_parts: u.enabled() };
@@ -213,7 +213,7 @@ impl ElasticState {
     }
 
     /// Drop a deleted table, releasing its units.
-    pub fn forget(&mut self, number: u64, state: &FileState) {
+    pub(super) fn forget(&mut self, number: u64, state: &FileState) {
         self.unfile(number, state);
         state.units.forgotten.store(true, Relaxed);
         let e = state.units.enabled.swap(0, Relaxed);

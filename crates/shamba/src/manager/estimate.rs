@@ -3,7 +3,7 @@
 use crate::version::FileStatsRecord;
 
 /// Persisted statistics are rates per this many table-reaching lookups.
-pub const RECORD_SCALE: f64 = 1_000_000.0;
+pub(super) const RECORD_SCALE: f64 = 1_000_000.0;
 
 /// What the manager believes about one table.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -18,7 +18,7 @@ use crate::version::FileStatsRecord;
 
 /// Priors for compaction outputs, given the estimates of the inputs at the output level
 /// (or of all inputs if none was there) and each output's entries.
-pub fn for_compaction(inputs: &[Estimate], output_entries: &[u64]) -> Vec<Option<FileStatsRecord>> {
+pub(crate) fn for_compaction(inputs: &[Estimate], output_entries: &[u64]) -> Vec<Option<FileStatsRecord>> {
     if inputs.is_empty() {
         return vec![None; output_entries.len()];
     }
@@ -34,7 +34,7 @@ pub fn for_compaction(inputs: &[Estimate], output_entries: &[u64]) -> Vec<Option
 
 /// Prior for a flushed L0 table holding `entries` of the tree's `tree_entries` (itself
 /// included), when a fraction `hit_ratio` of table-reaching lookups find their key.
-pub fn for_flush(entries: u64, tree_entries: u64, hit_ratio: f64) -> FileStatsRecord {
+pub(crate) fn for_flush(entries: u64, tree_entries: u64, hit_ratio: f64) -> FileStatsRecord {
     let share = entries as f64 / tree_entries.max(1) as f64;
     Estimate { alpha: (share * hit_ratio).clamp(0.0, 1.0), beta_rate: 1.0, beta: 1.0 }.record()
 }

@@ -14,7 +14,7 @@
 
 mod elastic;
 mod estimate;
-pub mod inherit;
+pub(crate) mod inherit;
 mod shamba;
 
 pub use estimate::Estimate;
@@ -30,7 +30,7 @@ use std::sync::{Arc, OnceLock};
 
 /// Runtime state of one table, created on its first lookup.
 #[derive(Debug)]
-pub struct FileState {
+pub(crate) struct FileState {
     /// Table-reaching lookups of the database when this state was created (the table's birth,
     /// in lookup time).
     born_at: u64,
@@ -49,7 +49,7 @@ pub struct FileState {
 }
 
 /// A table as a lookup meets it.
-pub struct Candidate<'a> {
+pub(crate) struct Candidate<'a> {
     /// Its level.
     pub level: usize,
     /// Whether it is in the deepest non-empty level.
@@ -69,7 +69,7 @@ pub struct Candidate<'a> {
 }
 
 /// Decides filter probes and keeps the statistics that drive the decisions.
-pub struct FilterManager {
+pub(crate) struct FilterManager {
     policy: ProbePolicy,
     /// Lookups that reached the tables (not answered by a memtable), the clock of the
     /// policies' statistics; not counted under `Plain`, which keeps none.
@@ -82,7 +82,7 @@ pub struct FilterManager {
 
 impl FilterManager {
     /// A manager for a tree of `num_levels` levels.
-    pub fn new(policy: ProbePolicy, num_levels: usize) -> Self {
+    pub(crate) fn new(policy: ProbePolicy, num_levels: usize) -> Self {
         let elastic = match &policy {
             ProbePolicy::Elastic(p) => Some(Mutex::new(ElasticState::new(p.clone()))),
             _ => None,
@@ -98,20 +98,20 @@ impl FilterManager {
 
     /// Whether this policy never probes the filter of a table of the deepest level
     /// (`NoLastLevel`): lookups need not prepare (prefetch) those filters.
-    pub fn skips_last_level(&self) -> bool {
+    pub(crate) fn skips_last_level(&self) -> bool {
         matches!(self.policy, ProbePolicy::NoLastLevel)
     }
 
     /// Count one lookup that reached the tables (not under `Plain`).
     #[inline]
-    pub fn begin_lookup(&self) {
+    pub(crate) fn begin_lookup(&self) {
         if !matches!(self.policy, ProbePolicy::Plain) {
             self.lookups.fetch_add(1, Relaxed);
         }
     }
 
     /// Table-reaching lookups so far (0 under `Plain`).
-    pub fn lookups(&self) -> u64 {
+    pub(crate) fn lookups(&self) -> u64 {
         self.lookups.load(Relaxed)
     }
 
@@ -151,7 +151,7 @@ impl FilterManager {
     /// Under `Plain` nothing is decided and no statistics are kept: the baseline pays for
     /// nothing it does not use. Every other policy keeps them (and persists them).
     #[inline(always)]
-    pub fn plan<'a>(&self, c: &Candidate<'a>) -> (ProbePlan, Option<&'a FileState>) {
+    pub(crate) fn plan<'a>(&self, c: &Candidate<'a>) -> (ProbePlan, Option<&'a FileState>) {
         if let ProbePolicy::Plain = self.policy {
             return (ProbePlan::ALL, None);
         }
@@ -197,7 +197,7 @@ impl FilterManager {
     }
 
     /// Record that a lookup found its key in a table (alpha's numerator).
-    pub fn found(&self, state: Option<&FileState>) {
+    pub(crate) fn found(&self, state: Option<&FileState>) {
         if let Some(s) = state {
             s.positives.fetch_add(1, Relaxed);
         }
@@ -221,7 +221,7 @@ impl FilterManager {
 
     /// Current estimate of a table, for inheritance and persistence (`None` if it was never
     /// looked up since open: its prior, if any, still stands).
-    pub fn estimate_of(&self, number: u64, level: usize, files_in_level: usize) -> Option<Estimate> {
+    pub(crate) fn estimate_of(&self, number: u64, level: usize, files_in_level: usize) -> Option<Estimate> {
         let s = self.files.read().get(&number).cloned()?;
         let warmup = match &self.policy {
             ProbePolicy::Shamba(p) => p.warmup_lookups,
@@ -232,12 +232,12 @@ impl FilterManager {
 
     /// The best estimate of a table: measured (blended) if it was looked up since open, else
     /// its inherited record, else `None`.
-    pub fn current_estimate(&self, meta: &FileMeta, level: usize, files_in_level: usize) -> Option<Estimate> {
+    pub(crate) fn current_estimate(&self, meta: &FileMeta, level: usize, files_in_level: usize) -> Option<Estimate> {
         self.estimate_of(meta.number, level, files_in_level).or_else(|| meta.stats.as_ref().map(Estimate::from_record))
     }
 
     /// Forget a deleted table (and release its elastic units).
-    pub fn forget(&self, number: u64) {
+    pub(crate) fn forget(&self, number: u64) {
         let state = self.files.write().remove(&number);
         if let (Some(el), Some(state)) = (&self.elastic, state) {
             el.lock().forget(number, &state);
@@ -245,7 +245,7 @@ impl FilterManager {
     }
 
     /// Bytes of filter units currently enabled (Elastic), or `None` for other policies.
-    pub fn enabled_filter_bytes(&self) -> Option<u64> {
+    pub(crate) fn enabled_filter_bytes(&self) -> Option<u64> {
         self.elastic.as_ref().map(|e| e.lock().used_bytes())
     }
 }

@@ -18,7 +18,7 @@ use crate::options::{ShambaPolicy, Skipping};
 use crate::table::ProbePlan;
 
 /// Utility of module `d` (1-based) given the modules' FP rates.
-pub fn utility(e: &Estimate, fprs: &[f64], d: usize) -> f64 {
+pub(super) fn utility(e: &Estimate, fprs: &[f64], d: usize) -> f64 {
     let before: f64 = fprs.iter().take(d.saturating_sub(1)).product();
     let f = fprs.get(d.wrapping_sub(1)).copied().unwrap_or(1.0);
     e.beta * (1.0 - e.alpha) * before * (1.0 - f)
@@ -27,14 +27,14 @@ pub fn utility(e: &Estimate, fprs: &[f64], d: usize) -> f64 {
 /// Whether the key is more likely present than absent when a lookup reaches module `d`
 /// (1-based): every module before it said maybe, so an absent key got this far with
 /// probability `F_(d-1)`, the product of their FP rates, and a present one always.
-pub fn hit_more_likely(e: &Estimate, fprs: &[f64], d: usize) -> bool {
+pub(super) fn hit_more_likely(e: &Estimate, fprs: &[f64], d: usize) -> bool {
     let before: f64 = fprs.iter().take(d.saturating_sub(1)).product();
     (1.0 - e.alpha) * before < e.alpha
 }
 
 /// How many leading modules to probe (Algorithm 1, or the hit-odds rule); `resident(d)`
 /// says whether module `d` (1-based) would be probed without a device read.
-pub fn plan(p: &ShambaPolicy, e: &Estimate, fprs: &[f64], resident: impl Fn(usize) -> bool) -> ProbePlan {
+pub(super) fn plan(p: &ShambaPolicy, e: &Estimate, fprs: &[f64], resident: impl Fn(usize) -> bool) -> ProbePlan {
     let mut probe = 0;
     for d in 1..=fprs.len() {
         let below = match (p.skipping, d) {

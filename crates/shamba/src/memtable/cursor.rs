@@ -15,7 +15,7 @@ use std::sync::Arc;
 /// forward follows the entry's link instead of searching the list again from a copied
 /// key. Entries inserted ahead of the cursor while it walks are seen, since it follows the
 /// live links.
-pub struct MemTableCursor {
+pub(super) struct MemTableCursor {
     /// The current entry. Declared before `table`, so it is dropped first: it borrows the
     /// skip list `table` keeps alive (see `position`).
     entry: Option<Entry<'static, MemEntry, ()>>,
@@ -24,7 +24,7 @@ pub struct MemTableCursor {
 
 impl MemTableCursor {
     /// An unpositioned cursor over `table`.
-    pub fn new(table: Arc<MemTable>) -> Self {
+    pub(super) fn new(table: Arc<MemTable>) -> Self {
         MemTableCursor { entry: None, table }
     }
 

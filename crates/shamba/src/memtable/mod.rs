@@ -10,11 +10,11 @@ mod cursor;
 mod entry;
 mod table;
 
-pub use table::MemTable;
+pub(crate) use table::MemTable;
 
 /// What a memtable (or a table) knows about a user key at a snapshot.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Lookup {
+pub(crate) enum Lookup {
     /// The newest visible version is a value.
     Value(Vec<u8>),
     /// The newest visible version is a tombstone.

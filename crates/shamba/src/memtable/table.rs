@@ -16,7 +16,7 @@ use std::sync::Arc;
 const ENTRY_OVERHEAD: usize = 80;
 
 /// An in-memory table of internal keys.
-pub struct MemTable {
+pub(crate) struct MemTable {
     pub(super) map: SkipMap<MemEntry, ()>,
     wal_number: u64,
     size: AtomicUsize,
@@ -24,18 +24,18 @@ pub struct MemTable {
 
 impl MemTable {
     /// An empty memtable whose writes are logged in WAL `wal_number`.
-    pub fn new(wal_number: u64) -> Self {
+    pub(crate) fn new(wal_number: u64) -> Self {
         MemTable { map: SkipMap::new(), wal_number, size: AtomicUsize::new(0) }
     }
 
     /// The WAL that holds this memtable's writes.
-    pub fn wal_number(&self) -> u64 {
+    pub(crate) fn wal_number(&self) -> u64 {
         self.wal_number
     }
 
     /// Insert one version. Safe to call from several threads. Inserting the same
     /// `(user_key, seq, kind)` twice keeps the last value (a replayed WAL may do so).
-    pub fn insert(&self, user_key: &[u8], seq: SeqNo, kind: ValueKind, value: &[u8]) {
+    pub(crate) fn insert(&self, user_key: &[u8], seq: SeqNo, kind: ValueKind, value: &[u8]) {
         let entry = MemEntry::new(user_key, seq, kind, value);
         let charge = entry.len() + ENTRY_OVERHEAD;
         self.map.insert(entry, ());
@@ -44,13 +44,13 @@ impl MemTable {
 
     /// The newest version of `user_key` with sequence `<= seq`.
     #[cfg(test)]
-    pub fn get(&self, user_key: &[u8], seq: SeqNo) -> Lookup {
+    pub(crate) fn get(&self, user_key: &[u8], seq: SeqNo) -> Lookup {
         self.get_at_seek_key(&crate::key::seek_key(user_key, seq))
     }
 
     /// [`MemTable::get`] with the lookup's [`seek_key`] already built (a lookup builds it
     /// once for every memtable and table it searches).
-    pub fn get_at_seek_key(&self, seek: &[u8]) -> Lookup {
+    pub(crate) fn get_at_seek_key(&self, seek: &[u8]) -> Lookup {
         let Some(found) = self.map.lower_bound(Bound::Included(InternalKey::new(seek))) else {
             return Lookup::NotFound;
         };
@@ -66,17 +66,17 @@ impl MemTable {
     }
 
     /// Bytes of keys, values and overhead, approximately.
-    pub fn approximate_size(&self) -> usize {
+    pub(crate) fn approximate_size(&self) -> usize {
         self.size.load(Ordering::Relaxed)
     }
 
     /// Number of entries.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.map.len()
     }
 
     /// Whether the memtable holds nothing.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.len() == 0
     }
 
@@ -84,7 +84,7 @@ impl MemTable {
     /// its first error. A flush's one forward pass: it follows the skip list's links, where
     /// a [`MemTableCursor`](super::MemTableCursor) searches anew for each step (that
     /// search was the flush thread's largest cost in a random load).
-    pub fn try_for_each<E>(&self, mut f: impl FnMut(&[u8], &[u8]) -> Result<(), E>) -> Result<(), E> {
+    pub(crate) fn try_for_each<E>(&self, mut f: impl FnMut(&[u8], &[u8]) -> Result<(), E>) -> Result<(), E> {
         for found in self.map.iter() {
             let entry = found.key();
             f(entry.key(), entry.value())?;
@@ -93,7 +93,7 @@ impl MemTable {
     }
 
     /// A cursor over all entries, keeping the memtable alive.
-    pub fn cursor(self: &Arc<Self>) -> Box<dyn Cursor> {
+    pub(crate) fn cursor(self: &Arc<Self>) -> Box<dyn Cursor> {
         Box::new(MemTableCursor::new(Arc::clone(self)))
     }
 }

@@ -67,7 +67,7 @@ pub(crate) struct LookupTotals {
 
 impl LookupTotals {
     /// Table hits per lookup that reached the tables (0 before any did).
-    pub fn table_hit_ratio(&self) -> f64 {
+    pub(crate) fn table_hit_ratio(&self) -> f64 {
         let hits: u64 = self.levels.iter().map(|l| l.hits).sum();
         match self.gets.saturating_sub(self.memtable_hits) {
             0 => 0.0,
@@ -78,7 +78,7 @@ impl LookupTotals {
 
 impl LookupCounters {
     /// Zeroed counters for a tree of `num_levels` levels.
-    pub fn new(num_levels: usize) -> Self {
+    pub(crate) fn new(num_levels: usize) -> Self {
         LookupCounters {
             gets: AtomicU64::new(0),
             memtable_hits: AtomicU64::new(0),
@@ -88,7 +88,7 @@ impl LookupCounters {
     }
 
     /// Add these counters to `totals` (whose `levels` are as many as ours).
-    pub fn add_to(&self, totals: &mut LookupTotals) {
+    pub(crate) fn add_to(&self, totals: &mut LookupTotals) {
         let g = |a: &AtomicU64| a.load(Relaxed);
         totals.gets += g(&self.gets);
         totals.memtable_hits += g(&self.memtable_hits);
@@ -162,7 +162,7 @@ pub(crate) struct LookupTrace<'s, C: StageClock> {
 impl<'s, C: StageClock> LookupTrace<'s, C> {
     /// A trace to be recorded into `sink`, written as `writer` says.
     #[inline]
-    pub fn new(sink: &'s LookupCounters, writer: Writer) -> Self {
+    pub(crate) fn new(sink: &'s LookupCounters, writer: Writer) -> Self {
         LookupTrace {
             sink,
             writer,
@@ -176,26 +176,26 @@ impl<'s, C: StageClock> LookupTrace<'s, C> {
 
     /// A memtable answered the lookup.
     #[inline]
-    pub fn memtable_hit(&mut self) {
+    pub(crate) fn memtable_hit(&mut self) {
         self.memtable_hit = true;
     }
 
     /// The memtables took `nanos` (and did not answer).
     #[inline]
-    pub fn memtables_took(&mut self, nanos: u64) {
+    pub(crate) fn memtables_took(&mut self, nanos: u64) {
         self.costs.memtable_nanos += nanos;
     }
 
     /// Hashing the key took `nanos`.
     #[inline]
-    pub fn hashing_took(&mut self, nanos: u64) {
+    pub(crate) fn hashing_took(&mut self, nanos: u64) {
         self.costs.hash_nanos += nanos;
     }
 
     /// One table of `level` was visited: what its probe did and what it found.
     /// `has_filter`: whether the table has filter parts (a visit probing none skipped them).
     #[inline]
-    pub fn table_visit(&mut self, level: usize, outcome: &ProbeOutcome, got: &TableGet, has_filter: bool) {
+    pub(crate) fn table_visit(&mut self, level: usize, outcome: &ProbeOutcome, got: &TableGet, has_filter: bool) {
         let t = self.tally(level as u32);
         t.parts_probed += outcome.parts_probed;
         t.filters_skipped += u32::from(outcome.parts_probed == 0 && has_filter);
@@ -234,7 +234,7 @@ impl<'s, C: StageClock> LookupTrace<'s, C> {
 
     /// Record the lookup.
     #[inline]
-    pub fn finish(mut self) {
+    pub(crate) fn finish(mut self) {
         let (sink, w) = (self.sink, self.writer);
         w.add(&sink.gets, 1);
         w.add(&sink.memtable_hits, u64::from(self.memtable_hit));

@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 /// Live counters of database writes, flushes and compactions.
 #[derive(Debug, Default)]
-pub struct DbCounters {
+pub(crate) struct DbCounters {
     /// Write operations (puts and deletes).
     pub write_ops: AtomicU64,
     /// Write groups committed (one WAL record each).
@@ -46,7 +46,7 @@ pub struct DbCounters {
 impl DbCounters {
     /// Add `n` to a counter.
     #[inline]
-    pub fn add(counter: &AtomicU64, n: u64) {
+    pub(crate) fn add(counter: &AtomicU64, n: u64) {
         counter.fetch_add(n, Relaxed);
     }
 }
@@ -57,7 +57,7 @@ impl DbCounters {
 /// different threads never share one.
 #[derive(Debug, Default)]
 #[repr(align(64))]
-pub struct LevelCounters {
+pub(crate) struct LevelCounters {
     /// Filter parts probed.
     pub filter_parts_probed: AtomicU64,
     /// Table visits a filter ended ("no").
@@ -89,7 +89,7 @@ pub struct LevelLookupStats {
 
 impl LevelCounters {
     /// The counters now.
-    pub fn snapshot(&self) -> LevelLookupStats {
+    pub(crate) fn snapshot(&self) -> LevelLookupStats {
         let g = |a: &AtomicU64| a.load(Relaxed);
         LevelLookupStats {
             table_lookups: g(&self.filter_negatives) + g(&self.false_positives) + g(&self.hits),

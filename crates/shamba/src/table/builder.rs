@@ -63,7 +63,7 @@ struct Partitioning {
 }
 
 /// Writes one SST file from internal keys added in order.
-pub struct TableBuilder {
+pub(crate) struct TableBuilder {
     file: Box<dyn SequentialWrite>,
     opts: TableOptions,
     data_block: BlockBuilder,
@@ -89,7 +89,7 @@ pub struct TableBuilder {
 
 impl TableBuilder {
     /// Start a table in a new file.
-    pub fn new(file: Box<dyn SequentialWrite>, opts: TableOptions) -> Self {
+    pub(crate) fn new(file: Box<dyn SequentialWrite>, opts: TableOptions) -> Self {
         let partitioned = opts.partition_index_and_filters;
         let props = TableProperties {
             format_version: if partitioned { FORMAT_VERSION_PARTITIONED } else { FORMAT_VERSION_FLAT },
@@ -148,7 +148,7 @@ impl TableBuilder {
     }
 
     /// Add an entry; keys must be strictly increasing in internal-key order.
-    pub fn add(&mut self, ikey: &[u8], value: &[u8]) -> Result<()> {
+    pub(crate) fn add(&mut self, ikey: &[u8], value: &[u8]) -> Result<()> {
         let Some(parsed) = parse_internal_key(ikey) else {
             return Err(Error::InvalidArgument(format!("not an internal key: {ikey:02x?}")));
         };
@@ -202,7 +202,7 @@ impl TableBuilder {
     /// are not counted, partitioned or not, so the filter policy never moves the cut
     /// between two files (two builds of the same data with different filters get the same
     /// files, and experiments compare filters on the same tree).
-    pub fn estimated_size(&self) -> u64 {
+    pub(crate) fn estimated_size(&self) -> u64 {
         let partitions = self.partitioning.as_ref().map_or(0, |p| p.done_bytes);
         self.file.len()
             + partitions
@@ -211,12 +211,12 @@ impl TableBuilder {
 
     /// Entries added so far.
     #[cfg(test)]
-    pub fn entries(&self) -> u64 {
+    pub(crate) fn entries(&self) -> u64 {
         self.props.entries
     }
 
     /// Write filter, index, properties and footer, and sync the file.
-    pub fn finish(mut self) -> Result<TableSummary> {
+    pub(crate) fn finish(mut self) -> Result<TableSummary> {
         if !self.data_block.is_empty() {
             self.flush_data_block()?;
         }

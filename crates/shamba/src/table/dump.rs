@@ -20,6 +20,11 @@ const MAX_FILTER_DEBUG: usize = 160;
 /// A human-readable dump of every part of an SST file (footer, properties, index, filter
 /// parts — per partition in a partitioned table — and data blocks' entries up to
 /// `max_entries`).
+///
+/// # Errors
+///
+/// [`Error::Io`](crate::Error::Io) when the file cannot be read;
+/// [`Error::Corruption`](crate::Error::Corruption) when a part of it does not decode.
 pub fn dump_table(storage: &dyn Storage, path: &Path, max_entries: usize) -> Result<String> {
     let file = storage.open_read(path)?;
     // A private context: no cache, nothing pinned in anyone else's counters.

@@ -8,24 +8,24 @@ use crate::error::DecodeError;
 use crate::options::Compression;
 
 /// Magic number at the very end of every SST ("SHAMBSST" read as a little-endian u64).
-pub const MAGIC: u64 = u64::from_le_bytes(*b"SHAMBSST");
+pub(super) const MAGIC: u64 = u64::from_le_bytes(*b"SHAMBSST");
 
 /// Version 1: one index block and one set of filter parts for the whole table. Tables
 /// without partitions are still written in this version, byte for byte as before.
-pub const FORMAT_VERSION_FLAT: u32 = 1;
+pub(crate) const FORMAT_VERSION_FLAT: u32 = 1;
 
 /// Version 2: index and filter split into key-range partitions behind a top-level index
 /// (`partition.rs`); written when `partition_index_and_filters` is set.
-pub const FORMAT_VERSION_PARTITIONED: u32 = 2;
+pub(crate) const FORMAT_VERSION_PARTITIONED: u32 = 2;
 
 /// The newest format version this code writes; it reads every version up to it.
-pub const FORMAT_VERSION: u32 = FORMAT_VERSION_PARTITIONED;
+pub(super) const FORMAT_VERSION: u32 = FORMAT_VERSION_PARTITIONED;
 
 /// Bytes after every block's contents: 1 compression-type byte and a 4-byte crc32c.
-pub const BLOCK_TRAILER_LEN: usize = 5;
+pub(crate) const BLOCK_TRAILER_LEN: usize = 5;
 
 /// Bytes of the footer: four fixed-width handles, version, checksum, magic.
-pub const FOOTER_LEN: usize = 4 * 16 + 4 + 4 + 8;
+pub(crate) const FOOTER_LEN: usize = 4 * 16 + 4 + 4 + 8;
 
 /// Largest uncompressed size a compressed block may declare. Blocks hold whole values
 /// (64 MiB by default), so this only guards against absurd allocations from bad bytes.
@@ -34,7 +34,7 @@ const MAX_UNCOMPRESSED_BLOCK: usize = 1 << 30;
 /// Where a block is: its offset in the file and the size of its contents (the trailer
 /// follows and is not counted).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct BlockHandle {
+pub(crate) struct BlockHandle {
     /// Offset of the block's first byte.
     pub offset: u64,
     /// Bytes of contents, excluding the trailer.
@@ -64,14 +64,14 @@ impl BlockHandle {
     }
 
     /// The offset just past the block's trailer, if it does not overflow.
-    pub fn end_with_trailer(&self) -> Option<u64> {
+    pub(crate) fn end_with_trailer(&self) -> Option<u64> {
         self.offset.checked_add(self.size)?.checked_add(BLOCK_TRAILER_LEN as u64)
     }
 }
 
 /// The fixed-size record at the end of every SST.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Footer {
+pub(crate) struct Footer {
     /// The metaindex block: names of optional meta blocks (empty in version 1).
     pub metaindex: BlockHandle,
     /// The index block (fence pointers to data blocks); in version 2 the top-level index
@@ -138,7 +138,7 @@ impl Footer {
 /// How a block's contents are stored.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(u8)]
-pub enum CompressionType {
+pub(super) enum CompressionType {
     /// Raw contents.
     None = 0,
     /// Varint uncompressed length, then an LZ4 block (lz4_flex's block format).

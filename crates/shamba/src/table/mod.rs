@@ -42,13 +42,13 @@ mod two_level_cursor;
 #[cfg(test)]
 mod tests;
 
-pub use builder::TableBuilder;
+pub(crate) use builder::TableBuilder;
 pub use dump::dump_table;
-pub use format::BLOCK_TRAILER_LEN;
+pub(crate) use format::BLOCK_TRAILER_LEN;
 #[cfg(test)]
-pub use format::{FOOTER_LEN, FORMAT_VERSION_FLAT, FORMAT_VERSION_PARTITIONED};
-pub use reader::{Spot, TableReader};
-pub use table_cache::TableCache;
+pub(crate) use format::{FOOTER_LEN, FORMAT_VERSION_FLAT, FORMAT_VERSION_PARTITIONED};
+pub(crate) use reader::{Spot, TableReader};
+pub(crate) use table_cache::TableCache;
 
 use crate::cache::BlockCache;
 use crate::filter::{FilterSpec, HashFn};
@@ -60,7 +60,7 @@ use std::sync::Arc;
 
 /// How a table is written.
 #[derive(Debug, Clone)]
-pub struct TableOptions {
+pub(crate) struct TableOptions {
     /// Target uncompressed data block size.
     pub block_size: usize,
     /// Keys between restart points.
@@ -97,7 +97,7 @@ impl Default for TableOptions {
 
 impl TableOptions {
     /// The table options `opts` describe, with the filter the build policy chose.
-    pub fn from_options(opts: &crate::Options, filter: FilterSpec) -> Self {
+    pub(crate) fn from_options(opts: &crate::Options, filter: FilterSpec) -> Self {
         TableOptions {
             block_size: opts.block_size,
             restart_interval: opts.block_restart_interval,
@@ -112,7 +112,7 @@ impl TableOptions {
 
 /// What a finished table holds, for its `FileMeta`.
 #[derive(Debug, Clone, Default)]
-pub struct TableSummary {
+pub(crate) struct TableSummary {
     /// File size in bytes.
     pub file_size: u64,
     /// Entries written.
@@ -135,7 +135,7 @@ pub struct TableSummary {
 
 /// Shared services a table reader uses.
 #[derive(Clone)]
-pub struct TableContext {
+pub(crate) struct TableContext {
     /// Block cache for data (and, if configured, index and filter) blocks.
     pub cache: Arc<BlockCache>,
     /// Device read counters.
@@ -152,7 +152,7 @@ pub struct TableContext {
 
 /// What a table knows about a key, with the version's sequence number.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum TableGet {
+pub(crate) enum TableGet {
     /// The filter said no: the key is not in this table.
     FilteredOut,
     /// The filter said maybe, and no visible version is in the table (a false positive).
@@ -174,21 +174,21 @@ pub enum TableGet {
 /// enabled units). Probing fewer parts costs fewer filter-block reads and more false
 /// positives; it never changes an answer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ProbePlan {
+pub(crate) struct ProbePlan {
     /// Probe at most this many leading parts; 0 skips the filter.
     pub max_parts: usize,
 }
 
 impl ProbePlan {
     /// Probe every part.
-    pub const ALL: ProbePlan = ProbePlan { max_parts: usize::MAX };
+    pub(crate) const ALL: ProbePlan = ProbePlan { max_parts: usize::MAX };
     /// Skip the filter: go straight to the index.
-    pub const SKIP: ProbePlan = ProbePlan { max_parts: 0 };
+    pub(crate) const SKIP: ProbePlan = ProbePlan { max_parts: 0 };
 }
 
 /// What one table lookup's filter probe did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct ProbeOutcome {
+pub(crate) struct ProbeOutcome {
     /// Filter parts probed.
     pub parts_probed: u32,
     /// Of those, parts that were neither pinned nor in the block cache and were read from
@@ -205,6 +205,6 @@ pub struct ProbeOutcome {
 }
 
 /// Path of SST `number` in `dir`.
-pub fn table_path(dir: &Path, number: u64) -> PathBuf {
+pub(crate) fn table_path(dir: &Path, number: u64) -> PathBuf {
     dir.join(format!("{number:06}.sst"))
 }

@@ -24,7 +24,7 @@ use std::collections::BTreeMap;
 /// In a partitioned table each partition has its own parts; `part_bytes[i]` sums part `i`
 /// over the partitions and `digests` sums their digest counts.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct FilterDescriptor {
+pub(crate) struct FilterDescriptor {
     /// Kind of filter (`None`, `Bloom`, ...), the variant name of its [`FilterSpec`].
     pub kind: String,
     /// The full spec the builder was given, in its debug form.
@@ -62,7 +62,7 @@ impl FilterDescriptor {
     }
 
     /// Number of filter parts.
-    pub fn parts(&self) -> usize {
+    pub(crate) fn parts(&self) -> usize {
         self.part_bytes.len()
     }
 }
@@ -101,7 +101,7 @@ impl super::TableSummary {
 
 /// Everything the properties block records.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct TableProperties {
+pub(crate) struct TableProperties {
     /// Format version the table was written with.
     pub format_version: u32,
     /// Entries (all versions, deletes included).

@@ -47,7 +47,7 @@ thread_local! {
 }
 
 /// An open SST file serving lookups and cursors.
-pub struct TableReader {
+pub(crate) struct TableReader {
     pub(super) file: TableFile,
     pub(super) number: u64,
     pub(super) ctx: TableContext,
@@ -69,7 +69,7 @@ pub struct TableReader {
 /// Where one lookup falls in one table, found once by [`TableReader::locate`]: the
 /// partition whose key range holds the key (`None`: past the table's last key), and the
 /// first filter part once a prefetch pass took it from the block cache.
-pub struct Spot<'r> {
+pub(crate) struct Spot<'r> {
     partition: Option<&'r Partition>,
     first_part: Option<TakenPart>,
 }
@@ -85,7 +85,12 @@ enum TakenPart {
 impl TableReader {
     /// Open a table: read and check footer, properties, the top-level index of a
     /// partitioned table, and pin index and filters unless they are cached.
-    pub fn open(path: PathBuf, file: Arc<dyn RandomRead>, number: u64, ctx: TableContext) -> Result<TableReader> {
+    pub(crate) fn open(
+        path: PathBuf,
+        file: Arc<dyn RandomRead>,
+        number: u64,
+        ctx: TableContext,
+    ) -> Result<TableReader> {
         let file = TableFile::new(path, file, ctx.io.clone(), ctx.device);
         let footer = file.read_footer()?;
         let meta_block = |handle: BlockHandle| -> Result<Block> {
@@ -152,7 +157,7 @@ impl TableReader {
     /// search of the top-level index when partitioned) and used by the prefetch passes,
     /// the filter manager and the probe.
     #[inline]
-    pub fn locate(&self, seek: &[u8]) -> Spot<'_> {
+    pub(crate) fn locate(&self, seek: &[u8]) -> Spot<'_> {
         Spot { partition: self.partition_for(seek), first_part: None }
     }
 
@@ -263,7 +268,7 @@ impl TableReader {
     /// here and the probe at this spot uses it without a second cache access (a lookup that
     /// finds its key in an earlier table never probes it: its hit is counted all the same,
     /// as the block served the lookup's prefetch).
-    pub fn prefetch_filter_header<'r>(&'r self, spot: &mut Spot<'r>) {
+    pub(crate) fn prefetch_filter_header<'r>(&'r self, spot: &mut Spot<'r>) {
         let Some(meta) = spot.partition.and_then(|p| p.filter.first()) else {
             return;
         };
@@ -284,7 +289,7 @@ impl TableReader {
     /// probe too) to prefetch `digest`'s probe lines. Returns whether there was a resident
     /// part. A taken part that does not parse is let go: the probe fetches it again and
     /// reports the error.
-    pub fn prefetch_filter_at(&self, spot: &mut Spot<'_>, digest: &Digest) -> bool {
+    pub(crate) fn prefetch_filter_at(&self, spot: &mut Spot<'_>, digest: &Digest) -> bool {
         if let Some(pinned) = spot.partition.and_then(|p| p.filter.first()).and_then(MetaBlock::pinned) {
             pinned.part().prefetch(digest);
             return true;
@@ -310,7 +315,7 @@ impl TableReader {
     /// Whether filter part `i` of the spot's partition is resident (pinned, taken by the
     /// prefetch pass, or in the block cache), so probing it costs no device read. Never
     /// reads the device, counts no cache hit or miss and refreshes no recency.
-    pub fn filter_part_resident(&self, spot: &Spot<'_>, i: usize) -> bool {
+    pub(crate) fn filter_part_resident(&self, spot: &Spot<'_>, i: usize) -> bool {
         let Some(meta) = spot.partition.and_then(|p| p.filter.get(i)) else {
             return false;
         };
@@ -323,38 +328,38 @@ impl TableReader {
     }
 
     /// A cursor over the whole table.
-    pub fn cursor(self: &Arc<Self>, ro: &ReadOptions) -> Box<dyn Cursor> {
+    pub(crate) fn cursor(self: &Arc<Self>, ro: &ReadOptions) -> Box<dyn Cursor> {
         Box::new(TableCursor::new(self.clone(), ro.clone()))
     }
 
     /// The file's path.
-    pub fn path(&self) -> &Path {
+    pub(crate) fn path(&self) -> &Path {
         self.file.path()
     }
 
     /// The file's size in bytes.
-    pub fn file_size(&self) -> u64 {
+    pub(crate) fn file_size(&self) -> u64 {
         self.file.len()
     }
 
     /// The footer.
-    pub fn footer(&self) -> &Footer {
+    pub(crate) fn footer(&self) -> &Footer {
         &self.footer
     }
 
     /// The properties block.
-    pub fn properties(&self) -> &TableProperties {
+    pub(crate) fn properties(&self) -> &TableProperties {
         &self.properties
     }
 
     /// Optional meta blocks by name (empty in format versions 1 and 2).
-    pub fn metaindex(&self) -> &[(Vec<u8>, BlockHandle)] {
+    pub(crate) fn metaindex(&self) -> &[(Vec<u8>, BlockHandle)] {
         &self.metaindex
     }
 
     /// What the table holds, as its builder reported it.
     #[cfg(test)]
-    pub fn summary(&self) -> super::TableSummary {
+    pub(crate) fn summary(&self) -> super::TableSummary {
         super::TableSummary::of(&self.properties, self.file.len())
     }
 
@@ -362,7 +367,7 @@ impl TableReader {
     /// not cached; the top-level index of a partitioned table either way), with the pinned
     /// index blocks' prefix fences.
     #[cfg(test)]
-    pub fn pinned_bytes(&self) -> usize {
+    pub(crate) fn pinned_bytes(&self) -> usize {
         let partitions: usize = self
             .partitions
             .iter()
@@ -375,12 +380,12 @@ impl TableReader {
     }
 
     /// Whether index and filter are split into key-range partitions (format version 2).
-    pub fn is_partitioned(&self) -> bool {
+    pub(crate) fn is_partitioned(&self) -> bool {
         self.footer.format_version >= FORMAT_VERSION_PARTITIONED
     }
 
     /// Number of key-range partitions (0 when the table is not partitioned).
-    pub fn partition_count(&self) -> usize {
+    pub(crate) fn partition_count(&self) -> usize {
         if self.is_partitioned() {
             self.partitions.len()
         } else {
@@ -390,35 +395,35 @@ impl TableReader {
 
     /// Number of filter parts a lookup may probe (0: no filter, every lookup reads the
     /// index). In a partitioned table, the parts of each partition.
-    pub fn filter_part_count(&self) -> usize {
+    pub(crate) fn filter_part_count(&self) -> usize {
         self.properties.filter.parts()
     }
 
     /// Bytes of each filter part, in probe order, summed over the partitions: what
     /// keeping part `i` resident for every key of the table costs.
     #[cfg(test)]
-    pub fn filter_part_bytes(&self) -> Vec<u64> {
+    pub(crate) fn filter_part_bytes(&self) -> Vec<u64> {
         self.properties.filter.part_bytes.clone()
     }
 
     /// Kind of filter, the variant name of its [`crate::filter::FilterSpec`] (`None`,
     /// `Bloom`, `ModularBloom`, ...).
     #[cfg(test)]
-    pub fn filter_kind(&self) -> &str {
+    pub(crate) fn filter_kind(&self) -> &str {
         &self.properties.filter.kind
     }
 
     /// Whether the parts are a whole filter, modules (probe a prefix, in order) or units
     /// (probe any subset); `None` when the table has no filter.
     #[cfg(test)]
-    pub fn filter_role(&self) -> Option<Role> {
+    pub(crate) fn filter_role(&self) -> Option<Role> {
         self.filter_role
     }
 
     /// Bytes of (index, filter) contents: index blocks (top-level and partitions) and all
     /// filter parts — what pinning them costs, or what a cache needs to hold them all.
     #[cfg(test)]
-    pub fn metadata_bytes(&self) -> (u64, u64) {
+    pub(crate) fn metadata_bytes(&self) -> (u64, u64) {
         let index: u64 = self.partitions.iter().map(|p| p.index.handle().size).sum();
         let filter: u64 = self.partitions.iter().flat_map(|p| &p.filter).map(|m| m.handle().size).sum();
         (self.top_level_bytes + index, filter)

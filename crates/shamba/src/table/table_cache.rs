@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 /// Open table readers by file number, so each file is opened once.
-pub struct TableCache {
+pub(crate) struct TableCache {
     storage: Arc<dyn Storage>,
     dir: PathBuf,
     ctx: TableContext,
@@ -19,12 +19,12 @@ pub struct TableCache {
 
 impl TableCache {
     /// A cache of readers for files in `dir`.
-    pub fn new(storage: Arc<dyn Storage>, dir: &Path, ctx: TableContext) -> Self {
+    pub(crate) fn new(storage: Arc<dyn Storage>, dir: &Path, ctx: TableContext) -> Self {
         TableCache { storage, dir: dir.to_path_buf(), ctx, readers: RwLock::new(NumberMap::default()) }
     }
 
     /// The reader of file `number`, opening it on first use.
-    pub fn reader(&self, number: u64) -> Result<Arc<TableReader>> {
+    pub(crate) fn reader(&self, number: u64) -> Result<Arc<TableReader>> {
         if let Some(r) = self.readers.read().get(&number) {
             return Ok(r.clone());
         }
@@ -39,20 +39,20 @@ impl TableCache {
 
     /// Forget a file's reader (after the file is deleted), and drop its blocks from the
     /// block cache. Cursors still holding the reader keep working.
-    pub fn evict(&self, number: u64) {
+    pub(crate) fn evict(&self, number: u64) {
         self.readers.write().remove(&number);
         self.ctx.cache.erase_file(number);
     }
 
     /// Number of open readers.
     #[cfg(test)]
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.readers.read().len()
     }
 
     /// Whether no reader is open.
     #[cfg(test)]
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.len() == 0
     }
 }

@@ -24,11 +24,11 @@ const COMPACT_POINTER: u64 = 6;
 
 /// Levels an edit may name. Far above any real tree; it only keeps a corrupt level number
 /// from turning into a huge allocation.
-pub const MAX_LEVELS: usize = 64;
+pub(super) const MAX_LEVELS: usize = 64;
 
 /// A change from one version to the next, logged in the manifest.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct VersionEdit {
+pub(crate) struct VersionEdit {
     /// WALs with a number below this are fully flushed. A flush sets it to the number of
     /// the oldest WAL still backing a memtable.
     pub log_number: Option<u64>,
@@ -46,7 +46,7 @@ pub struct VersionEdit {
 
 impl VersionEdit {
     /// Append the encoding of this edit.
-    pub fn encode(&self, out: &mut Vec<u8>) {
+    pub(crate) fn encode(&self, out: &mut Vec<u8>) {
         let scalars = [
             (LOG_NUMBER, self.log_number),
             (NEXT_FILE_NUMBER, self.next_file_number),
@@ -79,7 +79,7 @@ impl VersionEdit {
     }
 
     /// Decode an edit; never panics on bad bytes.
-    pub fn decode(bytes: &[u8]) -> Result<VersionEdit, DecodeError> {
+    pub(crate) fn decode(bytes: &[u8]) -> Result<VersionEdit, DecodeError> {
         let mut edit = VersionEdit::default();
         let mut d = Decoder::new(bytes);
         while let Some((tag, payload)) = d.field()? {

@@ -39,7 +39,7 @@ pub struct FileStatsRecord {
 
 /// Metadata of one SST file, as recorded in the manifest.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct FileMeta {
+pub(crate) struct FileMeta {
     /// File number; the file is `{number:06}.sst`.
     pub number: u64,
     /// Sorted run this file belongs to (L0: its own number; leveled L1+: one run per level).
@@ -70,27 +70,27 @@ pub struct FileMeta {
 impl FileMeta {
     /// User key of [`smallest`](Self::smallest).
     #[inline]
-    pub fn smallest_user_key(&self) -> &[u8] {
+    pub(crate) fn smallest_user_key(&self) -> &[u8] {
         user_key(&self.smallest)
     }
 
     /// User key of [`largest`](Self::largest).
     #[inline]
-    pub fn largest_user_key(&self) -> &[u8] {
+    pub(crate) fn largest_user_key(&self) -> &[u8] {
         user_key(&self.largest)
     }
 
     /// Whether `user_key` lies in the file's user-key range.
     #[inline]
     #[cfg(test)]
-    pub fn covers(&self, user_key: &[u8]) -> bool {
+    pub(crate) fn covers(&self, user_key: &[u8]) -> bool {
         self.smallest_user_key() <= user_key && user_key <= self.largest_user_key()
     }
 
     /// Whether the file's user-key range meets `[smallest, largest]`.
     #[inline]
     #[cfg(test)]
-    pub fn overlaps(&self, smallest: &[u8], largest: &[u8]) -> bool {
+    pub(crate) fn overlaps(&self, smallest: &[u8], largest: &[u8]) -> bool {
         self.smallest_user_key() <= largest && smallest <= self.largest_user_key()
     }
 

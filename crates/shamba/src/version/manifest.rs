@@ -14,18 +14,18 @@ use crate::wal::LogWriter;
 use std::path::{Path, PathBuf};
 
 /// Name of the file naming the live manifest.
-pub const CURRENT: &str = "CURRENT";
+pub(crate) const CURRENT: &str = "CURRENT";
 
 /// Temporary file used to replace [`CURRENT`] atomically; a leftover one is garbage.
-pub const CURRENT_TMP: &str = "CURRENT.tmp";
+pub(super) const CURRENT_TMP: &str = "CURRENT.tmp";
 
 /// File name of manifest `number`.
-pub fn manifest_file_name(number: u64) -> String {
+pub(crate) fn manifest_file_name(number: u64) -> String {
     format!("MANIFEST-{number:06}")
 }
 
 /// The number of a manifest file name, if `name` is one.
-pub fn parse_manifest_file_name(name: &str) -> Option<u64> {
+pub(crate) fn parse_manifest_file_name(name: &str) -> Option<u64> {
     let digits = name.strip_prefix("MANIFEST-")?;
     if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
         return None;

@@ -18,13 +18,14 @@ mod run;
 mod set;
 mod tree;
 
-pub use edit::VersionEdit;
-pub use file_meta::{FileMeta, FileStatsRecord};
-pub use manifest::parse_manifest_file_name;
-pub use set::VersionSet;
-pub use tree::{FileRef, Version};
+pub(crate) use edit::VersionEdit;
+pub(crate) use file_meta::FileMeta;
+pub use file_meta::FileStatsRecord;
+pub(crate) use manifest::parse_manifest_file_name;
+pub(crate) use set::VersionSet;
+pub(crate) use tree::{FileRef, Version};
 #[cfg(test)]
-pub use {
+pub(crate) use {
     manifest::{manifest_file_name, CURRENT},
     run::Run,
     set::RecoveredState,

@@ -18,7 +18,7 @@ use std::sync::{Arc, OnceLock};
 /// version builder (`version/builder.rs`) from clones (whose fences start empty) and never
 /// modified after.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Run {
+pub(crate) struct Run {
     /// Run id (larger = newer).
     pub id: u64,
     /// Files of the run, sorted by smallest key.
@@ -81,7 +81,7 @@ impl Fences {
 
 impl Run {
     /// A run of `files` (sorted by smallest key, disjoint).
-    pub fn new(id: u64, files: Vec<Arc<FileMeta>>) -> Run {
+    pub(crate) fn new(id: u64, files: Vec<Arc<FileMeta>>) -> Run {
         Run { id, files, fences: FenceCache::default() }
     }
 
@@ -89,7 +89,7 @@ impl Run {
     /// [`files`](Self::files). No allocation after the run's first lookup; a file's metadata
     /// is read only to break a prefix tie.
     #[inline]
-    pub fn find(&self, user_key: &[u8]) -> Option<(usize, &Arc<FileMeta>)> {
+    pub(crate) fn find(&self, user_key: &[u8]) -> Option<(usize, &Arc<FileMeta>)> {
         let fences = self.fences.get_or_build(&self.files);
         if fences.largest.len() != self.files.len() {
             // The files changed after the first search, against the invariant above;
@@ -131,7 +131,7 @@ impl Run {
     }
 
     /// The files meeting the user-key range `[smallest, largest]`: a contiguous slice.
-    pub fn overlapping(&self, smallest: &[u8], largest: &[u8]) -> &[Arc<FileMeta>] {
+    pub(crate) fn overlapping(&self, smallest: &[u8], largest: &[u8]) -> &[Arc<FileMeta>] {
         let from = self.files.partition_point(|f| f.largest_user_key() < smallest);
         let to = self.files.partition_point(|f| f.smallest_user_key() <= largest);
         self.files.get(from..to.max(from)).unwrap_or_default()
@@ -139,12 +139,12 @@ impl Run {
 
     /// Total bytes of the run's files.
     #[cfg(test)]
-    pub fn bytes(&self) -> u64 {
+    pub(crate) fn bytes(&self) -> u64 {
         self.files.iter().map(|f| f.size).sum()
     }
 
     /// Data-block bytes of the run's files (see [`FileMeta::data_bytes`]).
-    pub fn data_bytes(&self) -> u64 {
+    pub(crate) fn data_bytes(&self) -> u64 {
         self.files.iter().map(|f| f.data_bytes).sum()
     }
 
@@ -171,30 +171,30 @@ impl Run {
 
 /// One level: its runs, newest first.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Level {
+pub(crate) struct Level {
     /// Runs, newest first.
     pub runs: Vec<Run>,
 }
 
 impl Level {
     /// Every file of the level, run by run (newest run first).
-    pub fn files(&self) -> impl Iterator<Item = &Arc<FileMeta>> + '_ {
+    pub(crate) fn files(&self) -> impl Iterator<Item = &Arc<FileMeta>> + '_ {
         self.runs.iter().flat_map(|r| r.files.iter())
     }
 
     /// Total bytes of the level's files.
     #[cfg(test)]
-    pub fn bytes(&self) -> u64 {
+    pub(crate) fn bytes(&self) -> u64 {
         self.runs.iter().map(Run::bytes).sum()
     }
 
     /// Data-block bytes of the level's files.
-    pub fn data_bytes(&self) -> u64 {
+    pub(crate) fn data_bytes(&self) -> u64 {
         self.runs.iter().map(Run::data_bytes).sum()
     }
 
     /// Number of files of the level.
-    pub fn file_count(&self) -> usize {
+    pub(crate) fn file_count(&self) -> usize {
         self.runs.iter().map(|r| r.files.len()).sum()
     }
 }

@@ -24,12 +24,12 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Weak};
 
 /// Manifest size past which the next edit rolls over to a new manifest.
-pub const DEFAULT_MANIFEST_LIMIT: u64 = 64 << 20;
+pub(super) const DEFAULT_MANIFEST_LIMIT: u64 = 64 << 20;
 
 /// What recovery read from the manifest.
 #[derive(Debug, Clone)]
 #[cfg_attr(not(test), expect(dead_code, reason = "what recovery read, checked by the version tests"))]
-pub struct RecoveredState {
+pub(crate) struct RecoveredState {
     /// WALs with numbers `>= log_number` must be replayed.
     pub log_number: u64,
     /// Last sequence number recorded in the manifest; WAL replay continues from here.
@@ -44,7 +44,7 @@ pub struct RecoveredState {
 ///
 /// Not internally synchronised: the database keeps it behind its mutex. Readers take
 /// [`current`](Self::current) (an `Arc`) and need no lock afterwards.
-pub struct VersionSet {
+pub(crate) struct VersionSet {
     storage: Arc<dyn Storage>,
     dir: PathBuf,
     current: Arc<Version>,
@@ -66,7 +66,7 @@ pub struct VersionSet {
 impl VersionSet {
     /// Create a new, empty database's manifest and CURRENT in `dir` (creating `dir`).
     /// Refuses if `dir` already has a CURRENT.
-    pub fn create(storage: Arc<dyn Storage>, dir: &Path, num_levels: usize) -> Result<VersionSet> {
+    pub(crate) fn create(storage: Arc<dyn Storage>, dir: &Path, num_levels: usize) -> Result<VersionSet> {
         storage.create_dir_all(dir)?;
         if storage.exists(&dir.join(CURRENT)) {
             return Err(Error::InvalidArgument(format!("a database already exists in {}", dir.display())));
@@ -83,7 +83,11 @@ impl VersionSet {
     /// A missing CURRENT is the `Error::Io` of the storage (`NotFound`: no database here);
     /// a CURRENT naming a missing manifest is corruption. Files at a level `>= num_levels`
     /// are `Error::InvalidOptions`.
-    pub fn recover(storage: Arc<dyn Storage>, dir: &Path, num_levels: usize) -> Result<(VersionSet, RecoveredState)> {
+    pub(crate) fn recover(
+        storage: Arc<dyn Storage>,
+        dir: &Path,
+        num_levels: usize,
+    ) -> Result<(VersionSet, RecoveredState)> {
         let number = read_current(storage.as_ref(), dir)?;
         let path = manifest_path(dir, number);
         let bytes = storage.read_all(&path).map_err(|e| match e {
@@ -148,12 +152,12 @@ impl VersionSet {
     }
 
     /// The current version.
-    pub fn current(&self) -> Arc<Version> {
+    pub(crate) fn current(&self) -> Arc<Version> {
         Arc::clone(&self.current)
     }
 
     /// Number of levels of every version.
-    pub fn num_levels(&self) -> usize {
+    pub(crate) fn num_levels(&self) -> usize {
         self.current.num_levels()
     }
 
@@ -168,7 +172,7 @@ impl VersionSet {
     /// succeeds (it starts a fresh manifest), a crash could recover either version, so the
     /// caller must not delete the files the failed edit added. The simplest correct
     /// response is LevelDB's: treat the error as a background error and stop writing.
-    pub fn log_and_apply(&mut self, mut edit: VersionEdit) -> Result<()> {
+    pub(crate) fn log_and_apply(&mut self, mut edit: VersionEdit) -> Result<()> {
         match edit.log_number {
             Some(n) if n < self.log_number || n >= self.next_file_number => {
                 return Err(Error::InvalidArgument(format!(
@@ -268,48 +272,48 @@ impl VersionSet {
     }
 
     /// Allocate a file number (for a table, a WAL or a manifest).
-    pub fn new_file_number(&mut self) -> u64 {
+    pub(crate) fn new_file_number(&mut self) -> u64 {
         let n = self.next_file_number;
         self.next_file_number += 1;
         n
     }
 
     /// Make sure a number found on disk (a WAL, say) is never allocated again.
-    pub fn mark_file_number_used(&mut self, number: u64) {
+    pub(crate) fn mark_file_number_used(&mut self, number: u64) {
         self.next_file_number = self.next_file_number.max(number.saturating_add(1));
     }
 
     /// The number the next [`new_file_number`](Self::new_file_number) returns.
     #[cfg(test)]
-    pub fn next_file_number(&self) -> u64 {
+    pub(crate) fn next_file_number(&self) -> u64 {
         self.next_file_number
     }
 
     /// Last sequence number recorded.
-    pub fn last_sequence(&self) -> SeqNo {
+    pub(crate) fn last_sequence(&self) -> SeqNo {
         self.last_sequence
     }
 
     /// Record the last sequence number (logged with the next edit). It never goes back.
-    pub fn set_last_sequence(&mut self, seq: SeqNo) {
+    pub(crate) fn set_last_sequence(&mut self, seq: SeqNo) {
         self.last_sequence = self.last_sequence.max(seq);
     }
 
     /// WALs below this number are obsolete. Advanced by an edit's `log_number` (a flush
     /// sets it to the WAL of the oldest memtable still unflushed).
-    pub fn log_number(&self) -> u64 {
+    pub(crate) fn log_number(&self) -> u64 {
         self.log_number
     }
 
     /// Where the next leveled compaction of `level` should start, if recorded.
     #[cfg(test)]
-    pub fn compact_pointer(&self, level: usize) -> Option<&[u8]> {
+    pub(crate) fn compact_pointer(&self, level: usize) -> Option<&[u8]> {
         self.compact_pointers.get(level)?.as_deref()
     }
 
     /// File numbers referenced by any version still alive (current or held by readers),
     /// plus the live manifest (and any manifest CURRENT may name after a failed switch).
-    pub fn live_files(&self) -> HashSet<u64> {
+    pub(crate) fn live_files(&self) -> HashSet<u64> {
         let mut live: HashSet<u64> = self.current.file_numbers().collect();
         for v in self.installed.iter().filter_map(Weak::upgrade) {
             live.extend(v.file_numbers());
@@ -321,20 +325,20 @@ impl VersionSet {
 
     /// Path of the live manifest.
     #[cfg(test)]
-    pub fn manifest_path(&self) -> PathBuf {
+    pub(crate) fn manifest_path(&self) -> PathBuf {
         manifest_path(&self.dir, self.manifest_number)
     }
 
     /// Number of the live manifest.
     #[cfg(test)]
-    pub fn manifest_number(&self) -> u64 {
+    pub(crate) fn manifest_number(&self) -> u64 {
         self.manifest_number
     }
 
     /// Roll over to a new manifest once the live one reaches `bytes` (tests use a small
     /// limit to exercise rollover).
     #[cfg(test)]
-    pub fn set_manifest_limit(&mut self, bytes: u64) {
+    pub(crate) fn set_manifest_limit(&mut self, bytes: u64) {
         self.manifest_limit = bytes;
     }
 }

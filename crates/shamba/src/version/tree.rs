@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 /// A file as a lookup meets it.
 #[derive(Debug, Clone, Copy)]
-pub struct FileRef<'a> {
+pub(crate) struct FileRef<'a> {
     /// Its level.
     pub level: usize,
     /// Its position in [`Version::all_files`] order (level by level, runs newest first,
@@ -24,26 +24,26 @@ pub struct FileRef<'a> {
 /// first. Readers hold an `Arc<Version>` for as long as they read its files; the
 /// [`VersionSet`](super::VersionSet) keeps those files from being deleted meanwhile.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Version {
+pub(crate) struct Version {
     /// Levels 0..num_levels.
     pub levels: Vec<Level>,
 }
 
 impl Version {
     /// An empty tree of `num_levels` levels.
-    pub fn new(num_levels: usize) -> Self {
+    pub(crate) fn new(num_levels: usize) -> Self {
         Version { levels: vec![Level::default(); num_levels] }
     }
 
     /// Number of levels.
-    pub fn num_levels(&self) -> usize {
+    pub(crate) fn num_levels(&self) -> usize {
         self.levels.len()
     }
 
     /// Files that may hold `user_key`, in the order a lookup must visit them: level by
     /// level, runs newest first, at most one file per run. Binary search per run, no
     /// allocation: this is the hot path of every point lookup.
-    pub fn candidates<'a>(&'a self, user_key: &'a [u8]) -> impl Iterator<Item = FileRef<'a>> + 'a {
+    pub(crate) fn candidates<'a>(&'a self, user_key: &'a [u8]) -> impl Iterator<Item = FileRef<'a>> + 'a {
         // Ordinal of the first file of the run being searched: the files before it in
         // `all_files` order.
         let mut first = 0;
@@ -57,59 +57,59 @@ impl Version {
     }
 
     /// Runs of `level`, newest first (empty for a level out of range).
-    pub fn runs(&self, level: usize) -> &[Run] {
+    pub(crate) fn runs(&self, level: usize) -> &[Run] {
         self.levels.get(level).map_or(&[], |l| l.runs.as_slice())
     }
 
     /// Files of `level` overlapping the user-key range `[smallest, largest]`, newest run
     /// first, each run's files in key order.
-    pub fn overlapping(&self, level: usize, smallest: &[u8], largest: &[u8]) -> Vec<Arc<FileMeta>> {
+    pub(crate) fn overlapping(&self, level: usize, smallest: &[u8], largest: &[u8]) -> Vec<Arc<FileMeta>> {
         self.runs(level).iter().flat_map(|r| r.overlapping(smallest, largest).iter().cloned()).collect()
     }
 
     /// Total bytes of a level.
     #[cfg(test)]
-    pub fn level_bytes(&self, level: usize) -> u64 {
+    pub(crate) fn level_bytes(&self, level: usize) -> u64 {
         self.levels.get(level).map_or(0, Level::bytes)
     }
 
     /// Data-block bytes of a level: what compaction sizes levels by, so that the filter
     /// policy (Monkey even gives levels different bits per key) never changes the shape of
     /// the tree.
-    pub fn level_data_bytes(&self, level: usize) -> u64 {
+    pub(crate) fn level_data_bytes(&self, level: usize) -> u64 {
         self.levels.get(level).map_or(0, Level::data_bytes)
     }
 
     /// Number of files of a level.
     #[cfg(test)]
-    pub fn level_files(&self, level: usize) -> usize {
+    pub(crate) fn level_files(&self, level: usize) -> usize {
         self.levels.get(level).map_or(0, Level::file_count)
     }
 
     /// Number of runs of a level.
     #[cfg(test)]
-    pub fn level_runs(&self, level: usize) -> usize {
+    pub(crate) fn level_runs(&self, level: usize) -> usize {
         self.runs(level).len()
     }
 
     /// Total number of files.
-    pub fn total_files(&self) -> usize {
+    pub(crate) fn total_files(&self) -> usize {
         self.levels.iter().map(Level::file_count).sum()
     }
 
     /// Every file with its level, level by level, runs newest first, each run's files in
     /// key order (the order of [`FileRef::ordinal`]).
-    pub fn all_files(&self) -> impl Iterator<Item = (usize, &Arc<FileMeta>)> + '_ {
+    pub(crate) fn all_files(&self) -> impl Iterator<Item = (usize, &Arc<FileMeta>)> + '_ {
         self.levels.iter().enumerate().flat_map(|(level, l)| l.files().map(move |f| (level, f)))
     }
 
     /// Every file number of this version.
-    pub fn file_numbers(&self) -> impl Iterator<Item = u64> + '_ {
+    pub(crate) fn file_numbers(&self) -> impl Iterator<Item = u64> + '_ {
         self.all_files().map(|(_, f)| f.number)
     }
 
     /// The deepest level holding any file (`None` for an empty tree).
-    pub fn deepest_nonempty_level(&self) -> Option<usize> {
+    pub(crate) fn deepest_nonempty_level(&self) -> Option<usize> {
         self.levels.iter().rposition(|l| l.file_count() > 0)
     }
 }

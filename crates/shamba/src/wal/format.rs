@@ -3,10 +3,10 @@
 #![deny(clippy::indexing_slicing)]
 
 /// Bytes per block. Fragments never cross a block boundary.
-pub const BLOCK_SIZE: usize = 32 * 1024;
+pub(super) const BLOCK_SIZE: usize = 32 * 1024;
 
 /// Bytes of a fragment header: crc (4), length (2), type (1).
-pub const HEADER_SIZE: usize = 7;
+pub(super) const HEADER_SIZE: usize = 7;
 
 /// The kind of a fragment: where it sits in its record.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

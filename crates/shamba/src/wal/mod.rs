@@ -38,5 +38,5 @@ mod format;
 mod reader;
 mod writer;
 
-pub use reader::{read_log, read_log_report};
-pub use writer::LogWriter;
+pub(crate) use reader::{read_log, read_log_report};
+pub(crate) use writer::LogWriter;

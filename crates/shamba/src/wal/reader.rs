@@ -9,7 +9,7 @@ use std::path::Path;
 
 /// One whole record of a log.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LogRecord {
+pub(crate) struct LogRecord {
     /// File offset of the record's first fragment header.
     pub offset: u64,
     /// The record's bytes.
@@ -19,7 +19,7 @@ pub struct LogRecord {
 /// What replay left unread at the end of the file, from where, and why: a torn tail, or
 /// (with [`WalRecovery::PointInTime`]) everything from the first damage on.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct DroppedTail {
+pub(crate) struct DroppedTail {
     /// File offset of the first fragment that could not be used (for a record cut short,
     /// the offset of its first fragment).
     pub offset: u64,
@@ -32,7 +32,7 @@ pub struct DroppedTail {
 
 /// Everything a replay found: the whole records and, if it stopped early, why.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct LogReplay {
+pub(crate) struct LogReplay {
     /// Whole records in log order.
     pub records: Vec<LogRecord>,
     /// Bytes up to the end of the last whole record.
@@ -44,7 +44,7 @@ pub struct LogReplay {
 /// Decode every whole record of a log file's bytes. A torn tail is dropped; other damage
 /// is `Error::Corruption` naming `path` and the offset (or, with
 /// [`WalRecovery::PointInTime`], the end of replay).
-pub fn read_log(bytes: &[u8], path: &Path, mode: WalRecovery) -> Result<Vec<Vec<u8>>> {
+pub(crate) fn read_log(bytes: &[u8], path: &Path, mode: WalRecovery) -> Result<Vec<Vec<u8>>> {
     let replay = read_log_report(bytes, path, mode)?;
     Ok(replay.records.into_iter().map(|r| r.data).collect())
 }
@@ -52,7 +52,7 @@ pub fn read_log(bytes: &[u8], path: &Path, mode: WalRecovery) -> Result<Vec<Vec<
 /// Like [`read_log`], but also says where each record starts and what, if anything, was
 /// dropped at the end: what a caller needs to report a recovery or to name a record's
 /// offset in an error of its own.
-pub fn read_log_report(bytes: &[u8], path: &Path, mode: WalRecovery) -> Result<LogReplay> {
+pub(crate) fn read_log_report(bytes: &[u8], path: &Path, mode: WalRecovery) -> Result<LogReplay> {
     let mut replay = LogReplay::default();
     // The record being assembled from FIRST/MIDDLE fragments: (offset, bytes so far).
     let mut pending: Option<(usize, Vec<u8>)> = None;

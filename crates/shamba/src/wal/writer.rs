@@ -8,7 +8,7 @@ use crate::io::SequentialWrite;
 
 /// Appends records to a log file, splitting them into fragments that never cross a
 /// 32 KiB block boundary.
-pub struct LogWriter {
+pub(crate) struct LogWriter {
     file: Box<dyn SequentialWrite>,
     /// Bytes already used in the current block.
     block_offset: usize,
@@ -17,7 +17,7 @@ pub struct LogWriter {
 impl LogWriter {
     /// Start a log in a new, empty file. (If the file already holds bytes, writing
     /// continues at its block position, so the format stays aligned.)
-    pub fn new(file: Box<dyn SequentialWrite>) -> Self {
+    pub(crate) fn new(file: Box<dyn SequentialWrite>) -> Self {
         // The remainder is below BLOCK_SIZE, so it fits in usize on every platform.
         let block_offset = (file.len() % BLOCK_SIZE as u64) as usize;
         LogWriter { file, block_offset }
@@ -25,7 +25,7 @@ impl LogWriter {
 
     /// Append one record (it may be split into fragments across blocks). The bytes may
     /// stay buffered until [`flush`](Self::flush) or [`sync`](Self::sync).
-    pub fn add_record(&mut self, record: &[u8]) -> Result<()> {
+    pub(crate) fn add_record(&mut self, record: &[u8]) -> Result<()> {
         let mut rest = record;
         let mut first = true;
         loop {
@@ -59,17 +59,17 @@ impl LogWriter {
     }
 
     /// Hand buffered bytes to the OS (survives a process crash).
-    pub fn flush(&mut self) -> Result<()> {
+    pub(crate) fn flush(&mut self) -> Result<()> {
         self.file.flush()
     }
 
     /// Make everything appended durable (survives a power loss).
-    pub fn sync(&mut self) -> Result<()> {
+    pub(crate) fn sync(&mut self) -> Result<()> {
         self.file.sync()
     }
 
     /// Bytes written so far, headers and block trailers included.
-    pub fn len(&self) -> u64 {
+    pub(crate) fn len(&self) -> u64 {
         self.file.len()
     }
 }
