@@ -18,8 +18,9 @@ fn round_of(v: &[u8]) -> u64 {
     s.split(':').next().and_then(|r| r.parse().ok()).expect("round")
 }
 
-#[test]
-fn snapshot_reads_see_exactly_one_moment_while_writes_and_compactions_run() {
+/// A database of small memtables, files and levels (so flushes and compactions are
+/// frequent) holding every key at round 0; the directory lives as long as the result.
+fn small_tree_at_round_zero() -> (tempfile::TempDir, Db) {
     let dir = tempfile::tempdir().expect("tempdir");
     let opts = Options {
         write_buffer_size: 32 << 10,
@@ -35,6 +36,12 @@ fn snapshot_reads_see_exactly_one_moment_while_writes_and_compactions_run() {
         first.put(key(i), b"0:");
     }
     db.write(first).expect("first batch");
+    (dir, db)
+}
+
+#[test]
+fn snapshot_reads_see_exactly_one_moment_while_writes_and_compactions_run() {
+    let (_dir, db) = small_tree_at_round_zero();
     let stop = Arc::new(AtomicBool::new(false));
 
     let writer = {
@@ -105,21 +112,7 @@ fn snapshot_reads_see_exactly_one_moment_while_writes_and_compactions_run() {
 fn lookups_from_more_threads_than_slots_count_exactly_and_idle_readers_keep_no_replaced_table() {
     const READERS: u64 = 40;
     const ROUNDS: u64 = 60;
-    let dir = tempfile::tempdir().expect("tempdir");
-    let opts = Options {
-        write_buffer_size: 32 << 10,
-        target_file_size: 16 << 10,
-        max_bytes_for_level_base: 64 << 10,
-        size_ratio: 3,
-        level0_compaction_trigger: 2,
-        ..Options::default()
-    };
-    let db = Db::open(dir.path(), opts).expect("open");
-    let mut first = WriteBatch::new();
-    for i in 0..KEYS {
-        first.put(key(i), b"0:");
-    }
-    db.write(first).expect("first batch");
+    let (dir, db) = small_tree_at_round_zero();
     let before = db.stats();
     let done = Arc::new(AtomicBool::new(false));
     let readers: Vec<_> = (0..READERS)
