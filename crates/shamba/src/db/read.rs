@@ -170,7 +170,10 @@ impl DbInner {
 
     /// One table's probe: the filter parts the manager plans, then (on a maybe) index and
     /// data. `Some(answer)` when the table holds a version of the key.
-    #[allow(clippy::too_many_arguments)]
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "the lookup's key forms, the plan's inputs and the trace, borrowed as they are: a struct of them would be built per table on the hot path"
+    )]
     #[inline(always)]
     fn probe<C: StageClock>(
         &self,

@@ -22,7 +22,10 @@ pub struct Estimate {
 impl Estimate {
     /// Blend the measured statistics with the inherited ones: the weight of the measured
     /// ones grows linearly with the table's age (in lookups) and is 1 after `warmup`.
-    #[allow(clippy::too_many_arguments)]
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "the terms of Eq. 12 and of the level-relative beta, each a plain number"
+    )]
     pub fn blend(
         prior: Option<&FileStatsRecord>,
         accesses: u64,
