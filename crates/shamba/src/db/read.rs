@@ -120,9 +120,16 @@ impl DbInner {
         if sv.prefetch {
             self.prefetch(&sv.tables, &mut candidates, &mut ahead, last_level, seek, digest)?;
         }
-        let prefetched = ahead.iter_mut().map_while(Option::take).map(Ok);
-        for candidate in prefetched.chain(candidates.map(|c| self.open_candidate(&sv.tables, c, seek))) {
-            if let Some(answer) = self.probe(version, last_level, &candidate?, seek, digest, ro, trace)? {
+        // The prefetched candidates are probed where they lie (moving one out would copy
+        // its spot), then the rest are opened one by one.
+        for c in ahead.iter().map_while(Option::as_ref) {
+            if let Some(answer) = self.probe(version, last_level, c, seek, digest, ro, trace)? {
+                return Ok(answer);
+            }
+        }
+        for file in candidates {
+            let c = self.open_candidate(&sv.tables, file, seek)?;
+            if let Some(answer) = self.probe(version, last_level, &c, seek, digest, ro, trace)? {
                 return Ok(answer);
             }
         }
