@@ -117,7 +117,7 @@ fn table_cache_opens_each_file_once_and_evict_forgets_it() {
     let dir = f.path.parent().unwrap();
     let c = ctx(1 << 20, false);
     let (io, cache) = (c.io.clone(), c.cache.clone());
-    let tc = TableCache::new(Arc::new(FsStorage), dir, c);
+    let tc = TableCache::new(Arc::new(FsStorage), dir, c, 4);
     let a = tc.reader(7).unwrap();
     let opens = io.snapshot().reads_of(BlockKind::Other);
     let b = tc.reader(7).unwrap();
