@@ -103,13 +103,11 @@ impl FileHandles {
     }
 
     /// Handles open now.
-    #[cfg(test)]
     pub(crate) fn len(&self) -> usize {
         self.lru.lock().handles.len()
     }
 
     /// Most handles kept open.
-    #[cfg(test)]
     pub(crate) fn capacity(&self) -> usize {
         self.capacity
     }

@@ -58,7 +58,6 @@ pub(crate) struct TableReader {
     /// not partitioned.
     top_level: TopLevelKeys,
     /// Bytes of the top-level index block's contents (0 when not partitioned).
-    #[cfg_attr(not(test), expect(dead_code, reason = "read by the table's tests only"))]
     top_level_bytes: u64,
     /// One entry per partition; exactly one when the table is not partitioned.
     pub(super) partitions: Vec<Partition>,
@@ -362,7 +361,6 @@ impl TableReader {
     /// Bytes of index and filter blocks pinned in this reader (everything when they are
     /// not cached; the top-level index of a partitioned table either way), with the pinned
     /// index blocks' prefix fences.
-    #[cfg(test)]
     pub(crate) fn pinned_bytes(&self) -> usize {
         let partitions: usize = self
             .partitions

@@ -51,6 +51,16 @@ impl TableCache {
         self.ctx.cache.erase_file(number);
     }
 
+    /// Table files open now, and the most kept open.
+    pub(crate) fn open_files(&self) -> (usize, usize) {
+        (self.handles.len(), self.handles.capacity())
+    }
+
+    /// Bytes of index and filter blocks the open readers pin in memory.
+    pub(crate) fn pinned_bytes(&self) -> u64 {
+        self.readers.read().values().map(|r| r.pinned_bytes() as u64).sum()
+    }
+
     /// Number of open readers.
     #[cfg(test)]
     pub(crate) fn len(&self) -> usize {

@@ -124,11 +124,15 @@ fn table_cache_opens_each_file_once_and_evict_forgets_it() {
     assert!(Arc::ptr_eq(&a, &b));
     assert_eq!(io.snapshot().reads_of(BlockKind::Other), opens);
     assert_eq!(tc.len(), 1);
+    assert_eq!(tc.open_files(), (1, 4));
+    assert!(tc.pinned_bytes() > 0 && tc.pinned_bytes() == a.pinned_bytes() as u64);
     let mut cur = a.cursor(&ReadOptions::default());
     walk_forward(&mut *cur).unwrap();
     assert!(cache.usage() > 0);
     tc.evict(7);
     assert!(tc.is_empty());
+    assert_eq!(tc.open_files(), (0, 4), "evict closes the file");
+    assert_eq!(tc.pinned_bytes(), 0);
     assert_eq!(cache.usage(), 0, "evict drops the file's cached blocks");
     assert_eq!(walk_forward(&mut *cur).unwrap().len(), f.entries.len(), "a held reader keeps working");
     assert!(matches!(tc.reader(8), Err(Error::Io(_))));
