@@ -134,6 +134,8 @@ pub fn inspect(db: &Path, files: bool) -> CliResult {
         println!("  {:<7}{:>10} reads {:>14} bytes", kind.name(), s.io.reads_of(kind), s.io.bytes_of(kind));
     }
     println!("block cache: {} / {} bytes", s.cache_usage, s.cache_capacity);
+    println!("open table files: {} / {}", s.open_table_files, s.max_open_table_files);
+    println!("pinned index and filter bytes: {}", s.pinned_table_bytes);
     Ok(db.close()?)
 }
 

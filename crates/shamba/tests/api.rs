@@ -33,6 +33,8 @@ fn bad_options_are_rejected_with_a_message() {
     assert!(matches!(&e, Error::InvalidOptions(m) if m.contains("block_size")), "{e}");
     let e = Db::open(dir.path(), Options { size_ratio: 1, ..Options::default() }).unwrap_err();
     assert!(matches!(&e, Error::InvalidOptions(m) if m.contains("size_ratio")), "{e}");
+    let e = Db::open(dir.path(), Options { max_open_files: 15, ..Options::default() }).unwrap_err();
+    assert!(matches!(&e, Error::InvalidOptions(m) if m.contains("max_open_files")), "{e}");
 }
 
 #[test]

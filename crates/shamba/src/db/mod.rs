@@ -278,11 +278,15 @@ impl Db {
                 }
             })
             .collect();
+        let (open_table_files, max_open_table_files) = inner.tables.open_files();
         Stats {
             io: inner.io.snapshot(),
             cache: inner.block_cache.counters(),
             cache_usage: inner.block_cache.usage(),
             cache_capacity: inner.block_cache.capacity(),
+            open_table_files,
+            max_open_table_files,
+            pinned_table_bytes: inner.tables.pinned_bytes(),
             levels,
             memtable_bytes: sv.mem.approximate_size(),
             immutable_memtables: sv.imm.len(),

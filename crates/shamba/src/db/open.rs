@@ -58,7 +58,7 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<Arc<DbInner>> {
         cache_index_and_filter_blocks: opts.cache_index_and_filter_blocks,
         digest_version: Some(opts.lab.digest_hash.digest_version()),
     };
-    let tables = Arc::new(TableCache::new(storage.clone(), &dir, ctx));
+    let tables = Arc::new(TableCache::new(storage.clone(), &dir, ctx, opts.table_file_handles()));
 
     let last_seq = replay_wals(&storage, &dir, &opts, &tables, &mut versions, log_number)?;
 

@@ -123,6 +123,14 @@ pub struct Options {
     /// (partitions are cut at data-block boundaries, so they come out a little larger).
     /// Only used with `partition_index_and_filters`. Default: 4096.
     pub metadata_partition_size: usize,
+    /// Most file descriptors the database keeps open. Table readers keep their metadata
+    /// in memory and take their files from a cache of open files, which keeps at most
+    /// `max_open_files - 10` of them open (the 10 are left for the WAL, the manifest, the
+    /// lock, the tables being written and directory syncs), closing the least recently
+    /// used; a read in flight keeps its file open past that until it ends. At least 16.
+    /// Default: half the process's soft `RLIMIT_NOFILE` (`ulimit -n`) when the database
+    /// is opened with it, clamped to `16..=65_536`.
+    pub max_open_files: usize,
     /// Largest accepted key. Default: 64 KiB.
     pub max_key_size: usize,
     /// Largest accepted value. Default: 64 MiB.
@@ -164,6 +172,7 @@ impl Default for Options {
             cache_index_and_filter_blocks: false,
             partition_index_and_filters: false,
             metadata_partition_size: 4096,
+            max_open_files: default_max_open_files(),
             max_key_size: 64 << 10,
             max_value_size: 64 << 20,
             wal_recovery: WalRecovery::TolerateTornTail,
@@ -199,11 +208,41 @@ impl fmt::Debug for Options {
             .field("cache_index_and_filter_blocks", &self.cache_index_and_filter_blocks)
             .field("partition_index_and_filters", &self.partition_index_and_filters)
             .field("metadata_partition_size", &self.metadata_partition_size)
+            .field("max_open_files", &self.max_open_files)
             .field("max_key_size", &self.max_key_size)
             .field("max_value_size", &self.max_value_size)
             .field("wal_recovery", &self.wal_recovery)
             .field("lab", &self.lab)
             .finish_non_exhaustive()
+    }
+}
+
+/// Smallest accepted `Options::max_open_files`.
+const MIN_OPEN_FILES: usize = 16;
+
+/// Descriptors of `Options::max_open_files` not used for table files.
+pub(crate) const NON_TABLE_FILES: usize = 10;
+
+/// Half the process's soft limit on open files, clamped to `16..=65_536` (65_536 when
+/// there is no limit or it cannot be read).
+fn default_max_open_files() -> usize {
+    let mut limit = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    // SAFETY: getrlimit writes one `rlimit` through a pointer to a live, writable one
+    // (exercised by `options::tests::max_open_files_defaults_to_half_the_soft_limit`).
+    let ok = unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } == 0;
+    let soft = if ok && limit.rlim_cur != libc::RLIM_INFINITY {
+        usize::try_from(limit.rlim_cur).unwrap_or(usize::MAX)
+    } else {
+        usize::MAX
+    };
+    (soft / 2).clamp(MIN_OPEN_FILES, 65_536)
+}
+
+impl Options {
+    /// How many table files the database keeps open: `max_open_files` less the
+    /// descriptors left for other files.
+    pub(crate) fn table_file_handles(&self) -> usize {
+        self.max_open_files.saturating_sub(NON_TABLE_FILES).max(1)
     }
 }
 
@@ -221,9 +260,10 @@ impl Options {
     /// # Errors
     ///
     /// [`Error::InvalidOptions`] naming the first value out of its range (e.g. a
-    /// `write_buffer_size` under 4096, `num_levels` outside `2..=64`) or inconsistent with
-    /// another (e.g. `level0_stop_trigger` below `level0_slowdown_trigger`), including the
-    /// filter policy's and the probe policy's own checks.
+    /// `write_buffer_size` under 4096, `num_levels` outside `2..=64`, `max_open_files`
+    /// under 16) or inconsistent with another (e.g. `level0_stop_trigger` below
+    /// `level0_slowdown_trigger`), including the filter policy's and the probe policy's own
+    /// checks.
     pub fn validate(&self) -> Result<()> {
         check(self.write_buffer_size >= 4096, || {
             format!("write_buffer_size must be at least 4096 bytes, got {}", self.write_buffer_size)
@@ -262,6 +302,9 @@ impl Options {
         })?;
         check(self.metadata_partition_size >= 64 && self.metadata_partition_size <= (64 << 20), || {
             format!("metadata_partition_size must be in 64..=64 MiB, got {}", self.metadata_partition_size)
+        })?;
+        check(self.max_open_files >= MIN_OPEN_FILES, || {
+            format!("max_open_files must be at least {MIN_OPEN_FILES}, got {}", self.max_open_files)
         })?;
         check(self.max_key_size >= 1 && self.max_key_size <= (1 << 30), || {
             format!("max_key_size must be in 1..=1 GiB, got {}", self.max_key_size)
@@ -337,5 +380,23 @@ mod tests {
         assert!(bad(|o| o.metadata_partition_size = 63).contains("metadata_partition_size"));
         assert!(bad(|o| o.metadata_partition_size = (64 << 20) + 1).contains("metadata_partition_size"));
         assert!(bad(|o| o.filter_policy.bits_per_key = -1.0).contains("bits_per_key"));
+        assert!(bad(|o| o.max_open_files = 15).contains("max_open_files"));
+        Options { max_open_files: 16, ..Options::default() }.validate().unwrap();
+    }
+
+    #[test]
+    fn max_open_files_defaults_to_half_the_soft_limit() {
+        let mut limit = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+        // SAFETY: getrlimit writes one `rlimit` through a pointer to a live one.
+        assert_eq!(unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) }, 0);
+        let expected = if limit.rlim_cur == libc::RLIM_INFINITY {
+            65_536
+        } else {
+            (limit.rlim_cur as usize / 2).clamp(16, 65_536)
+        };
+        let opts = Options::default();
+        assert_eq!(opts.max_open_files, expected);
+        assert_eq!(opts.table_file_handles(), expected - NON_TABLE_FILES);
+        assert_eq!(Options { max_open_files: 16, ..Options::default() }.table_file_handles(), 6);
     }
 }

@@ -161,6 +161,15 @@ pub struct Stats {
     pub cache_usage: usize,
     /// Block cache capacity.
     pub cache_capacity: usize,
+    /// Table files open now (reads in flight may hold a few more that were just closed
+    /// to make room).
+    pub open_table_files: usize,
+    /// Most table files kept open (`Options::max_open_files` less the descriptors left
+    /// for other files).
+    pub max_open_table_files: usize,
+    /// Bytes of index and filter blocks the open table readers pin in memory (with
+    /// `cache_index_and_filter_blocks` on, only partitioned tables' top-level indexes).
+    pub pinned_table_bytes: u64,
     /// The tree, level by level.
     pub levels: Vec<LevelStats>,
     /// Lookup counters, level by level.

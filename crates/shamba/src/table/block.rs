@@ -50,7 +50,6 @@ impl Block {
     }
 
     /// Bytes of the block's contents.
-    #[cfg(test)]
     pub(crate) fn size(&self) -> usize {
         self.data.len()
     }

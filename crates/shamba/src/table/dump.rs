@@ -2,6 +2,7 @@
 
 #![deny(clippy::indexing_slicing)]
 
+use super::file::TableFile;
 use super::{TableContext, TableReader};
 use crate::cache::BlockCache;
 use crate::cursor::Cursor;
@@ -36,7 +37,8 @@ pub fn dump_table(storage: &dyn Storage, path: &Path, max_entries: usize) -> Res
         // A dump describes parts of whatever digest version; it never probes them.
         digest_version: None,
     };
-    let reader = Arc::new(TableReader::open(path.to_path_buf(), file, 0, ctx)?);
+    let file = TableFile::new(path.to_path_buf(), file, ctx.io.clone(), ctx.device);
+    let reader = Arc::new(TableReader::open(file, 0, ctx)?);
     let mut out = String::new();
     write_all(&mut out, &reader, max_entries)?;
     Ok(out)

@@ -3,9 +3,12 @@
 //! [`TableFile::read_raw`] pays the emulated device cost, reads, and counts the read by
 //! block kind, so every block read of every table is charged and counted exactly once.
 //! Block reads check the handle against the file before allocating, then the trailer.
+//! A database's tables reach their files through its bounded cache of open files
+//! (`file_handles.rs`), taking the handle per read; a table dump holds its one file open.
 
 #![deny(clippy::indexing_slicing)]
 
+use super::file_handles::FileHandles;
 use super::format::{read_block, BlockHandle, Footer, FOOTER_LEN};
 use crate::error::{Error, Result};
 use crate::io::{BlockKind, DeviceModel, IoStats, RandomRead};
@@ -15,17 +18,50 @@ use std::sync::Arc;
 /// The bytes of one SST, with the counters its reads are charged to.
 pub(crate) struct TableFile {
     path: PathBuf,
-    file: Arc<dyn RandomRead>,
+    source: Source,
     len: u64,
     io: Arc<IoStats>,
     device: DeviceModel,
 }
 
+/// Where a table's reads find its open file.
+enum Source {
+    /// One file held open for the table's life (a dump, the table tests).
+    Fixed(Arc<dyn RandomRead>),
+    /// The database's bounded cache of open files, by table number.
+    Cached { handles: Arc<FileHandles>, number: u64 },
+}
+
 impl TableFile {
-    /// Wrap an open file.
+    /// Wrap an open file, held open as long as this lives.
     pub(crate) fn new(path: PathBuf, file: Arc<dyn RandomRead>, io: Arc<IoStats>, device: DeviceModel) -> Self {
         let len = file.len();
-        TableFile { path, file, len, io, device }
+        TableFile { path, source: Source::Fixed(file), len, io, device }
+    }
+
+    /// Table `number` at `path`, read through `handles` (which opens it now to learn its
+    /// length, and again after closing it to make room for others).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Io`] when the file cannot be opened.
+    pub(crate) fn cached(
+        path: PathBuf,
+        number: u64,
+        handles: Arc<FileHandles>,
+        io: Arc<IoStats>,
+        device: DeviceModel,
+    ) -> Result<Self> {
+        let len = handles.get(number, &path)?.len();
+        Ok(TableFile { path, source: Source::Cached { handles, number }, len, io, device })
+    }
+
+    /// The open file, for one read.
+    fn handle(&self) -> Result<Arc<dyn RandomRead>> {
+        match &self.source {
+            Source::Fixed(file) => Ok(file.clone()),
+            Source::Cached { handles, number } => handles.get(*number, &self.path),
+        }
     }
 
     /// The file's path.
@@ -51,7 +87,7 @@ impl TableFile {
         }
         self.device.charge();
         let mut buf = vec![0u8; len];
-        self.file.read_at(offset, &mut buf)?;
+        self.handle()?.read_at(offset, &mut buf)?;
         self.io.record(kind, len as u64);
         Ok(buf)
     }
@@ -92,7 +128,7 @@ impl TableFile {
             self.device.charge();
             ahead.bytes.resize(want, 0);
             ahead.offset = handle.offset;
-            if let Err(e) = self.file.read_at(handle.offset, &mut ahead.bytes) {
+            if let Err(e) = self.handle().and_then(|file| file.read_at(handle.offset, &mut ahead.bytes)) {
                 ahead.bytes.clear();
                 return Err(e);
             }

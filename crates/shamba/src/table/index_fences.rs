@@ -81,7 +81,6 @@ impl IndexFences {
     }
 
     /// Bytes held.
-    #[cfg(test)]
     pub(crate) fn bytes(&self) -> usize {
         std::mem::size_of_val(&*self.prefixes) + self.common.len()
     }

@@ -73,7 +73,6 @@ pub(super) struct PinnedIndex {
 
 impl PinnedIndex {
     /// Bytes held: the block and its fences.
-    #[cfg(test)]
     pub(super) fn pinned_bytes(&self) -> usize {
         self.block.size() + self.fences.as_ref().map_or(0, |f| f.bytes())
     }

@@ -15,6 +15,7 @@
 //!   prefetch); `meta_blocks.rs`: pinned or cached index and filter blocks, and their
 //!   cache priorities;
 //! - `file.rs`: the one place table bytes are read from storage (charged and counted);
+//!   `file_handles.rs`: the database's bounded cache of open table files it reads through;
 //! - `two_level_cursor.rs`: the table cursor, over `index_cursor.rs` (index entries across
 //!   partitions); `table_cache.rs`: open readers by number;
 //! - `dump.rs`: a human-readable dump of a file.
@@ -25,6 +26,7 @@ mod builder;
 mod coding;
 mod dump;
 mod file;
+mod file_handles;
 mod format;
 mod index;
 mod index_cursor;

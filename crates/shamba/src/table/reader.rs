@@ -34,11 +34,11 @@ use super::{ProbeOutcome, ProbePlan, TableContext, TableGet, BLOCK_TRAILER_LEN};
 use crate::cursor::Cursor;
 use crate::error::{DecodeError, Result};
 use crate::filter::{Digest, FilterPart, Role};
-use crate::io::{BlockKind, RandomRead};
+use crate::io::BlockKind;
 use crate::key::{compare_internal_keys, parse_internal_key, user_key};
 use crate::options::{ReadOptions, StageClock};
 use std::cell::Cell;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 thread_local! {
@@ -58,7 +58,6 @@ pub(crate) struct TableReader {
     /// not partitioned.
     top_level: TopLevelKeys,
     /// Bytes of the top-level index block's contents (0 when not partitioned).
-    #[cfg_attr(not(test), expect(dead_code, reason = "read by the table's tests only"))]
     top_level_bytes: u64,
     /// One entry per partition; exactly one when the table is not partitioned.
     pub(super) partitions: Vec<Partition>,
@@ -84,14 +83,10 @@ enum TakenPart {
 
 impl TableReader {
     /// Open a table: read and check footer, properties, the top-level index of a
-    /// partitioned table, and pin index and filters unless they are cached.
-    pub(crate) fn open(
-        path: PathBuf,
-        file: Arc<dyn RandomRead>,
-        number: u64,
-        ctx: TableContext,
-    ) -> Result<TableReader> {
-        let file = TableFile::new(path, file, ctx.io.clone(), ctx.device);
+    /// partitioned table, and pin index and filters unless they are cached. The reader
+    /// keeps those in memory; `file` says whether it holds its file open or takes it from
+    /// the database's cache of open files per read.
+    pub(crate) fn open(file: TableFile, number: u64, ctx: TableContext) -> Result<TableReader> {
         let footer = file.read_footer()?;
         let meta_block = |handle: BlockHandle| -> Result<Block> {
             let data = file.read_block(handle, BlockKind::Other, true)?;
@@ -366,7 +361,6 @@ impl TableReader {
     /// Bytes of index and filter blocks pinned in this reader (everything when they are
     /// not cached; the top-level index of a partitioned table either way), with the pinned
     /// index blocks' prefix fences.
-    #[cfg(test)]
     pub(crate) fn pinned_bytes(&self) -> usize {
         let partitions: usize = self
             .partitions

@@ -1,6 +1,9 @@
 //! Open table readers by file number, so each file is opened (footer, properties, index,
-//! pinned filters read) once, however many lookups and cursors use it.
+//! pinned filters read) once, however many lookups and cursors use it. The readers hold no
+//! open file: they read through the cache's bounded set of open files (`file_handles.rs`).
 
+use super::file::TableFile;
+use super::file_handles::FileHandles;
 use super::{table_path, TableContext, TableReader};
 use crate::error::Result;
 use crate::io::Storage;
@@ -11,16 +14,18 @@ use std::sync::Arc;
 
 /// Open table readers by file number, so each file is opened once.
 pub(crate) struct TableCache {
-    storage: Arc<dyn Storage>,
     dir: PathBuf,
     ctx: TableContext,
+    handles: Arc<FileHandles>,
     readers: RwLock<NumberMap<u64, Arc<TableReader>>>,
 }
 
 impl TableCache {
-    /// A cache of readers for files in `dir`.
-    pub(crate) fn new(storage: Arc<dyn Storage>, dir: &Path, ctx: TableContext) -> Self {
-        TableCache { storage, dir: dir.to_path_buf(), ctx, readers: RwLock::new(NumberMap::default()) }
+    /// A cache of readers for files in `dir`, keeping at most `max_open_files` of them
+    /// open (at least 1).
+    pub(crate) fn new(storage: Arc<dyn Storage>, dir: &Path, ctx: TableContext, max_open_files: usize) -> Self {
+        let handles = Arc::new(FileHandles::new(storage, max_open_files));
+        TableCache { dir: dir.to_path_buf(), ctx, handles, readers: RwLock::new(NumberMap::default()) }
     }
 
     /// The reader of file `number`, opening it on first use.
@@ -32,16 +37,28 @@ impl TableCache {
         // must not wait for it. Two threads may race to open the same file; the first
         // reader inserted wins and the other is dropped.
         let path = table_path(&self.dir, number);
-        let file = self.storage.open_read(&path)?;
-        let reader = Arc::new(TableReader::open(path, file, number, self.ctx.clone())?);
+        let file = TableFile::cached(path, number, self.handles.clone(), self.ctx.io.clone(), self.ctx.device)?;
+        let reader = Arc::new(TableReader::open(file, number, self.ctx.clone())?);
         Ok(self.readers.write().entry(number).or_insert(reader).clone())
     }
 
-    /// Forget a file's reader (after the file is deleted), and drop its blocks from the
-    /// block cache. Cursors still holding the reader keep working.
+    /// Forget a file's reader (after the file is deleted), close its file and drop its
+    /// blocks from the block cache. Cursors still holding the reader keep working while the
+    /// file exists (they reopen it).
     pub(crate) fn evict(&self, number: u64) {
         self.readers.write().remove(&number);
+        self.handles.remove(number);
         self.ctx.cache.erase_file(number);
+    }
+
+    /// Table files open now, and the most kept open.
+    pub(crate) fn open_files(&self) -> (usize, usize) {
+        (self.handles.len(), self.handles.capacity())
+    }
+
+    /// Bytes of index and filter blocks the open readers pin in memory.
+    pub(crate) fn pinned_bytes(&self) -> u64 {
+        self.readers.read().values().map(|r| r.pinned_bytes() as u64).sum()
     }
 
     /// Number of open readers.

@@ -10,6 +10,7 @@ mod partitioned;
 mod round_trip;
 mod services;
 
+use super::file::TableFile;
 use super::*;
 use crate::cursor::Cursor;
 use crate::filter::{build_filter_parts, Digest};
@@ -153,7 +154,8 @@ pub(super) fn ctx(cache_bytes: usize, cache_meta: bool) -> TableContext {
 }
 
 pub(super) fn open(path: &Path, ctx: TableContext) -> crate::error::Result<Arc<TableReader>> {
-    Ok(Arc::new(TableReader::open(path.to_path_buf(), FsStorage.open_read(path)?, 7, ctx)?))
+    let file = TableFile::new(path.to_path_buf(), FsStorage.open_read(path)?, ctx.io.clone(), ctx.device);
+    Ok(Arc::new(TableReader::open(file, 7, ctx)?))
 }
 
 /// The model answer: newest version of `uk` with seq <= `snapshot`.
