@@ -22,24 +22,14 @@ pub(super) type Entries = Vec<(Vec<u8>, Vec<u8>)>;
 
 /// One table's lookup as the tests make it: [`TableReader::get_at_spot`] at the spot
 /// [`TableReader::locate`] finds (a database lookup also prefetches and plans first).
-pub(super) trait Lookup {
+impl TableReader {
     /// The newest version of the seek key's user key, probing every filter part.
-    fn get(&self, seek: &[u8], digest: &Digest, ro: &ReadOptions) -> crate::error::Result<TableGet> {
+    pub(super) fn get(&self, seek: &[u8], digest: &Digest, ro: &ReadOptions) -> crate::error::Result<TableGet> {
         self.get_planned(seek, digest, ro, ProbePlan::ALL).map(|(got, _)| got)
     }
 
     /// [`get`](Self::get), probing only the filter parts `plan` allows.
-    fn get_planned(
-        &self,
-        seek: &[u8],
-        digest: &Digest,
-        ro: &ReadOptions,
-        plan: ProbePlan,
-    ) -> crate::error::Result<(TableGet, ProbeOutcome)>;
-}
-
-impl Lookup for TableReader {
-    fn get_planned(
+    pub(super) fn get_planned(
         &self,
         seek: &[u8],
         digest: &Digest,
