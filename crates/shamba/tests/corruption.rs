@@ -163,3 +163,34 @@ fn garbage_current_file_is_an_error_not_a_panic() {
     fs::write(dir.path().join("CURRENT"), b"\xff\xfe not a manifest name").expect("write");
     assert!(Db::open(dir.path(), small()).is_err());
 }
+
+#[test]
+fn a_table_missing_from_the_directory_stops_the_open_and_is_named() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    {
+        let db = Db::open(dir.path(), small()).expect("open");
+        for round in 0..3u32 {
+            for i in 0..200 {
+                db.put(key(round * 1000 + i), b"v").expect("put");
+            }
+            db.flush().expect("flush");
+        }
+        db.close().expect("close");
+    }
+    let tables = files_with(dir.path(), |n| n.ends_with(".sst"));
+    assert!(tables.len() >= 3, "{tables:?}");
+    let gone = &tables[1];
+    let bytes = fs::read(gone).expect("read");
+    fs::remove_file(gone).expect("remove");
+    let Err(err) = Db::open(dir.path(), small()) else { panic!("a database missing a table does not open") };
+    assert!(names(&err, gone), "{err}");
+    assert!(err.to_string().contains("missing"), "{err}");
+    // With the table back, it opens and reads everything.
+    fs::write(gone, bytes).expect("restore");
+    let db = Db::open(dir.path(), small()).expect("reopen");
+    for round in 0..3u32 {
+        for i in 0..200 {
+            assert_eq!(db.get(key(round * 1000 + i)).expect("get").as_deref(), Some(&b"v"[..]));
+        }
+    }
+}

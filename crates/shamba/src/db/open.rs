@@ -9,13 +9,13 @@ use crate::cache::BlockCache;
 use crate::compaction::job::{flush_to_table, JobEnv};
 use crate::db::batch::decode_batch;
 use crate::error::{Error, Result};
-use crate::io::IoStats;
+use crate::io::{IoStats, Storage};
 use crate::manager::FilterManager;
 use crate::memtable::MemTable;
 use crate::options::Options;
 use crate::stats::DbCounters;
-use crate::table::{TableCache, TableContext};
-use crate::version::{VersionEdit, VersionSet};
+use crate::table::{table_path, TableCache, TableContext};
+use crate::version::{Version, VersionEdit, VersionSet};
 use crate::wal::{read_log, LogWriter};
 use parking_lot::{Condvar, Mutex};
 use std::collections::{BTreeMap, HashSet};
@@ -44,6 +44,7 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<Arc<DbInner>> {
     }
     let (mut versions, log_number) = if exists {
         let (vs, rec) = VersionSet::recover(storage.clone(), &dir, opts.num_levels)?;
+        check_tables_present(&*storage, &dir, &vs.current())?;
         (vs, rec.log_number)
     } else {
         (VersionSet::create(storage.clone(), &dir, opts.num_levels)?, 0)
@@ -97,6 +98,25 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<Arc<DbInner>> {
     inner.delete_obsolete_files();
     start_threads(&inner)?;
     Ok(inner)
+}
+
+/// Every table the recovered version names is in the directory: a database missing one
+/// does not open (as LevelDB's recovery checks), rather than fail the first read that needs
+/// it. One listing of the directory, no file opened.
+fn check_tables_present(storage: &dyn Storage, dir: &Path, version: &Version) -> Result<()> {
+    let present: HashSet<String> = storage.list(dir)?.into_iter().collect();
+    let missing: Vec<u64> = version
+        .file_numbers()
+        .filter(|&n| table_path(dir, n).file_name().is_none_or(|name| !present.contains(&*name.to_string_lossy())))
+        .collect();
+    match missing.first() {
+        None => Ok(()),
+        Some(&first) => Err(Error::corruption(
+            table_path(dir, first),
+            None,
+            format!("a table the manifest names is missing ({} missing in all)", missing.len()),
+        )),
+    }
 }
 
 fn start_threads(inner: &Arc<DbInner>) -> Result<()> {
