@@ -312,3 +312,33 @@ fn writes_under_a_slowdown_are_paced_and_all_kept() {
         assert_eq!(db.get(format!("key{i:06}")).unwrap().as_deref(), Some(&value[..]), "key {i}");
     }
 }
+
+#[test]
+fn a_compaction_deletes_its_inputs_as_soon_as_it_installs_its_outputs() {
+    let dir = tempfile::tempdir().unwrap();
+    // L0 compacts at 10 files: the four flushes below stay in L0 until `compact`.
+    let opts = Options { level0_compaction_trigger: 10, ..Options::default() };
+    let db = Db::open(dir.path(), opts).unwrap();
+    for round in 0..4u32 {
+        for i in 0..500u32 {
+            db.put(format!("k{:05}", i * 4 + round), b"v").unwrap();
+        }
+        db.flush().unwrap();
+    }
+    let on_disk = || {
+        let mut names: Vec<String> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with(".sst"))
+            .collect();
+        names.sort();
+        names
+    };
+    assert_eq!(on_disk().len(), 4, "four flushed tables");
+    // No flush, no other compaction and no reopen after this one: it deletes its own inputs.
+    db.compact().unwrap();
+    let mut live: Vec<String> = db.files().iter().map(|f| format!("{:06}.sst", f.number)).collect();
+    live.sort();
+    assert_eq!(on_disk(), live, "only the compaction's outputs are left");
+    assert_eq!(db.get(b"k01999").unwrap().as_deref(), Some(&b"v"[..]));
+}

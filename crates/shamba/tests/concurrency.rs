@@ -151,8 +151,8 @@ fn lookups_from_more_threads_than_slots_count_exactly_and_idle_readers_keep_no_r
     let levels: u64 = after.lookup_levels.iter().map(|l| l.hits).sum();
     assert_eq!(levels, after.table_hits);
 
-    // A compaction's inputs are deleted by the pass after the one it runs itself (it holds
-    // the version it compacted until then): a flush makes that pass.
+    // A compaction deletes its inputs once installed; readers gone idle hold no replaced
+    // version (a last write and flush add a table of their own).
     db.compact().expect("compact");
     db.put(b"last", b"0:").expect("put");
     db.flush().expect("flush");

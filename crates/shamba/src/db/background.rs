@@ -73,6 +73,9 @@ impl DbInner {
         }
         let Some(c) = picker::pick(&version, &self.opts, &mut cursors) else { return Ok(false) };
         self.run(&c, &version)?;
+        // The inputs are dead once no version holds them: let go of the compacted one first.
+        drop(version);
+        self.delete_obsolete_files();
         Ok(true)
     }
 
@@ -84,6 +87,9 @@ impl DbInner {
         if let Some(c) = picker::pick_full(&version, &self.opts) {
             self.run(&c, &version)?;
         }
+        // The inputs are dead once no version holds them: let go of the compacted one first.
+        drop(version);
+        self.delete_obsolete_files();
         Ok(())
     }
 
@@ -161,7 +167,8 @@ impl DbInner {
         Ok(())
     }
 
-    /// Execute a picked compaction and install its result.
+    /// Execute a picked compaction and install its result. The caller deletes the inputs
+    /// (`delete_obsolete_files`) once it has let go of `version`, which holds them.
     fn run(&self, c: &Compaction, version: &crate::version::Version) -> Result<()> {
         let mut edit = VersionEdit::default();
         for (level, f) in c.input_files() {
@@ -211,7 +218,6 @@ impl DbInner {
         }
         drop(pending);
         DbCounters::add(&self.counters.compactions, 1);
-        self.delete_obsolete_files();
         Ok(())
     }
 
