@@ -252,3 +252,45 @@ fn a_compaction_meeting_a_corrupt_table_makes_writes_fail_read_only_with_that_ca
     // Reads of the tables' other blocks still work.
     assert!(db.get(key(299)).expect("read after failure").is_some());
 }
+
+#[test]
+fn a_manual_compaction_meeting_a_corrupt_block_stops_writes_and_leaves_no_orphan_table() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    // Small blocks and output files: the compaction writes several outputs before it meets
+    // the damaged block in the middle of a table.
+    let opts =
+        || Options { level0_compaction_trigger: 8, block_size: 512, target_file_size: 4 << 10, ..Options::default() };
+    let tables = |dir: &std::path::Path| {
+        let mut names: Vec<String> = std::fs::read_dir(dir)
+            .expect("list")
+            .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with(".sst"))
+            .collect();
+        names.sort();
+        names
+    };
+    {
+        let db = Db::open(dir.path(), opts()).expect("open");
+        for round in 0..3 {
+            for i in 0..3000 {
+                db.put(key(i), format!("value-{round}-{i}")).expect("put");
+            }
+            db.flush().expect("flush");
+        }
+        db.close().expect("close");
+    }
+    let before = tables(dir.path());
+    assert_eq!(before.len(), 3, "{before:?}");
+    let damaged = dir.path().join(&before[1]);
+    let mut bytes = std::fs::read(&damaged).expect("read");
+    let middle = bytes.len() / 3;
+    bytes[middle] ^= 0x5a;
+    std::fs::write(&damaged, bytes).expect("write");
+
+    let db = Db::open(dir.path(), opts()).expect("reopen");
+    let err = db.compact().expect_err("the compaction reads the damaged block");
+    assert!(err.is_corruption(), "{err}");
+    assert_eq!(tables(dir.path()), before, "the outputs written before the failure are gone");
+    let write = db.put(b"k", b"v").expect_err("writes stop");
+    assert!(is_read_only(&write, Error::is_corruption), "{write}");
+}

@@ -8,6 +8,7 @@ use crate::error::Result;
 use crate::manager::{inherit, Estimate};
 use crate::memtable::MemTable;
 use crate::stats::DbCounters;
+use crate::table::table_path;
 use crate::version::{FileMeta, VersionEdit};
 use std::sync::Arc;
 use std::time::Duration;
@@ -85,7 +86,9 @@ impl DbInner {
         let _cursors = self.compaction.lock();
         let version = self.versions.lock().current();
         if let Some(c) = picker::pick_full(&version, &self.opts) {
-            self.run(&c, &version)?;
+            // A failure stops writes as a background compaction's does (a damaged table
+            // must not be written over); the caller gets the error itself.
+            self.run(&c, &version).inspect_err(|e| self.set_bg_error(e.duplicate()))?;
         }
         // The inputs are dead once no version holds them: let go of the compacted one first.
         drop(version);
@@ -190,11 +193,23 @@ impl DbInner {
                     OutputRun::Existing(id) => id,
                     OutputRun::New => self.versions.lock().new_file_number(),
                 };
-                let alloc = || self.new_output_number();
-                // On failure the outputs stay in `pending`: the caller records a background
-                // error, which stops obsolete-file deletion until a reopen sorts live from dead.
-                let (files, stats) =
-                    run_compaction(&self.job_env(&alloc), c, version, self.smallest_snapshot(), filter, output_run)?;
+                let made = std::cell::RefCell::new(Vec::new());
+                let alloc = || {
+                    let n = self.new_output_number();
+                    made.borrow_mut().push(n);
+                    n
+                };
+                let merged =
+                    run_compaction(&self.job_env(&alloc), c, version, self.smallest_snapshot(), filter, output_run);
+                let (files, stats) = match merged {
+                    Ok(merged) => merged,
+                    Err(e) => {
+                        // No manifest names these outputs yet: they are garbage now, not
+                        // after the next open.
+                        self.discard_outputs(&made.into_inner());
+                        return Err(e);
+                    }
+                };
                 DbCounters::add(&self.counters.compaction_bytes_read, c.input_bytes());
                 DbCounters::add(&self.counters.compaction_bytes_written, stats.bytes_out);
                 outputs = files;
@@ -219,6 +234,20 @@ impl DbInner {
         drop(pending);
         DbCounters::add(&self.counters.compactions, 1);
         Ok(())
+    }
+
+    /// Delete the tables a failed compaction wrote (numbers no version and no manifest
+    /// names) and forget them as pending outputs. A file that cannot be deleted now is
+    /// deleted by the next open.
+    fn discard_outputs(&self, numbers: &[u64]) {
+        for &n in numbers {
+            self.tables.evict(n);
+            let _ = self.storage.remove(&table_path(&self.dir, n));
+        }
+        let mut pending = self.pending_outputs.lock();
+        for n in numbers {
+            pending.remove(n);
+        }
     }
 
     /// Give a compaction's outputs the statistics of the inputs they replace.
