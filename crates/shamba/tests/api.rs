@@ -342,3 +342,29 @@ fn a_compaction_deletes_its_inputs_as_soon_as_it_installs_its_outputs() {
     assert_eq!(on_disk(), live, "only the compaction's outputs are left");
     assert_eq!(db.get(b"k01999").unwrap().as_deref(), Some(&b"v"[..]));
 }
+
+#[test]
+fn tables_an_iterator_kept_past_their_compaction_are_deleted_at_close() {
+    let dir = tempfile::tempdir().unwrap();
+    let sst = |dir: &std::path::Path| {
+        std::fs::read_dir(dir)
+            .unwrap()
+            .filter(|e| e.as_ref().unwrap().file_name().to_string_lossy().ends_with(".sst"))
+            .count()
+    };
+    let db = Db::open(dir.path(), Options { level0_compaction_trigger: 10, ..Options::default() }).unwrap();
+    for round in 0..4u32 {
+        for i in 0..300u32 {
+            db.put(format!("k{:05}", i * 4 + round), b"v").unwrap();
+        }
+        db.flush().unwrap();
+    }
+    // The iterator holds the version of the four flushed tables through the compaction.
+    let iter = db.iter();
+    db.compact().unwrap();
+    assert_eq!(sst(dir.path()), 4 + db.files().len(), "the held inputs stay while the iterator lives");
+    drop(iter);
+    let live = db.files().len();
+    db.close().unwrap();
+    assert_eq!(sst(dir.path()), live, "closing leaves only live tables");
+}

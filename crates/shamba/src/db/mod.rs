@@ -347,6 +347,9 @@ impl DbInner {
         drop(q);
         let synced = self.wal.lock().writer.sync();
         let persisted = if self.bg.lock().error.is_none() { self.persist_file_stats() } else { Ok(()) };
+        // Tables a reader still held when their compaction finished go now, not at the next
+        // open (the pass keeps everything after a background error).
+        self.delete_obsolete_files();
         self.lock.lock().take();
         synced.and(persisted)
     }
