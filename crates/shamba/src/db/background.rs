@@ -37,24 +37,34 @@ impl DbInner {
                 self.idle_wait();
                 continue;
             };
+            let flushing = self.flushing.lock();
             if self.bg.lock().error.is_some() {
+                drop(flushing);
                 self.idle_wait();
                 continue;
             }
             if let Err(e) = self.flush_memtable(&mem) {
                 self.set_bg_error(e);
             }
+            drop(flushing);
             self.bg_cv.notify_all();
         }
     }
 
     /// The compaction thread: run picked compactions until none is needed.
     pub(crate) fn compaction_loop(self: &Arc<Self>) {
+        let mut last_resume = None;
         while !self.shutting_down() {
             if self.bg.lock().error.is_some() {
-                self.idle_wait();
+                // A full disk may get room back: the thread retries resuming by itself.
+                let next = self.maybe_resume_by_itself(&mut last_resume);
+                let mut bg = self.bg.lock();
+                if !bg.shutting_down && bg.error.is_some() {
+                    self.bg_cv.wait_for(&mut bg, next.min(IDLE_WAIT));
+                }
                 continue;
             }
+            last_resume = None;
             match self.maybe_compact() {
                 Ok(true) => {
                     self.bg_cv.notify_all();
@@ -113,7 +123,7 @@ impl DbInner {
     }
 
     /// Run `f` as the write leader (no write is in progress meanwhile).
-    fn with_write_lead<T>(&self, f: impl FnOnce() -> Result<T>) -> Result<T> {
+    pub(super) fn with_write_lead<T>(&self, f: impl FnOnce() -> Result<T>) -> Result<T> {
         let mut q = self.queue.lock();
         while q.leader_active {
             self.queue_cv.wait(&mut q);
@@ -135,8 +145,24 @@ impl DbInner {
     pub(crate) fn flush_memtable(&self, mem: &Arc<MemTable>) -> Result<()> {
         let version = self.versions.lock().current();
         let filter = self.filter_for_level(&version, 0);
-        let alloc = || self.new_output_number();
-        let mut meta = flush_to_table(&self.job_env(&alloc), mem, filter)?;
+        let made = std::cell::RefCell::new(Vec::new());
+        let alloc = || {
+            let n = self.new_output_number();
+            made.borrow_mut().push(n);
+            n
+        };
+        let written = flush_to_table(&self.job_env(&alloc), mem, filter).and_then(|meta| {
+            // The table's directory entry is durable before any manifest names it.
+            self.storage.sync_dir(&self.dir)?;
+            Ok(meta)
+        });
+        let mut meta = match written {
+            Ok(meta) => meta,
+            Err(e) => {
+                self.discard_outputs(&made.into_inner());
+                return Err(e);
+            }
+        };
         if let Some(m) = meta.as_mut() {
             let tree_entries: u64 = DbInner::entries_per_level(&version).iter().sum::<u64>() + m.entries;
             let hit_ratio = self.sv.lookup_totals().table_hit_ratio();
@@ -155,7 +181,10 @@ impl DbInner {
                 sv.imm.iter().rev().skip(1).map(|m| m.wal_number()).next().unwrap_or_else(|| sv.mem.wal_number());
             edit.log_number = Some(remaining);
             versions.set_last_sequence(self.visible_seq());
-            versions.log_and_apply(edit)?;
+            if let Err(e) = versions.log_and_apply(edit) {
+                self.unsure_outputs.lock().extend(meta.iter().map(|m| m.number));
+                return Err(e);
+            }
             let current = versions.current();
             let sv = self.sv.write();
             let imm = sv.imm.iter().filter(|m| !Arc::ptr_eq(m, mem)).cloned().collect();
@@ -201,6 +230,8 @@ impl DbInner {
                 };
                 let merged =
                     run_compaction(&self.job_env(&alloc), c, version, self.smallest_snapshot(), filter, output_run);
+                // The outputs' directory entries are durable before any manifest names them.
+                let merged = merged.and_then(|m| self.storage.sync_dir(&self.dir).map(|()| m));
                 let (files, stats) = match merged {
                     Ok(merged) => merged,
                     Err(e) => {
@@ -221,7 +252,13 @@ impl DbInner {
         }
         {
             let mut versions = self.versions.lock();
-            versions.log_and_apply(edit)?;
+            if let Err(e) = versions.log_and_apply(edit) {
+                // A trivial move wrote nothing: its files stay named by the installed version.
+                if matches!(c.choice, CompactionChoice::Merge { .. }) {
+                    self.unsure_outputs.lock().extend(outputs.iter().map(|f| f.number));
+                }
+                return Err(e);
+            }
             let current = versions.current();
             let sv = self.sv.write();
             let next = SuperVersion::new(sv.mem.clone(), sv.imm.clone(), current, Some(&*sv), &self.opts);

@@ -1,13 +1,13 @@
 //! The shared state behind every `Db` handle, and the locks that guard it.
 //!
 //! Lock order (never take an earlier one while holding a later one):
-//! `compaction` -> `versions` -> `sv` -> `wal`; `queue` and `bg` are leaves.
+//! `compaction` -> `flushing` -> `versions` -> `sv` -> `wal`; `queue` and `bg` are leaves.
 
 use super::pacer::Pacing;
 use super::super_version::SuperVersions;
 use super::table_slots::TableSlots;
 use crate::cache::BlockCache;
-use crate::io::{DirLock, IoStats, Storage};
+use crate::io::{DirLock, IoStats, Storage, SyncWatch};
 use crate::key::SeqNo;
 use crate::manager::FilterManager;
 use crate::memtable::MemTable;
@@ -63,6 +63,8 @@ impl SuperVersion {
 pub(crate) struct WalState {
     pub writer: LogWriter,
     pub number: u64,
+    /// A write to this log failed: its tail may be torn, so nothing more is appended to it.
+    pub broken: bool,
 }
 
 /// One write waiting in the group-commit queue.
@@ -95,7 +97,10 @@ pub(crate) struct BgState {
 pub(crate) struct DbInner {
     pub dir: PathBuf,
     pub opts: Options,
+    /// `sync_watch`, as the storage every file goes through.
     pub storage: Arc<dyn Storage>,
+    /// Whether a sync ever failed (then no background error is resumed from).
+    pub sync_watch: Arc<SyncWatch>,
     pub lock: Mutex<Option<Box<dyn DirLock>>>,
     /// The installed super version, and the reader slots that lease it to lookups (with
     /// the lookup counters).
@@ -117,6 +122,11 @@ pub(crate) struct DbInner {
     pub bg_cv: Condvar,
     /// File numbers being written, not yet in a version: never deleted as obsolete.
     pub pending_outputs: Mutex<HashSet<u64>>,
+    /// Pending outputs of a flush or compaction whose manifest edit failed: the edit may be
+    /// on disk, so they stay until a fresh manifest is written (`resume`) or a reopen.
+    pub unsure_outputs: Mutex<Vec<u64>>,
+    /// Held while a memtable is flushed (by the flush thread, or by `resume`).
+    pub flushing: Mutex<()>,
     /// Held while a compaction runs; holds each level's round-robin position.
     pub compaction: Mutex<Vec<Vec<u8>>>,
     pub threads: Mutex<Vec<JoinHandle<()>>>,

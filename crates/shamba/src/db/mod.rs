@@ -9,6 +9,7 @@ mod iter;
 mod open;
 mod pacer;
 mod read;
+mod resume;
 mod snapshot;
 mod super_version;
 mod table_slots;
@@ -258,6 +259,29 @@ impl Db {
         Ok(())
     }
 
+    /// Take writes again after a background error made the database read-only, when that
+    /// error leaves nothing to distrust: a failed write of a table, the WAL or the manifest
+    /// (a full disk, say, once it has room again). A fresh WAL and, if its last write
+    /// failed, a fresh manifest are started, and the flush or compaction that failed runs
+    /// again in the background. `Ok(())` also when writes were never stopped.
+    ///
+    /// A full disk is resumed from by itself every
+    /// [`Options::auto_resume_interval`](crate::Options::auto_resume_interval); this call
+    /// is for other write errors, and for callers that know the space is back.
+    ///
+    /// # Errors
+    ///
+    /// - [`Error::ReadOnly`](crate::Error::ReadOnly) with the background error as its cause
+    ///   when writes cannot resume without a reopen: a sync failed (the kernel may have
+    ///   dropped what it could not write, and a later sync would report success all the
+    ///   same), or a file is corrupt.
+    /// - [`Error::Io`](crate::Error::Io) when starting the fresh WAL or manifest fails (the
+    ///   disk is still full): the database stays read-only.
+    /// - [`Error::Closed`](crate::Error::Closed) after [`Db::close`].
+    pub fn resume(&self) -> Result<()> {
+        self.inner.resume()
+    }
+
     /// Counters and the shape of the tree.
     pub fn stats(&self) -> Stats {
         let inner = &self.inner;
@@ -345,7 +369,8 @@ impl DbInner {
             self.queue_cv.wait(&mut q);
         }
         drop(q);
-        let synced = self.wal.lock().writer.sync();
+        // Never retry a failed sync: a success now would not bring back what it lost.
+        let synced = if self.sync_watch.failed() { Ok(()) } else { self.wal.lock().writer.sync() };
         let persisted = if self.bg.lock().error.is_none() { self.persist_file_stats() } else { Ok(()) };
         // Tables a reader still held when their compaction finished go now, not at the next
         // open (the pass keeps everything after a background error).

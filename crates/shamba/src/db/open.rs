@@ -9,7 +9,7 @@ use crate::cache::BlockCache;
 use crate::compaction::job::{flush_to_table, JobEnv};
 use crate::db::batch::decode_batch;
 use crate::error::{Error, Result};
-use crate::io::{IoStats, Storage};
+use crate::io::{IoStats, Storage, SyncWatch};
 use crate::manager::FilterManager;
 use crate::memtable::MemTable;
 use crate::options::Options;
@@ -26,7 +26,8 @@ use std::sync::Arc;
 /// Open (or create) the database in `dir`.
 pub(crate) fn open(dir: &Path, opts: Options) -> Result<Arc<DbInner>> {
     opts.validate()?;
-    let storage = opts.storage.clone();
+    let sync_watch = Arc::new(SyncWatch::new(opts.storage.clone()));
+    let storage: Arc<dyn Storage> = sync_watch.clone();
     let dir = dir.to_path_buf();
     if !storage.exists(&dir) {
         if !opts.create_if_missing {
@@ -73,6 +74,7 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<Arc<DbInner>> {
     let inner = Arc::new(DbInner {
         dir,
         storage,
+        sync_watch,
         lock: Mutex::new(Some(lock)),
         sv: SuperVersions::new(sv, opts.num_levels),
         versions: Mutex::new(versions),
@@ -84,10 +86,12 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<Arc<DbInner>> {
         queue: Mutex::new(WriteQueue::default()),
         queue_cv: Condvar::new(),
         pacer: Pacing::default(),
-        wal: Mutex::new(WalState { writer: LogWriter::new(wal_file), number: wal_number }),
+        wal: Mutex::new(WalState { writer: LogWriter::new(wal_file), number: wal_number, broken: false }),
         bg: Mutex::new(BgState::default()),
         bg_cv: Condvar::new(),
         pending_outputs: Mutex::new(HashSet::new()),
+        unsure_outputs: Mutex::new(Vec::new()),
+        flushing: Mutex::new(()),
         compaction: Mutex::new(vec![Vec::new(); opts.num_levels]),
         threads: Mutex::new(Vec::new()),
         counters: DbCounters::default(),
@@ -176,6 +180,8 @@ fn replay_wals(
     flush_recovered(storage, dir, opts, tables, versions, &mem, &mut edit)?;
     versions.set_last_sequence(last_seq);
     if !edit.new_files.is_empty() {
+        // The tables' directory entries are durable before the manifest names them.
+        storage.sync_dir(dir)?;
         versions.log_and_apply(edit)?;
     }
     Ok(last_seq)

@@ -115,7 +115,11 @@ impl DbInner {
             let logged =
                 wal.writer.add_record(record).and_then(|_| if sync { wal.writer.sync() } else { wal.writer.flush() });
             if let Err(e) = logged {
+                wal.broken = true;
                 self.set_bg_error(e.duplicate());
+                // The record may be in the log, whole or torn: its sequence numbers are
+                // never handed out again (writes may resume on a fresh log).
+                self.visible_seq.fetch_max(first + count - 1, Ordering::AcqRel);
                 return Err(e);
             }
             DbCounters::add(&self.counters.wal_bytes, record.len() as u64);
@@ -182,22 +186,32 @@ impl DbInner {
                 DbCounters::add(waited, t.elapsed().as_micros() as u64);
                 continue;
             }
-            self.switch_memtable()?;
+            self.switch_memtable(false)?;
             return Ok(());
         }
     }
 
-    /// Freeze the memtable, start a new WAL and memtable, and wake the flush thread.
-    fn switch_memtable(&self) -> Result<()> {
+    /// Freeze the memtable, start a new WAL and memtable, and wake the flush thread. The
+    /// old log's tail is pushed to the OS first, unless `abandon_old_log` (resuming after a
+    /// failed write: what it holds past its last good record was never acknowledged). A
+    /// failure once the new log exists stops writes, as a failed WAL write does.
+    pub(super) fn switch_memtable(&self, abandon_old_log: bool) -> Result<()> {
         let number = self.versions.lock().new_file_number();
         let file = self.storage.create(&wal_path(&self.dir, number))?;
         {
             let sv = self.sv.write();
             let mut wal = self.wal.lock();
-            // The old log stays until its memtable is flushed; push its tail to the OS now.
-            wal.writer.flush()?;
+            if !abandon_old_log {
+                // The old log stays until its memtable is flushed; push its tail to the OS now.
+                if let Err(e) = wal.writer.flush() {
+                    wal.broken = true;
+                    self.set_bg_error(e.duplicate());
+                    return Err(e);
+                }
+            }
             wal.writer = LogWriter::new(file);
             wal.number = number;
+            wal.broken = false;
             let mut imm = Vec::with_capacity(sv.imm.len() + 1);
             imm.push(sv.mem.clone());
             imm.extend(sv.imm.iter().cloned());
@@ -205,7 +219,7 @@ impl DbInner {
                 SuperVersion::new(Arc::new(MemTable::new(number)), imm, sv.version.clone(), Some(&*sv), &self.opts);
             sv.install(next);
         }
-        self.storage.sync_dir(&self.dir)?;
+        self.storage.sync_dir(&self.dir).inspect_err(|e| self.set_bg_error(e.duplicate()))?;
         self.bg_cv.notify_all();
         Ok(())
     }

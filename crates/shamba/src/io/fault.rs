@@ -19,6 +19,9 @@ pub struct FaultPlan {
     /// Every append to a table file (`.sst`) fails (a full disk), while the WAL and the
     /// manifest still take writes: flushes and compactions fail, the write path does not.
     pub fail_table_writes: AtomicBool,
+    /// Every append to a manifest (`MANIFEST-*`) fails (a full disk), while tables and the
+    /// WAL still take writes: an edit is never logged, after its outputs were written.
+    pub fail_manifest_writes: AtomicBool,
     /// Every sync waits while this is set (a stalled device), then goes on as the other
     /// switches say: a test can hold a write group in its WAL sync.
     pub hold_syncs: AtomicBool,
@@ -59,6 +62,8 @@ struct FaultyWriter {
     plan: Arc<FaultPlan>,
     /// Whether the file is a table (`.sst`).
     table: bool,
+    /// Whether the file is a manifest.
+    manifest: bool,
 }
 
 impl SequentialWrite for FaultyWriter {
@@ -68,6 +73,9 @@ impl SequentialWrite for FaultyWriter {
         }
         if self.table && self.plan.fail_table_writes.load(SeqCst) {
             return Err(FaultPlan::disk_full("table write"));
+        }
+        if self.manifest && self.plan.fail_manifest_writes.load(SeqCst) {
+            return Err(FaultPlan::disk_full("manifest write"));
         }
         let budget = self.plan.write_budget.load(SeqCst);
         let after = self.plan.written.fetch_add(data.len() as u64, SeqCst) + data.len() as u64;
@@ -122,7 +130,8 @@ impl<S: Storage> Storage for FaultyStorage<S> {
             return Err(FaultPlan::disk_full("create"));
         }
         let table = path.extension().is_some_and(|e| e == "sst");
-        Ok(Box::new(FaultyWriter { inner: self.inner.create(path)?, plan: self.plan.clone(), table }))
+        let manifest = path.file_name().is_some_and(|n| n.to_string_lossy().starts_with("MANIFEST"));
+        Ok(Box::new(FaultyWriter { inner: self.inner.create(path)?, plan: self.plan.clone(), table, manifest }))
     }
     fn read_all(&self, path: &Path) -> Result<Vec<u8>> {
         if self.plan.fail_reads.load(SeqCst) {

@@ -8,12 +8,14 @@ mod accounting;
 mod device;
 mod fault;
 mod fs;
+mod sync_watch;
 
 pub(crate) use accounting::IoStats;
 pub use accounting::{BlockKind, IoCounters};
 pub use device::DeviceModel;
 pub use fault::{FaultPlan, FaultyStorage};
 pub use fs::{DirectReadFsStorage, FsStorage};
+pub(crate) use sync_watch::SyncWatch;
 
 use crate::error::Result;
 use std::path::Path;

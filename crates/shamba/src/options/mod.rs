@@ -137,6 +137,12 @@ pub struct Options {
     pub max_value_size: usize,
     /// Replay behaviour on a damaged WAL. Default: tolerate a torn tail.
     pub wal_recovery: WalRecovery,
+    /// After a background error made the database read-only because the disk was full
+    /// (an `Error::Io` of kind `StorageFull` while writing), try to resume writes this often
+    /// until it works, as [`Db::resume`](crate::Db::resume) does; `None` leaves that to the
+    /// caller. A failed sync, a corrupt file or any other error is never resumed from: the
+    /// database stays read-only until it is reopened. Default: every second.
+    pub auto_resume_interval: Option<std::time::Duration>,
     /// Where files live. Default: the local file system.
     pub storage: Arc<dyn Storage>,
     /// Knobs for the experiments (prefetch off, another digest hash, an emulated device);
@@ -176,6 +182,7 @@ impl Default for Options {
             max_key_size: 64 << 10,
             max_value_size: 64 << 20,
             wal_recovery: WalRecovery::TolerateTornTail,
+            auto_resume_interval: Some(std::time::Duration::from_secs(1)),
             storage: Arc::new(FsStorage),
             lab: LabOptions::default(),
         }
@@ -212,6 +219,7 @@ impl fmt::Debug for Options {
             .field("max_key_size", &self.max_key_size)
             .field("max_value_size", &self.max_value_size)
             .field("wal_recovery", &self.wal_recovery)
+            .field("auto_resume_interval", &self.auto_resume_interval)
             .field("lab", &self.lab)
             .finish_non_exhaustive()
     }
@@ -281,6 +289,9 @@ impl Options {
             format!("num_levels must be in 2..=64, got {}", self.num_levels)
         })?;
         check(self.max_bytes_for_level_base >= 4096, || "max_bytes_for_level_base must be at least 4096".into())?;
+        check(self.auto_resume_interval.is_none_or(|d| d >= std::time::Duration::from_millis(1)), || {
+            format!("auto_resume_interval must be at least 1 ms (or None), got {:?}", self.auto_resume_interval)
+        })?;
         check(self.level0_compaction_trigger >= 1, || "level0_compaction_trigger must be at least 1".into())?;
         check(self.level0_slowdown_trigger >= self.level0_compaction_trigger, || {
             format!(

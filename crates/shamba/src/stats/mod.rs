@@ -41,6 +41,8 @@ pub(crate) struct DbCounters {
     /// Microseconds writers spent stopped, waiting for a compaction (L0 or debt at the
     /// stop trigger).
     pub stopped_for_compaction_micros: AtomicU64,
+    /// Times writes resumed after a background error (by `Db::resume` or by themselves).
+    pub resumes: AtomicU64,
 }
 
 impl DbCounters {
@@ -208,6 +210,9 @@ pub struct Stats {
     pub compactions: u64,
     /// Trivial moves.
     pub trivial_moves: u64,
+    /// Times writes resumed after a background error made the database read-only
+    /// ([`Db::resume`](crate::Db::resume), or by themselves once a full disk had room).
+    pub resumes: u64,
     /// Bytes read by compactions.
     pub compaction_bytes_read: u64,
     /// Bytes written by compactions.
@@ -241,6 +246,7 @@ impl Stats {
         self.flush_bytes = g(&c.flush_bytes);
         self.compactions = g(&c.compactions);
         self.trivial_moves = g(&c.trivial_moves);
+        self.resumes = g(&c.resumes);
         self.compaction_bytes_read = g(&c.compaction_bytes_read);
         self.compaction_bytes_written = g(&c.compaction_bytes_written);
         self.delayed_micros = g(&c.delayed_micros);

@@ -216,6 +216,17 @@ impl VersionSet {
         Ok(())
     }
 
+    /// After a failed manifest write, start a fresh manifest now (a snapshot of the current
+    /// version) rather than at the next edit: once it is current, no manifest can name what
+    /// the failed edit added. Nothing to do if no write failed since the last manifest began.
+    pub(crate) fn restart_abandoned_manifest(&mut self) -> Result<()> {
+        if self.manifest.is_some() {
+            return Ok(());
+        }
+        let version = self.current.clone();
+        self.roll_manifest(&version)
+    }
+
     /// Start manifest number `next_file_number` with a snapshot of `version` and this
     /// set's counters, and point CURRENT at it.
     fn roll_manifest(&mut self, version: &Version) -> Result<()> {
