@@ -4,7 +4,7 @@
 //! Not a stable API: these are the engine's own types, and they change with it. A program
 //! that stores data needs only the crate root.
 
-pub use crate::io::{DeviceModel, FaultPlan, FaultyStorage};
+pub use crate::io::{CrashKeeps, DeviceModel, FaultPlan, FaultyStorage, SimFault, SimStorage};
 pub use crate::key::user_key;
 pub use crate::manager::Estimate;
 pub use crate::options::{LabOptions, ReadLab};

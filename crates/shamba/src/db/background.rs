@@ -114,6 +114,9 @@ impl DbInner {
         loop {
             self.check_writable()?;
             if self.super_version().imm.is_empty() {
+                // The last flush may still be deleting the files it made obsolete: wait
+                // for it, so a flush's work is done when `flush` returns.
+                drop(self.flushing.lock());
                 return Ok(());
             }
             let mut bg = self.bg.lock();

@@ -2,12 +2,14 @@
 //!
 //! One code path serves real files ([`FsStorage`]), I/O accounting ([`IoStats`]: every block
 //! read counted by [`BlockKind`] and bytes), device-latency emulation ([`DeviceModel`]) and
-//! fault injection for tests (`FaultyStorage`).
+//! fault injection for tests (`FaultyStorage` with switches; `SimStorage`, an in-memory disk
+//! with numbered operations, faults at one of them, and crashes).
 
 mod accounting;
 mod device;
 mod fault;
 mod fs;
+mod sim;
 mod sync_watch;
 
 pub(crate) use accounting::IoStats;
@@ -15,6 +17,7 @@ pub use accounting::{BlockKind, IoCounters};
 pub use device::DeviceModel;
 pub use fault::{FaultPlan, FaultyStorage};
 pub use fs::{DirectReadFsStorage, FsStorage};
+pub use sim::{CrashKeeps, SimFault, SimStorage};
 pub(crate) use sync_watch::SyncWatch;
 
 use crate::error::Result;
