@@ -4,7 +4,8 @@
 //! operations, then once per operation N and fault kind with the fault injected at N: an
 //! error, a full disk, a short write, a crash before the operation, a torn write. After a
 //! fault the workload goes on (calling `Db::resume` where a step failed). Then the machine
-//! loses power (a torn write: the process dies), the database is reopened on what survived,
+//! loses power (after a crash, or the process dies and the page cache keeps what was
+//! written; after a torn write, the latter), the database is reopened on what survived,
 //! and every key is compared with the model of the workload's writes: what was acknowledged
 //! is there, what failed is there whole or not at all, nothing panicked.
 //!
@@ -100,9 +101,19 @@ fn write(db: &Db, model: &mut Model, ops: Vec<Op>) -> bool {
     let ok = db.write_opt(batch, &WriteOptions { sync: true, ..WriteOptions::default() }).is_ok();
     model.record(&ops, ok);
     if !ok {
-        let _ = db.resume();
+        resume(db);
     }
     ok
+}
+
+/// Times a failed step was followed by `Db::resume` taking writes again.
+static RESUMED: AtomicUsize = AtomicUsize::new(0);
+
+fn resume(db: &Db) {
+    let before = db.stats().resumes;
+    if db.resume().is_ok() && db.stats().resumes > before {
+        RESUMED.fetch_add(1, Ordering::SeqCst);
+    }
 }
 
 fn put(i: u32, tag: &str) -> Op {
@@ -116,7 +127,7 @@ fn del(i: u32) -> Op {
 /// A step that may fail: on failure, try to resume writes.
 fn step(db: &Db, r: shamba::Result<()>) {
     if r.is_err() {
-        let _ = db.resume();
+        resume(db);
     }
 }
 
@@ -223,7 +234,8 @@ fn count_panics() {
     }));
 }
 
-fn run_with_fault(at: Option<(u64, SimFault)>) -> Result<u64, String> {
+/// Run the workload with `fault` at operation `at` (if any), then crash keeping `keeps`.
+fn run_with_fault(at: Option<(u64, SimFault)>, keeps: CrashKeeps) -> Result<u64, String> {
     let disk = SimStorage::new();
     if let Some((n, fault)) = at {
         disk.fail_at(n, fault);
@@ -231,8 +243,6 @@ fn run_with_fault(at: Option<(u64, SimFault)>) -> Result<u64, String> {
     let mut model = Model::new();
     workload(&disk, &mut model)?;
     let ops = disk.ops();
-    let keeps =
-        if at.is_some_and(|(_, f)| f == SimFault::TornWrite) { CrashKeeps::Written } else { CrashKeeps::Synced };
     disk.crash(keeps);
     check_recovered(&disk, &model)?;
     Ok(ops)
@@ -241,27 +251,40 @@ fn run_with_fault(at: Option<(u64, SimFault)>) -> Result<u64, String> {
 #[test]
 fn every_fault_point_of_the_workload_is_survived() {
     count_panics();
-    let total = run_with_fault(None).expect("the workload without a fault");
+    let total = run_with_fault(None, CrashKeeps::Synced).expect("the workload without a fault");
     assert!(total > 300, "the workload did only {total} storage operations");
     // The count is the same on a second run: every N below names the same operation.
-    assert_eq!(run_with_fault(None).expect("again"), total);
+    assert_eq!(run_with_fault(None, CrashKeeps::Written).expect("again"), total);
 
-    // Appends are the operations a short or torn write applies to: find them by the
-    // fault's effect (a short write at a non-append fails as a full disk would).
+    // A short or torn write at an operation that is not an append fails it as a full disk
+    // or a crash would. A crash loses power (only synced bytes stay) or kills the process
+    // (everything written stays); a torn write kills the process mid-append.
     let stride: u64 = std::env::var("SHAMBA_FAULT_POINTS_STRIDE").ok().and_then(|s| s.parse().ok()).unwrap_or(1);
-    let kinds = [SimFault::Error, SimFault::NoSpace, SimFault::ShortWrite, SimFault::Crash, SimFault::TornWrite];
+    let kinds = [
+        (SimFault::Error, CrashKeeps::Synced),
+        (SimFault::NoSpace, CrashKeeps::Synced),
+        (SimFault::ShortWrite, CrashKeeps::Synced),
+        (SimFault::Crash, CrashKeeps::Synced),
+        (SimFault::Crash, CrashKeeps::Written),
+        (SimFault::TornWrite, CrashKeeps::Written),
+    ];
     let mut failures = Vec::new();
     let mut runs = 0;
     for n in (0..total).step_by(stride.max(1) as usize) {
-        for fault in kinds {
+        for (fault, keeps) in kinds {
             runs += 1;
-            if let Err(e) = run_with_fault(Some((n, fault))) {
-                failures.push(format!("{fault:?} at operation {n}: {e}"));
+            if let Err(e) = run_with_fault(Some((n, fault)), keeps) {
+                failures.push(format!("{fault:?} at operation {n}, the crash keeping {keeps:?}: {e}"));
             }
         }
     }
     let panics = PANICS.load(Ordering::SeqCst);
-    eprintln!("fault points: {total} operations, {runs} runs, {} failures, {panics} panics", failures.len());
+    let resumed = RESUMED.load(Ordering::SeqCst);
+    eprintln!(
+        "fault points: {total} operations, {runs} runs, {} failures, {panics} panics, writes resumed {resumed} times after a failed step",
+        failures.len()
+    );
+    assert!(resumed > 0, "no run resumed writes after a fault");
     assert!(failures.is_empty(), "{} of {runs} runs failed:\n{}", failures.len(), failures.join("\n"));
     assert_eq!(panics, 0, "a fault made the engine panic");
 }
