@@ -18,6 +18,16 @@ enum Op {
     Batch(Vec<(Vec<u8>, Option<Vec<u8>>)>),
     Get(Vec<u8>),
     Range(Option<Vec<u8>>, Option<Vec<u8>>, bool),
+    /// On `range(lo..hi)`, `seek(at)` then up to `take` items forward, or `seek_for_prev(at)`
+    /// then up to `take` items backward.
+    Seek {
+        lo: Option<Vec<u8>>,
+        hi: Option<Vec<u8>>,
+        at: Vec<u8>,
+        back: bool,
+        take: usize,
+    },
+    Prefix(Vec<u8>, bool),
     TakeSnapshot,
     SnapshotGet(usize, Vec<u8>),
     SnapshotRange(usize, bool),
@@ -50,6 +60,13 @@ fn op() -> impl Strategy<Value = Op> {
         6 => prop::collection::vec((key(), prop::option::of(value())), 1..8).prop_map(Op::Batch),
         12 => key().prop_map(Op::Get),
         5 => (prop::option::of(key()), prop::option::of(key()), any::<bool>()).prop_map(|(a, b, r)| Op::Range(a, b, r)),
+        3 => (prop::option::of(key()), prop::option::of(key()), key(), any::<bool>(), 1usize..6)
+            .prop_map(|(lo, hi, at, back, take)| Op::Seek { lo, hi, at, back, take }),
+        2 => ((0u16..120), 1usize..4, any::<bool>()).prop_map(|(k, len, rev)| {
+            let mut p = format!("k{k:03}").into_bytes();
+            p.truncate(len);
+            Op::Prefix(p, rev)
+        }),
         2 => Just(Op::TakeSnapshot),
         4 => (any::<usize>(), key()).prop_map(|(i, k)| Op::SnapshotGet(i, k)),
         2 => (any::<usize>(), any::<bool>()).prop_map(|(i, r)| Op::SnapshotRange(i, r)),
@@ -234,6 +251,39 @@ fn run(ops: Vec<Op>, style: CompactionStyle, ratio: u32, setup: FilterSetup) -> 
                     collect(it)
                 };
                 prop_assert_eq!(got, want, "step {}: range {:?}..{:?} rev={}", step, lo, hi, rev);
+            }
+            Op::Seek { lo, hi, at, back, take } => {
+                let all = expected_range(&model, &lo, &hi);
+                let want: Vec<_> = if back {
+                    all.iter().rev().filter(|(k, _)| *k <= at).take(take).cloned().collect()
+                } else {
+                    all.iter().filter(|(k, _)| *k >= at).take(take).cloned().collect()
+                };
+                let l = lo.clone().map_or(Bound::Unbounded, Bound::Included);
+                let h = hi.clone().map_or(Bound::Unbounded, Bound::Excluded);
+                let mut it = d.range::<Vec<u8>, _>((l, h));
+                // Walk a little first: a seek restarts the walk wherever it was.
+                let _ = if back { it.next_back() } else { it.next() };
+                let got = if back {
+                    it.seek_for_prev(&at);
+                    collect(it.rev().take(take))
+                } else {
+                    it.seek(&at);
+                    collect(it.take(take))
+                };
+                prop_assert_eq!(got, want, "step {}: seek {:?} in {:?}..{:?} back={}", step, at, lo, hi, back);
+            }
+            Op::Prefix(p, rev) => {
+                let want: Vec<_> =
+                    model.iter().filter(|(k, _)| k.starts_with(&p)).map(|(k, v)| (k.clone(), v.clone())).collect();
+                let got = if rev {
+                    let mut g = collect(d.prefix(&p).rev());
+                    g.reverse();
+                    g
+                } else {
+                    collect(d.prefix(&p))
+                };
+                prop_assert_eq!(got, want, "step {}: prefix {:?}", step, p);
             }
             Op::TakeSnapshot => snaps.push((d.snapshot(), model.clone())),
             Op::SnapshotGet(i, k) => {

@@ -28,6 +28,9 @@ use std::sync::Arc;
 /// internal key; [`Error::Io`](crate::Error::Io) when the device fails opening or reading a
 /// table. The iterator yields an error once, then ends (in both directions). An iterator
 /// made after [`Db::close`](crate::Db::close) yields nothing.
+///
+/// [`seek`](Self::seek) and [`seek_for_prev`](Self::seek_for_prev) restart a walk at a key,
+/// as RocksDB's `Seek` and `SeekForPrev` do.
 pub struct DbIterator {
     sv: Arc<SuperVersion>,
     tables: Arc<TableCache>,
@@ -40,7 +43,12 @@ pub struct DbIterator {
     /// Last key yielded from the front / back: the walks stop when they cross.
     front_key: Option<Vec<u8>>,
     back_key: Option<Vec<u8>>,
+    /// Where `seek` / `seek_for_prev` restarted the walks (inside the range).
+    front_from: Option<Vec<u8>>,
+    back_from: Option<Vec<u8>>,
     done: bool,
+    /// Made after the database closed: yields nothing, seeks included.
+    closed: bool,
 }
 
 impl DbIterator {
@@ -55,6 +63,7 @@ impl DbIterator {
             Bound::Excluded(k) => Bound::Excluded(k.as_ref().to_vec()),
             Bound::Unbounded => Bound::Unbounded,
         };
+        let closed = inner.closed.load(std::sync::atomic::Ordering::Acquire);
         DbIterator {
             sv: inner.super_version(),
             tables: inner.tables.clone(),
@@ -66,7 +75,10 @@ impl DbIterator {
             back: None,
             front_key: None,
             back_key: None,
-            done: inner.closed.load(std::sync::atomic::Ordering::Acquire),
+            front_from: None,
+            back_from: None,
+            done: closed,
+            closed,
         }
     }
 
@@ -84,16 +96,42 @@ impl DbIterator {
         MergingCursor::new(children)
     }
 
+    /// Restart the forward walk at the first key at or after `key` (or at the range's start,
+    /// if that comes later): the next [`next`](Iterator::next) yields it. The backward walk
+    /// is not moved; the two still stop where they meet.
+    pub fn seek(&mut self, key: impl AsRef<[u8]>) {
+        let key = key.as_ref();
+        self.front = None;
+        self.front_key = None;
+        self.front_from = above_start(&self.start, key).then(|| key.to_vec());
+        self.done = self.closed;
+    }
+
+    /// Restart the backward walk at the last key at or before `key` (or at the range's end,
+    /// if that comes first): the next [`next_back`](DoubleEndedIterator::next_back) yields it.
+    /// The forward walk is not moved; the two still stop where they meet.
+    pub fn seek_for_prev(&mut self, key: impl AsRef<[u8]>) {
+        let key = key.as_ref();
+        self.back = None;
+        self.back_key = None;
+        self.back_from = below_end(&self.end, key).then(|| key.to_vec());
+        self.done = self.closed;
+    }
+
     fn step_forward(&mut self) -> Result<Option<(Vec<u8>, Vec<u8>)>> {
         if self.front.is_none() {
             let mut c = self.build_cursor();
-            match &self.start {
+            let start = match &self.front_from {
+                Some(k) => Bound::Included(k.clone()),
+                None => self.start.clone(),
+            };
+            match &start {
                 Bound::Included(s) => c.seek(&seek_key(s, self.seq))?,
                 Bound::Excluded(s) => c.seek(&internal_key(s, 0, ValueKind::Delete))?,
                 Bound::Unbounded => c.seek_to_first()?,
             }
             // An excluded start lands on the oldest version of the start key: skip it.
-            if let Bound::Excluded(s) = &self.start {
+            if let Bound::Excluded(s) = &start {
                 if c.valid() && crate::key::user_key(c.key()) == s.as_slice() {
                     c.next()?;
                 }
@@ -130,7 +168,11 @@ impl DbIterator {
     fn step_backward(&mut self) -> Result<Option<(Vec<u8>, Vec<u8>)>> {
         if self.back.is_none() {
             let mut c = self.build_cursor();
-            match &self.end {
+            let end = match &self.back_from {
+                Some(k) => Bound::Included(k.clone()),
+                None => self.end.clone(),
+            };
+            match &end {
                 Bound::Included(e) => c.seek_for_prev(&internal_key(e, 0, ValueKind::Delete))?,
                 Bound::Excluded(e) => c.seek_for_prev(&seek_key(e, MAX_SEQ))?,
                 Bound::Unbounded => c.seek_to_last()?,
@@ -214,6 +256,25 @@ impl std::fmt::Debug for DbIterator {
     }
 }
 
+/// The smallest key above every key that starts with `prefix`, if there is one (`None`
+/// when the prefix is empty or all `0xff`).
+pub(crate) fn prefix_end(prefix: &[u8]) -> Option<Vec<u8>> {
+    let mut end = prefix.to_vec();
+    while let Some(last) = end.pop() {
+        if last < u8::MAX {
+            end.push(last + 1);
+            return Some(end);
+        }
+    }
+    None
+}
+
+/// The range of every key that starts with `prefix`.
+pub(crate) fn prefix_range(prefix: &[u8]) -> (Bound<Vec<u8>>, Bound<Vec<u8>>) {
+    let end = prefix_end(prefix).map_or(Bound::Unbounded, Bound::Excluded);
+    (Bound::Included(prefix.to_vec()), end)
+}
+
 fn below_end(end: &Bound<Vec<u8>>, key: &[u8]) -> bool {
     match end {
         Bound::Included(e) => key <= e.as_slice(),
@@ -227,5 +288,19 @@ fn above_start(start: &Bound<Vec<u8>>, key: &[u8]) -> bool {
         Bound::Included(s) => key >= s.as_slice(),
         Bound::Excluded(s) => key > s.as_slice(),
         Bound::Unbounded => true,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_prefix_ends_at_its_successor_or_nowhere() {
+        assert_eq!(prefix_end(b"ab"), Some(b"ac".to_vec()));
+        assert_eq!(prefix_end(b"a\xff\xff"), Some(b"b".to_vec()));
+        assert_eq!(prefix_end(b"\xff\xff"), None);
+        assert_eq!(prefix_end(b""), None);
+        assert_eq!(prefix_range(b"\xff"), (Bound::Included(b"\xff".to_vec()), Bound::Unbounded));
     }
 }

@@ -216,6 +216,26 @@ impl Db {
         DbIterator::new(&self.inner, self.inner.visible_seq(), &range, ReadOptions::default())
     }
 
+    /// The pairs whose keys start with `prefix`, in key order (double-ended): `range` over
+    /// `prefix..` up to the first key past every such key.
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir()?;
+    /// # let db = shamba::Db::open(dir.path(), shamba::Options::default())?;
+    /// for k in ["user:1", "user:2", "video:1"] {
+    ///     db.put(k, b"v")?;
+    /// }
+    /// let mut users = db.prefix(b"user:");
+    /// assert_eq!(users.next().transpose()?.map(|(k, _)| k), Some(b"user:1".to_vec()));
+    /// users.seek(b"user:2");
+    /// assert_eq!(users.next().transpose()?.map(|(k, _)| k), Some(b"user:2".to_vec()));
+    /// assert!(users.next().is_none());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn prefix(&self, prefix: impl AsRef<[u8]>) -> DbIterator {
+        self.range(iter::prefix_range(prefix.as_ref()))
+    }
+
     /// A consistent view of the database as of now.
     pub fn snapshot(&self) -> Snapshot {
         Snapshot::new(self.inner.clone())

@@ -65,6 +65,11 @@ impl Snapshot {
     pub fn range<K: AsRef<[u8]>, R: RangeBounds<K>>(&self, range: R) -> DbIterator {
         DbIterator::new(&self.inner, self.seq, &range, ReadOptions::default())
     }
+
+    /// The pairs whose keys start with `prefix`, as of this snapshot (see [`Db::prefix`](crate::Db::prefix)).
+    pub fn prefix(&self, prefix: impl AsRef<[u8]>) -> DbIterator {
+        self.range(super::iter::prefix_range(prefix.as_ref()))
+    }
 }
 
 impl Drop for Snapshot {
