@@ -82,6 +82,8 @@ fn the_library_example_runs_as_the_readme_shows_it() -> shamba::Result<()> {
         let (key, value) = kv?;
     }
     assert_eq!(snap.get(b"pear")?.as_deref(), Some(&b"green"[..]));
+    let mut it = db.prefix(b"pe"); // keys starting with "pe"; seek / seek_for_prev restart a walk
+    it.seek(b"pear");
 
     db.flush()?; // memtable -> L0
     db.compact()?; // everything -> one sorted run
