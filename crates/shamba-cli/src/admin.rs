@@ -54,6 +54,13 @@ pub fn delete(db: &Path, key: &str) -> CliResult {
     Ok(db.close()?)
 }
 
+pub fn checkpoint(db: &Path, out: &Path) -> CliResult {
+    let db = open_existing(db)?;
+    db.checkpoint(out)?;
+    println!("checkpoint of {} written to {}", db.path().display(), out.display());
+    Ok(db.close()?)
+}
+
 pub fn scan(db: &Path, from: Option<&str>, to: Option<&str>, limit: Option<usize>, reverse: bool) -> CliResult {
     use std::ops::Bound;
     let db = open_existing(db)?;

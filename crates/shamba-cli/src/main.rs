@@ -74,6 +74,15 @@ enum Command {
         #[arg(long)]
         files: bool,
     },
+    /// Write a consistent copy of a database into a new directory (tables hard-linked where
+    /// the file system allows), which opens as a database of its own.
+    Checkpoint {
+        /// Database directory.
+        #[arg(long)]
+        db: PathBuf,
+        /// Where the copy goes (must not exist).
+        out: PathBuf,
+    },
     /// Dump every part of one SST file.
     Sst {
         /// The .sst file.
@@ -112,6 +121,7 @@ fn main() {
             admin::scan(db, from.as_deref(), to.as_deref(), *limit, *reverse)
         }
         Command::Inspect { db, files } => admin::inspect(db, *files),
+        Command::Checkpoint { db, out } => admin::checkpoint(db, out),
         Command::Sst { file, max_entries } => admin::sst(file, *max_entries),
         Command::Bench(args) => bench::run(args),
         Command::Exp(args) => exp::run(args),

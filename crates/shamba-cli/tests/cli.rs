@@ -40,6 +40,25 @@ fn put_get_delete_scan_and_inspect_work_on_a_directory() {
 }
 
 #[test]
+fn checkpoint_writes_a_copy_that_opens_and_refuses_an_existing_target() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("db");
+    let db = db.to_str().expect("utf8 path");
+    let cp = dir.path().join("cp");
+    let cp = cp.to_str().expect("utf8 path");
+    assert_eq!(run(&["put", "--db", db, "apple", "red"]).0, 0);
+    let (code, out, err) = run(&["checkpoint", "--db", db, cp]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains(cp), "{out}");
+    assert_eq!(run(&["put", "--db", db, "apple", "green"]).0, 0);
+    let (code, out, _) = run(&["get", "--db", cp, "apple"]);
+    assert_eq!((code, out.trim()), (0, "red"));
+    let (code, _, err) = run(&["checkpoint", "--db", db, cp]);
+    assert_ne!(code, 0);
+    assert!(err.contains("already exists"), "{err}");
+}
+
+#[test]
 fn opening_a_missing_database_is_a_clear_error() {
     let dir = tempfile::tempdir().expect("tempdir");
     let missing = dir.path().join("nothing-here");

@@ -28,6 +28,8 @@ enum Op {
         take: usize,
     },
     Prefix(Vec<u8>, bool),
+    /// Take a checkpoint, open it and compare it with the model of that moment.
+    Checkpoint,
     TakeSnapshot,
     SnapshotGet(usize, Vec<u8>),
     SnapshotRange(usize, bool),
@@ -68,6 +70,7 @@ fn op() -> impl Strategy<Value = Op> {
             Op::Prefix(p, rev)
         }),
         2 => Just(Op::TakeSnapshot),
+        1 => Just(Op::Checkpoint),
         4 => (any::<usize>(), key()).prop_map(|(i, k)| Op::SnapshotGet(i, k)),
         2 => (any::<usize>(), any::<bool>()).prop_map(|(i, r)| Op::SnapshotRange(i, r)),
         2 => Just(Op::Flush),
@@ -284,6 +287,14 @@ fn run(ops: Vec<Op>, style: CompactionStyle, ratio: u32, setup: FilterSetup) -> 
                     collect(d.prefix(&p))
                 };
                 prop_assert_eq!(got, want, "step {}: prefix {:?}", step, p);
+            }
+            Op::Checkpoint => {
+                let out = dir.path().join(format!("checkpoint-{step}"));
+                d.checkpoint(&out).expect("checkpoint");
+                let cp = Db::open(&out, opts()).expect("open the checkpoint");
+                let want: Vec<_> = model.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+                prop_assert_eq!(collect(cp.iter()), want, "step {}: checkpoint", step);
+                cp.close().expect("close the checkpoint");
             }
             Op::TakeSnapshot => snaps.push((d.snapshot(), model.clone())),
             Op::SnapshotGet(i, k) => {

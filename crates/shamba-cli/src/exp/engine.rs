@@ -247,6 +247,9 @@ impl Storage for NoSyncStorage {
     fn exists(&self, path: &Path) -> bool {
         FsStorage.exists(path)
     }
+    fn link(&self, from: &Path, to: &Path) -> shamba::Result<()> {
+        FsStorage.link(from, to)
+    }
     fn lock(&self, path: &Path) -> shamba::Result<Box<dyn DirLock>> {
         FsStorage.lock(path)
     }

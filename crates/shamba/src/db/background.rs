@@ -344,6 +344,10 @@ impl DbInner {
         if self.bg.lock().error.is_some() {
             return;
         }
+        // A checkpoint is copying files: it runs this pass again when it is done.
+        if self.deletions_paused.load(std::sync::atomic::Ordering::Acquire) > 0 {
+            return;
+        }
         // Order matters. The listing comes first: every table in it had its number put in
         // `pending` before it was created. A number leaves `pending` only after its version
         // is installed, so reading `pending` next and the live set last never misses a file

@@ -20,7 +20,7 @@ use crate::Error;
 use parking_lot::{Condvar, Mutex};
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
@@ -125,6 +125,9 @@ pub(crate) struct DbInner {
     /// Pending outputs of a flush or compaction whose manifest edit failed: the edit may be
     /// on disk, so they stay until a fresh manifest is written (`resume`) or a reopen.
     pub unsure_outputs: Mutex<Vec<u64>>,
+    /// Checkpoints being taken: while any is, no file is deleted as obsolete (the WALs and
+    /// tables it copies stay put).
+    pub deletions_paused: AtomicUsize,
     /// Held while a memtable is flushed (by the flush thread, or by `resume`).
     pub flushing: Mutex<()>,
     /// Held while a compaction runs; holds each level's round-robin position.

@@ -3,6 +3,7 @@
 
 mod background;
 mod batch;
+mod checkpoint;
 mod file_info;
 mod inner;
 mod iter;
@@ -300,6 +301,36 @@ impl Db {
     /// - [`Error::Closed`](crate::Error::Closed) after [`Db::close`].
     pub fn resume(&self) -> Result<()> {
         self.inner.resume()
+    }
+
+    /// Write a consistent copy of the database, as of one moment, into the directory `out`
+    /// (which must not exist; its parent must), while writers go on: `Db::open(out, ..)`
+    /// opens it as a database of its own, holding every write acknowledged before the call
+    /// and none acknowledged after it returns. Live tables are hard-linked where the file
+    /// system allows (no bytes copied; a link outlives the table's deletion here) and copied
+    /// otherwise; the write-ahead logs the memtables need are copied up to that moment.
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir()?;
+    /// # let db = shamba::Db::open(dir.path().join("db"), shamba::Options::default())?;
+    /// db.put(b"k", b"v1")?;
+    /// db.checkpoint(dir.path().join("backup"))?;
+    /// db.put(b"k", b"v2")?;
+    /// let backup = shamba::Db::open(dir.path().join("backup"), shamba::Options::default())?;
+    /// assert_eq!(backup.get(b"k")?.as_deref(), Some(&b"v1"[..]));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// - [`Error::InvalidArgument`](crate::Error::InvalidArgument) when `out` exists or has
+    ///   no file name.
+    /// - [`Error::Io`](crate::Error::Io) when creating, copying or syncing the files fails;
+    ///   `out` is then not created (the staging directory `out.tmp` may remain, and is
+    ///   emptied and reused by the next attempt).
+    /// - [`Error::Closed`](crate::Error::Closed) after [`Db::close`].
+    pub fn checkpoint(&self, out: impl AsRef<Path>) -> Result<()> {
+        self.inner.checkpoint(out.as_ref())
     }
 
     /// Counters and the shape of the tree.

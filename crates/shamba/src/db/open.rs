@@ -20,7 +20,7 @@ use crate::wal::{read_log, LogWriter};
 use parking_lot::{Condvar, Mutex};
 use std::collections::{BTreeMap, HashSet};
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, AtomicU64};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize};
 use std::sync::Arc;
 
 /// Open (or create) the database in `dir`.
@@ -91,6 +91,7 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<Arc<DbInner>> {
         bg_cv: Condvar::new(),
         pending_outputs: Mutex::new(HashSet::new()),
         unsure_outputs: Mutex::new(Vec::new()),
+        deletions_paused: AtomicUsize::new(0),
         flushing: Mutex::new(()),
         compaction: Mutex::new(vec![Vec::new(); opts.num_levels]),
         threads: Mutex::new(Vec::new()),

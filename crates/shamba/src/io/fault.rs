@@ -163,6 +163,12 @@ impl<S: Storage> Storage for FaultyStorage<S> {
     fn exists(&self, path: &Path) -> bool {
         self.inner.exists(path)
     }
+    fn link(&self, from: &Path, to: &Path) -> Result<()> {
+        if self.plan.fail_writes.load(SeqCst) {
+            return Err(FaultPlan::disk_full("link"));
+        }
+        self.inner.link(from, to)
+    }
     fn lock(&self, path: &Path) -> Result<Box<dyn DirLock>> {
         self.inner.lock(path)
     }

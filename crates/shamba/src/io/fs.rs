@@ -165,6 +165,10 @@ impl Storage for FsStorage {
         path.exists()
     }
 
+    fn link(&self, from: &Path, to: &Path) -> Result<()> {
+        fs::hard_link(from, to).map_err(|e| with_path(e, from))
+    }
+
     fn lock(&self, path: &Path) -> Result<Box<dyn DirLock>> {
         let file = OpenOptions::new().read(true).write(true).create(true).truncate(false).open(path)?;
         match file.try_lock() {
@@ -202,6 +206,9 @@ impl Storage for DirectReadFsStorage {
     }
     fn exists(&self, path: &Path) -> bool {
         FsStorage.exists(path)
+    }
+    fn link(&self, from: &Path, to: &Path) -> Result<()> {
+        FsStorage.link(from, to)
     }
     fn lock(&self, path: &Path) -> Result<Box<dyn DirLock>> {
         FsStorage.lock(path)

@@ -127,6 +127,18 @@ pub trait Storage: Send + Sync + 'static {
     fn sync_dir(&self, dir: &Path) -> Result<()>;
     /// Whether a path exists.
     fn exists(&self, path: &Path) -> bool;
+    /// Make `to` a second name of the file `from` (a hard link), so that it keeps the
+    /// file's bytes even after `from` is deleted. Checkpoints link live tables this way and
+    /// copy them where linking fails. The default says linking is unsupported.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Io`](crate::Error::Io) when the file system cannot link (of kind
+    /// `Unsupported` by default; `CrossesDevices` across file systems).
+    fn link(&self, from: &Path, to: &Path) -> Result<()> {
+        let _ = (from, to);
+        Err(crate::Error::Io(std::io::Error::new(std::io::ErrorKind::Unsupported, "this storage cannot link files")))
+    }
     /// Take an exclusive lock on `path` (created if missing); `Error::Locked` if held.
     ///
     /// # Errors

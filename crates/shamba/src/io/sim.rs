@@ -338,6 +338,14 @@ impl Storage for SimStorage {
         self.state.lock().unsynced.retain(|c| !c.in_dir(dir));
         Ok(())
     }
+    fn link(&self, from: &Path, to: &Path) -> Result<()> {
+        self.step("link", None)?;
+        let mut s = self.state.lock();
+        let file = s.files.get(from).cloned().ok_or_else(|| not_found(from))?;
+        let previous = s.files.insert(to.to_path_buf(), file);
+        s.unsynced.push(DirChange::Created { path: to.to_path_buf(), previous });
+        Ok(())
+    }
     fn exists(&self, path: &Path) -> bool {
         let s = self.state.lock();
         s.files.contains_key(path) || s.dirs.contains(path)

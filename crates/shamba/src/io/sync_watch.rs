@@ -85,6 +85,9 @@ impl Storage for SyncWatch {
     fn exists(&self, path: &Path) -> bool {
         self.inner.exists(path)
     }
+    fn link(&self, from: &Path, to: &Path) -> Result<()> {
+        self.inner.link(from, to)
+    }
     fn lock(&self, path: &Path) -> Result<Box<dyn DirLock>> {
         self.inner.lock(path)
     }

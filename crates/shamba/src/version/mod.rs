@@ -21,7 +21,7 @@ mod tree;
 pub(crate) use edit::VersionEdit;
 pub(crate) use file_meta::FileMeta;
 pub use file_meta::FileStatsRecord;
-pub(crate) use manifest::parse_manifest_file_name;
+pub(crate) use manifest::{manifest_path, parse_manifest_file_name, set_current, write_manifest};
 pub(crate) use set::VersionSet;
 pub(crate) use tree::{FileRef, Version};
 #[cfg(test)]

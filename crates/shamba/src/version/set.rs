@@ -253,6 +253,17 @@ impl VersionSet {
         Ok(())
     }
 
+    /// The current version and counters for a checkpoint's manifest, recording
+    /// `last_sequence`, and the manifest's number (allocated here, so never used by this
+    /// database's own files). Returns the version too: its tables are the checkpoint's.
+    pub(crate) fn checkpoint_manifest(&mut self, last_sequence: SeqNo) -> (u64, VersionEdit, Arc<Version>) {
+        let number = self.new_file_number();
+        let version = self.current.clone();
+        let mut edit = self.snapshot_edit(&version);
+        edit.last_sequence = Some(last_sequence.max(self.last_sequence));
+        (number, edit, version)
+    }
+
     /// An edit that rebuilds `version` and this set's counters from nothing.
     fn snapshot_edit(&self, version: &Version) -> VersionEdit {
         VersionEdit {
