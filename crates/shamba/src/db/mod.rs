@@ -258,6 +258,11 @@ impl Db {
         Ok(())
     }
 
+    /// Flush, then merge one level into the next (`lab::compact_level`).
+    pub(crate) fn compact_level(&self, level: usize) -> Result<()> {
+        self.inner.compact_level(level)
+    }
+
     /// Counters and the shape of the tree.
     pub fn stats(&self) -> Stats {
         let inner = &self.inner;

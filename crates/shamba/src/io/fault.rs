@@ -19,6 +19,10 @@ pub struct FaultPlan {
     /// Every append to a table file (`.sst`) fails (a full disk), while the WAL and the
     /// manifest still take writes: flushes and compactions fail, the write path does not.
     pub fail_table_writes: AtomicBool,
+    /// Every append to a table file (`.sst`) is acknowledged and dropped (a disk that
+    /// lies): the writer counts the bytes as written, the file never holds them, and its
+    /// syncs succeed. The WAL and the manifest are written as usual.
+    pub drop_table_appends: AtomicBool,
     /// Every sync waits while this is set (a stalled device), then goes on as the other
     /// switches say: a test can hold a write group in its WAL sync.
     pub hold_syncs: AtomicBool,
@@ -59,6 +63,8 @@ struct FaultyWriter {
     plan: Arc<FaultPlan>,
     /// Whether the file is a table (`.sst`).
     table: bool,
+    /// Bytes acknowledged and dropped (`FaultPlan::drop_table_appends`).
+    dropped: u64,
 }
 
 impl SequentialWrite for FaultyWriter {
@@ -68,6 +74,10 @@ impl SequentialWrite for FaultyWriter {
         }
         if self.table && self.plan.fail_table_writes.load(SeqCst) {
             return Err(FaultPlan::disk_full("table write"));
+        }
+        if self.table && self.plan.drop_table_appends.load(SeqCst) {
+            self.dropped += data.len() as u64;
+            return Ok(());
         }
         let budget = self.plan.write_budget.load(SeqCst);
         let after = self.plan.written.fetch_add(data.len() as u64, SeqCst) + data.len() as u64;
@@ -92,7 +102,7 @@ impl SequentialWrite for FaultyWriter {
         self.inner.sync()
     }
     fn len(&self) -> u64 {
-        self.inner.len()
+        self.inner.len() + self.dropped
     }
 }
 
@@ -122,7 +132,7 @@ impl<S: Storage> Storage for FaultyStorage<S> {
             return Err(FaultPlan::disk_full("create"));
         }
         let table = path.extension().is_some_and(|e| e == "sst");
-        Ok(Box::new(FaultyWriter { inner: self.inner.create(path)?, plan: self.plan.clone(), table }))
+        Ok(Box::new(FaultyWriter { inner: self.inner.create(path)?, plan: self.plan.clone(), table, dropped: 0 }))
     }
     fn read_all(&self, path: &Path) -> Result<Vec<u8>> {
         if self.plan.fail_reads.load(SeqCst) {
