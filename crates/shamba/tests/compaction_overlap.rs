@@ -24,6 +24,8 @@ struct Outcome {
     worst_l1_overlap: u64,
     /// The largest data bytes of one L2 file.
     largest_l2_file: u64,
+    /// Data bytes of L2.
+    l2_bytes: u64,
     /// Bytes compactions wrote for the update: its L0 -> L1 and L1 -> L2 compactions.
     rewritten: u64,
     /// User bytes of the updated keys and values.
@@ -44,7 +46,7 @@ fn sparse_update(opts: Options, n: u32, value_len: usize) -> Outcome {
     let level = |files: &[FileInfo], l: usize| files.iter().filter(|f| f.level == l).cloned().collect::<Vec<_>>();
     assert!(level(&db.files(), 1).is_empty(), "everything is in L2");
 
-    let updated = [n / 6, n / 2, n - n / 6];
+    let updated = [n / 20, n / 2, n - n / 20];
     for &i in &updated {
         db.put(key(i), b"updated").expect("put");
     }
@@ -53,17 +55,21 @@ fn sparse_update(opts: Options, n: u32, value_len: usize) -> Outcome {
     let files = db.files();
     let l2 = level(&files, 2);
     let overlap = |f: &FileInfo| -> u64 {
-        l2.iter().filter(|g| g.largest_key >= f.smallest_key && g.smallest_key <= f.largest_key).map(|g| g.data_bytes).sum()
+        l2.iter()
+            .filter(|g| g.largest_key >= f.smallest_key && g.smallest_key <= f.largest_key)
+            .map(|g| g.data_bytes)
+            .sum()
     };
     let worst_l1_overlap = level(&files, 1).iter().map(overlap).max().unwrap_or(0);
     let largest_l2_file = l2.iter().map(|g| g.data_bytes).max().unwrap_or(0);
+    let l2_bytes = l2.iter().map(|g| g.data_bytes).sum();
     compact_level(&db, 1).expect("L1 into L2");
     let rewritten = db.stats().compaction_bytes_written - before;
     for &i in &updated {
         assert_eq!(db.get(key(i)).expect("get").as_deref(), Some(&b"updated"[..]));
     }
     let user_bytes = updated.len() as u64 * (key(0).len() + b"updated".len()) as u64;
-    Outcome { worst_l1_overlap, largest_l2_file, rewritten, user_bytes }
+    Outcome { worst_l1_overlap, largest_l2_file, l2_bytes, rewritten, user_bytes }
 }
 
 fn small(factor: u32) -> Options {
@@ -110,9 +116,10 @@ fn measure_sparse_update_write_amplification() {
     for (name, factor) in [("no bound (before)", u32::MAX), ("bound of 10 files (default)", 10)] {
         let o = sparse_update(opts(factor), 100_000, 1000);
         println!(
-            "{name}: worst L1 file overlaps {:.1} MB of L2 (largest L2 file {:.1} MB); \
+            "{name}: worst L1 file overlaps {:.1} MB of L2 ({:.1} MB, largest file {:.1} MB); \
              compactions rewrote {:.1} MB for {} user bytes: write amplification {:.0}",
             mb(o.worst_l1_overlap),
+            mb(o.l2_bytes),
             mb(o.largest_l2_file),
             mb(o.rewritten),
             o.user_bytes,

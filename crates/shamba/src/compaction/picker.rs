@@ -219,7 +219,8 @@ mod tests {
         let opts = Options { num_levels: 4, max_bytes_for_level_base: 1500, ..Options::default() };
         let mut v = over_l1(vec![file(3, b"x", b"z")]);
         // File 1 ("a".."c") overlaps nothing in L2 and three 1000-byte files of L3.
-        v.levels[3].runs = vec![Run::new(LEVELED_RUN, vec![file(4, b"a", b"a"), file(5, b"b", b"b"), file(6, b"c", b"c")])];
+        v.levels[3].runs =
+            vec![Run::new(LEVELED_RUN, vec![file(4, b"a", b"a"), file(5, b"b", b"b"), file(6, b"c", b"c")])];
         let pick_with = |factor: u32, target: u64| {
             let opts = Options { max_grandparent_overlap_factor: factor, target_file_size: target, ..opts.clone() };
             pick(&v, &opts, &mut vec![Vec::new(); 4]).expect("L1 is over its target")
