@@ -9,3 +9,17 @@ pub use crate::key::user_key;
 pub use crate::manager::Estimate;
 pub use crate::options::{LabOptions, ReadLab};
 pub use crate::table::dump_table;
+
+/// Flush, then merge every table of `level` with the tables of `level + 1` it overlaps, in
+/// the calling thread (tiered: the level's runs into one new run of the next level), as
+/// LevelDB's `TEST_CompactRange` does. Tests and measurements use it to move data down one
+/// level at a time; the background compactions go on as usual.
+///
+/// # Errors
+///
+/// [`Error::InvalidArgument`](crate::Error::InvalidArgument) when `level` is the last
+/// level; otherwise those of [`Db::compact`](crate::Db::compact), a failure of the
+/// compaction making the database read-only as a background one does.
+pub fn compact_level(db: &crate::Db, level: usize) -> crate::Result<()> {
+    db.compact_level(level)
+}

@@ -294,3 +294,69 @@ fn a_manual_compaction_meeting_a_corrupt_block_stops_writes_and_leaves_no_orphan
     let write = db.put(b"k", b"v").expect_err("writes stop");
     assert!(is_read_only(&write, Error::is_corruption), "{write}");
 }
+
+/// Whether `e` is a corruption or I/O error naming a table file other than `inputs`.
+fn names_a_new_table(e: &Error, inputs: &[String]) -> bool {
+    match e {
+        Error::Corruption { file, .. } => {
+            let name = file.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            name.ends_with(".sst") && !inputs.contains(&name)
+        }
+        _ => false,
+    }
+}
+
+fn table_names(dir: &std::path::Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .expect("list")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".sst"))
+        .collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn a_compaction_on_a_disk_that_drops_table_appends_is_refused_and_keeps_its_inputs() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let plan = Arc::new(FaultPlan::default());
+    let opts = || Options { level0_compaction_trigger: 8, write_buffer_size: 1 << 20, ..faulty(&plan) };
+    let db = Db::open(dir.path(), opts()).expect("open");
+    for round in 0..3 {
+        for i in 0..300 {
+            db.put(key(i), format!("value-{round}-{i}")).expect("put");
+        }
+        db.flush().expect("flush");
+    }
+    let inputs = table_names(dir.path());
+    assert_eq!(inputs.len(), 3, "{inputs:?}");
+    // The disk now acknowledges table appends and syncs it never makes durable.
+    plan.drop_table_appends.store(true, SeqCst);
+    let e = db.compact().expect_err("the compaction's output does not read back");
+    assert!(names_a_new_table(&e, &inputs), "{e:?}");
+    let write = db.put(b"k", b"v").expect_err("writes stop");
+    assert!(is_read_only(&write, |c| names_a_new_table(c, &inputs)), "{write:?}");
+    // The inputs are still there and still the tree; the empty outputs are gone.
+    assert_eq!(table_names(dir.path()), inputs);
+    assert_eq!(db.get(key(7)).expect("read after failure").as_deref(), Some(&b"value-2-7"[..]));
+    drop(db);
+    plan.drop_table_appends.store(false, SeqCst);
+    assert_recovered(dir.path(), 300);
+}
+
+#[test]
+fn a_flush_on_a_disk_that_drops_table_appends_is_refused_and_keeps_its_log() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let plan = Arc::new(FaultPlan::default());
+    let db = Db::open(dir.path(), faulty(&plan)).expect("open");
+    for i in 0..100 {
+        db.put(key(i), b"v").expect("put");
+    }
+    plan.drop_table_appends.store(true, SeqCst);
+    let e = db.flush().expect_err("the flushed table does not read back");
+    assert!(is_read_only(&e, |c| names_a_new_table(c, &[])), "{e:?}");
+    assert!(table_names(dir.path()).is_empty(), "the flush's empty table is gone");
+    drop(db);
+    plan.drop_table_appends.store(false, SeqCst);
+    assert_recovered(dir.path(), 100);
+}

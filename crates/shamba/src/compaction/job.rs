@@ -1,6 +1,8 @@
 //! Writing tables: the merge of a compaction's inputs into new files, and the flush of a
 //! memtable into one L0 file.
 
+use super::grandparents::GrandparentOverlap;
+use super::output_check::check_output;
 use super::{Compaction, MergingCursor, RunCursor};
 use crate::cursor::Cursor;
 use crate::error::Result;
@@ -46,29 +48,56 @@ pub(crate) struct JobStats {
     pub bytes_out: u64,
 }
 
-/// Writes a sequence of sorted entries into files of about `target` bytes, never splitting
-/// the versions of one user key across files (a lookup finds a key in one file per run).
+/// Writes a sequence of sorted entries into files of about `target` bytes, each
+/// overlapping a bounded part of the level below its own (`grandparents`), never
+/// splitting the versions of one user key across files (a lookup finds a key in one file
+/// per run). Each file is opened and checked once written.
 struct OutputWriter<'a> {
     env: &'a JobEnv<'a>,
     table_opts: TableOptions,
     run: Option<u64>,
     target: u64,
+    grandparents: Option<GrandparentOverlap>,
     current: Option<(u64, TableBuilder)>,
     outputs: Vec<FileMeta>,
     last_user_key: Vec<u8>,
 }
 
 impl<'a> OutputWriter<'a> {
-    fn new(env: &'a JobEnv<'a>, filter: FilterSpec, run: Option<u64>, target: u64) -> Self {
+    fn new(
+        env: &'a JobEnv<'a>,
+        filter: FilterSpec,
+        run: Option<u64>,
+        target: u64,
+        grandparents: Option<GrandparentOverlap>,
+    ) -> Self {
         let table_opts = TableOptions::from_options(env.opts, filter);
-        OutputWriter { env, table_opts, run, target, current: None, outputs: Vec::new(), last_user_key: Vec::new() }
+        OutputWriter {
+            env,
+            table_opts,
+            run,
+            target,
+            grandparents,
+            current: None,
+            outputs: Vec::new(),
+            last_user_key: Vec::new(),
+        }
     }
 
     fn add(&mut self, ikey: &[u8], value: &[u8]) -> Result<()> {
         let user_key = crate::key::user_key(ikey);
-        let full = self.current.as_ref().is_some_and(|(_, b)| b.estimated_size() >= self.target);
-        if full && user_key != self.last_user_key.as_slice() {
-            self.finish_current()?;
+        let new_user_key = self.current.is_none() || user_key != self.last_user_key.as_slice();
+        if new_user_key {
+            // Walk the grandparents at every user key, even one that starts a file: what
+            // the walk passes before it is the previous file's overlap, not this one's.
+            let overlap_full = self.grandparents.as_mut().is_some_and(|g| g.should_stop_before(user_key));
+            let size_full = self.current.as_ref().is_some_and(|(_, b)| b.estimated_size() >= self.target);
+            if overlap_full || size_full {
+                self.finish_current()?;
+                if let Some(g) = self.grandparents.as_mut() {
+                    g.output_cut();
+                }
+            }
         }
         if self.current.is_none() {
             let number = (self.env.new_file_number)();
@@ -86,6 +115,7 @@ impl<'a> OutputWriter<'a> {
     fn finish_current(&mut self) -> Result<()> {
         if let Some((number, builder)) = self.current.take() {
             let summary = builder.finish()?;
+            check_output(self.env, number, &summary)?;
             let run = self.run.unwrap_or(number);
             self.outputs.push(file_meta(number, run, summary));
         }
@@ -118,7 +148,7 @@ pub(crate) fn file_meta(number: u64, run: u64, s: TableSummary) -> FileMeta {
 
 /// Flush a memtable into one new L0 file; `None` if it holds nothing.
 pub(crate) fn flush_to_table(env: &JobEnv<'_>, mem: &MemTable, filter: FilterSpec) -> Result<Option<FileMeta>> {
-    let mut out = OutputWriter::new(env, filter, None, u64::MAX);
+    let mut out = OutputWriter::new(env, filter, None, u64::MAX, None);
     mem.try_for_each(|key, value| out.add(key, value))?;
     Ok(out.finish()?.pop())
 }
@@ -146,7 +176,8 @@ pub(crate) fn run_compaction(
     let input_numbers: Vec<u64> = c.input_files().map(|(_, f)| f.number).collect();
     let elsewhere = OlderFiles::new(version, c.output_level, &input_numbers);
 
-    let mut out = OutputWriter::new(env, filter, Some(output_run), env.opts.target_file_size);
+    let grandparents = GrandparentOverlap::for_output_level(version, env.opts, c.output_level);
+    let mut out = OutputWriter::new(env, filter, Some(output_run), env.opts.target_file_size, grandparents);
     let mut stats = JobStats::default();
     let mut current_key: Option<Vec<u8>> = None;
     let mut newer_seq = SeqNo::MAX; // sequence of the previous (newer) version of this key

@@ -1,8 +1,12 @@
 //! Compaction: picking what to merge ([`picker`]), merging cursors ([`MergingCursor`],
-//! [`RunCursor`]), and the job that writes the merged output ([`job`]).
+//! [`RunCursor`]), the job that writes the merged output ([`job`]), where it cuts output
+//! files for the level below them ([`grandparents`]), and the check of every table written
+//! before it is installed ([`output_check`]).
 
+mod grandparents;
 pub(crate) mod job;
 mod merging_cursor;
+mod output_check;
 pub(crate) mod picker;
 mod run_cursor;
 

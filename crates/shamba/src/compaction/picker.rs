@@ -2,12 +2,17 @@
 //!
 //! Leveled: L0 compacts into L1 when it holds `level0_compaction_trigger` files; level
 //! `i >= 1` compacts when its bytes exceed `base * T^(i-1)`: one file (round-robin by key)
-//! merges with the files of level `i+1` it overlaps, or moves down if it overlaps none.
+//! merges with the files of level `i+1` it overlaps, or moves down if it overlaps none
+//! there and no more of level `i+2` than an output may (`grandparents.rs`; else it is
+//! rewritten, cut by that bound). Inputs are never expanded beyond that file and what it
+//! overlaps, so no other bound on a compaction's size is needed (LevelDB and RocksDB grow
+//! the upper level's inputs while the lower level's stay the same, under a byte limit).
 //!
 //! Tiered: every level holds up to `T-1` runs at rest; a level that reaches `T` runs (L0:
 //! the trigger) merges all its runs into one new run of the next level. The last level
 //! merges its runs into one.
 
+use super::grandparents::overlap_bytes;
 use super::{Compaction, CompactionChoice, CompactionInput, OutputRun, LEVELED_RUN};
 use crate::options::{CompactionStyle, Options};
 use crate::version::{FileMeta, Version};
@@ -52,7 +57,7 @@ pub(crate) fn pick(version: &Version, opts: &Options, cursor: &mut [Vec<u8>]) ->
         scores.iter().copied().enumerate().fold((0, 0.0), |best, (l, s)| if s > best.1 { (l, s) } else { best });
     if score >= 1.0 {
         return match opts.compaction_style {
-            CompactionStyle::Leveled => pick_leveled(version, level, cursor),
+            CompactionStyle::Leveled => pick_leveled(version, opts, level, cursor),
             CompactionStyle::Tiered => Some(merge_level_runs(version, level, level + 1)),
         };
     }
@@ -65,17 +70,9 @@ pub(crate) fn pick(version: &Version, opts: &Options, cursor: &mut [Vec<u8>]) ->
 
 /// The compaction out of leveled `level` (`None` only if the level, though its score says
 /// it needs one, holds no file).
-fn pick_leveled(version: &Version, level: usize, cursor: &mut [Vec<u8>]) -> Option<Compaction> {
+fn pick_leveled(version: &Version, opts: &Options, level: usize, cursor: &mut [Vec<u8>]) -> Option<Compaction> {
     if level == 0 {
-        let l0: Vec<CompactionInput> =
-            version.levels[0].runs.iter().map(|r| CompactionInput { level: 0, files: r.files.clone() }).collect();
-        let (lo, hi) = user_key_span(l0.iter().flat_map(|i| i.files.iter()));
-        let mut inputs = l0;
-        let below = version.overlapping(1, &lo, &hi);
-        if !below.is_empty() {
-            inputs.push(CompactionInput { level: 1, files: below });
-        }
-        return Some(Compaction { inputs, output_level: 1, choice: merge_into_level_run() });
+        return Some(l0_into_l1(version));
     }
     let files: Vec<&Arc<FileMeta>> = version.levels[level].runs.iter().flat_map(|r| r.files.iter()).collect();
     let after = &cursor[level];
@@ -85,14 +82,36 @@ fn pick_leveled(version: &Version, level: usize, cursor: &mut [Vec<u8>]) -> Opti
         .or_else(|| files.first())
         .map(|f| Arc::clone(f))?;
     cursor[level] = crate::key::user_key(&chosen.largest).to_vec();
-    let below =
-        version.overlapping(level + 1, crate::key::user_key(&chosen.smallest), crate::key::user_key(&chosen.largest));
-    let choice = if below.is_empty() { CompactionChoice::Move } else { merge_into_level_run() };
+    Some(file_into_next_level(version, opts, level, chosen))
+}
+
+/// Every L0 file merged with the L1 files their key span overlaps.
+fn l0_into_l1(version: &Version) -> Compaction {
+    let l0: Vec<CompactionInput> =
+        version.levels[0].runs.iter().map(|r| CompactionInput { level: 0, files: r.files.clone() }).collect();
+    let (lo, hi) = user_key_span(l0.iter().flat_map(|i| i.files.iter()));
+    let mut inputs = l0;
+    let below = version.overlapping(1, &lo, &hi);
+    if !below.is_empty() {
+        inputs.push(CompactionInput { level: 1, files: below });
+    }
+    Compaction { inputs, output_level: 1, choice: merge_into_level_run() }
+}
+
+/// File `chosen` of leveled `level >= 1` merged with the files of the next level it
+/// overlaps, or moved down when it overlaps none there.
+fn file_into_next_level(version: &Version, opts: &Options, level: usize, chosen: Arc<FileMeta>) -> Compaction {
+    let (lo, hi) = (chosen.smallest_user_key(), chosen.largest_user_key());
+    let below = version.overlapping(level + 1, lo, hi);
+    // A file moved down keeps its key range: below its new level it must overlap no more
+    // than a file the compaction would write (LevelDB's `IsTrivialMove`).
+    let movable = below.is_empty() && overlap_bytes(version, level + 2, lo, hi) <= opts.max_grandparent_overlap_bytes();
+    let choice = if movable { CompactionChoice::Move } else { merge_into_level_run() };
     let mut inputs = vec![CompactionInput { level, files: vec![chosen] }];
     if !below.is_empty() {
         inputs.push(CompactionInput { level: level + 1, files: below });
     }
-    Some(Compaction { inputs, output_level: level + 1, choice })
+    Compaction { inputs, output_level: level + 1, choice }
 }
 
 /// A leveled merge: the outputs join the output level's one run.
@@ -104,6 +123,24 @@ fn merge_into_level_run() -> CompactionChoice {
 fn merge_level_runs(version: &Version, level: usize, output_level: usize) -> Compaction {
     let inputs = version.levels[level].runs.iter().map(|r| CompactionInput { level, files: r.files.clone() }).collect();
     Compaction { inputs, output_level, choice: CompactionChoice::Merge { output_run: OutputRun::New } }
+}
+
+/// The next step of a manual compaction of `level` into the next level (LevelDB's
+/// `TEST_CompactRange`), `None` once the level is empty or when it is the last: leveled
+/// L0 all at once into L1, a deeper level's first file with what it overlaps below (one
+/// file at a time, as background compactions go: the files below a merge's inputs must be
+/// contiguous, or an output would span files it did not replace); tiered, the level's
+/// runs into a new run of the next.
+pub(crate) fn pick_level(version: &Version, opts: &Options, level: usize) -> Option<Compaction> {
+    if level + 1 >= version.num_levels() {
+        return None;
+    }
+    let first = version.runs(level).iter().flat_map(|r| r.files.iter()).next()?;
+    Some(match (opts.compaction_style, level) {
+        (CompactionStyle::Tiered, _) => merge_level_runs(version, level, level + 1),
+        (CompactionStyle::Leveled, 0) => l0_into_l1(version),
+        (CompactionStyle::Leveled, _) => file_into_next_level(version, opts, level, Arc::clone(first)),
+    })
 }
 
 /// A full manual compaction: every file into one run of the deepest level that holds data
@@ -175,6 +212,23 @@ mod tests {
         let c = pick(&over_l1(vec![file(3, b"b", b"b")]), &opts, &mut cursor).expect("L1 is over its target");
         assert_eq!(c.choice, CompactionChoice::Merge { output_run: OutputRun::Existing(LEVELED_RUN) });
         assert_eq!(c.input_files().count(), 2);
+    }
+
+    #[test]
+    fn a_file_overlapping_nothing_below_but_too_much_two_levels_down_is_rewritten_not_moved() {
+        let opts = Options { num_levels: 4, max_bytes_for_level_base: 1500, ..Options::default() };
+        let mut v = over_l1(vec![file(3, b"x", b"z")]);
+        // File 1 ("a".."c") overlaps nothing in L2 and three 1000-byte files of L3.
+        v.levels[3].runs =
+            vec![Run::new(LEVELED_RUN, vec![file(4, b"a", b"a"), file(5, b"b", b"b"), file(6, b"c", b"c")])];
+        let pick_with = |factor: u32, target: u64| {
+            let opts = Options { max_grandparent_overlap_factor: factor, target_file_size: target, ..opts.clone() };
+            pick(&v, &opts, &mut vec![Vec::new(); 4]).expect("L1 is over its target")
+        };
+        assert_eq!(pick_with(3, 1000).choice, CompactionChoice::Move);
+        let c = pick_with(2, 1000);
+        assert_eq!(c.choice, CompactionChoice::Merge { output_run: OutputRun::Existing(LEVELED_RUN) });
+        assert_eq!((c.output_level, c.input_files().count()), (2, 1));
     }
 
     #[test]

@@ -106,6 +106,30 @@ impl DbInner {
         Ok(())
     }
 
+    /// Flush, then merge every file of `level` with what it overlaps in the next level
+    /// (`picker::pick_level`), in the calling thread.
+    pub(crate) fn compact_level(&self, level: usize) -> Result<()> {
+        if level + 1 >= self.opts.num_levels {
+            return Err(crate::Error::InvalidArgument(format!(
+                "compact_level: level {level} has no level below it (num_levels is {})",
+                self.opts.num_levels
+            )));
+        }
+        self.flush_all()?;
+        let _cursors = self.compaction.lock();
+        // Each step takes at least one file out of the level: as many steps as it holds
+        // files now, so that flushes arriving meanwhile cannot keep the loop going.
+        let steps = self.versions.lock().current().runs(level).iter().map(|r| r.files.len()).sum::<usize>();
+        for _ in 0..steps {
+            let version = self.versions.lock().current();
+            let Some(c) = picker::pick_level(&version, &self.opts, level) else { break };
+            self.run(&c, &version).inspect_err(|e| self.set_bg_error(e.duplicate()))?;
+            drop(version);
+            self.delete_obsolete_files();
+        }
+        Ok(())
+    }
+
     /// Freeze the memtable (if it holds anything) and wait until every frozen memtable is
     /// flushed.
     pub(crate) fn flush_all(&self) -> Result<()> {

@@ -333,6 +333,11 @@ impl Db {
         self.inner.checkpoint(out.as_ref())
     }
 
+    /// Flush, then merge one level into the next (`lab::compact_level`).
+    pub(crate) fn compact_level(&self, level: usize) -> Result<()> {
+        self.inner.compact_level(level)
+    }
+
     /// Counters and the shape of the tree.
     pub fn stats(&self) -> Stats {
         let inner = &self.inner;

@@ -22,6 +22,10 @@ pub struct FaultPlan {
     /// Every append to a manifest (`MANIFEST-*`) fails (a full disk), while tables and the
     /// WAL still take writes: an edit is never logged, after its outputs were written.
     pub fail_manifest_writes: AtomicBool,
+    /// Every append to a table file (`.sst`) is acknowledged and dropped (a disk that
+    /// lies): the writer counts the bytes as written, the file never holds them, and its
+    /// syncs succeed. The WAL and the manifest are written as usual.
+    pub drop_table_appends: AtomicBool,
     /// Every sync waits while this is set (a stalled device), then goes on as the other
     /// switches say: a test can hold a write group in its WAL sync.
     pub hold_syncs: AtomicBool,
@@ -64,6 +68,8 @@ struct FaultyWriter {
     table: bool,
     /// Whether the file is a manifest.
     manifest: bool,
+    /// Bytes acknowledged and dropped (`FaultPlan::drop_table_appends`).
+    dropped: u64,
 }
 
 impl SequentialWrite for FaultyWriter {
@@ -76,6 +82,10 @@ impl SequentialWrite for FaultyWriter {
         }
         if self.manifest && self.plan.fail_manifest_writes.load(SeqCst) {
             return Err(FaultPlan::disk_full("manifest write"));
+        }
+        if self.table && self.plan.drop_table_appends.load(SeqCst) {
+            self.dropped += data.len() as u64;
+            return Ok(());
         }
         let budget = self.plan.write_budget.load(SeqCst);
         let after = self.plan.written.fetch_add(data.len() as u64, SeqCst) + data.len() as u64;
@@ -100,7 +110,7 @@ impl SequentialWrite for FaultyWriter {
         self.inner.sync()
     }
     fn len(&self) -> u64 {
-        self.inner.len()
+        self.inner.len() + self.dropped
     }
 }
 
@@ -131,7 +141,13 @@ impl<S: Storage> Storage for FaultyStorage<S> {
         }
         let table = path.extension().is_some_and(|e| e == "sst");
         let manifest = path.file_name().is_some_and(|n| n.to_string_lossy().starts_with("MANIFEST"));
-        Ok(Box::new(FaultyWriter { inner: self.inner.create(path)?, plan: self.plan.clone(), table, manifest }))
+        Ok(Box::new(FaultyWriter {
+            inner: self.inner.create(path)?,
+            plan: self.plan.clone(),
+            table,
+            manifest,
+            dropped: 0,
+        }))
     }
     fn read_all(&self, path: &Path) -> Result<Vec<u8>> {
         if self.plan.fail_reads.load(SeqCst) {

@@ -74,6 +74,17 @@ pub struct Options {
     /// Target size of an SST written by compaction, data and index (filters are not
     /// counted, so the filter policy never changes where files are cut). Default: 8 MiB.
     pub target_file_size: u64,
+    /// Bound on how much of the level below its own a compaction output may overlap, in
+    /// units of `target_file_size` (LevelDB's limit on "grandparent" overlap, RocksDB's
+    /// `max_compaction_bytes`). A leveled compaction into level L cuts its current output
+    /// file, at the next user key, once the files of level L+1 its key range has passed
+    /// over hold more than `factor * target_file_size` data bytes; so the file's own
+    /// compaction into L+1 later rewrites at most that much plus one file for its keys,
+    /// however sparse they are. The same bound keeps a file from moving down a level
+    /// without a rewrite when it would overlap more than that below its new level.
+    /// Tiered levels merge whole runs and never read the level below, so the bound does
+    /// not apply to them. At least 1. Default: 10 (LevelDB's).
+    pub max_grandparent_overlap_factor: u32,
     /// Leveled or tiered. Default: leveled.
     pub compaction_style: CompactionStyle,
     /// Growth factor T between levels (and runs per tiered level + 1). Default: 10.
@@ -143,6 +154,12 @@ pub struct Options {
     /// caller. A failed sync, a corrupt file or any other error is never resumed from: the
     /// database stays read-only until it is reopened. Default: every second.
     pub auto_resume_interval: Option<std::time::Duration>,
+    /// Read back every data block of each table a flush or compaction writes before the
+    /// table is installed, checking every checksum, the count of entries and their order
+    /// (RocksDB's `paranoid_file_checks`). Without it each new table is still opened and
+    /// checked before it is installed, cheaply: footer, properties, index, its size, entry
+    /// count and first and last keys against what its builder wrote. Default: false.
+    pub paranoid_file_checks: bool,
     /// Where files live. Default: the local file system.
     pub storage: Arc<dyn Storage>,
     /// Knobs for the experiments (prefetch off, another digest hash, an emulated device);
@@ -161,6 +178,7 @@ impl Default for Options {
             block_restart_interval: 16,
             compression: Compression::None,
             target_file_size: 8 << 20,
+            max_grandparent_overlap_factor: 10,
             compaction_style: CompactionStyle::Leveled,
             size_ratio: 10,
             num_levels: 7,
@@ -183,6 +201,7 @@ impl Default for Options {
             max_value_size: 64 << 20,
             wal_recovery: WalRecovery::TolerateTornTail,
             auto_resume_interval: Some(std::time::Duration::from_secs(1)),
+            paranoid_file_checks: false,
             storage: Arc::new(FsStorage),
             lab: LabOptions::default(),
         }
@@ -200,6 +219,7 @@ impl fmt::Debug for Options {
             .field("block_restart_interval", &self.block_restart_interval)
             .field("compression", &self.compression)
             .field("target_file_size", &self.target_file_size)
+            .field("max_grandparent_overlap_factor", &self.max_grandparent_overlap_factor)
             .field("compaction_style", &self.compaction_style)
             .field("size_ratio", &self.size_ratio)
             .field("num_levels", &self.num_levels)
@@ -220,6 +240,7 @@ impl fmt::Debug for Options {
             .field("max_value_size", &self.max_value_size)
             .field("wal_recovery", &self.wal_recovery)
             .field("auto_resume_interval", &self.auto_resume_interval)
+            .field("paranoid_file_checks", &self.paranoid_file_checks)
             .field("lab", &self.lab)
             .finish_non_exhaustive()
     }
@@ -247,6 +268,12 @@ fn default_max_open_files() -> usize {
 }
 
 impl Options {
+    /// Data bytes of the level below a compaction output's level that one output file may
+    /// overlap (`max_grandparent_overlap_factor * target_file_size`).
+    pub(crate) fn max_grandparent_overlap_bytes(&self) -> u64 {
+        u64::from(self.max_grandparent_overlap_factor).saturating_mul(self.target_file_size)
+    }
+
     /// How many table files the database keeps open: `max_open_files` less the
     /// descriptors left for other files.
     pub(crate) fn table_file_handles(&self) -> usize {
@@ -283,6 +310,9 @@ impl Options {
         check(self.block_restart_interval >= 1, || "block_restart_interval must be at least 1".into())?;
         check(self.target_file_size >= 4096, || {
             format!("target_file_size must be at least 4096 bytes, got {}", self.target_file_size)
+        })?;
+        check(self.max_grandparent_overlap_factor >= 1, || {
+            format!("max_grandparent_overlap_factor must be at least 1, got {}", self.max_grandparent_overlap_factor)
         })?;
         check(self.size_ratio >= 2, || format!("size_ratio must be at least 2, got {}", self.size_ratio))?;
         check((2..=64).contains(&self.num_levels), || {
@@ -392,6 +422,7 @@ mod tests {
         assert!(bad(|o| o.metadata_partition_size = (64 << 20) + 1).contains("metadata_partition_size"));
         assert!(bad(|o| o.filter_policy.bits_per_key = -1.0).contains("bits_per_key"));
         assert!(bad(|o| o.max_open_files = 15).contains("max_open_files"));
+        assert!(bad(|o| o.max_grandparent_overlap_factor = 0).contains("max_grandparent_overlap_factor"));
         Options { max_open_files: 16, ..Options::default() }.validate().unwrap();
     }
 
