@@ -49,6 +49,7 @@ mod number_map;
 mod options;
 mod stats;
 mod table;
+mod verify_report;
 mod version;
 mod wal;
 
@@ -63,6 +64,7 @@ pub use options::{
     WalRecovery, WriteOptions,
 };
 pub use stats::{LevelLookupStats, LevelStats, LookupCosts, Stats};
+pub use verify_report::{Problem, ProblemKind, VerifyReport};
 pub use version::FileStatsRecord;
 
 /// The file-system interface a database runs on ([`Options::storage`]): real files by
