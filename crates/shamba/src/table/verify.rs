@@ -95,6 +95,9 @@ struct DataTotals {
     next_offset: u64,
     /// Whether every data block was read and decoded to its end.
     complete: bool,
+    /// Whether every index block was read, so the blocks and bytes above are all the
+    /// index lists.
+    indexed: bool,
 }
 
 struct Walk<'p> {
@@ -163,7 +166,7 @@ impl<'p> Walk<'p> {
         });
         let partitions = self.partitions(&footer, properties.as_ref(), filter_handles)?;
 
-        let mut data = DataTotals { complete: true, ..DataTotals::default() };
+        let mut data = DataTotals { complete: true, indexed: true, ..DataTotals::default() };
         let mut previous_separator: Option<Vec<u8>> = None;
         for partition in &partitions {
             for &part in &partition.filter {
@@ -172,7 +175,7 @@ impl<'p> Walk<'p> {
             let Some(entries) = self.index(partition) else {
                 // The partition's data blocks cannot be found: the walk is incomplete, and
                 // the next partition's first block follows a gap.
-                data.complete = false;
+                (data.complete, data.indexed) = (false, false);
                 previous_separator = None;
                 continue;
             };
@@ -499,6 +502,9 @@ impl<'p> Walk<'p> {
         let mismatch = |this: &mut Self, what: &str, said: String, found: String| {
             this.problem(ProblemKind::Mismatch, at, "properties", format!("{what} {said} (properties)"), found);
         };
+        if !data.indexed {
+            return;
+        }
         if data.blocks != p.data_blocks {
             mismatch(self, "data blocks", p.data_blocks.to_string(), format!("{} in the index", data.blocks));
         }
