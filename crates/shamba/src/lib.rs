@@ -7,6 +7,7 @@
 //!
 //! The front door is this page: [`Db`] with its [`Options`], [`ReadOptions`] and
 //! [`WriteOptions`]; [`WriteBatch`], [`Snapshot`] and [`DbIterator`]; [`Error`]; [`Stats`];
+//! [`VerifyReport`] (what [`Db::verify`] found);
 //! the probe policies ([`ProbePolicy`]) and the filters ([`filter`], the `shamba-filter`
 //! crate) that configuration names; and [`storage`], the file-system interface a database
 //! runs on. [`lab`] opens the inside to the experiments and tools; it is not a stable API.

@@ -210,7 +210,7 @@ fn a_table_deleted_from_the_directory_is_missing_and_an_extra_one_an_orphan() {
     fs::copy(&tables[0], &orphan).expect("copy");
     let report = Db::verify_dir(dir.path(), small()).expect("verify_dir");
     assert_eq!(the_problem(&report, &tables[1]).kind, ProblemKind::Missing);
-    assert_eq!(report.orphans(), &[orphan.clone()]);
+    assert_eq!(report.orphans(), std::slice::from_ref(&orphan));
     assert!(report.to_string().contains(&format!("orphan: {}", orphan.display())), "{report}");
     fs::write(&tables[1], &kept).expect("put the missing table back");
     let report = Db::verify_dir(dir.path(), small()).expect("verify_dir");
@@ -273,8 +273,7 @@ fn a_damaged_log_record_is_named_with_its_offset() {
     let log = fs::read_dir(dir.path())
         .expect("read dir")
         .map(|e| e.expect("entry").path())
-        .filter(|p| p.extension().is_some_and(|e| e == "log") && fs::metadata(p).is_ok_and(|m| m.len() > 10_000))
-        .next()
+        .find(|p| p.extension().is_some_and(|e| e == "log") && fs::metadata(p).is_ok_and(|m| m.len() > 10_000))
         .expect("the log holding the writes");
     assert!(Db::verify_dir(dir.path(), Options::default()).expect("verify_dir").is_ok());
     flip(&log, 1000);
