@@ -293,3 +293,30 @@ fn verify_runs_only_where_it_can_and_says_why_not() {
     db.close().expect("close");
     assert!(matches!(other.verify(), Err(shamba::Error::Closed)));
 }
+
+#[test]
+fn verify_during_writes_flushes_and_compactions_finds_no_damage() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = Db::open(dir.path(), tiny()).expect("open");
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let writer = {
+        let (db, done) = (db.clone(), done.clone());
+        std::thread::spawn(move || {
+            for i in 0..8_000u32 {
+                db.put(key(i * 7 % 3000), format!("value-{i}")).expect("put");
+            }
+            done.store(true, std::sync::atomic::Ordering::Release);
+        })
+    };
+    let mut runs = 0;
+    while !done.load(std::sync::atomic::Ordering::Acquire) || runs < 2 {
+        let report = db.verify().expect("verify");
+        assert!(report.is_ok(), "run {runs}: {report}");
+        runs += 1;
+    }
+    writer.join().expect("writer");
+    db.wait_for_compactions().expect("compactions");
+    let report = db.verify().expect("verify");
+    assert!(report.is_ok() && report.orphans().is_empty(), "{report}");
+    assert_eq!(report.tables as usize, db.files().len());
+}
