@@ -1,4 +1,4 @@
-//! Admin commands: put, get, delete, scan, inspect, sst.
+//! Admin commands: put, get, delete, scan, inspect, sst, verify.
 
 use shamba::{Db, Options};
 use std::error::Error;
@@ -149,4 +149,31 @@ pub fn inspect(db: &Path, files: bool) -> CliResult {
 pub fn sst(path: &Path, max_entries: usize) -> CliResult {
     print!("{}", shamba::lab::dump_table(&shamba::storage::FsStorage, path, max_entries)?);
     Ok(())
+}
+
+/// Check the database without opening it for writing (`Db::verify_dir`): print what was
+/// read and every problem and orphan. Exits 0 when nothing is damaged, 1 on damage
+/// (including a manifest that does not decode, so nothing else can be checked), 2 when
+/// the check cannot run (no database, the database is open elsewhere, an I/O error).
+pub fn verify(db: &Path) -> CliResult {
+    match Db::verify_dir(db, Options::default()) {
+        Ok(report) => {
+            print!("{report}");
+            if report.is_ok() {
+                println!("ok");
+                Ok(())
+            } else {
+                println!("damaged: {} problems", report.problems().len());
+                std::process::exit(1);
+            }
+        }
+        Err(e) if e.is_corruption() => {
+            println!("damaged: the database cannot be read: {e}");
+            std::process::exit(1);
+        }
+        Err(e) => {
+            eprintln!("error: cannot verify: {e}");
+            std::process::exit(2);
+        }
+    }
 }

@@ -91,6 +91,13 @@ enum Command {
         #[arg(long, default_value_t = 20)]
         max_entries: usize,
     },
+    /// Check every block of every table, key order, levels, the directory and the logs,
+    /// without writing (exit 0: sound, 1: damaged, 2: could not check).
+    Verify {
+        /// Database directory.
+        #[arg(long)]
+        db: PathBuf,
+    },
     /// Load then read a database, db_bench style.
     Bench(bench::BenchArgs),
     /// Run one of the seeds' experiments.
@@ -123,6 +130,7 @@ fn main() {
         Command::Inspect { db, files } => admin::inspect(db, *files),
         Command::Checkpoint { db, out } => admin::checkpoint(db, out),
         Command::Sst { file, max_entries } => admin::sst(file, *max_entries),
+        Command::Verify { db } => admin::verify(db),
         Command::Bench(args) => bench::run(args),
         Command::Exp(args) => exp::run(args),
     };

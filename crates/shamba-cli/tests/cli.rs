@@ -103,3 +103,55 @@ fn bench_prints_json_with_the_promised_fields() {
     assert_eq!(phases[1]["found"], 2000, "every existing key is found");
     assert_eq!(phases[2]["found"], 0, "no missing key is found");
 }
+
+#[test]
+fn verify_exits_zero_on_a_sound_database_and_one_naming_the_damaged_file() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("db");
+    let db = shamba::Db::open(&path, shamba::Options::default()).expect("open");
+    for i in 0..1000 {
+        db.put(format!("key-{i:05}"), "value").expect("put");
+    }
+    db.flush().expect("flush");
+    db.put("in-the-log", "v").expect("put");
+    db.close().expect("close");
+    let dbs = path.to_str().expect("utf8 path");
+
+    let (code, out, err) = run(&["verify", "--db", dbs]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("checked 1 tables") && out.contains("1000 keys") && out.ends_with("ok\n"), "{out}");
+
+    let file_named = |prefix: &str| {
+        let mut v: Vec<_> = std::fs::read_dir(&path)
+            .expect("read dir")
+            .map(|e| e.expect("entry").path())
+            .filter(|p| {
+                p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with(prefix) || n.ends_with(prefix))
+            })
+            .collect();
+        assert_eq!(v.len(), 1, "{v:?}");
+        v.remove(0)
+    };
+    let table = file_named(".sst");
+    let mut bytes = std::fs::read(&table).expect("read");
+    bytes[5] ^= 1;
+    std::fs::write(&table, &bytes).expect("write");
+    let (code, out, _) = run(&["verify", "--db", dbs]);
+    assert_eq!(code, 1, "{out}");
+    let line = out.lines().find(|l| l.starts_with("problem: ")).expect("a problem line");
+    assert!(line.contains(&table.display().to_string()) && line.contains("data block 0 at offset 0"), "{out}");
+    assert!(line.contains("checksum mismatch"), "{out}");
+
+    // A manifest that does not decode: nothing else can be checked; say so and where.
+    let manifest = file_named("MANIFEST-");
+    let mut bytes = std::fs::read(&manifest).expect("read");
+    bytes[10] ^= 0xff;
+    std::fs::write(&manifest, &bytes).expect("write");
+    let (code, out, err) = run(&["verify", "--db", dbs]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(out.contains("damaged") && out.contains(&manifest.display().to_string()), "{out}{err}");
+
+    let (code, _, err) = run(&["verify", "--db", dir.path().join("nothing-here").to_str().expect("utf8")]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("does not exist"), "{err}");
+}

@@ -140,6 +140,29 @@ pub(crate) fn user_key_prefix(user_key: &[u8]) -> u64 {
     u64::from_be_bytes(b)
 }
 
+/// An internal key as `'user key' @seq kind`, for dumps and reports; a shortened index
+/// separator (largest trailer) shows as `@max (separator)`, anything else raw.
+pub(crate) fn show_key(ikey: &[u8]) -> String {
+    match parse_internal_key(ikey) {
+        Some(k) => format!("{} @{} {:?}", show_bytes(k.user_key), k.seq, k.kind),
+        // A shortened index separator carries the largest trailer, which is no real kind.
+        None if ikey.len() >= TRAILER_LEN && trailer(ikey) == u64::MAX => {
+            format!("{} @max (separator)", show_bytes(user_key(ikey)))
+        }
+        None => format!("<raw {}>", show_bytes(ikey)),
+    }
+}
+
+/// Bytes as a quoted string with escapes, cut at 64 bytes.
+pub(crate) fn show_bytes(b: &[u8]) -> String {
+    let shown: String = b.iter().take(64).flat_map(|&c| std::ascii::escape_default(c)).map(char::from).collect();
+    if b.len() > 64 {
+        format!("'{shown}'... ({} bytes)", b.len())
+    } else {
+        format!("'{shown}'")
+    }
+}
+
 #[cfg(test)]
 #[allow(clippy::indexing_slicing)]
 mod tests {

@@ -7,6 +7,7 @@
 //!
 //! The front door is this page: [`Db`] with its [`Options`], [`ReadOptions`] and
 //! [`WriteOptions`]; [`WriteBatch`], [`Snapshot`] and [`DbIterator`]; [`Error`]; [`Stats`];
+//! [`VerifyReport`] (what [`Db::verify`] found);
 //! the probe policies ([`ProbePolicy`]) and the filters ([`filter`], the `shamba-filter`
 //! crate) that configuration names; and [`storage`], the file-system interface a database
 //! runs on. [`lab`] opens the inside to the experiments and tools; it is not a stable API.
@@ -49,6 +50,7 @@ mod number_map;
 mod options;
 mod stats;
 mod table;
+mod verify_report;
 mod version;
 mod wal;
 
@@ -63,6 +65,7 @@ pub use options::{
     WalRecovery, WriteOptions,
 };
 pub use stats::{LevelLookupStats, LevelStats, LookupCosts, Stats};
+pub use verify_report::{Problem, ProblemKind, VerifyReport};
 pub use version::FileStatsRecord;
 
 /// The file-system interface a database runs on ([`Options::storage`]): real files by

@@ -14,6 +14,7 @@ mod resume;
 mod snapshot;
 mod super_version;
 mod table_slots;
+mod verify;
 mod write;
 
 pub use batch::WriteBatch;
@@ -24,6 +25,7 @@ pub use snapshot::Snapshot;
 use crate::error::Result;
 use crate::options::{Options, ReadOptions, WriteOptions};
 use crate::stats::{LevelStats, Stats};
+use crate::verify_report::VerifyReport;
 use inner::DbInner;
 use std::ops::RangeBounds;
 use std::path::Path;
@@ -382,6 +384,44 @@ impl Db {
     pub fn files(&self) -> Vec<FileInfo> {
         let sv = self.inner.super_version();
         sv.version.all_files().map(|(level, f)| FileInfo::of(level, f)).collect()
+    }
+
+    /// Check the database for damage: every block of every table of the current version
+    /// read from the file and its checksum computed (data, index and index partitions,
+    /// every filter part, filter index, metaindex, properties, footer), the order of every
+    /// key inside each table and across the files of each sorted run, each table against
+    /// its properties and its manifest record (size, entries, smallest and largest key),
+    /// the levels' shape (runs newest first, one file per level-0 run, one run per level
+    /// of a leveled tree), the directory against the version (a table missing is damage;
+    /// a table nothing names is an orphan, reported apart), and the write-ahead logs still
+    /// needed (checksums and batches).
+    ///
+    /// The check reads around the block cache and the open-file cache (neither is filled
+    /// or consulted: a cached copy would hide damage on disk) and holds the current
+    /// version, so no compaction deletes a table it is reading; reads and writes go on
+    /// meanwhile. It keeps going after a problem, so the report lists all the damage it can
+    /// reach: see [`VerifyReport::is_ok`](crate::VerifyReport::is_ok) and
+    /// [`VerifyReport::problems`](crate::VerifyReport::problems). To check a database
+    /// without opening it, see [`Db::verify_dir`].
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir()?;
+    /// # let db = shamba::Db::open(dir.path(), shamba::Options::default())?;
+    /// db.put(b"k", b"v")?;
+    /// db.flush()?;
+    /// let report = db.verify()?;
+    /// assert!(report.is_ok(), "{report}");
+    /// assert_eq!(report.tables, 1);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// Only when the check cannot run (damage it finds is in the report):
+    /// [`Error::Closed`](crate::Error::Closed) after [`Db::close`], and
+    /// [`Error::Io`](crate::Error::Io) when listing the directory fails.
+    pub fn verify(&self) -> Result<VerifyReport> {
+        verify::verify_open(&self.inner)
     }
 
     /// The database directory.

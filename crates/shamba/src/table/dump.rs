@@ -9,7 +9,7 @@ use crate::cursor::Cursor;
 use crate::error::{DecodeError, Result};
 use crate::filter::FilterPart;
 use crate::io::{DeviceModel, IoStats, Storage};
-use crate::key::{compare_internal_keys, parse_internal_key};
+use crate::key::{compare_internal_keys, show_bytes, show_key};
 use crate::options::ReadOptions;
 use std::fmt::Write;
 use std::path::Path;
@@ -155,26 +155,4 @@ fn write_filter_parts(out: &mut String, r: &Arc<TableReader>, q: usize) -> Resul
         let _ = writeln!(out, "  part {i}: offset {}, {} bytes, {debug}", h.offset, bytes.len());
     }
     Ok(())
-}
-
-/// An internal key as `'user key' @seq kind`.
-fn show_key(ikey: &[u8]) -> String {
-    match parse_internal_key(ikey) {
-        Some(k) => format!("{} @{} {:?}", show_bytes(k.user_key), k.seq, k.kind),
-        // A shortened index separator carries the largest trailer, which is no real kind.
-        None if ikey.len() >= crate::key::TRAILER_LEN && crate::key::trailer(ikey) == u64::MAX => {
-            format!("{} @max (separator)", show_bytes(crate::key::user_key(ikey)))
-        }
-        None => format!("<raw {}>", show_bytes(ikey)),
-    }
-}
-
-/// Bytes as a quoted string with escapes, cut at 64 bytes.
-fn show_bytes(b: &[u8]) -> String {
-    let shown: String = b.iter().take(64).flat_map(|&c| std::ascii::escape_default(c)).map(char::from).collect();
-    if b.len() > 64 {
-        format!("'{shown}'... ({} bytes)", b.len())
-    } else {
-        format!("'{shown}'")
-    }
 }

@@ -18,7 +18,8 @@
 //!   `file_handles.rs`: the database's bounded cache of open table files it reads through;
 //! - `two_level_cursor.rs`: the table cursor, over `index_cursor.rs` (index entries across
 //!   partitions); `table_cache.rs`: open readers by number;
-//! - `dump.rs`: a human-readable dump of a file.
+//! - `dump.rs`: a human-readable dump of a file; `verify.rs`: checking every block and
+//!   key of a file (`Db::verify`), read around the cache.
 
 mod block;
 mod block_builder;
@@ -40,6 +41,7 @@ mod reader;
 mod table_cache;
 mod top_level;
 mod two_level_cursor;
+mod verify;
 
 #[cfg(test)]
 mod tests;
@@ -51,6 +53,7 @@ pub(crate) use format::BLOCK_TRAILER_LEN;
 pub(crate) use format::{FOOTER_LEN, FORMAT_VERSION_FLAT, FORMAT_VERSION_PARTITIONED};
 pub(crate) use reader::{Spot, TableReader};
 pub(crate) use table_cache::TableCache;
+pub(crate) use verify::verify_table;
 
 use crate::cache::BlockCache;
 use crate::filter::{FilterSpec, HashFn};

@@ -8,6 +8,7 @@
 //!   applying one is `builder.rs`.
 //! - [`VersionSet`]: the current version, counters and the manifest (`set.rs`,
 //!   `manifest.rs`).
+//! - `verify.rs`: a version's shape and its records of files, checked for `Db::verify`.
 
 mod builder;
 mod coding;
@@ -17,6 +18,7 @@ mod manifest;
 mod run;
 mod set;
 mod tree;
+mod verify;
 
 pub(crate) use edit::VersionEdit;
 pub(crate) use file_meta::FileMeta;
@@ -24,6 +26,7 @@ pub use file_meta::FileStatsRecord;
 pub(crate) use manifest::{manifest_path, parse_manifest_file_name, set_current, write_manifest};
 pub(crate) use set::VersionSet;
 pub(crate) use tree::{FileRef, Version};
+pub(crate) use verify::{check_record, check_shape};
 #[cfg(test)]
 pub(crate) use {
     manifest::{manifest_file_name, CURRENT},

@@ -88,6 +88,29 @@ impl VersionSet {
         dir: &Path,
         num_levels: usize,
     ) -> Result<(VersionSet, RecoveredState)> {
+        let (mut set, version, dropped_manifest_tail) = VersionSet::replay(storage, dir, num_levels)?;
+        set.roll_manifest(&version)?;
+        set.install(version);
+        let state = RecoveredState {
+            log_number: set.log_number,
+            last_sequence: set.last_sequence,
+            next_file_number: set.next_file_number,
+            dropped_manifest_tail,
+        };
+        Ok((set, state))
+    }
+
+    /// The version CURRENT's manifest records and the oldest log it still needs, read
+    /// without writing anything (no new manifest, unlike [`recover`](Self::recover)): what
+    /// `Db::verify_dir` checks. Errors as for `recover`.
+    pub(crate) fn read_only(storage: Arc<dyn Storage>, dir: &Path, num_levels: usize) -> Result<(Version, u64)> {
+        let (set, version, _) = VersionSet::replay(storage, dir, num_levels)?;
+        Ok((version, set.log_number))
+    }
+
+    /// Read CURRENT and replay its manifest: the counters (in a set with no manifest open),
+    /// the version, and whether a torn tail was dropped.
+    fn replay(storage: Arc<dyn Storage>, dir: &Path, num_levels: usize) -> Result<(VersionSet, Version, bool)> {
         let number = read_current(storage.as_ref(), dir)?;
         let path = manifest_path(dir, number);
         let bytes = storage.read_all(&path).map_err(|e| match e {
@@ -122,15 +145,7 @@ impl VersionSet {
         // Never hand out a number already on disk, whatever the manifest says.
         let highest = version.file_numbers().chain([number, set.log_number]).max().unwrap_or(0);
         set.next_file_number = next_file.max(highest.saturating_add(1));
-        set.roll_manifest(&version)?;
-        set.install(version);
-        let state = RecoveredState {
-            log_number: set.log_number,
-            last_sequence: set.last_sequence,
-            next_file_number: set.next_file_number,
-            dropped_manifest_tail: replay.dropped.is_some(),
-        };
-        Ok((set, state))
+        Ok((set, version, replay.dropped.is_some()))
     }
 
     fn empty(storage: Arc<dyn Storage>, dir: &Path, num_levels: usize) -> VersionSet {
