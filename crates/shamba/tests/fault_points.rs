@@ -7,12 +7,14 @@
 //! loses power (after a crash, or the process dies and the page cache keeps what was
 //! written; after a torn write, the latter), the database is reopened on what survived,
 //! and every key is compared with the model of the workload's writes: what was acknowledged
-//! is there, what failed is there whole or not at all, nothing panicked.
+//! is there, what failed is there whole or not at all, nothing panicked; and
+//! `Db::verify_dir` finds no damage before the reopen nor after it.
 //!
 //! CI runs every operation with every fault kind; `SHAMBA_FAULT_POINTS_STRIDE=k` runs one
 //! operation in k (a quick local check).
 
 use shamba::lab::{CrashKeeps, SimFault, SimStorage};
+use shamba::storage::Storage;
 use shamba::{Db, Options, WriteBatch, WriteOptions};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -186,8 +188,23 @@ fn workload(disk: &SimStorage, model: &mut Model) -> Result<(), String> {
     Ok(())
 }
 
-/// Reopen on what the crash left and compare every key with the model.
+/// `Db::verify_dir` finds no damage (a database that was never created is skipped).
+fn verify(disk: &SimStorage, when: &str) -> Result<(), String> {
+    if !disk.exists(&Path::new(DIR).join("CURRENT")) {
+        return Ok(());
+    }
+    let report = Db::verify_dir(DIR, options(disk)).map_err(|e| format!("verify {when} failed to run: {e}"))?;
+    if report.is_ok() {
+        Ok(())
+    } else {
+        Err(format!("verify {when} found damage: {:?}", report.problems()))
+    }
+}
+
+/// Verify what the crash left, reopen on it, compare every key with the model, and
+/// verify again after the recovery.
 fn check_recovered(disk: &SimStorage, model: &Model) -> Result<(), String> {
+    verify(disk, "after the crash")?;
     let db = Db::open(Path::new(DIR), options(disk)).map_err(|e| format!("reopen failed: {e}"))?;
     let mut found = BTreeMap::new();
     for k in model.allowed.keys() {
@@ -220,7 +237,8 @@ fn check_recovered(disk: &SimStorage, model: &Model) -> Result<(), String> {
             return Err(format!("a failed batch is half visible: {batch:?}"));
         }
     }
-    db.close().map_err(|e| format!("close after the check failed: {e}"))
+    db.close().map_err(|e| format!("close after the check failed: {e}"))?;
+    verify(disk, "after recovery")
 }
 
 /// Panics anywhere in the process (background threads included).
