@@ -12,7 +12,7 @@
 //! | 16 | 8 | keys |
 //! | 24 | 8 | seed of the engine options (fixed when the file is created) |
 //! | 32 | 4 | id ceiling: op ids at or above it were never handed out |
-//! | 36 | 4 | runs: processes that worked on this database |
+//! | 36 | 4 | opens: times the file was opened (each run, and the crash parent after every kill) |
 //! | 40 | 8 | ops: operations run so far (written now and then by the running process) |
 //! | 64 | 8 * keys | the slots, key index order |
 //!
@@ -148,7 +148,7 @@ impl ExpectedState {
         self.options_seed
     }
 
-    /// Processes that opened this file, this one included.
+    /// Times this file was opened, this time included (it varies the seed of each run).
     pub fn runs(&self) -> u32 {
         self.runs
     }

@@ -53,7 +53,8 @@ pub struct StressArgs {
     /// Worker threads.
     #[arg(long, default_value_t = 4)]
     pub threads: usize,
-    /// Keys in the key space, fixed when the database is created. Default: 20,000.
+    /// Keys in the key space (at most 100,000,000), fixed when the database is created.
+    /// Default: 20,000.
     #[arg(long)]
     pub keys: Option<u32>,
     /// Seed of the engine options (when the database is created) and of the operations.
@@ -132,8 +133,8 @@ fn open_or_create(args: &StressArgs, seed: u64) -> Res<(ExpectedState, bool)> {
         .into());
     }
     let keys = args.keys.unwrap_or(DEFAULT_KEYS);
-    if keys == 0 {
-        return Err("--keys must be at least 1".into());
+    if keys == 0 || keys > values::MAX_KEYS {
+        return Err(format!("--keys must be within 1..={}", values::MAX_KEYS).into());
     }
     Ok((ExpectedState::create(&path, keys, seed)?, true))
 }

@@ -9,6 +9,9 @@
 
 use std::fmt;
 
+/// Keys of the largest key space: indices have 8 digits.
+pub const MAX_KEYS: u32 = 100_000_000;
+
 /// Bytes before the filler: value id and key index.
 const HEADER: usize = 8;
 
