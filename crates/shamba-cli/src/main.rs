@@ -1,4 +1,4 @@
-//! The `shamba` command: admin, bench and the seeds' experiments.
+//! The `shamba` command: admin, bench, the seeds' experiments and the stress tool.
 
 #![deny(clippy::unwrap_used, clippy::undocumented_unsafe_blocks, unsafe_op_in_unsafe_fn)]
 #![warn(clippy::expect_used)]
@@ -7,6 +7,7 @@
 mod admin;
 mod bench;
 mod exp;
+mod stress;
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
@@ -102,6 +103,9 @@ enum Command {
     Bench(bench::BenchArgs),
     /// Run one of the seeds' experiments.
     Exp(exp::ExpArgs),
+    /// Random operations from several threads checked against an expected state; with
+    /// --crash, kill -9 cycles with a verification after each.
+    Stress(stress::StressArgs),
 }
 
 /// Die quietly on a closed pipe (`shamba scan | head`), as Unix tools do, instead of
@@ -133,6 +137,7 @@ fn main() {
         Command::Verify { db } => admin::verify(db),
         Command::Bench(args) => bench::run(args),
         Command::Exp(args) => exp::run(args),
+        Command::Stress(args) => stress::run(args),
     };
     if let Err(e) = result {
         eprintln!("error: {e}");

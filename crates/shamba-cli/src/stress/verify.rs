@@ -1,0 +1,156 @@
+//! Whole-database verification against the expected state, while nothing writes: every
+//! key by `get`, then one full scan (forward or backward), then the writes a kill cut off
+//! are settled to what the database turned out to hold.
+//!
+//! What is checked:
+//! - a key with no write in flight holds exactly its acknowledged state (value id, or
+//!   absent): nothing acknowledged may be lost, sync or not, since the engine promises that
+//!   an unsynced write survives a process crash (it is in the OS before it is acknowledged);
+//! - a key whose write was in flight holds its old state or the write's outcome, nothing
+//!   else;
+//! - a batch cut off by the kill landed on all of its keys or on none (keys whose old and
+//!   new states are equal say nothing either way);
+//! - the full scan returns the keys `get` found, in order, with the same values, and no
+//!   other key.
+
+use super::divergence::{Divergence, Divergences};
+use super::expected::ExpectedState;
+use super::slot::{Slot, State};
+use super::values::{index_of, key_of, Found};
+use crate::admin::show;
+use shamba::Db;
+use std::collections::BTreeMap;
+use std::error::Error;
+
+type Res<T> = Result<T, Box<dyn Error + Send + Sync>>;
+
+/// What one verification saw.
+#[derive(Debug, Default)]
+pub struct Verified {
+    /// Keys read by `get`.
+    pub keys: u64,
+    /// Pairs the full scan returned.
+    pub scanned: u64,
+    /// Keys whose write was cut off and is now settled.
+    pub settled: u64,
+    /// Of those, the writes that had landed.
+    pub landed: u64,
+}
+
+/// The keys of one cut-off op, by whether its write landed on them.
+#[derive(Default)]
+struct CutOp {
+    landed: Vec<u32>,
+    lost: Vec<u32>,
+}
+
+/// Verify every key of `db`; settle cut-off writes in `state` if nothing diverged.
+/// Engine errors are returned as errors; wrong contents are recorded in `out`.
+pub fn verify_all(db: &Db, state: &ExpectedState, backward: bool, out: &Divergences) -> Res<Verified> {
+    let mut seen = Verified::default();
+    let before = out.count();
+    let keys = state.keys();
+    // What each key holds according to `get` (its expected state where `get` diverged).
+    let mut holds: Vec<Option<u32>> = Vec::with_capacity(keys as usize);
+    let mut cut: BTreeMap<u32, CutOp> = BTreeMap::new();
+    for index in 0..keys {
+        let slot = state.peek(index);
+        let value = db.get(key_of(index)).map_err(|e| format!("get of key {index} during verification: {e}"))?;
+        let found = Found::of(index, value.as_deref());
+        seen.keys += 1;
+        match found.as_state() {
+            Some(s) if slot.allows(s) => {
+                holds.push(s);
+                if let Some(p) = slot.pending {
+                    if p.outcome() != slot.value() {
+                        let op = cut.entry(p.op()).or_default();
+                        if s == p.outcome() {
+                            op.landed.push(index)
+                        } else {
+                            op.lost.push(index)
+                        }
+                    }
+                }
+            }
+            _ => {
+                out.record(Divergence::key(index, format!("get found {found}, expected {slot}")));
+                holds.push(slot.value());
+            }
+        }
+    }
+    for (op, keys) in &cut {
+        if !keys.landed.is_empty() && !keys.lost.is_empty() {
+            out.record(Divergence::op(
+                *op,
+                format!("a batch cut off by the kill landed on keys {:?} but not on keys {:?}", keys.landed, keys.lost),
+            ));
+        }
+    }
+    seen.scanned = scan_matches(db, &holds, backward, out)?;
+    if out.count() == before {
+        for (index, holds) in (0..keys).zip(&holds) {
+            let mut key = state.lock(index);
+            let slot = key.slot();
+            if let Some(p) = slot.pending {
+                seen.settled += 1;
+                let landed = p.outcome() == *holds;
+                seen.landed += u64::from(landed && slot.value() != *holds);
+                key.set(Slot::settled(if landed { Some(p) } else { slot.last }))?;
+            }
+        }
+    }
+    Ok(seen)
+}
+
+/// One full scan of `db` against what `get` found (where `get` diverged, the expected
+/// state); returns the pairs it returned.
+fn scan_matches(db: &Db, holds: &[Option<u32>], backward: bool, out: &Divergences) -> Res<u64> {
+    let direction = if backward { "backward" } else { "forward" };
+    let iter = db.iter();
+    let items: Box<dyn Iterator<Item = _>> = if backward { Box::new(iter.rev()) } else { Box::new(iter) };
+    // Indices in the walk's order; `next` is the next index the walk may return.
+    let order: Box<dyn Fn(usize) -> usize> =
+        if backward { Box::new(move |i| holds.len() - 1 - i) } else { Box::new(|i| i) };
+    let mut next = 0usize;
+    let mut pairs = 0u64;
+    let missing_before = |upto: usize, next: &mut usize, out: &Divergences| {
+        while *next < upto {
+            let index = order(*next);
+            if let Some(id) = holds[index] {
+                out.record(Divergence::key(
+                    index as u32,
+                    format!("the full {direction} scan skipped it, expected {}", State(Some(id))),
+                ));
+            }
+            *next += 1;
+        }
+    };
+    for item in items {
+        let (key, value) = item.map_err(|e| format!("full {direction} scan: {e}"))?;
+        pairs += 1;
+        let Some(index) = index_of(&key).filter(|i| (*i as usize) < holds.len()) else {
+            out.record(Divergence::scan(format!(
+                "the full {direction} scan returned key {}, which the tool never wrote",
+                show(&key)
+            )));
+            continue;
+        };
+        let position = order(index as usize);
+        if position < next {
+            out.record(Divergence::key(index, format!("the full {direction} scan returned it out of order")));
+            continue;
+        }
+        missing_before(position, &mut next, out);
+        next = position + 1;
+        let found = Found::of(index, Some(&value));
+        let expected = holds[index as usize];
+        if found.as_state() != Some(expected) {
+            out.record(Divergence::key(
+                index,
+                format!("the full {direction} scan found {found}, expected {}", State(expected)),
+            ));
+        }
+    }
+    missing_before(holds.len(), &mut next, out);
+    Ok(pairs)
+}

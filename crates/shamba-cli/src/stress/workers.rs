@@ -1,0 +1,314 @@
+//! The worker threads: random operations on the database, each checked against the
+//! expected state as it runs.
+//!
+//! Writes (puts, deletes, batches of several keys) lock their keys in index order, mark
+//! the write pending in the expected state, write, then record it as acknowledged; a `get`
+//! holds its key's lock, so it must find exactly the acknowledged state. A range scan
+//! locks nothing: it reads each key's slot before and after creating its iterator, and
+//! holds a key whose slot did not change to its exact state, any other to what a write in
+//! that window could have left (absent, or a value id no older than the one acknowledged
+//! before and no newer than the last one started). A snapshot read locks its keys while
+//! it takes the snapshot, writes to them (and sometimes flushes), then reads them through
+//! the snapshot, by `get` and by a range scan, and must find their state at snapshot time.
+//!
+//! Every operation runs under the database's read lock; the coordinator takes the write
+//! lock to close, reopen and verify, so no operation spans a reopen.
+
+use super::counters::{Counters, Op};
+use super::divergence::{Divergence, Divergences};
+use super::expected::ExpectedState;
+use super::slot::{Slot, State, Write};
+use super::values::{index_of, key_of, value_of, Found};
+use crate::admin::show;
+use rand::rngs::StdRng;
+use rand::seq::index::sample;
+use rand::{Rng, SeedableRng};
+use shamba::{Db, WriteBatch, WriteOptions};
+use std::error::Error;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, RwLock};
+
+type Res<T> = Result<T, Box<dyn Error + Send + Sync>>;
+
+/// What the workers and the coordinator share.
+pub struct Shared {
+    /// The open database; `None` while the coordinator reopens it.
+    pub db: RwLock<Option<Db>>,
+    /// The expected state.
+    pub state: ExpectedState,
+    /// Divergences found.
+    pub divergences: Divergences,
+    /// Operations run.
+    pub counters: Counters,
+    /// Set to end the run.
+    pub stop: AtomicBool,
+    /// The first engine error, which ends the run.
+    pub failure: Mutex<Option<String>>,
+    /// Fraction of writes that fsync the WAL.
+    pub sync_fraction: f64,
+}
+
+impl Shared {
+    fn fail(&self, e: &dyn std::fmt::Display) {
+        let mut f = self.failure.lock().unwrap_or_else(|p| p.into_inner());
+        if f.is_none() {
+            *f = Some(e.to_string());
+        }
+        self.stop.store(true, Ordering::Relaxed);
+    }
+
+    fn diverged(&self, d: Divergence) {
+        self.divergences.record(d);
+        self.stop.store(true, Ordering::Relaxed);
+    }
+}
+
+/// Run random operations until `shared.stop` is set.
+pub fn work(shared: &Shared, seed: u64) {
+    let mut rng = StdRng::seed_from_u64(seed);
+    while !shared.stop.load(Ordering::Relaxed) {
+        let guard = shared.db.read().unwrap_or_else(|p| p.into_inner());
+        let Some(db) = guard.as_ref() else {
+            drop(guard);
+            std::thread::yield_now();
+            continue;
+        };
+        let result = one_op(db, shared, &mut rng);
+        drop(guard);
+        if let Err(e) = result {
+            shared.fail(&e);
+        }
+    }
+}
+
+fn one_op(db: &Db, s: &Shared, rng: &mut StdRng) -> Res<()> {
+    // Per 10,000: a full compaction rewrites the whole database, so it is rare; flushes
+    // come on their own as memtables fill, a few more are asked for.
+    let op = match rng.gen_range(0..10_000) {
+        0..3_000 => Op::Put,
+        3_000..3_800 => Op::Delete,
+        3_800..4_800 => Op::Batch,
+        4_800..7_900 => Op::Get,
+        7_900..9_100 => Op::Scan,
+        9_100..9_945 => Op::SnapshotRead,
+        9_945..9_995 => Op::Flush,
+        _ => Op::Compact,
+    };
+    let keys = s.state.keys();
+    match op {
+        Op::Put | Op::Delete => {
+            let index = rng.gen_range(0..keys);
+            write_keys(db, s, rng, &[index], if op == Op::Put { 1.0 } else { 0.0 })?;
+        }
+        Op::Batch => {
+            let indices = random_keys(rng, keys, 2, 8);
+            write_keys(db, s, rng, &indices, 0.8)?;
+        }
+        Op::Get => get(db, s, rng.gen_range(0..keys))?,
+        Op::Scan => scan(db, s, rng)?,
+        Op::SnapshotRead => snapshot_read(db, s, rng)?,
+        Op::Flush => db.flush().map_err(|e| format!("flush: {e}"))?,
+        Op::Compact => db.compact().map_err(|e| format!("compact: {e}"))?,
+    }
+    s.counters.count(op);
+    Ok(())
+}
+
+/// Between `least` and `most` distinct keys (fewer if the key space is smaller), in index
+/// order.
+fn random_keys(rng: &mut StdRng, keys: u32, least: u32, most: u32) -> Vec<u32> {
+    let n = rng.gen_range(least.min(keys)..=most.min(keys)) as usize;
+    let mut v: Vec<u32> = sample(rng, keys as usize, n).into_iter().map(|i| i as u32).collect();
+    v.sort_unstable();
+    v
+}
+
+/// Write `indices` (in index order) in one database write, each key a put with
+/// probability `put_fraction`, else a delete: one key alone by `put` or `delete` (or a
+/// synced batch of one), several as a batch.
+fn write_keys(db: &Db, s: &Shared, rng: &mut StdRng, indices: &[u32], put_fraction: f64) -> Res<()> {
+    let mut locks: Vec<_> = indices.iter().map(|&i| s.state.lock(i)).collect();
+    let op = s.state.next_id()?;
+    let mut writes = Vec::with_capacity(locks.len());
+    for key in &mut locks {
+        let write = if rng.gen_bool(put_fraction) { Write::Put(op) } else { Write::Delete(op) };
+        let pending = key.slot().with_pending(write);
+        key.set(pending)?;
+        writes.push(write);
+    }
+    let sync = rng.gen_bool(s.sync_fraction);
+    let result = match (indices, writes.as_slice(), sync) {
+        ([i], [Write::Put(id)], false) => db.put(key_of(*i), value_of(*i, *id)),
+        ([i], [Write::Delete(_)], false) => db.delete(key_of(*i)),
+        _ => {
+            let mut batch = WriteBatch::new();
+            for (&i, w) in indices.iter().zip(&writes) {
+                match w {
+                    Write::Put(id) => batch.put(key_of(i), value_of(i, *id)),
+                    Write::Delete(_) => batch.delete(key_of(i)),
+                };
+            }
+            db.write_opt(batch, &WriteOptions { sync, ..WriteOptions::default() })
+        }
+    };
+    // On an error the slots stay pending: the write may or may not have landed.
+    result.map_err(|e| format!("write op {op} on keys {indices:?}: {e}"))?;
+    for (key, write) in locks.iter_mut().zip(writes) {
+        key.set(Slot::settled(Some(write)))?;
+    }
+    Ok(())
+}
+
+fn get(db: &Db, s: &Shared, index: u32) -> Res<()> {
+    let key = s.state.lock(index);
+    let value = db.get(key_of(index)).map_err(|e| format!("get of key {index}: {e}"))?;
+    let found = Found::of(index, value.as_deref());
+    let slot = key.slot();
+    if !found.as_state().is_some_and(|f| slot.allows(f)) {
+        s.diverged(Divergence::key(index, format!("get found {found}, expected {slot}")));
+    }
+    Ok(())
+}
+
+/// What a scan that locks nothing may find for a key whose slot read `pre` before its
+/// iterator was made and `post` after.
+fn scan_allows(pre: Slot, post: Slot, found: &Found) -> bool {
+    let Some(state) = found.as_state() else { return false };
+    if pre == post && pre.pending.is_none() {
+        return state == pre.value();
+    }
+    match state {
+        // A delete may have come and gone between the two reads.
+        None => true,
+        // Op ids grow with time for each key: nothing older than what was acknowledged
+        // before, nothing newer than what was started after.
+        Some(id) => id >= pre.last.map_or(0, Write::op) && id <= post.max_id(),
+    }
+}
+
+fn scan(db: &Db, s: &Shared, rng: &mut StdRng) -> Res<()> {
+    let keys = s.state.keys();
+    let start = rng.gen_range(0..keys);
+    let end = (start + rng.gen_range(1..=64)).min(keys);
+    let backward = rng.gen_bool(0.5);
+    let pre: Vec<Slot> = (start..end).map(|i| s.state.peek(i)).collect();
+    let iter = db.range(key_of(start)..key_of(end));
+    let post: Vec<Slot> = (start..end).map(|i| s.state.peek(i)).collect();
+    let items: Box<dyn Iterator<Item = _>> = if backward { Box::new(iter.rev()) } else { Box::new(iter) };
+    let direction = if backward { "backward" } else { "forward" };
+    let mut returned = vec![false; (end - start) as usize];
+    let mut last: Option<u32> = None;
+    for item in items {
+        let (key, value) = item.map_err(|e| format!("{direction} scan of keys {start}..{end}: {e}"))?;
+        let Some(index) = index_of(&key).filter(|i| (start..end).contains(i)) else {
+            s.diverged(Divergence::scan(format!(
+                "a {direction} scan of keys {start}..{end} returned key {}, outside its range",
+                show(&key)
+            )));
+            return Ok(());
+        };
+        if last.is_some_and(|l| if backward { index >= l } else { index <= l }) {
+            s.diverged(Divergence::key(index, format!("a {direction} scan returned it out of order")));
+            return Ok(());
+        }
+        last = Some(index);
+        let at = (index - start) as usize;
+        returned[at] = true;
+        let found = Found::of(index, Some(&value));
+        if !scan_allows(pre[at], post[at], &found) {
+            s.diverged(Divergence::key(
+                index,
+                format!("a {direction} scan found {found}; before the scan {}, after {}", pre[at], post[at]),
+            ));
+        }
+    }
+    for (at, seen) in returned.iter().enumerate() {
+        if !seen && !scan_allows(pre[at], post[at], &Found::Absent) {
+            s.diverged(Divergence::key(
+                start + at as u32,
+                format!("a {direction} scan skipped it; before and after the scan it held {}", pre[at]),
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn snapshot_read(db: &Db, s: &Shared, rng: &mut StdRng) -> Res<()> {
+    let keys = s.state.keys();
+    let indices = random_keys(rng, keys, 1, 4);
+    let (snap, then): (_, Vec<Slot>) = {
+        let locks: Vec<_> = indices.iter().map(|&i| s.state.lock(i)).collect();
+        let snap = db.snapshot();
+        (snap, locks.iter().map(|k| k.slot()).collect())
+    };
+    // Move the keys on, so the snapshot has something to hide.
+    for _ in 0..rng.gen_range(1..=3) {
+        let subset: Vec<u32> = indices.iter().copied().filter(|_| rng.gen_bool(0.7)).collect();
+        if !subset.is_empty() {
+            write_keys(db, s, rng, &subset, 0.7)?;
+        }
+    }
+    if rng.gen_bool(0.1) {
+        db.flush().map_err(|e| format!("flush: {e}"))?;
+    }
+    let seq = snap.sequence();
+    for (&index, slot) in indices.iter().zip(&then) {
+        let value = snap.get(key_of(index)).map_err(|e| format!("snapshot get of key {index}: {e}"))?;
+        let found = Found::of(index, value.as_deref());
+        if !found.as_state().is_some_and(|f| slot.allows(f)) {
+            s.diverged(Divergence::key(
+                index,
+                format!("a read through snapshot {seq} found {found}, expected {slot} (its state when the snapshot was taken)"),
+            ));
+        }
+    }
+    let (first, last) = (indices.first().copied().unwrap_or(0), indices.last().copied().unwrap_or(0));
+    let mut seen = vec![None; indices.len()];
+    for item in snap.range(key_of(first)..=key_of(last)) {
+        let (key, value) = item.map_err(|e| format!("snapshot scan of keys {first}..={last}: {e}"))?;
+        if let Some(at) = index_of(&key).and_then(|i| indices.binary_search(&i).ok()) {
+            seen[at] = Some(Found::of(indices[at], Some(&value)));
+        }
+    }
+    for ((&index, slot), found) in indices.iter().zip(&then).zip(seen) {
+        let found = found.unwrap_or(Found::Absent);
+        if !found.as_state().is_some_and(|f| slot.allows(f)) {
+            s.diverged(Divergence::key(
+                index,
+                format!(
+                    "a scan through snapshot {seq} found {found}, expected {} (its state when the snapshot was taken)",
+                    State(slot.value())
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_scan_must_see_the_exact_state_of_a_key_no_write_touched() {
+        let quiet = Slot::settled(Some(Write::Put(10)));
+        assert!(scan_allows(quiet, quiet, &Found::Value(10)));
+        assert!(!scan_allows(quiet, quiet, &Found::Absent), "an acknowledged value may not vanish");
+        assert!(!scan_allows(quiet, quiet, &Found::Value(9)), "nor turn into an older one");
+        let deleted = Slot::settled(Some(Write::Delete(12)));
+        assert!(!scan_allows(deleted, deleted, &Found::Value(10)), "a delete may not be undone");
+        assert!(!scan_allows(Slot::default(), Slot::default(), &Found::Value(3)));
+    }
+
+    #[test]
+    fn a_scan_racing_writes_may_see_any_state_between_its_two_reads_but_no_older_one() {
+        let pre = Slot::settled(Some(Write::Put(10)));
+        let post = Slot::settled(Some(Write::Put(20))).with_pending(Write::Put(25));
+        for ok in [Found::Value(10), Found::Value(15), Found::Value(25), Found::Absent] {
+            assert!(scan_allows(pre, post, &ok), "{ok}");
+        }
+        for bad in [Found::Value(9), Found::Value(26), Found::Alien(b"x".to_vec())] {
+            assert!(!scan_allows(pre, post, &bad), "{bad}");
+        }
+    }
+}
