@@ -16,6 +16,7 @@ enum Subject {
     Key(u32),
     Op(u32),
     Scan,
+    Files,
 }
 
 /// One disagreement between the database and the expected state.
@@ -36,6 +37,11 @@ impl Divergence {
         Divergence { subject: Subject::Op(op), what }
     }
 
+    /// About the database's files (damage `Db::verify` found).
+    pub fn files(what: String) -> Divergence {
+        Divergence { subject: Subject::Files, what }
+    }
+
     /// About a scan as a whole.
     pub fn scan(what: String) -> Divergence {
         Divergence { subject: Subject::Scan, what }
@@ -48,6 +54,7 @@ impl fmt::Display for Divergence {
             Subject::Key(index) => write!(f, "key {} (index {index}): {}", show(&key_of(index)), self.what),
             Subject::Op(op) => write!(f, "write op {op}: {}", self.what),
             Subject::Scan => write!(f, "{}", self.what),
+            Subject::Files => write!(f, "files: {}", self.what),
         }
     }
 }

@@ -87,6 +87,11 @@ pub fn verify_all(db: &Db, state: &ExpectedState, backward: bool, out: &Divergen
         }
     }
     seen.scanned = scan_matches(db, &holds, backward, out)?;
+    // The files themselves: every block checksum, key order, the manifest's records.
+    let report = db.verify().map_err(|e| format!("verify could not run: {e}"))?;
+    for problem in report.problems() {
+        out.record(Divergence::files(format!("Db::verify found damage: {problem}")));
+    }
     if out.count() == before {
         for (index, holds) in (0..keys).zip(&holds) {
             let mut key = state.lock(index);
