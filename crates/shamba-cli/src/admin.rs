@@ -54,6 +54,21 @@ pub fn delete(db: &Path, key: &str) -> CliResult {
     Ok(db.close()?)
 }
 
+pub fn compact(db: &Path) -> CliResult {
+    let db = open_existing(db)?;
+    let before = db.files().len();
+    let started = std::time::Instant::now();
+    db.compact()?;
+    let seconds = started.elapsed().as_secs_f64();
+    let live = db.files().len();
+    let on_disk = std::fs::read_dir(db.path())?
+        .filter_map(|e| e.ok())
+        .filter(|e| e.path().extension().is_some_and(|x| x == "sst"))
+        .count();
+    println!("compacted {before} tables into {live} in {seconds:.1} s; table files in the directory: {on_disk}");
+    Ok(db.close()?)
+}
+
 pub fn checkpoint(db: &Path, out: &Path) -> CliResult {
     let db = open_existing(db)?;
     db.checkpoint(out)?;

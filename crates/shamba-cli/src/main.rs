@@ -75,6 +75,13 @@ enum Command {
         #[arg(long)]
         files: bool,
     },
+    /// Flush and merge every table into one sorted run of the deepest level; print the
+    /// tables before and after, and the table files left in the directory.
+    Compact {
+        /// Database directory.
+        #[arg(long)]
+        db: PathBuf,
+    },
     /// Write a consistent copy of a database into a new directory (tables hard-linked where
     /// the file system allows), which opens as a database of its own.
     Checkpoint {
@@ -133,6 +140,7 @@ fn main() {
         }
         Command::Inspect { db, files } => admin::inspect(db, *files),
         Command::Checkpoint { db, out } => admin::checkpoint(db, out),
+        Command::Compact { db } => admin::compact(db),
         Command::Sst { file, max_entries } => admin::sst(file, *max_entries),
         Command::Verify { db } => admin::verify(db),
         Command::Bench(args) => bench::run(args),

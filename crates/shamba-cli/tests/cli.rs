@@ -59,6 +59,21 @@ fn checkpoint_writes_a_copy_that_opens_and_refuses_an_existing_target() {
 }
 
 #[test]
+fn compact_leaves_only_live_tables_in_the_directory() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("db");
+    let db = db.to_str().expect("utf8 path");
+    for i in 0..5 {
+        assert_eq!(run(&["put", "--db", db, &format!("key{i}"), "value"]).0, 0);
+    }
+    let (code, out, err) = run(&["compact", "--db", db]);
+    assert_eq!(code, 0, "{err}");
+    // Each put above closed the database, flushing one table: five L0 tables become one.
+    assert!(out.contains("into 1 in"), "{out}");
+    assert!(out.contains("table files in the directory: 1"), "{out}");
+}
+
+#[test]
 fn opening_a_missing_database_is_a_clear_error() {
     let dir = tempfile::tempdir().expect("tempdir");
     let missing = dir.path().join("nothing-here");
