@@ -48,6 +48,7 @@ mod manager;
 mod memtable;
 mod number_map;
 mod options;
+mod range_del;
 mod stats;
 mod table;
 mod verify_report;

@@ -118,6 +118,18 @@ fn resume(db: &Db) {
     }
 }
 
+/// A range delete of keys `lo..hi`, synced, as the model sees it: a delete of each key in it.
+fn delete_range(db: &Db, model: &mut Model, lo: u32, hi: u32) {
+    let mut batch = WriteBatch::new();
+    batch.delete_range(key(lo)..key(hi));
+    let ok = db.write_opt(batch, &WriteOptions { sync: true, ..WriteOptions::default() }).is_ok();
+    let ops: Vec<Op> = (lo..hi).map(del).collect();
+    model.record(&ops, ok);
+    if !ok {
+        resume(db);
+    }
+}
+
 fn put(i: u32, tag: &str) -> Op {
     (key(i), Some(format!("{tag}-{i}").into_bytes()))
 }
@@ -165,6 +177,7 @@ fn workload(disk: &SimStorage, model: &mut Model) -> Result<(), String> {
         for i in 3..6 {
             write(&db, model, vec![del(i)]);
         }
+        delete_range(&db, model, 14, 20);
         step(&db, db.flush());
         step(&db, db.compact());
         check_reads(&db, model)?;
@@ -181,6 +194,7 @@ fn workload(disk: &SimStorage, model: &mut Model) -> Result<(), String> {
             write(&db, model, vec![put(i, "e")]);
         }
         write(&db, model, vec![del(10), del(11), put(12, "e"), put(56, "e")]);
+        delete_range(&db, model, 50, 53);
         step(&db, db.flush());
         write(&db, model, vec![put(57, "f")]);
         let _ = db.close();

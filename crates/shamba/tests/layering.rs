@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 /// The engine's top-level modules, floor by floor from the ground up. Keep in step with
 /// DESIGN.md. `filter` is the shamba-filter crate, re-exported: it is below everything.
 const FLOORS: &[&[&str]] = &[
-    &["error", "number_map", "filter", "key", "io", "cursor", "verify_report"],
+    &["error", "number_map", "filter", "key", "io", "cursor", "verify_report", "range_del"],
     &["options"],
     &["cache", "wal", "memtable", "stats", "table", "version"],
     &["manager"],

@@ -15,6 +15,8 @@ type Model = BTreeMap<Vec<u8>, Vec<u8>>;
 enum Op {
     Put(Vec<u8>, Vec<u8>),
     Delete(Vec<u8>),
+    /// `delete_range(lo..hi)`, unbounded where `None`.
+    DeleteRange(Option<Vec<u8>>, Option<Vec<u8>>),
     Batch(Vec<(Vec<u8>, Option<Vec<u8>>)>),
     Get(Vec<u8>),
     Range(Option<Vec<u8>>, Option<Vec<u8>>, bool),
@@ -59,6 +61,7 @@ fn op() -> impl Strategy<Value = Op> {
     prop_oneof![
         30 => (key(), value()).prop_map(|(k, v)| Op::Put(k, v)),
         8 => key().prop_map(Op::Delete),
+        2 => (prop::option::of(key()), prop::option::of(key())).prop_map(|(lo, hi)| Op::DeleteRange(lo, hi)),
         6 => prop::collection::vec((key(), prop::option::of(value())), 1..8).prop_map(Op::Batch),
         12 => key().prop_map(Op::Get),
         5 => (prop::option::of(key()), prop::option::of(key()), any::<bool>()).prop_map(|(a, b, r)| Op::Range(a, b, r)),
@@ -221,6 +224,14 @@ fn run(ops: Vec<Op>, style: CompactionStyle, ratio: u32, setup: FilterSetup) -> 
             Op::Delete(k) => {
                 d.delete(&k).expect("delete");
                 model.remove(&k);
+            }
+            Op::DeleteRange(lo, hi) => {
+                let l = lo.clone().map_or(Bound::Unbounded, Bound::Included);
+                let h = hi.clone().map_or(Bound::Unbounded, Bound::Excluded);
+                d.delete_range::<Vec<u8>, _>((l, h)).expect("delete_range");
+                for (k, _) in expected_range(&model, &lo, &hi) {
+                    model.remove(&k);
+                }
             }
             Op::Batch(items) => {
                 let mut b = WriteBatch::new();

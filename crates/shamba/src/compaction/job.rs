@@ -156,8 +156,9 @@ pub(crate) fn flush_to_table(env: &JobEnv<'_>, mem: &MemTable, filter: FilterSpe
 /// Merge a compaction's inputs into new files for `c.output_level`, of run `output_run`.
 ///
 /// A version is dropped when a newer version of the same key is visible to every snapshot
-/// (its sequence number is `<= smallest_snapshot`); a tombstone is dropped when, in
-/// addition, no file outside the compaction at the output level or below may hold the key.
+/// (its sequence number is `<= smallest_snapshot`), or a range tombstone of the version
+/// visible to every snapshot deletes it; a tombstone is dropped when, in addition, no file
+/// outside the compaction at the output level or below may hold the key.
 pub(crate) fn run_compaction(
     env: &JobEnv<'_>,
     c: &Compaction,
@@ -192,7 +193,9 @@ pub(crate) fn run_compaction(
             current_key = Some(parsed.user_key.to_vec());
             newer_seq = SeqNo::MAX;
         }
-        let shadowed = newer_seq <= smallest_snapshot;
+        let shadowed = newer_seq <= smallest_snapshot
+            || (!version.range_dels.is_empty()
+                && version.range_dels.set.cover(parsed.user_key, smallest_snapshot) > parsed.seq);
         let dead_tombstone =
             parsed.kind == ValueKind::Delete && parsed.seq <= smallest_snapshot && !elsewhere.may_hold(parsed.user_key);
         newer_seq = parsed.seq;

@@ -8,9 +8,11 @@ pub(crate) mod job;
 mod merging_cursor;
 mod output_check;
 pub(crate) mod picker;
+mod range_dels;
 mod run_cursor;
 
 pub(crate) use merging_cursor::MergingCursor;
+pub(crate) use range_dels::collectable_range_dels;
 pub(crate) use run_cursor::RunCursor;
 
 use crate::version::FileMeta;

@@ -3,7 +3,7 @@
 
 use super::inner::{DbInner, SuperVersion};
 use crate::compaction::job::{flush_to_table, run_compaction, JobEnv};
-use crate::compaction::{picker, Compaction, CompactionChoice, OutputRun, LEVELED_RUN};
+use crate::compaction::{collectable_range_dels, picker, Compaction, CompactionChoice, OutputRun, LEVELED_RUN};
 use crate::error::Result;
 use crate::manager::{inherit, Estimate};
 use crate::memtable::MemTable;
@@ -195,7 +195,7 @@ impl DbInner {
             let hit_ratio = self.sv.lookup_totals().table_hit_ratio();
             m.stats = Some(inherit::for_flush(m.entries, tree_entries, hit_ratio));
         }
-        let mut edit = VersionEdit::default();
+        let mut edit = VersionEdit { range_dels: mem.range_dels(), ..VersionEdit::default() };
         if let Some(m) = &meta {
             DbCounters::add(&self.counters.flush_bytes, m.size);
             edit.new_files.push((0, m.clone()));
@@ -208,6 +208,9 @@ impl DbInner {
                 sv.imm.iter().rev().skip(1).map(|m| m.wal_number()).next().unwrap_or_else(|| sv.mem.wal_number());
             edit.log_number = Some(remaining);
             versions.set_last_sequence(self.visible_seq());
+            // Decided against the version the edit applies to.
+            let current = versions.current();
+            edit.dropped_range_dels = collectable_range_dels(&current, &current, &[], self.smallest_snapshot());
             if let Err(e) = versions.log_and_apply(edit) {
                 self.unsure_outputs.lock().extend(meta.iter().map(|m| m.number));
                 return Err(e);
@@ -234,6 +237,9 @@ impl DbInner {
             edit.deleted_files.push((level, f.number));
         }
         let mut outputs: Vec<FileMeta> = Vec::new();
+        // One oldest snapshot for the merge and for the tombstones it collects: the merge
+        // dropped what the tombstones visible to it delete, no more.
+        let smallest_snapshot = self.smallest_snapshot();
         match c.choice {
             CompactionChoice::Move => {
                 for (_, f) in c.input_files() {
@@ -255,8 +261,7 @@ impl DbInner {
                     made.borrow_mut().push(n);
                     n
                 };
-                let merged =
-                    run_compaction(&self.job_env(&alloc), c, version, self.smallest_snapshot(), filter, output_run);
+                let merged = run_compaction(&self.job_env(&alloc), c, version, smallest_snapshot, filter, output_run);
                 // The outputs' directory entries are durable before any manifest names them.
                 let merged = merged.and_then(|m| self.storage.sync_dir(&self.dir).map(|()| m));
                 let (files, stats) = match merged {
@@ -277,8 +282,18 @@ impl DbInner {
         for f in &outputs {
             edit.new_files.push((c.output_level, f.clone()));
         }
+        // Inputs whose range tombstones the merge may collect (a move rewrites nothing).
+        let merged_inputs: Option<Vec<u64>> = match c.choice {
+            CompactionChoice::Merge { .. } => Some(c.input_files().map(|(_, f)| f.number).collect()),
+            CompactionChoice::Move => None,
+        };
         {
             let mut versions = self.versions.lock();
+            if let Some(inputs) = &merged_inputs {
+                // Decided against the version the edit applies to.
+                edit.dropped_range_dels =
+                    collectable_range_dels(version, &versions.current(), inputs, smallest_snapshot);
+            }
             if let Err(e) = versions.log_and_apply(edit) {
                 // A trivial move wrote nothing: its files stay named by the installed version.
                 if matches!(c.choice, CompactionChoice::Merge { .. }) {

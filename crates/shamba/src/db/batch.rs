@@ -1,17 +1,27 @@
-//! Write batches: a group of puts and deletes applied atomically.
+//! Write batches: a group of puts, deletes and range deletes applied atomically.
 //!
 //! The encoding is also the WAL record format, so a batch is logged exactly as built:
 //!
 //! ```text
-//! first_seq: u64 LE | count: u32 LE | count x ( kind: u8 | varint key_len | key | [varint value_len | value] )
+//! first_seq: u64 LE | count: u32 LE | count x op
+//! op := 1 (put) | varint key_len | key | varint value_len | value
+//!     | 0 (delete) | varint key_len | key
+//!     | 2 (range delete) | varint start_len | start | 0 (to the end of the key space)
+//!                                                    | 1 | varint end_len | end
 //! ```
 //!
-//! Deletes carry no value. The sequence number of entry `i` is `first_seq + i`.
+//! The sequence number of operation `i` is `first_seq + i`.
 
 #![deny(clippy::indexing_slicing)]
 
 use crate::error::DecodeError;
 use crate::key::{SeqNo, ValueKind};
+use crate::memtable::MemTable;
+use crate::range_del::RangeTombstone;
+use std::ops::{Bound, RangeBounds};
+
+/// The tag of a range delete (puts and deletes use their `ValueKind`).
+const RANGE_DELETE: u8 = 2;
 
 const HEADER_LEN: usize = 12;
 /// Most bytes a varint-encoded length takes (a `u64`).
@@ -76,6 +86,34 @@ impl WriteBatch {
         self.rep.push(ValueKind::Delete as u8);
         put_slice(&mut self.rep, key);
         self.note(key.len(), 0);
+        self
+    }
+
+    /// Add a delete of every key in `range` (one operation, whatever the range holds).
+    /// An empty range deletes nothing and adds nothing.
+    ///
+    /// ```
+    /// let mut batch = shamba::WriteBatch::new();
+    /// batch.delete_range(&b"log:0001"[..]..&b"log:0100"[..]);
+    /// batch.delete_range::<&[u8], _>(..);   // everything
+    /// assert_eq!(batch.len(), 2);
+    /// ```
+    pub fn delete_range<K: AsRef<[u8]>, R: RangeBounds<K>>(&mut self, range: R) -> &mut Self {
+        let (start, end) = half_open(&range);
+        if end.as_deref().is_some_and(|end| end <= start.as_slice()) {
+            return self;
+        }
+        self.rep.reserve(2 + 2 * MAX_VARINT_LEN + start.len() + end.as_ref().map_or(0, Vec::len));
+        self.rep.push(RANGE_DELETE);
+        put_slice(&mut self.rep, &start);
+        match &end {
+            None => self.rep.push(0),
+            Some(end) => {
+                self.rep.push(1);
+                put_slice(&mut self.rep, end);
+            }
+        }
+        self.note(start.len().max(end.as_ref().map_or(0, Vec::len)), 0);
         self
     }
 
@@ -159,14 +197,57 @@ pub(crate) fn decode_batch(rec: &[u8]) -> Result<DecodedBatch<'_>, DecodeError> 
     Ok(DecodedBatch { first_seq: u64::from_le_bytes(*seq), ops: BatchOps { rest, left: u32::from_le_bytes(*count) } })
 }
 
-/// The operations of a batch, in order: `(kind, key, value)`.
+/// One operation of a batch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum BatchOp<'a> {
+    /// A put (`ValueKind::Put`) or a delete (`ValueKind::Delete`, empty value) of a key.
+    Point(ValueKind, &'a [u8], &'a [u8]),
+    /// A delete of every key in `[start, end)` (to the end of the key space if `end` is
+    /// `None`).
+    DeleteRange { start: &'a [u8], end: Option<&'a [u8]> },
+}
+
+impl BatchOp<'_> {
+    /// Apply the operation, with its sequence number, to a memtable.
+    pub(crate) fn insert_into(self, mem: &MemTable, seq: SeqNo) {
+        match self {
+            BatchOp::Point(kind, key, value) => mem.insert(key, seq, kind, value),
+            BatchOp::DeleteRange { start, end } => {
+                mem.add_range_del(RangeTombstone { start: start.to_vec(), end: end.map(<[u8]>::to_vec), seq })
+            }
+        }
+    }
+}
+
+/// `range` as `[start, end)`: an excluded start becomes its successor (the key with a zero
+/// byte appended), an included end likewise; no end is the end of the key space.
+fn half_open<K: AsRef<[u8]>, R: RangeBounds<K>>(range: &R) -> (Vec<u8>, Option<Vec<u8>>) {
+    let successor = |k: &K| {
+        let mut k = k.as_ref().to_vec();
+        k.push(0);
+        k
+    };
+    let start = match range.start_bound() {
+        Bound::Included(k) => k.as_ref().to_vec(),
+        Bound::Excluded(k) => successor(k),
+        Bound::Unbounded => Vec::new(),
+    };
+    let end = match range.end_bound() {
+        Bound::Included(k) => Some(successor(k)),
+        Bound::Excluded(k) => Some(k.as_ref().to_vec()),
+        Bound::Unbounded => None,
+    };
+    (start, end)
+}
+
+/// The operations of a batch, in order.
 pub(crate) struct BatchOps<'a> {
     rest: &'a [u8],
     left: u32,
 }
 
 impl<'a> Iterator for BatchOps<'a> {
-    type Item = Result<(ValueKind, &'a [u8], &'a [u8]), DecodeError>;
+    type Item = Result<BatchOp<'a>, DecodeError>;
 
     fn next(&mut self) -> Option<Self::Item> {
         if self.left == 0 {
@@ -188,9 +269,21 @@ impl<'a> Iterator for BatchOps<'a> {
 }
 
 impl<'a> BatchOps<'a> {
-    fn decode_one(&mut self) -> Result<(ValueKind, &'a [u8], &'a [u8]), DecodeError> {
+    fn decode_one(&mut self) -> Result<BatchOp<'a>, DecodeError> {
         let (&tag, rest) =
             self.rest.split_first().ok_or_else(|| DecodeError::new("write batch count exceeds its operations"))?;
+        if tag == RANGE_DELETE {
+            let (start, rest) = get_slice(rest)?;
+            let (&bounded, rest) =
+                rest.split_first().ok_or_else(|| DecodeError::new("range delete without its end"))?;
+            let (end, rest) = match bounded {
+                0 => (None, rest),
+                1 => get_slice(rest).map(|(end, rest)| (Some(end), rest))?,
+                b => return Err(DecodeError::new(format!("range delete end marker {b}"))),
+            };
+            self.rest = rest;
+            return Ok(BatchOp::DeleteRange { start, end });
+        }
         let kind = ValueKind::from_u8(tag).ok_or_else(|| DecodeError::new(format!("unknown operation kind {tag}")))?;
         let (key, rest) = get_slice(rest)?;
         let (value, rest) = match kind {
@@ -198,7 +291,7 @@ impl<'a> BatchOps<'a> {
             ValueKind::Delete => (&[][..], rest),
         };
         self.rest = rest;
-        Ok((kind, key, value))
+        Ok(BatchOp::Point(kind, key, value))
     }
 }
 
@@ -248,10 +341,10 @@ mod tests {
         assert_eq!(d.first_seq, 41);
         let ops: Vec<_> = d.ops.map(|r| r.unwrap()).collect();
         assert_eq!(ops.len(), 4);
-        assert_eq!(ops[0], (ValueKind::Put, &b"a"[..], &b"1"[..]));
-        assert_eq!(ops[1], (ValueKind::Delete, &b"b"[..], &b""[..]));
-        assert_eq!(ops[2].2.len(), 300);
-        assert_eq!(ops[3], (ValueKind::Put, &b"z"[..], &b"26"[..]));
+        assert_eq!(ops[0], BatchOp::Point(ValueKind::Put, &b"a"[..], &b"1"[..]));
+        assert_eq!(ops[1], BatchOp::Point(ValueKind::Delete, &b"b"[..], &b""[..]));
+        assert!(matches!(ops[2], BatchOp::Point(_, _, v) if v.len() == 300));
+        assert_eq!(ops[3], BatchOp::Point(ValueKind::Put, &b"z"[..], &b"26"[..]));
     }
 
     #[test]
@@ -264,13 +357,27 @@ mod tests {
         assert!(b.is_empty() && b.largest_key() == 0 && b.largest_value() == 0);
         b.put(b"k", b"v");
         let ops: Vec<_> = b.ops().collect::<Result<_, _>>().unwrap();
-        assert_eq!(ops, vec![(ValueKind::Put, &b"k"[..], &b"v"[..])]);
+        assert_eq!(ops, vec![BatchOp::Point(ValueKind::Put, &b"k"[..], &b"v"[..])]);
+    }
+
+    #[test]
+    fn range_deletes_encode_their_half_open_range() {
+        let mut b = WriteBatch::new();
+        b.delete_range(&b"a"[..]..&b"c"[..]).delete_range(&b"k"[..]..).delete_range(&b"x"[..]..=&b"y"[..]);
+        b.delete_range::<&[u8], _>((Bound::Excluded(&b"m"[..]), Bound::Unbounded));
+        b.delete_range(&b"q"[..]..&b"q"[..]).delete_range(&b"z"[..]..&b"a"[..]);
+        assert_eq!(b.len(), 4, "empty ranges add nothing");
+        let ops: Vec<_> = b.ops().collect::<Result<_, _>>().unwrap();
+        assert_eq!(ops[0], BatchOp::DeleteRange { start: b"a", end: Some(b"c") });
+        assert_eq!(ops[1], BatchOp::DeleteRange { start: b"k", end: None });
+        assert_eq!(ops[2], BatchOp::DeleteRange { start: b"x", end: Some(b"y\0") });
+        assert_eq!(ops[3], BatchOp::DeleteRange { start: b"m\0", end: None });
     }
 
     #[test]
     fn damaged_records_are_errors_not_panics() {
         let mut b = WriteBatch::new();
-        b.put(b"key", b"value").delete(b"gone");
+        b.put(b"key", b"value").delete(b"gone").delete_range(&b"a"[..]..&b"b"[..]);
         let rec = b.encode_with_seq(1).to_vec();
         for cut in 0..rec.len() {
             if let Ok(d) = decode_batch(&rec[..cut]) {

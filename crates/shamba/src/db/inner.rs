@@ -36,6 +36,9 @@ pub(crate) struct SuperVersion {
     /// Whether lookups prefetch the candidates' filters (`LabOptions::prefetch_filters` and
     /// `prefetch_min_filter_bytes`, decided once per version).
     pub prefetch: bool,
+    /// Whether a frozen memtable or the version holds a range tombstone (the live memtable
+    /// says so itself: it may get one later).
+    pub range_dels: bool,
 }
 
 impl SuperVersion {
@@ -55,7 +58,34 @@ impl SuperVersion {
         let filters: u64 = version.all_files().map(|(_, f)| f.filter_bytes).sum();
         let probed = if opts.cache_index_and_filter_blocks { filters.min(opts.cache_capacity as u64) } else { filters };
         let prefetch = opts.lab.prefetch_filters && probed >= opts.prefetch_min_filter_bytes;
-        SuperVersion { mem, imm, version, tables, prefetch }
+        let range_dels = imm.iter().any(|m| m.has_range_dels()) || !version.range_dels.is_empty();
+        SuperVersion { mem, imm, version, tables, prefetch, range_dels }
+    }
+
+    /// The sequence number of the newest range tombstone over `key` that a reader at `seq`
+    /// sees, or 0: a version of `key` older than it is deleted. Two loads when there are no
+    /// range tombstones.
+    #[inline]
+    pub(crate) fn range_del_floor(&self, key: &[u8], seq: SeqNo) -> SeqNo {
+        let mut floor = self.mem.range_del_cover(key, seq);
+        if self.range_dels {
+            for m in &self.imm {
+                floor = floor.max(m.range_del_cover(key, seq));
+            }
+            floor = floor.max(self.version.range_dels.set.cover(key, seq));
+        }
+        floor
+    }
+
+    /// Every range tombstone a reader at `seq` sees: the memtables' and the version's.
+    pub(crate) fn range_dels_at(&self, seq: SeqNo) -> Vec<crate::range_del::RangeTombstone> {
+        let mut all = self.mem.range_dels();
+        for m in &self.imm {
+            all.extend(m.range_dels());
+        }
+        all.extend(self.version.range_dels.list.iter().cloned());
+        all.retain(|t| t.seq <= seq);
+        all
     }
 }
 

@@ -10,6 +10,7 @@ use crate::cursor::Cursor;
 use crate::error::Result;
 use crate::key::{internal_key, parse_internal_key, seek_key, SeqNo, ValueKind, MAX_SEQ};
 use crate::options::ReadOptions;
+use crate::range_del::RangeDelSet;
 use crate::table::TableCache;
 use crate::Error;
 use std::ops::{Bound, RangeBounds};
@@ -33,6 +34,8 @@ use std::sync::Arc;
 /// as RocksDB's `Seek` and `SeekForPrev` do.
 pub struct DbIterator {
     sv: Arc<SuperVersion>,
+    /// The range tombstones visible at `seq` (none, mostly).
+    range_dels: Option<RangeDelSet>,
     tables: Arc<TableCache>,
     read: ReadOptions,
     seq: SeqNo,
@@ -64,8 +67,11 @@ impl DbIterator {
             Bound::Unbounded => Bound::Unbounded,
         };
         let closed = inner.closed.load(std::sync::atomic::Ordering::Acquire);
+        let sv = inner.super_version();
+        let tombstones = sv.range_dels_at(seq);
         DbIterator {
-            sv: inner.super_version(),
+            range_dels: (!tombstones.is_empty()).then(|| RangeDelSet::new(&tombstones)),
+            sv,
             tables: inner.tables.clone(),
             read,
             seq,
@@ -148,7 +154,8 @@ impl DbIterator {
             }
             // The first visible entry of a user key is its newest visible version.
             let user_key = p.user_key.to_vec();
-            let item = (p.kind == ValueKind::Put).then(|| c.value().to_vec());
+            let live = p.kind == ValueKind::Put && !range_deleted(self.range_dels.as_ref(), &user_key, seq, p.seq);
+            let item = live.then(|| c.value().to_vec());
             // Skip the older versions of this key.
             c.next()?;
             while c.valid() && crate::key::user_key(c.key()) == user_key.as_slice() {
@@ -185,22 +192,23 @@ impl DbIterator {
             // Walking backward, a user key's versions come oldest first: the last visible
             // one seen before the key changes is the newest visible version.
             let user_key = crate::key::user_key(c.key()).to_vec();
-            let mut newest: Option<(ValueKind, Vec<u8>)> = None;
+            let mut newest: Option<(ValueKind, SeqNo, Vec<u8>)> = None;
             while c.valid() && crate::key::user_key(c.key()) == user_key.as_slice() {
                 let p =
                     parse_internal_key(c.key()).ok_or_else(|| Error::corruption("", None, "malformed internal key"))?;
                 if p.seq <= seq {
-                    newest = Some((p.kind, if p.kind == ValueKind::Put { c.value().to_vec() } else { Vec::new() }));
+                    let value = if p.kind == ValueKind::Put { c.value().to_vec() } else { Vec::new() };
+                    newest = Some((p.kind, p.seq, value));
                 }
                 c.prev()?;
             }
-            let Some((kind, value)) = newest else { continue };
+            let Some((kind, version_seq, value)) = newest else { continue };
             if !above_start(&self.start, &user_key)
                 || self.front_key.as_deref().is_some_and(|f| user_key.as_slice() <= f)
             {
                 return Ok(None);
             }
-            if kind == ValueKind::Put {
+            if kind == ValueKind::Put && !range_deleted(self.range_dels.as_ref(), &user_key, seq, version_seq) {
                 self.back_key = Some(user_key.clone());
                 return Ok(Some((user_key, value)));
             }
@@ -273,6 +281,12 @@ pub(crate) fn prefix_end(prefix: &[u8]) -> Option<Vec<u8>> {
 pub(crate) fn prefix_range(prefix: &[u8]) -> (Bound<Vec<u8>>, Bound<Vec<u8>>) {
     let end = prefix_end(prefix).map_or(Bound::Unbounded, Bound::Excluded);
     (Bound::Included(prefix.to_vec()), end)
+}
+
+/// Whether a range tombstone in `set` visible at `seq` deletes the version of `key` at
+/// `version_seq`.
+fn range_deleted(set: Option<&RangeDelSet>, key: &[u8], seq: SeqNo, version_seq: SeqNo) -> bool {
+    set.is_some_and(|set| set.cover(key, seq) > version_seq)
 }
 
 fn below_end(end: &Bound<Vec<u8>>, key: &[u8]) -> bool {

@@ -139,6 +139,31 @@ impl Db {
         self.write(b)
     }
 
+    /// Delete every key in `range`, present or not, with one record: the cost does not
+    /// depend on how many keys the range holds. Reads stop seeing them at once; the space
+    /// comes back as compactions rewrite the tables that hold them (all of it after
+    /// [`Db::compact`]). An empty range is a no-op.
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir()?;
+    /// # let db = shamba::Db::open(dir.path(), shamba::Options::default())?;
+    /// for i in 0..100 {
+    ///     db.put(format!("log:{i:04}"), b"entry")?;
+    /// }
+    /// db.delete_range(&b"log:0000"[..]..&b"log:0090"[..])?;
+    /// assert_eq!(db.prefix(b"log:").count(), 10);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`Db::delete`].
+    pub fn delete_range<K: AsRef<[u8]>, R: RangeBounds<K>>(&self, range: R) -> Result<()> {
+        let mut b = WriteBatch::new();
+        b.delete_range(range);
+        self.write(b)
+    }
+
     /// Apply a batch atomically: after a crash, all of it or none of it is present. An
     /// empty batch writes nothing.
     ///
@@ -373,6 +398,7 @@ impl Db {
             memtable_bytes: sv.mem.approximate_size(),
             immutable_memtables: sv.imm.len(),
             last_sequence: inner.visible_seq(),
+            range_tombstones: sv.version.range_dels.list.len(),
             elastic_enabled_bytes: inner.manager.enabled_filter_bytes().unwrap_or(0),
             ..Stats::default()
         }

@@ -165,8 +165,7 @@ fn replay_wals(
             let first = batch.first_seq;
             let mut count = 0u64;
             for op in batch.ops {
-                let (kind, key, value) = op.map_err(|e| e.in_file(&path, None))?;
-                mem.insert(key, first + count, kind, value);
+                op.map_err(|e| e.in_file(&path, None))?.insert_into(&mem, first + count);
                 count += 1;
             }
             if count > 0 {
@@ -180,7 +179,7 @@ fn replay_wals(
     }
     flush_recovered(storage, dir, opts, tables, versions, &mem, &mut edit)?;
     versions.set_last_sequence(last_seq);
-    if !edit.new_files.is_empty() {
+    if !edit.new_files.is_empty() || !edit.range_dels.is_empty() {
         // The tables' directory entries are durable before the manifest names them.
         storage.sync_dir(dir)?;
         versions.log_and_apply(edit)?;
@@ -208,5 +207,6 @@ fn flush_recovered(
     if let Some(meta) = flush_to_table(&env, mem, filter)? {
         edit.new_files.push((0, meta));
     }
+    edit.range_dels.extend(mem.range_dels());
     Ok(())
 }

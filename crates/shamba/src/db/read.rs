@@ -85,15 +85,17 @@ impl DbInner {
     fn lookup<C: StageClock>(&self, key: &[u8], seq: Option<SeqNo>, ro: &ReadOptions) -> Result<Answer> {
         let sv = self.sv.lease();
         let mut trace = sv.trace::<C>();
+        let seq = seq.unwrap_or_else(|| self.visible_seq());
         // Built once, for every memtable and table.
-        let seek = seek_key(key, seq.unwrap_or_else(|| self.visible_seq()));
-        let answer = match search_memtables(&sv, &seek, &mut trace) {
+        let seek = seek_key(key, seq);
+        let floor = sv.range_del_floor(key, seq);
+        let answer = match search_memtables(&sv, &seek, floor, &mut trace) {
             Some(answer) => Ok(answer),
             None => {
                 let start = C::start();
                 let digest = self.opts.lab.digest_hash.digest(key);
                 trace.hashing_took(C::nanos_since(start));
-                self.search_tables(&sv, key, &seek, &digest, ro, &mut trace)
+                self.search_tables(&sv, key, &seek, floor, &digest, ro, &mut trace)
             }
         };
         trace.finish();
@@ -102,12 +104,18 @@ impl DbInner {
 
     /// The candidate tables, level by level, with the lookup's digest: the filters of the
     /// first ones prefetched (when the super version says they are large enough to pay),
-    /// then each probed until one holds a version of the key.
+    /// then each probed until one holds a version of the key. A version older than `floor`
+    /// (the newest range tombstone over the key) is deleted.
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "the lookup's key forms and the trace, borrowed as they are: a struct of them would be built per lookup on the hot path"
+    )]
     fn search_tables<C: StageClock>(
         &self,
         sv: &SuperVersion,
         key: &[u8],
         seek: &[u8],
+        floor: SeqNo,
         digest: &Digest,
         ro: &ReadOptions,
         trace: &mut LookupTrace<'_, C>,
@@ -123,13 +131,13 @@ impl DbInner {
         // The prefetched candidates are probed where they lie (moving one out would copy
         // its spot), then the rest are opened one by one.
         for c in ahead.iter().map_while(Option::as_ref) {
-            if let Some(answer) = self.probe(version, last_level, c, seek, digest, ro, trace)? {
+            if let Some(answer) = self.probe(version, last_level, c, seek, floor, digest, ro, trace)? {
                 return Ok(answer);
             }
         }
         for file in candidates {
             let c = self.open_candidate(&sv.tables, file, seek)?;
-            if let Some(answer) = self.probe(version, last_level, &c, seek, digest, ro, trace)? {
+            if let Some(answer) = self.probe(version, last_level, &c, seek, floor, digest, ro, trace)? {
                 return Ok(answer);
             }
         }
@@ -176,7 +184,8 @@ impl DbInner {
     }
 
     /// One table's probe: the filter parts the manager plans, then (on a maybe) index and
-    /// data. `Some(answer)` when the table holds a version of the key.
+    /// data. `Some(answer)` when the table holds a version of the key (deleted if older
+    /// than `floor`).
     #[expect(
         clippy::too_many_arguments,
         reason = "the lookup's key forms, the plan's inputs and the trace, borrowed as they are: a struct of them would be built per table on the hot path"
@@ -188,6 +197,7 @@ impl DbInner {
         last_level: Option<usize>,
         c: &OpenCandidate<'_>,
         seek: &[u8],
+        floor: SeqNo,
         digest: &Digest,
         ro: &ReadOptions,
         trace: &mut LookupTrace<'_, C>,
@@ -204,11 +214,11 @@ impl DbInner {
         let (plan, state) = self.manager.plan(&candidate);
         let (got, outcome) = c.reader.get_at_spot::<C>(&c.spot, seek, digest, ro, plan)?;
         trace.table_visit(c.level, &outcome, &got, c.reader.filter_part_count() > 0);
-        let TableGet::Found { kind, value, .. } = got else { return Ok(None) };
+        let TableGet::Found { kind, value, seq } = got else { return Ok(None) };
         self.manager.found(state);
         Ok(Some(match kind {
-            ValueKind::Put => Some(value),
-            ValueKind::Delete => None,
+            ValueKind::Put if seq >= floor => Some(value),
+            ValueKind::Put | ValueKind::Delete => None,
         }))
     }
 
@@ -218,10 +228,12 @@ impl DbInner {
     fn lookup_unshared<C: StageClock>(&self, key: &[u8], seq: Option<SeqNo>, ro: &ReadOptions) -> Result<Answer> {
         let sv = self.sv.lease();
         let mut trace = sv.trace::<C>();
-        let seek = seek_key(key, seq.unwrap_or_else(|| self.visible_seq()));
-        let answer = match search_memtables(&sv, &seek, &mut trace) {
+        let seq = seq.unwrap_or_else(|| self.visible_seq());
+        let seek = seek_key(key, seq);
+        let floor = sv.range_del_floor(key, seq);
+        let answer = match search_memtables(&sv, &seek, floor, &mut trace) {
             Some(answer) => Ok(answer),
-            None => self.search_tables_unshared(&sv, key, &seek, ro, &mut trace),
+            None => self.search_tables_unshared(&sv, key, &seek, floor, ro, &mut trace),
         };
         trace.finish();
         answer
@@ -233,6 +245,7 @@ impl DbInner {
         sv: &SuperVersion,
         key: &[u8],
         seek: &[u8],
+        floor: SeqNo,
         ro: &ReadOptions,
         trace: &mut LookupTrace<'_, C>,
     ) -> Result<Answer> {
@@ -243,7 +256,7 @@ impl DbInner {
             let start = C::start();
             let digest = self.opts.lab.digest_hash.digest(key);
             trace.hashing_took(C::nanos_since(start));
-            if let Some(answer) = self.probe(&sv.version, last_level, &c, seek, &digest, ro, trace)? {
+            if let Some(answer) = self.probe(&sv.version, last_level, &c, seek, floor, &digest, ro, trace)? {
                 return Ok(answer);
             }
         }
@@ -251,9 +264,15 @@ impl DbInner {
     }
 }
 
-/// The memtables, newest first: `Some(answer)` when one holds a version of the key.
+/// The memtables, newest first: `Some(answer)` when one holds a version of the key
+/// (deleted if older than `floor`, the newest range tombstone over the key).
 #[inline]
-fn search_memtables<C: StageClock>(sv: &SuperVersion, seek: &[u8], trace: &mut LookupTrace<'_, C>) -> Option<Answer> {
+fn search_memtables<C: StageClock>(
+    sv: &SuperVersion,
+    seek: &[u8],
+    floor: SeqNo,
+    trace: &mut LookupTrace<'_, C>,
+) -> Option<Answer> {
     let start = C::start();
     for mem in std::iter::once(&sv.mem).chain(sv.imm.iter()) {
         // An empty memtable (just after a switch or a reopen) costs nothing to skip.
@@ -261,11 +280,11 @@ fn search_memtables<C: StageClock>(sv: &SuperVersion, seek: &[u8], trace: &mut L
             continue;
         }
         match mem.get_at_seek_key(seek) {
-            Lookup::Value(v) => {
+            Lookup::Value(seq, v) => {
                 trace.memtable_hit();
-                return Some(Some(v));
+                return Some((seq >= floor).then_some(v));
             }
-            Lookup::Deleted => {
+            Lookup::Deleted(_) => {
                 trace.memtable_hit();
                 return Some(None);
             }

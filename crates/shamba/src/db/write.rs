@@ -129,8 +129,7 @@ impl DbInner {
         }
         let sv = self.super_version();
         for (i, op) in batch.ops().enumerate() {
-            let (kind, key, value) = op.map_err(|e| e.in_file(&self.dir, None))?;
-            sv.mem.insert(key, first + i as u64, kind, value);
+            op.map_err(|e| e.in_file(&self.dir, None))?.insert_into(&sv.mem, first + i as u64);
         }
         self.visible_seq.store(first + count - 1, Ordering::Release);
         DbCounters::add(&self.counters.write_ops, count);

@@ -12,13 +12,15 @@ mod table;
 
 pub(crate) use table::MemTable;
 
+use crate::key::SeqNo;
+
 /// What a memtable (or a table) knows about a user key at a snapshot.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Lookup {
-    /// The newest visible version is a value.
-    Value(Vec<u8>),
-    /// The newest visible version is a tombstone.
-    Deleted,
+    /// The newest visible version is a value, with its sequence number.
+    Value(SeqNo, Vec<u8>),
+    /// The newest visible version is a tombstone, with its sequence number.
+    Deleted(SeqNo),
     /// No visible version here; look further down.
     NotFound,
 }

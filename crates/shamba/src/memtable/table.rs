@@ -1,13 +1,16 @@
-//! The memtable itself: a skip list of internal keys with a byte count.
+//! The memtable itself: a skip list of internal keys with a byte count, and the range
+//! tombstones written to it (few, kept in a list beside the skip list).
 
 use super::cursor::MemTableCursor;
 use super::entry::{InternalKey, MemEntry};
 use super::Lookup;
 use crate::cursor::Cursor;
 use crate::key::{parse_internal_key, SeqNo, ValueKind};
+use crate::range_del::{cover_in, RangeTombstone};
 use crossbeam_skiplist::SkipMap;
+use parking_lot::RwLock;
 use std::ops::Bound;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 /// Bytes charged per entry beyond its key and value: the skip-list node (tower, pointers,
@@ -20,12 +23,21 @@ pub(crate) struct MemTable {
     pub(super) map: SkipMap<MemEntry, ()>,
     wal_number: u64,
     size: AtomicUsize,
+    range_dels: RwLock<Vec<RangeTombstone>>,
+    /// Whether `range_dels` holds any: a lookup checks this, not the lock.
+    has_range_dels: AtomicBool,
 }
 
 impl MemTable {
     /// An empty memtable whose writes are logged in WAL `wal_number`.
     pub(crate) fn new(wal_number: u64) -> Self {
-        MemTable { map: SkipMap::new(), wal_number, size: AtomicUsize::new(0) }
+        MemTable {
+            map: SkipMap::new(),
+            wal_number,
+            size: AtomicUsize::new(0),
+            range_dels: RwLock::new(Vec::new()),
+            has_range_dels: AtomicBool::new(false),
+        }
     }
 
     /// The WAL that holds this memtable's writes.
@@ -40,6 +52,37 @@ impl MemTable {
         let charge = entry.len() + ENTRY_OVERHEAD;
         self.map.insert(entry, ());
         self.size.fetch_add(charge, Ordering::Relaxed);
+    }
+
+    /// Record a range tombstone.
+    pub(crate) fn add_range_del(&self, tombstone: RangeTombstone) {
+        let charge = tombstone.start.len() + tombstone.end.as_ref().map_or(0, Vec::len) + ENTRY_OVERHEAD;
+        self.range_dels.write().push(tombstone);
+        self.has_range_dels.store(true, Ordering::Release);
+        self.size.fetch_add(charge, Ordering::Relaxed);
+    }
+
+    /// Whether any range tombstone was written here.
+    #[inline]
+    pub(crate) fn has_range_dels(&self) -> bool {
+        self.has_range_dels.load(Ordering::Acquire)
+    }
+
+    /// The range tombstones written here.
+    pub(crate) fn range_dels(&self) -> Vec<RangeTombstone> {
+        if !self.has_range_dels() {
+            return Vec::new();
+        }
+        self.range_dels.read().clone()
+    }
+
+    /// The newest range tombstone here covering `key` visible at `seq`, or 0.
+    #[inline]
+    pub(crate) fn range_del_cover(&self, key: &[u8], seq: SeqNo) -> SeqNo {
+        if !self.has_range_dels() {
+            return 0;
+        }
+        cover_in(&self.range_dels.read(), key, seq)
     }
 
     /// The newest version of `user_key` with sequence `<= seq`.
@@ -58,8 +101,8 @@ impl MemTable {
         let user_key = crate::key::user_key(seek);
         match parse_internal_key(entry.key()) {
             Some(k) if k.user_key == user_key => match k.kind {
-                ValueKind::Put => Lookup::Value(entry.value().to_vec()),
-                ValueKind::Delete => Lookup::Deleted,
+                ValueKind::Put => Lookup::Value(k.seq, entry.value().to_vec()),
+                ValueKind::Delete => Lookup::Deleted(k.seq),
             },
             _ => Lookup::NotFound,
         }
@@ -75,9 +118,9 @@ impl MemTable {
         self.map.len()
     }
 
-    /// Whether the memtable holds nothing.
+    /// Whether the memtable holds nothing: no entry, no range tombstone.
     pub(crate) fn is_empty(&self) -> bool {
-        self.len() == 0
+        self.len() == 0 && !self.has_range_dels()
     }
 
     /// Call `f` on every entry, `(internal key, value)`, in internal-key order, stopping at
@@ -120,12 +163,12 @@ mod tests {
         m.insert(b"k", 9, ValueKind::Delete, b"");
         m.insert(b"k\0", 2, ValueKind::Put, b"other");
         assert_eq!(m.get(b"k", 0), Lookup::NotFound);
-        assert_eq!(m.get(b"k", 1), Lookup::Value(b"v1".to_vec()));
-        assert_eq!(m.get(b"k", 4), Lookup::Value(b"v1".to_vec()));
-        assert_eq!(m.get(b"k", 5), Lookup::Value(b"v5".to_vec()));
-        assert_eq!(m.get(b"k", 8), Lookup::Value(b"v5".to_vec()));
-        assert_eq!(m.get(b"k", 9), Lookup::Deleted);
-        assert_eq!(m.get(b"k", crate::key::MAX_SEQ), Lookup::Deleted);
+        assert_eq!(m.get(b"k", 1), Lookup::Value(1, b"v1".to_vec()));
+        assert_eq!(m.get(b"k", 4), Lookup::Value(1, b"v1".to_vec()));
+        assert_eq!(m.get(b"k", 5), Lookup::Value(5, b"v5".to_vec()));
+        assert_eq!(m.get(b"k", 8), Lookup::Value(5, b"v5".to_vec()));
+        assert_eq!(m.get(b"k", 9), Lookup::Deleted(9));
+        assert_eq!(m.get(b"k", crate::key::MAX_SEQ), Lookup::Deleted(9));
         assert_eq!(m.get(b"j", 100), Lookup::NotFound);
         assert_eq!(m.get(b"k\0", 1), Lookup::NotFound);
         assert_eq!(m.get(b"", 100), Lookup::NotFound);
@@ -174,7 +217,7 @@ mod tests {
         let m = MemTable::new(0);
         m.insert(b"k", 4, ValueKind::Put, b"first");
         m.insert(b"k", 4, ValueKind::Put, b"second, longer");
-        assert_eq!(m.get(b"k", 4), Lookup::Value(b"second, longer".to_vec()));
+        assert_eq!(m.get(b"k", 4), Lookup::Value(4, b"second, longer".to_vec()));
         assert_eq!(m.len(), 1);
         let mut values = Vec::new();
         m.try_for_each(|_, v| {
@@ -190,7 +233,7 @@ mod tests {
         let m = MemTable::new(0);
         assert!(m.is_empty());
         m.insert(b"", 1, ValueKind::Put, b"");
-        assert_eq!(m.get(b"", 1), Lookup::Value(Vec::new()));
+        assert_eq!(m.get(b"", 1), Lookup::Value(1, Vec::new()));
         assert_eq!(m.get(b"a", 1), Lookup::NotFound);
     }
 
@@ -226,9 +269,9 @@ mod tests {
             let key = format!("k{:05}", i);
             // The newest version is thread 3's.
             let want = (3 * 10_000 + i + 1).to_le_bytes().to_vec();
-            assert_eq!(m.get(key.as_bytes(), crate::key::MAX_SEQ), Lookup::Value(want));
+            assert_eq!(m.get(key.as_bytes(), crate::key::MAX_SEQ), Lookup::Value(3 * 10_000 + i + 1, want));
             let want1 = (10_000 + i + 1).to_le_bytes().to_vec();
-            assert_eq!(m.get(key.as_bytes(), 10_000 + i + 1), Lookup::Value(want1));
+            assert_eq!(m.get(key.as_bytes(), 10_000 + i + 1), Lookup::Value(10_000 + i + 1, want1));
         }
         // The cursor sees every entry, in order.
         let mut c = m.cursor();

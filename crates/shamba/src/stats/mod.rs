@@ -210,6 +210,9 @@ pub struct Stats {
     pub compactions: u64,
     /// Trivial moves.
     pub trivial_moves: u64,
+    /// Range tombstones the tree holds: flushed and not yet collected by a compaction (each
+    /// hides older versions in its range until then).
+    pub range_tombstones: usize,
     /// Times writes resumed after a background error made the database read-only
     /// ([`Db::resume`](crate::Db::resume), or by themselves once a full disk had room).
     pub resumes: u64,

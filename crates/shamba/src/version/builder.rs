@@ -8,6 +8,7 @@
 use super::edit::VersionEdit;
 use super::run::Run;
 use super::tree::Version;
+use crate::range_del::RangeDels;
 use std::collections::HashSet;
 use std::sync::Arc;
 
@@ -56,6 +57,22 @@ pub(crate) fn apply(base: &Version, edit: &VersionEdit) -> Result<Version, Strin
         if let Some(run) = run {
             run.check_sorted_and_disjoint().map_err(|e| format!("level {level}: {e}"))?;
         }
+    }
+    if !edit.range_dels.is_empty() || !edit.dropped_range_dels.is_empty() {
+        let mut list = v.range_dels.list.clone();
+        for seq in &edit.dropped_range_dels {
+            let Some(i) = list.iter().position(|t| t.seq == *seq) else {
+                return Err(format!("drops range delete {seq}, which the version does not hold"));
+            };
+            list.remove(i);
+        }
+        for t in &edit.range_dels {
+            if list.iter().any(|held| held.seq == t.seq) {
+                return Err(format!("adds range delete {}, which the version already holds", t.seq));
+            }
+            list.push(t.clone());
+        }
+        v.range_dels = Arc::new(RangeDels::new(list));
     }
     Ok(v)
 }

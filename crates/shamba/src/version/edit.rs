@@ -6,7 +6,13 @@
 //!   4 deleted_file := level: varint | number: varint           (repeated)
 //!   5 new_file     := level: varint | file_meta                (repeated; file_meta.rs)
 //!   6 compact_pointer := level: varint | internal key bytes    (repeated)
+//!   7 range_del := seq: varint | start_len: varint | start | 0        (repeated; to the end
+//!                                                        | 1 | end    of the key space, or to end)
+//!   8 dropped_range_del := seq: varint                         (repeated)
 //! ```
+//!
+//! Range deletes (7, 8) are not skippable: a reader that ignored them would bring deleted
+//! keys back.
 
 #![deny(clippy::indexing_slicing)]
 
@@ -14,6 +20,7 @@ use super::coding::{check_unknown, put_field, put_varint, put_varint_field, set_
 use super::file_meta::FileMeta;
 use crate::error::DecodeError;
 use crate::key::SeqNo;
+use crate::range_del::RangeTombstone;
 
 const LOG_NUMBER: u64 = 1;
 const NEXT_FILE_NUMBER: u64 = 2;
@@ -21,6 +28,8 @@ const LAST_SEQUENCE: u64 = 3;
 const DELETED_FILE: u64 = 4;
 const NEW_FILE: u64 = 5;
 const COMPACT_POINTER: u64 = 6;
+const RANGE_DEL: u64 = 7;
+const DROPPED_RANGE_DEL: u64 = 8;
 
 /// Levels an edit may name. Far above any real tree; it only keeps a corrupt level number
 /// from turning into a huge allocation.
@@ -42,6 +51,10 @@ pub(crate) struct VersionEdit {
     pub new_files: Vec<(usize, FileMeta)>,
     /// Where the next leveled compaction of a level should start: (level, internal key).
     pub compact_pointers: Vec<(usize, Vec<u8>)>,
+    /// Range tombstones added (a flush brings its memtable's).
+    pub range_dels: Vec<RangeTombstone>,
+    /// Range tombstones removed, by sequence number (nothing older in their range is left).
+    pub dropped_range_dels: Vec<SeqNo>,
 }
 
 impl VersionEdit {
@@ -76,6 +89,23 @@ impl VersionEdit {
             payload.extend_from_slice(key);
             put_field(out, COMPACT_POINTER, &payload);
         }
+        for t in &self.range_dels {
+            payload.clear();
+            put_varint(&mut payload, t.seq);
+            put_varint(&mut payload, t.start.len() as u64);
+            payload.extend_from_slice(&t.start);
+            match &t.end {
+                None => put_varint(&mut payload, 0),
+                Some(end) => {
+                    put_varint(&mut payload, 1);
+                    payload.extend_from_slice(end);
+                }
+            }
+            put_field(out, RANGE_DEL, &payload);
+        }
+        for &seq in &self.dropped_range_dels {
+            put_varint_field(out, DROPPED_RANGE_DEL, seq);
+        }
     }
 
     /// Decode an edit; never panics on bad bytes.
@@ -106,6 +136,22 @@ impl VersionEdit {
                     let level = level(&mut f)?;
                     edit.compact_pointers.push((level, f.rest().to_vec()));
                 }
+                RANGE_DEL => {
+                    let mut f = Decoder::new(payload);
+                    let seq = f.varint()?;
+                    let len = f.varint()?;
+                    let start = f.take(len)?.to_vec();
+                    let end = match f.varint()? {
+                        0 => {
+                            f.finish()?;
+                            None
+                        }
+                        1 => Some(f.rest().to_vec()),
+                        b => return Err(DecodeError::new(format!("range delete end marker {b}"))),
+                    };
+                    edit.range_dels.push(RangeTombstone { start, end, seq });
+                }
+                DROPPED_RANGE_DEL => edit.dropped_range_dels.push(Decoder::only_varint(payload)?),
                 other => check_unknown(other, "version edit")?,
             }
         }
@@ -137,9 +183,28 @@ mod tests {
             proptest::collection::vec((level.clone(), any::<u64>()), 0..4),
             proptest::collection::vec((level.clone(), any_file_meta()), 0..4),
             proptest::collection::vec((level, proptest::collection::vec(any::<u8>(), 0..12)), 0..3),
+            proptest::collection::vec(
+                (
+                    proptest::collection::vec(any::<u8>(), 0..6),
+                    proptest::option::of(proptest::collection::vec(any::<u8>(), 0..6)),
+                    any::<u64>(),
+                )
+                    .prop_map(|(start, end, seq)| RangeTombstone { start, end, seq }),
+                0..3,
+            ),
+            proptest::collection::vec(any::<u64>(), 0..3),
         )
             .prop_map(
-                |(log_number, next_file_number, last_sequence, deleted_files, new_files, compact_pointers)| {
+                |(
+                    log_number,
+                    next_file_number,
+                    last_sequence,
+                    deleted_files,
+                    new_files,
+                    compact_pointers,
+                    range_dels,
+                    dropped_range_dels,
+                )| {
                     VersionEdit {
                         log_number,
                         next_file_number,
@@ -147,6 +212,8 @@ mod tests {
                         deleted_files,
                         new_files,
                         compact_pointers,
+                        range_dels,
+                        dropped_range_dels,
                     }
                 },
             )

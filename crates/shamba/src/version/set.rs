@@ -290,6 +290,8 @@ impl VersionSet {
             compact_pointers: (self.compact_pointers.iter().enumerate())
                 .filter_map(|(level, k)| Some((level, k.clone()?)))
                 .collect(),
+            range_dels: version.range_dels.list.clone(),
+            dropped_range_dels: Vec::new(),
         }
     }
 

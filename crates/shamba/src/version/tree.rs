@@ -2,6 +2,7 @@
 
 use super::file_meta::FileMeta;
 use super::run::{Level, Run};
+use crate::range_del::RangeDels;
 use std::sync::Arc;
 
 /// A file as a lookup meets it.
@@ -27,12 +28,15 @@ pub(crate) struct FileRef<'a> {
 pub(crate) struct Version {
     /// Levels 0..num_levels.
     pub levels: Vec<Level>,
+    /// The range tombstones flushed from memtables and not yet collected (they live with
+    /// the version, not in a table: see DESIGN.md, "Range deletes").
+    pub range_dels: Arc<RangeDels>,
 }
 
 impl Version {
     /// An empty tree of `num_levels` levels.
     pub(crate) fn new(num_levels: usize) -> Self {
-        Version { levels: vec![Level::default(); num_levels] }
+        Version { levels: vec![Level::default(); num_levels], range_dels: Arc::default() }
     }
 
     /// Number of levels.
