@@ -9,3 +9,5 @@ pub use crate::key::user_key;
 pub use crate::manager::Estimate;
 pub use crate::options::{LabOptions, ReadLab};
 pub use crate::table::dump_table;
+
+pub mod fuzz;

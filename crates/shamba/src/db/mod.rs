@@ -14,6 +14,7 @@ mod super_version;
 mod table_slots;
 mod write;
 
+pub(crate) use batch::decode_batch;
 pub use batch::WriteBatch;
 pub use file_info::FileInfo;
 pub use iter::DbIterator;
