@@ -11,7 +11,7 @@
 #![deny(clippy::indexing_slicing)]
 
 use crate::error::DecodeError;
-use crate::key::{SeqNo, ValueKind};
+use crate::key::{SeqNo, ValueKind, MAX_SEQ};
 
 const HEADER_LEN: usize = 12;
 /// Most bytes a varint-encoded length takes (a `u64`).
@@ -151,12 +151,20 @@ pub(crate) struct DecodedBatch<'a> {
     pub ops: BatchOps<'a>,
 }
 
-/// Decode a WAL record produced by [`WriteBatch::encode_with_seq`].
+/// Decode a WAL record produced by [`WriteBatch::encode_with_seq`]. Its sequence numbers
+/// must fit an internal key's 56 bits: replay adds them up, and a larger one would wrap
+/// (or overflow) and put the entry out of order.
 pub(crate) fn decode_batch(rec: &[u8]) -> Result<DecodedBatch<'_>, DecodeError> {
     let short = || DecodeError::new("write batch shorter than its header");
     let (seq, rest) = rec.split_first_chunk::<8>().ok_or_else(short)?;
     let (count, rest) = rest.split_first_chunk::<4>().ok_or_else(short)?;
-    Ok(DecodedBatch { first_seq: u64::from_le_bytes(*seq), ops: BatchOps { rest, left: u32::from_le_bytes(*count) } })
+    let (first_seq, count) = (u64::from_le_bytes(*seq), u32::from_le_bytes(*count));
+    if first_seq.checked_add(u64::from(count)).is_none_or(|end| end > MAX_SEQ + 1) {
+        return Err(DecodeError::new(format!(
+            "write batch of {count} operations from sequence number {first_seq} passes the largest, {MAX_SEQ}"
+        )));
+    }
+    Ok(DecodedBatch { first_seq, ops: BatchOps { rest, left: count } })
 }
 
 /// The operations of a batch, in order: `(kind, key, value)`.
@@ -265,6 +273,17 @@ mod tests {
         b.put(b"k", b"v");
         let ops: Vec<_> = b.ops().collect::<Result<_, _>>().unwrap();
         assert_eq!(ops, vec![(ValueKind::Put, &b"k"[..], &b"v"[..])]);
+    }
+
+    #[test]
+    fn sequence_numbers_past_the_largest_are_corruption() {
+        let mut b = WriteBatch::new();
+        b.put(b"k", b"v").delete(b"k");
+        assert!(decode_batch(b.encode_with_seq(MAX_SEQ - 1)).is_ok(), "the last two numbers");
+        for first in [MAX_SEQ, MAX_SEQ + 1, u64::MAX] {
+            let err = decode_batch(b.encode_with_seq(first)).err().expect("out of range");
+            assert!(err.0.contains("passes the largest"), "{err}");
+        }
     }
 
     #[test]
