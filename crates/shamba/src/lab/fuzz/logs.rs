@@ -45,11 +45,10 @@ pub(super) fn write_batch(record: &[u8]) {
     let Ok(batch) = decode_batch(record) else { return };
     let mem = MemTable::new(0);
     let first = batch.first_seq;
-    let mut count = 0u64;
-    for op in batch.ops {
+    // Replay's arithmetic (`db/open.rs`): entry i gets first_seq + i.
+    for (i, op) in (0u64..).zip(batch.ops) {
         let Ok((kind, key, value)) = op else { return };
-        mem.insert(key, first + count, kind, value);
-        count += 1;
+        mem.insert(key, first + i, kind, value);
     }
 }
 

@@ -30,7 +30,7 @@ pub(super) fn seeds() -> Vec<(Target, Vec<u8>)> {
             Target::FilterRibbon => PartKind::Ribbon,
             _ => return true,
         };
-        let seen = &mut parts_seen[kind as usize];
+        let Some(seen) = parts_seen.get_mut(kind as usize) else { return false };
         *seen += 1;
         *seen <= PARTS_PER_KIND
     });
