@@ -13,7 +13,7 @@
 use super::coding::{check_unknown, put_field, put_varint, put_varint_field, set_once, Decoder};
 use super::file_meta::FileMeta;
 use crate::error::DecodeError;
-use crate::key::SeqNo;
+use crate::key::{SeqNo, MAX_SEQ};
 
 const LOG_NUMBER: u64 = 1;
 const NEXT_FILE_NUMBER: u64 = 2;
@@ -88,7 +88,14 @@ impl VersionEdit {
                 NEXT_FILE_NUMBER => {
                     set_once(&mut edit.next_file_number, Decoder::only_varint(payload)?, "next file number")?
                 }
-                LAST_SEQUENCE => set_once(&mut edit.last_sequence, Decoder::only_varint(payload)?, "last sequence")?,
+                LAST_SEQUENCE => {
+                    // The next write takes last + 1, which must fit an internal key.
+                    let last = Decoder::only_varint(payload)?;
+                    if last > MAX_SEQ {
+                        return Err(DecodeError::new(format!("last sequence {last} passes the largest, {MAX_SEQ}")));
+                    }
+                    set_once(&mut edit.last_sequence, last, "last sequence")?
+                }
                 DELETED_FILE => {
                     let mut f = Decoder::new(payload);
                     let level = level(&mut f)?;
@@ -133,7 +140,7 @@ mod tests {
         (
             proptest::option::of(any::<u64>()),
             proptest::option::of(any::<u64>()),
-            proptest::option::of(any::<u64>()),
+            proptest::option::of(0..=MAX_SEQ),
             proptest::collection::vec((level.clone(), any::<u64>()), 0..4),
             proptest::collection::vec((level.clone(), any_file_meta()), 0..4),
             proptest::collection::vec((level, proptest::collection::vec(any::<u8>(), 0..12)), 0..3),
@@ -184,6 +191,15 @@ mod tests {
         VersionEdit::default().encode(&mut b);
         assert!(b.is_empty());
         assert_eq!(VersionEdit::decode(&b), Ok(VersionEdit::default()));
+    }
+
+    #[test]
+    fn a_last_sequence_past_the_largest_is_refused() {
+        for (last, ok) in [(MAX_SEQ, true), (MAX_SEQ + 1, false), (u64::MAX, false)] {
+            let mut b = Vec::new();
+            put_varint_field(&mut b, LAST_SEQUENCE, last);
+            assert_eq!(VersionEdit::decode(&b).is_ok(), ok, "{last}");
+        }
     }
 
     #[test]

@@ -63,3 +63,38 @@ fn damage(file: &mut Vec<u8>, kind: u8, offset: usize, bytes: &[u8]) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The input that appends `record` as one more whole record to the base manifest
+    /// (its checksum made right by the seal).
+    fn manifest_record_appended(record: &[u8]) -> Vec<u8> {
+        let files = base::files();
+        let at = files.iter().position(|(p, _)| is_log(p) && !p.to_string_lossy().ends_with(".log")).unwrap();
+        let len = files[at].1.len() as u32;
+        let mut input = vec![at as u8, 3 | 4];
+        input.extend_from_slice(&len.to_le_bytes());
+        input.extend_from_slice(&[0, 0, 0, 0]);
+        input.extend_from_slice(&(record.len() as u16).to_le_bytes());
+        input.push(1);
+        input.extend_from_slice(record);
+        input
+    }
+
+    /// Found by the fuzzer's reasoning, not by chance: a manifest whose last sequence is
+    /// the largest `u64` opened, and its first write overflowed `last + 1`. The edit
+    /// decoder now refuses it; the database does not open.
+    #[test]
+    fn a_manifest_with_an_absurd_last_sequence_does_not_open_and_does_not_panic() {
+        let mut edit = vec![3, 10];
+        edit.extend_from_slice(&[0xff; 9]);
+        edit.push(0x01);
+        let input = manifest_record_appended(&edit);
+        if std::env::var_os("SHAMBA_PRINT_INPUT").is_some() {
+            eprintln!("{}", input.iter().map(|b| format!("{b:02x}")).collect::<String>());
+        }
+        open_db(&input);
+    }
+}
