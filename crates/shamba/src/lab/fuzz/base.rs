@@ -4,9 +4,10 @@
 //! few edits and its WAL a few unflushed batches.
 
 use super::mem_storage::MemStorage;
+use crate::db::{Db, WriteBatch};
 use crate::error::Result;
 use crate::filter::{BloomLayout, BuildPolicy, FilterLayout, ModuleSizes, Probing};
-use crate::{Compression, Db, Options, WriteBatch};
+use crate::options::{Compression, Options};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 

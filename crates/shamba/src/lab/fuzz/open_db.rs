@@ -10,7 +10,8 @@
 use super::base;
 use super::logs::seal_log;
 use super::mem_storage::MemStorage;
-use crate::{Db, WalRecovery};
+use crate::db::Db;
+use crate::options::WalRecovery;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -30,7 +31,7 @@ pub(super) fn open_db(input: &[u8]) {
     }
     let storage = Arc::new(MemStorage::with_files(files));
     let recovery = if mode & 8 != 0 { WalRecovery::PointInTime } else { WalRecovery::TolerateTornTail };
-    let opts = crate::Options { wal_recovery: recovery, ..base::options(storage) };
+    let opts = crate::options::Options { wal_recovery: recovery, ..base::options(storage) };
     let Ok(db) = Db::open(base::DIR, opts) else { return };
     for i in (0..210).step_by(11) {
         let _ = db.get(base::key(i));
