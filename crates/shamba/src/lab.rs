@@ -23,3 +23,4 @@ pub use crate::table::dump_table;
 pub fn compact_level(db: &crate::Db, level: usize) -> crate::Result<()> {
     db.compact_level(level)
 }
+pub mod fuzz;

@@ -360,3 +360,90 @@ fn a_flush_on_a_disk_that_drops_table_appends_is_refused_and_keeps_its_log() {
     plan.drop_table_appends.store(false, SeqCst);
     assert_recovered(dir.path(), 100);
 }
+
+/// A storage whose WAL appends panic while `panic` is set: a stand-in for a bug in the
+/// write path.
+struct PanickingWal {
+    inner: FsStorage,
+    panic: Arc<std::sync::atomic::AtomicBool>,
+}
+
+struct PanickingWriter {
+    inner: Box<dyn shamba::storage::SequentialWrite>,
+    panic: Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl shamba::storage::SequentialWrite for PanickingWriter {
+    fn append(&mut self, data: &[u8]) -> shamba::Result<()> {
+        assert!(!self.panic.load(SeqCst), "injected panic in a WAL append");
+        self.inner.append(data)
+    }
+    fn flush(&mut self) -> shamba::Result<()> {
+        self.inner.flush()
+    }
+    fn sync(&mut self) -> shamba::Result<()> {
+        self.inner.sync()
+    }
+    fn len(&self) -> u64 {
+        self.inner.len()
+    }
+}
+
+impl shamba::storage::Storage for PanickingWal {
+    fn open_read(&self, path: &std::path::Path) -> shamba::Result<Arc<dyn shamba::storage::RandomRead>> {
+        self.inner.open_read(path)
+    }
+    fn create(&self, path: &std::path::Path) -> shamba::Result<Box<dyn shamba::storage::SequentialWrite>> {
+        let inner = self.inner.create(path)?;
+        if path.extension().is_some_and(|e| e == "log") {
+            return Ok(Box::new(PanickingWriter { inner, panic: self.panic.clone() }));
+        }
+        Ok(inner)
+    }
+    fn read_all(&self, path: &std::path::Path) -> shamba::Result<Vec<u8>> {
+        self.inner.read_all(path)
+    }
+    fn rename(&self, from: &std::path::Path, to: &std::path::Path) -> shamba::Result<()> {
+        self.inner.rename(from, to)
+    }
+    fn remove(&self, path: &std::path::Path) -> shamba::Result<()> {
+        self.inner.remove(path)
+    }
+    fn list(&self, dir: &std::path::Path) -> shamba::Result<Vec<String>> {
+        self.inner.list(dir)
+    }
+    fn create_dir_all(&self, dir: &std::path::Path) -> shamba::Result<()> {
+        self.inner.create_dir_all(dir)
+    }
+    fn sync_dir(&self, dir: &std::path::Path) -> shamba::Result<()> {
+        self.inner.sync_dir(dir)
+    }
+    fn exists(&self, path: &std::path::Path) -> bool {
+        self.inner.exists(path)
+    }
+    fn lock(&self, path: &std::path::Path) -> shamba::Result<Box<dyn shamba::storage::DirLock>> {
+        self.inner.lock(path)
+    }
+}
+
+#[test]
+fn a_panic_in_the_write_path_leaves_an_error_not_a_hang() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let panic = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let storage = PanickingWal { inner: FsStorage, panic: panic.clone() };
+    let db = Db::open(dir.path(), Options { storage: Arc::new(storage), ..Options::default() }).expect("open");
+    db.put(b"before", b"v").expect("put");
+    panic.store(true, SeqCst);
+    let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| db.put(b"boom", b"v")));
+    assert!(panicked.is_err(), "the injected panic reached the caller");
+    panic.store(false, SeqCst);
+    // The next writer neither hangs nor writes: the lead was given up, writes stopped.
+    let other = {
+        let db = db.clone();
+        std::thread::spawn(move || db.put(b"after", b"v"))
+    };
+    let e = other.join().expect("writer thread").expect_err("writes stopped");
+    assert!(e.is_read_only(), "{e}");
+    assert_eq!(db.get(b"before").expect("get").as_deref(), Some(&b"v"[..]));
+    db.close().expect("close returns");
+}

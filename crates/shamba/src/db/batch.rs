@@ -15,7 +15,7 @@
 #![deny(clippy::indexing_slicing)]
 
 use crate::error::DecodeError;
-use crate::key::{SeqNo, ValueKind};
+use crate::key::{SeqNo, ValueKind, MAX_SEQ};
 use crate::memtable::MemTable;
 use crate::range_del::RangeTombstone;
 use std::ops::{Bound, RangeBounds};
@@ -189,12 +189,20 @@ pub(crate) struct DecodedBatch<'a> {
     pub ops: BatchOps<'a>,
 }
 
-/// Decode a WAL record produced by [`WriteBatch::encode_with_seq`].
+/// Decode a WAL record produced by [`WriteBatch::encode_with_seq`]. Its sequence numbers
+/// must fit an internal key's 56 bits: replay adds them up, and a larger one would wrap
+/// (or overflow) and put the entry out of order.
 pub(crate) fn decode_batch(rec: &[u8]) -> Result<DecodedBatch<'_>, DecodeError> {
     let short = || DecodeError::new("write batch shorter than its header");
     let (seq, rest) = rec.split_first_chunk::<8>().ok_or_else(short)?;
     let (count, rest) = rest.split_first_chunk::<4>().ok_or_else(short)?;
-    Ok(DecodedBatch { first_seq: u64::from_le_bytes(*seq), ops: BatchOps { rest, left: u32::from_le_bytes(*count) } })
+    let (first_seq, count) = (u64::from_le_bytes(*seq), u32::from_le_bytes(*count));
+    if first_seq.checked_add(u64::from(count)).is_none_or(|end| end > MAX_SEQ + 1) {
+        return Err(DecodeError::new(format!(
+            "write batch of {count} operations from sequence number {first_seq} passes the largest, {MAX_SEQ}"
+        )));
+    }
+    Ok(DecodedBatch { first_seq, ops: BatchOps { rest, left: count } })
 }
 
 /// One operation of a batch.
@@ -281,6 +289,9 @@ impl<'a> BatchOps<'a> {
                 1 => get_slice(rest).map(|(end, rest)| (Some(end), rest))?,
                 b => return Err(DecodeError::new(format!("range delete end marker {b}"))),
             };
+            if end.is_some_and(|end| end <= start) {
+                return Err(DecodeError::new("range delete with an empty or inverted range"));
+            }
             self.rest = rest;
             return Ok(BatchOp::DeleteRange { start, end });
         }
@@ -372,6 +383,17 @@ mod tests {
         assert_eq!(ops[1], BatchOp::DeleteRange { start: b"k", end: None });
         assert_eq!(ops[2], BatchOp::DeleteRange { start: b"x", end: Some(b"y\0") });
         assert_eq!(ops[3], BatchOp::DeleteRange { start: b"m\0", end: None });
+    }
+
+    #[test]
+    fn sequence_numbers_past_the_largest_are_corruption() {
+        let mut b = WriteBatch::new();
+        b.put(b"k", b"v").delete(b"k");
+        assert!(decode_batch(b.encode_with_seq(MAX_SEQ - 1)).is_ok(), "the last two numbers");
+        for first in [MAX_SEQ, MAX_SEQ + 1, u64::MAX] {
+            let err = decode_batch(b.encode_with_seq(first)).err().expect("out of range");
+            assert!(err.0.contains("passes the largest"), "{err}");
+        }
     }
 
     #[test]

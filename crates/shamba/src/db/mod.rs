@@ -17,6 +17,7 @@ mod table_slots;
 mod verify;
 mod write;
 
+pub(crate) use batch::decode_batch;
 pub use batch::WriteBatch;
 pub use file_info::FileInfo;
 pub use iter::DbIterator;

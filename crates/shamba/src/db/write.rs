@@ -66,16 +66,20 @@ impl DbInner {
 
         // This thread leads. Nobody else touches the WAL or switches memtables until it
         // clears `leader_active`.
+        let mut unwinding = LeadOnUnwind { db: self, group: Vec::new() };
         let room = self.make_room_for_write(false, pending);
         let mut q = self.queue.lock();
         if let Err(e) = room {
             q.waiting.pop_front();
             q.leader_active = false;
             self.queue_cv.notify_all();
+            drop(q);
+            std::mem::forget(unwinding);
             return Err(e);
         }
         let mut group = take_group(&mut q.waiting);
         drop(q);
+        unwinding.group = group.iter().map(|w| w.id).filter(|&w| w != id).collect();
 
         let result = self.commit_group(&mut group);
         let mut q = self.queue.lock();
@@ -88,6 +92,8 @@ impl DbInner {
         }
         q.leader_active = false;
         self.queue_cv.notify_all();
+        drop(q);
+        std::mem::forget(unwinding);
         result
     }
 
@@ -221,6 +227,28 @@ impl DbInner {
         self.storage.sync_dir(&self.dir).inspect_err(|e| self.set_bg_error(e.duplicate()))?;
         self.bg_cv.notify_all();
         Ok(())
+    }
+}
+
+/// Gives up the write lead if the leader panics (a bug: the engine returns errors, it does
+/// not panic), so the writers queued behind it and `close` do not wait forever. Forgotten
+/// on the normal path, which hands the lead on itself.
+struct LeadOnUnwind<'a> {
+    db: &'a DbInner,
+    /// The other writes of the leader's group, once taken: they are told it failed.
+    group: Vec<u64>,
+}
+
+impl Drop for LeadOnUnwind<'_> {
+    fn drop(&mut self) {
+        let failed = || Error::InvalidArgument("internal: the write group's leader panicked".into());
+        self.db.set_bg_error(failed());
+        let mut q = self.db.queue.lock();
+        for &id in &self.group {
+            q.done.insert(id, Err(failed()));
+        }
+        q.leader_active = false;
+        self.db.queue_cv.notify_all();
     }
 }
 

@@ -48,9 +48,17 @@ mod tests;
 
 pub(crate) use builder::TableBuilder;
 pub use dump::dump_table;
-pub(crate) use format::BLOCK_TRAILER_LEN;
+pub(crate) use format::{BLOCK_TRAILER_LEN, FOOTER_LEN};
 #[cfg(test)]
-pub(crate) use format::{FOOTER_LEN, FORMAT_VERSION_FLAT, FORMAT_VERSION_PARTITIONED};
+pub(crate) use format::{FORMAT_VERSION_FLAT, FORMAT_VERSION_PARTITIONED};
+// The decoders, for the fuzz targets (`lab::fuzz`), which drive them directly.
+pub(crate) use block::{bytewise, Block};
+pub(crate) use file::TableFile;
+pub(crate) use format::{mask_crc, read_block, BlockHandle, Footer};
+pub(crate) use index_fences::IndexFences;
+pub(crate) use meta_index::{decode_filter_index, decode_handles};
+pub(crate) use partition::decode_top_level;
+pub(crate) use properties::TableProperties;
 pub(crate) use reader::{Spot, TableReader};
 pub(crate) use table_cache::TableCache;
 pub(crate) use verify::verify_table;

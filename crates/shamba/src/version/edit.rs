@@ -19,7 +19,7 @@
 use super::coding::{check_unknown, put_field, put_varint, put_varint_field, set_once, Decoder};
 use super::file_meta::FileMeta;
 use crate::error::DecodeError;
-use crate::key::SeqNo;
+use crate::key::{SeqNo, MAX_SEQ};
 use crate::range_del::RangeTombstone;
 
 const LOG_NUMBER: u64 = 1;
@@ -118,7 +118,14 @@ impl VersionEdit {
                 NEXT_FILE_NUMBER => {
                     set_once(&mut edit.next_file_number, Decoder::only_varint(payload)?, "next file number")?
                 }
-                LAST_SEQUENCE => set_once(&mut edit.last_sequence, Decoder::only_varint(payload)?, "last sequence")?,
+                LAST_SEQUENCE => {
+                    // The next write takes last + 1, which must fit an internal key.
+                    let last = Decoder::only_varint(payload)?;
+                    if last > MAX_SEQ {
+                        return Err(DecodeError::new(format!("last sequence {last} passes the largest, {MAX_SEQ}")));
+                    }
+                    set_once(&mut edit.last_sequence, last, "last sequence")?
+                }
                 DELETED_FILE => {
                     let mut f = Decoder::new(payload);
                     let level = level(&mut f)?;
@@ -149,6 +156,9 @@ impl VersionEdit {
                         1 => Some(f.rest().to_vec()),
                         b => return Err(DecodeError::new(format!("range delete end marker {b}"))),
                     };
+                    if end.as_deref().is_some_and(|end| end <= start.as_slice()) {
+                        return Err(DecodeError::new("range delete with an empty or inverted range"));
+                    }
                     edit.range_dels.push(RangeTombstone { start, end, seq });
                 }
                 DROPPED_RANGE_DEL => edit.dropped_range_dels.push(Decoder::only_varint(payload)?),
@@ -179,7 +189,7 @@ mod tests {
         (
             proptest::option::of(any::<u64>()),
             proptest::option::of(any::<u64>()),
-            proptest::option::of(any::<u64>()),
+            proptest::option::of(0..=MAX_SEQ),
             proptest::collection::vec((level.clone(), any::<u64>()), 0..4),
             proptest::collection::vec((level.clone(), any_file_meta()), 0..4),
             proptest::collection::vec((level, proptest::collection::vec(any::<u8>(), 0..12)), 0..3),
@@ -189,7 +199,11 @@ mod tests {
                     proptest::option::of(proptest::collection::vec(any::<u8>(), 0..6)),
                     any::<u64>(),
                 )
-                    .prop_map(|(start, end, seq)| RangeTombstone { start, end, seq }),
+                    // An end after the start: the start, then a byte above zero, then more.
+                    .prop_map(|(start, end, seq)| {
+                        let end = end.map(|tail| [start.as_slice(), &[1], &tail].concat());
+                        RangeTombstone { start, end, seq }
+                    }),
                 0..3,
             ),
             proptest::collection::vec(any::<u64>(), 0..3),
@@ -251,6 +265,15 @@ mod tests {
         VersionEdit::default().encode(&mut b);
         assert!(b.is_empty());
         assert_eq!(VersionEdit::decode(&b), Ok(VersionEdit::default()));
+    }
+
+    #[test]
+    fn a_last_sequence_past_the_largest_is_refused() {
+        for (last, ok) in [(MAX_SEQ, true), (MAX_SEQ + 1, false), (u64::MAX, false)] {
+            let mut b = Vec::new();
+            put_varint_field(&mut b, LAST_SEQUENCE, last);
+            assert_eq!(VersionEdit::decode(&b).is_ok(), ok, "{last}");
+        }
     }
 
     #[test]
