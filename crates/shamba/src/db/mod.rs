@@ -140,6 +140,20 @@ impl Db {
         self.write(b)
     }
 
+    /// Make every write acknowledged so far durable, as if each had been written with
+    /// [`WriteOptions::sync`]: one fsync of the write-ahead log. For writers that batch
+    /// their durability (sync once a second, or at a commit point) instead of per write.
+    ///
+    /// # Errors
+    ///
+    /// - [`Error::Io`](crate::Error::Io) when the sync fails; the database is then
+    ///   read-only until it is reopened (a failed sync is never retried).
+    /// - [`Error::ReadOnly`](crate::Error::ReadOnly) when a background error already
+    ///   stopped writes; [`Error::Closed`](crate::Error::Closed) after [`Db::close`].
+    pub fn sync_wal(&self) -> Result<()> {
+        self.inner.sync_wal()
+    }
+
     /// Delete every key in `range`, present or not, with one record: the cost does not
     /// depend on how many keys the range holds. Reads stop seeing them at once; the space
     /// comes back as compactions rewrite the tables that hold them (all of it after

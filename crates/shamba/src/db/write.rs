@@ -197,9 +197,9 @@ impl DbInner {
     }
 
     /// Freeze the memtable, start a new WAL and memtable, and wake the flush thread. The
-    /// old log's tail is pushed to the OS first, unless `abandon_old_log` (resuming after a
-    /// failed write: what it holds past its last good record was never acknowledged). A
-    /// failure once the new log exists stops writes, as a failed WAL write does.
+    /// old log is synced first, unless `abandon_old_log` (resuming after a failed write:
+    /// what it holds past its last good record was never acknowledged). A failure once the
+    /// new log exists stops writes, as a failed WAL write does.
     pub(super) fn switch_memtable(&self, abandon_old_log: bool) -> Result<()> {
         let number = self.versions.lock().new_file_number();
         let file = self.storage.create(&wal_path(&self.dir, number))?;
@@ -207,8 +207,11 @@ impl DbInner {
             let sv = self.sv.write();
             let mut wal = self.wal.lock();
             if !abandon_old_log {
-                // The old log stays until its memtable is flushed; push its tail to the OS now.
-                if let Err(e) = wal.writer.flush() {
+                // The old log stays until its memtable is flushed. Sync it now: a synced
+                // write to the new log must not outlive a power loss that takes unsynced
+                // writes acknowledged before it (RocksDB syncs every live log for the same
+                // reason).
+                if let Err(e) = wal.writer.sync() {
                     wal.broken = true;
                     self.set_bg_error(e.duplicate());
                     return Err(e);
@@ -226,6 +229,22 @@ impl DbInner {
         }
         self.storage.sync_dir(&self.dir).inspect_err(|e| self.set_bg_error(e.duplicate()))?;
         self.bg_cv.notify_all();
+        Ok(())
+    }
+}
+
+impl DbInner {
+    /// Make every write acknowledged so far durable: sync the current WAL (older ones were
+    /// synced when they were retired). A failure stops writes for good, as any failed sync.
+    pub(crate) fn sync_wal(&self) -> Result<()> {
+        self.check_open()?;
+        let mut wal = self.wal.lock();
+        if wal.broken {
+            // Nothing acknowledged follows its last good record, which a sync would not fix.
+            return self.check_writable();
+        }
+        wal.writer.sync().inspect_err(|e| self.set_bg_error(e.duplicate()))?;
+        DbCounters::add(&self.counters.wal_syncs, 1);
         Ok(())
     }
 }
