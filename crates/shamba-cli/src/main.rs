@@ -7,6 +7,7 @@
 mod admin;
 mod bench;
 mod exp;
+mod serve;
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
@@ -102,6 +103,8 @@ enum Command {
     Bench(bench::BenchArgs),
     /// Run one of the seeds' experiments.
     Exp(exp::ExpArgs),
+    /// Serve a database over the Redis protocol (RESP2/RESP3) until SIGTERM or SIGINT.
+    Serve(serve::ServeArgs),
 }
 
 /// Die quietly on a closed pipe (`shamba scan | head`), as Unix tools do, instead of
@@ -117,9 +120,13 @@ fn restore_sigpipe() {
 }
 
 fn main() {
-    #[cfg(unix)]
-    restore_sigpipe();
     let cli = Cli::parse();
+    // A server must outlive a client that hangs up mid-reply: only the one-shot commands
+    // die on a closed pipe.
+    #[cfg(unix)]
+    if !matches!(cli.command, Command::Serve(_)) {
+        restore_sigpipe();
+    }
     let result = match &cli.command {
         Command::Put { db, key, value } => admin::put(db, key, value),
         Command::Get { db, key } => admin::get(db, key),
@@ -133,6 +140,7 @@ fn main() {
         Command::Verify { db } => admin::verify(db),
         Command::Bench(args) => bench::run(args),
         Command::Exp(args) => exp::run(args),
+        Command::Serve(args) => serve::run(args),
     };
     if let Err(e) = result {
         eprintln!("error: {e}");
