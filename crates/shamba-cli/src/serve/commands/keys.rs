@@ -88,6 +88,10 @@ pub(super) fn scan(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
         Err(r) => return r,
     };
     let server = ctx.server;
+    if opts.no_type_matches {
+        // Every value is a string: a scan for another type is over at once.
+        return Reply::Array(vec![Reply::text_bulk("0"), Reply::Array(Vec::new())]);
+    }
     let after = match arg(args, 1) {
         b"0" => None,
         c => match std::str::from_utf8(c).ok().and_then(|s| s.parse::<u64>().ok()) {
@@ -114,7 +118,7 @@ pub(super) fn scan(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
         if after.as_ref() == Some(&key) {
             continue;
         }
-        let wanted = !opts.no_type_matches && opts.pattern.as_deref().is_none_or(|p| glob::matches(p, &key));
+        let wanted = opts.pattern.as_deref().is_none_or(|p| glob::matches(p, &key));
         examined += 1;
         if examined == opts.count {
             if wanted {
