@@ -222,7 +222,10 @@ fn key_commands_scan_and_flushdb() {
     assert_eq!(c.cmd("DBSIZE"), V::Int(53));
     assert_eq!(c.cmd("EXISTS user:01 user:01 nope"), V::Int(2));
     assert_eq!(c.cmd("KEYS video:*"), V::Array(vec![b("video:1"), b("video:2")]));
-    assert_eq!(c.cmd("KEYS user:?5"), V::Array(vec![b("user:05"), b("user:15"), b("user:25"), b("user:35"), b("user:45")]));
+    assert_eq!(
+        c.cmd("KEYS user:?5"),
+        V::Array(vec![b("user:05"), b("user:15"), b("user:25"), b("user:35"), b("user:45")])
+    );
     assert_eq!(c.cmd("KEYS *th[a-f]r"), V::Array(vec![b("other")]));
 
     // A full SCAN returns every key exactly once, whatever COUNT, and ends on cursor 0.
@@ -248,8 +251,10 @@ fn key_commands_scan_and_flushdb() {
             }
         }
         let V::Array(expected) = c.cmd(&format!("KEYS {}", pattern.unwrap_or("*"))) else { panic!() };
-        let expected: Vec<String> =
-            expected.iter().map(|k| if let V::Bulk(k) = k { String::from_utf8(k.clone()).unwrap() } else { panic!() }).collect();
+        let expected: Vec<String> = expected
+            .iter()
+            .map(|k| if let V::Bulk(k) = k { String::from_utf8(k.clone()).unwrap() } else { panic!() })
+            .collect();
         assert_eq!(seen, expected, "count {count} pattern {pattern:?}");
     }
     assert!(err_starts(&c.cmd("SCAN 987654321"), "ERR invalid cursor"));
@@ -425,7 +430,10 @@ fn sigterm_stops_cleanly_and_the_data_persists() {
         let s = Server::start(&db, sync);
         let mut c = s.connect();
         assert_eq!(c.cmd(&format!("SET mode {sync}")), ok());
-        assert_eq!(c.cmd(&format!("INCR starts")), V::Int(["never", "everysec", "always"].iter().position(|m| *m == sync).unwrap() as i64 + 1));
+        assert_eq!(
+            c.cmd("INCR starts"),
+            V::Int(["never", "everysec", "always"].iter().position(|m| *m == sync).unwrap() as i64 + 1)
+        );
         // An idle connection does not hold up the stop.
         let _idle = s.connect();
         let (clean, err) = s.stop();

@@ -97,7 +97,9 @@ pub(super) fn scan(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
         c => match std::str::from_utf8(c).ok().and_then(|s| s.parse::<u64>().ok()) {
             Some(n) => match server.cursors.resolve(n) {
                 Some(key) => Some(key),
-                None => return Reply::err("invalid cursor (unknown, or too old: the server remembers recent cursors only)"),
+                None => {
+                    return Reply::err("invalid cursor (unknown, or too old: the server remembers recent cursors only)")
+                }
             },
             None => return Reply::err("invalid cursor"),
         },

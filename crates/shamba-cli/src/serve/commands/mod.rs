@@ -35,7 +35,8 @@ const R: &[&str] = &["readonly", "fast"];
 const RS: &[&str] = &["readonly"];
 const C: &[&str] = &["loading", "stale", "fast"];
 
-/// Every command the server knows.
+/// Every command the server knows, one line each.
+#[rustfmt::skip]
 pub(super) static TABLE: &[Spec] = &[
     Spec { name: "ping", arity: -1, flags: C, keys: (0, 0, 0), group: "connection", summary: "Reply PONG, or the argument", run: admin::ping },
     Spec { name: "echo", arity: 2, flags: C, keys: (0, 0, 0), group: "connection", summary: "Reply the argument", run: admin::echo },
