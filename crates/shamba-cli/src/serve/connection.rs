@@ -89,5 +89,8 @@ fn parse_all(server: &Server, buf: &mut Vec<u8>) -> (Vec<super::resp::Args>, Opt
         }
     }
     buf.drain(..consumed);
+    if malformed.is_none() && buf.len() > server.limits.max_query {
+        malformed = Some(ProtocolError("request over the query buffer limit".into()));
+    }
     (requests, malformed)
 }

@@ -13,13 +13,22 @@ pub(super) struct Limits {
     pub(super) max_args: usize,
     /// Longest inline command line.
     pub(super) max_inline: usize,
+    /// Most bytes of one unfinished request held in memory (Redis's
+    /// `client-query-buffer-limit`).
+    pub(super) max_query: usize,
 }
 
 impl Limits {
     /// Bulk strings up to the engine's largest key or value, capped at Redis's own 512 MB
-    /// `proto-max-bulk-len`; Redis's 1M-element array bound; Redis's 64 KiB inline bound.
+    /// `proto-max-bulk-len`; Redis's 1M-element array bound, 64 KiB inline bound and 1 GiB
+    /// query buffer.
     pub(super) fn for_engine(max_key_size: usize, max_value_size: usize) -> Limits {
-        Limits { max_bulk: max_key_size.max(max_value_size).min(512 << 20), max_args: 1 << 20, max_inline: 64 << 10 }
+        Limits {
+            max_bulk: max_key_size.max(max_value_size).min(512 << 20),
+            max_args: 1 << 20,
+            max_inline: 64 << 10,
+            max_query: 1 << 30,
+        }
     }
 }
 
@@ -123,7 +132,7 @@ fn parse_inline(buf: &[u8], limits: &Limits) -> Result<Option<(Args, usize)>, Pr
 mod tests {
     use super::*;
 
-    const LIMITS: Limits = Limits { max_bulk: 16, max_args: 4, max_inline: 32 };
+    const LIMITS: Limits = Limits { max_bulk: 16, max_args: 4, max_inline: 32, max_query: 64 };
 
     fn args(v: &[&str]) -> Args {
         v.iter().map(|s| s.as_bytes().to_vec()).collect()
