@@ -7,6 +7,7 @@
 mod admin;
 mod bench;
 mod exp;
+mod serve;
 mod stress;
 
 use clap::{Parser, Subcommand};
@@ -113,6 +114,8 @@ enum Command {
     /// Random operations from several threads checked against an expected state; with
     /// --crash, kill -9 cycles with a verification after each.
     Stress(stress::StressArgs),
+    /// Serve a database over the Redis protocol (RESP2/RESP3) until SIGTERM or SIGINT.
+    Serve(serve::ServeArgs),
 }
 
 /// Die quietly on a closed pipe (`shamba scan | head`), as Unix tools do, instead of
@@ -128,9 +131,13 @@ fn restore_sigpipe() {
 }
 
 fn main() {
-    #[cfg(unix)]
-    restore_sigpipe();
     let cli = Cli::parse();
+    // A server must outlive a client that hangs up mid-reply: only the one-shot commands
+    // die on a closed pipe.
+    #[cfg(unix)]
+    if !matches!(cli.command, Command::Serve(_)) {
+        restore_sigpipe();
+    }
     let result = match &cli.command {
         Command::Put { db, key, value } => admin::put(db, key, value),
         Command::Get { db, key } => admin::get(db, key),
@@ -146,6 +153,7 @@ fn main() {
         Command::Bench(args) => bench::run(args),
         Command::Exp(args) => exp::run(args),
         Command::Stress(args) => stress::run(args),
+        Command::Serve(args) => serve::run(args),
     };
     if let Err(e) = result {
         eprintln!("error: {e}");

@@ -1,0 +1,170 @@
+//! Connection and server commands: PING, ECHO, HELLO, SELECT, QUIT, CLIENT, COMMAND,
+//! CONFIG GET.
+
+use super::{arg, is, lookup, not_an_integer, parse_int, printable, syntax_error, Args, Spec, TABLE};
+use crate::serve::glob;
+use crate::serve::reply::{Protocol, Reply};
+use crate::serve::session::Ctx;
+
+/// The Redis version whose commands and replies the server follows (what HELLO and INFO
+/// report as `version`, for clients that check it); shamba's own version is reported
+/// beside it.
+pub(super) const REDIS_COMPAT_VERSION: &str = "7.0.0";
+
+pub(super) fn ping(_ctx: &mut Ctx<'_>, args: &Args) -> Reply {
+    match args {
+        [_] => Reply::Simple("PONG"),
+        [_, msg] => Reply::Bulk(msg.clone()),
+        _ => super::wrong_arity("ping"),
+    }
+}
+
+pub(super) fn echo(_ctx: &mut Ctx<'_>, args: &Args) -> Reply {
+    Reply::Bulk(arg(args, 1).to_vec())
+}
+
+/// HELLO [protover [AUTH user pass] [SETNAME name]]: switch protocol, describe the server.
+pub(super) fn hello(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
+    let mut proto = ctx.session.proto;
+    let mut name = None;
+    if let Some(v) = args.get(1) {
+        proto = match parse_int(v) {
+            Some(2) => Protocol::Resp2,
+            Some(3) => Protocol::Resp3,
+            Some(_) => return Reply::Error("NOPROTO unsupported protocol version".into()),
+            None => return Reply::err("Protocol version is not an integer or out of range"),
+        };
+        let mut rest = args.get(2..).unwrap_or_default().iter();
+        while let Some(opt) = rest.next() {
+            if is(opt, "AUTH") {
+                // There are no users or passwords: as Redis without one configured.
+                return Reply::Error(
+                    "WRONGPASS AUTH called without any password configured for the default user".into(),
+                );
+            } else if is(opt, "SETNAME") {
+                match rest.next() {
+                    Some(n) => name = Some(n.clone()),
+                    None => return syntax_error(),
+                }
+            } else {
+                return syntax_error();
+            }
+        }
+    }
+    ctx.session.proto = proto;
+    if name.is_some() {
+        ctx.session.name = name;
+    }
+    let s = |k: &str, v: Reply| (Reply::text_bulk(k), v);
+    Reply::Map(vec![
+        s("server", Reply::text_bulk("shamba")),
+        s("version", Reply::text_bulk(REDIS_COMPAT_VERSION)),
+        s("shamba_version", Reply::text_bulk(env!("CARGO_PKG_VERSION"))),
+        s("proto", Reply::Int(proto.version())),
+        s("id", Reply::Int(ctx.session.id as i64)),
+        s("mode", Reply::text_bulk("standalone")),
+        s("role", Reply::text_bulk("master")),
+        s("modules", Reply::Array(Vec::new())),
+    ])
+}
+
+/// SELECT: database 0 only, until the engine has keyspaces.
+pub(super) fn select(_ctx: &mut Ctx<'_>, args: &Args) -> Reply {
+    match parse_int(arg(args, 1)) {
+        Some(0) => Reply::OK,
+        Some(_) => Reply::err("DB index is out of range (shamba serves database 0 only)"),
+        None => not_an_integer(),
+    }
+}
+
+pub(super) fn quit(ctx: &mut Ctx<'_>, _args: &Args) -> Reply {
+    ctx.session.closing = true;
+    Reply::OK
+}
+
+/// CLIENT SETNAME / GETNAME / SETINFO / ID: what client libraries send on connecting.
+pub(super) fn client(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
+    let sub = arg(args, 1);
+    match args.len() {
+        3 if is(sub, "SETNAME") => {
+            let name = arg(args, 2);
+            if name.iter().any(|&b| b <= b' ' || b > b'~') {
+                return Reply::err("Client names cannot contain spaces, newlines or special characters.");
+            }
+            ctx.session.name = Some(name.to_vec()).filter(|n| !n.is_empty());
+            Reply::OK
+        }
+        2 if is(sub, "GETNAME") => ctx.session.name.clone().map_or(Reply::Null, Reply::Bulk),
+        2 if is(sub, "ID") => Reply::Int(ctx.session.id as i64),
+        4 if is(sub, "SETINFO") => Reply::OK,
+        _ => Reply::err(format!("unknown subcommand or wrong number of arguments for '{}'", printable(sub))),
+    }
+}
+
+/// One command as bare COMMAND and COMMAND INFO describe it (Redis 7's ten fields).
+fn info_entry(s: &Spec) -> Reply {
+    let (first, last, step) = s.keys;
+    Reply::Array(vec![
+        Reply::text_bulk(s.name),
+        Reply::Int(s.arity),
+        Reply::Array(s.flags.iter().map(|f| Reply::Simple(f)).collect()),
+        Reply::Int(first),
+        Reply::Int(last),
+        Reply::Int(step),
+        Reply::Array(Vec::new()),
+        Reply::Array(Vec::new()),
+        Reply::Array(Vec::new()),
+        Reply::Array(Vec::new()),
+    ])
+}
+
+/// One command as COMMAND DOCS describes it: the three fields Redis always gives.
+fn docs_entry(s: &Spec) -> Reply {
+    Reply::Map(vec![
+        (Reply::text_bulk("summary"), Reply::text_bulk(s.summary)),
+        (Reply::text_bulk("since"), Reply::text_bulk("1.0.0")),
+        (Reply::text_bulk("group"), Reply::text_bulk(s.group)),
+    ])
+}
+
+/// COMMAND, COMMAND COUNT / LIST / INFO / DOCS: the command table, for clients
+/// (`redis-cli` asks for DOCS on start).
+pub(super) fn command(_ctx: &mut Ctx<'_>, args: &Args) -> Reply {
+    let Some(sub) = args.get(1) else {
+        return Reply::Array(TABLE.iter().map(info_entry).collect());
+    };
+    let names = args.get(2..).unwrap_or_default();
+    if is(sub, "COUNT") && names.is_empty() {
+        Reply::Int(TABLE.len() as i64)
+    } else if is(sub, "LIST") && names.is_empty() {
+        Reply::Array(TABLE.iter().map(|s| Reply::text_bulk(s.name)).collect())
+    } else if is(sub, "INFO") {
+        if names.is_empty() {
+            return Reply::Array(TABLE.iter().map(info_entry).collect());
+        }
+        Reply::Array(names.iter().map(|n| lookup(n).map_or(Reply::Null, info_entry)).collect())
+    } else if is(sub, "DOCS") {
+        let specs: Vec<&Spec> =
+            if names.is_empty() { TABLE.iter().collect() } else { names.iter().filter_map(|n| lookup(n)).collect() };
+        Reply::Map(specs.into_iter().map(|s| (Reply::text_bulk(s.name), docs_entry(s))).collect())
+    } else {
+        Reply::err(format!("unknown subcommand or wrong number of arguments for '{}'", printable(sub)))
+    }
+}
+
+/// CONFIG GET pattern...: the settings benchmark tools read (`save`, `appendonly`,
+/// `appendfsync`, `databases`); there is nothing to CONFIG SET.
+pub(super) fn config(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
+    if !is(arg(args, 1), "GET") || args.len() < 3 {
+        return Reply::err("CONFIG supports only GET pattern [pattern ...]");
+    }
+    let sync = ctx.server.store.sync_mode().name();
+    let settings = [("save", ""), ("appendonly", "yes"), ("appendfsync", sync), ("databases", "1")];
+    let mut pairs = Vec::new();
+    for (k, v) in settings {
+        if args.iter().skip(2).any(|p| glob::matches(&p.to_ascii_lowercase(), k.as_bytes())) {
+            pairs.push((Reply::text_bulk(k), Reply::text_bulk(v)));
+        }
+    }
+    Reply::Map(pairs)
+}

@@ -1,0 +1,195 @@
+//! Keyspace commands: DEL, EXISTS, TYPE, SCAN, KEYS, DBSIZE, FLUSHDB.
+//!
+//! KEYS, DBSIZE and FLUSHDB walk every key (the engine keeps no count, and its iterator
+//! yields values with keys), so they cost a full scan, as KEYS does in Redis; a pattern
+//! with a literal prefix (`user:*`) walks only the keys with that prefix.
+
+use super::{arg, engine_error, is, not_an_integer, parse_int, syntax_error, Args};
+use crate::serve::glob;
+use crate::serve::reply::Reply;
+use crate::serve::session::Ctx;
+use shamba::WriteBatch;
+
+/// Keys FLUSHDB deletes per batch: big enough to amortise a write, small enough not to
+/// hold the write queue for long.
+const FLUSH_BATCH: usize = 1000;
+
+pub(super) fn del(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
+    let keys = args.get(1..).unwrap_or_default();
+    let store = &ctx.server.store;
+    let _lock = store.lock(keys.iter().map(Vec::as_slice));
+    let found = match store.get_many(keys.iter().map(Vec::as_slice)) {
+        Ok(v) => v,
+        Err(e) => return engine_error(e),
+    };
+    let mut batch = WriteBatch::new();
+    let mut seen = std::collections::HashSet::new();
+    for (k, v) in keys.iter().zip(found) {
+        // A key named twice is deleted (and counted) once, as in Redis.
+        if v.is_some() && seen.insert(k.as_slice()) {
+            batch.delete(k);
+        }
+    }
+    let n = batch.len() as i64;
+    store.write(batch).map_or_else(engine_error, |()| Reply::Int(n))
+}
+
+pub(super) fn exists(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
+    // A key named twice counts twice, as in Redis.
+    match ctx.server.store.get_many(args.iter().skip(1).map(Vec::as_slice)) {
+        Ok(v) => Reply::Int(v.iter().filter(|v| v.is_some()).count() as i64),
+        Err(e) => engine_error(e),
+    }
+}
+
+pub(super) fn type_of(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
+    match ctx.server.store.get(arg(args, 1)) {
+        Ok(Some(_)) => Reply::Simple("string"),
+        Ok(None) => Reply::Simple("none"),
+        Err(e) => engine_error(e),
+    }
+}
+
+/// SCAN's options.
+struct ScanOptions {
+    pattern: Option<Vec<u8>>,
+    count: usize,
+    /// TYPE other than string: nothing matches (every value is a string).
+    no_type_matches: bool,
+}
+
+fn parse_scan_options(words: &Args) -> Result<ScanOptions, Reply> {
+    let mut o = ScanOptions { pattern: None, count: 10, no_type_matches: false };
+    let mut it = words.iter();
+    while let Some(w) = it.next() {
+        let Some(value) = it.next() else {
+            return Err(syntax_error());
+        };
+        if is(w, "MATCH") {
+            o.pattern = Some(value.clone()).filter(|p| p.as_slice() != b"*");
+        } else if is(w, "COUNT") {
+            match parse_int(value) {
+                Some(n) if n >= 1 => o.count = n.min(1 << 20) as usize,
+                Some(_) => return Err(syntax_error()),
+                None => return Err(not_an_integer()),
+            }
+        } else if is(w, "TYPE") {
+            o.no_type_matches = !is(value, "string");
+        } else {
+            return Err(syntax_error());
+        }
+    }
+    Ok(o)
+}
+
+pub(super) fn scan(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
+    let opts = match parse_scan_options(args.get(2..).unwrap_or_default()) {
+        Ok(o) => o,
+        Err(r) => return r,
+    };
+    let server = ctx.server;
+    if opts.no_type_matches {
+        // Every value is a string: a scan for another type is over at once.
+        return Reply::Array(vec![Reply::text_bulk("0"), Reply::Array(Vec::new())]);
+    }
+    let after = match arg(args, 1) {
+        b"0" => None,
+        c => match std::str::from_utf8(c).ok().and_then(|s| s.parse::<u64>().ok()) {
+            Some(n) => match server.cursors.resolve(n) {
+                Some(key) => Some(key),
+                None => {
+                    return Reply::err("invalid cursor (unknown, or too old: the server remembers recent cursors only)")
+                }
+            },
+            None => return Reply::err("invalid cursor"),
+        },
+    };
+    let prefix = opts.pattern.as_deref().map(glob::literal_prefix).unwrap_or_default();
+    let mut it = server.store.db().prefix(&prefix);
+    if let Some(after) = &after {
+        it.seek(after);
+    }
+    let mut found = Vec::new();
+    let mut examined = 0;
+    let mut last = None;
+    for item in it {
+        let key = match item {
+            Ok((k, _)) => k,
+            Err(e) => return engine_error(e),
+        };
+        if after.as_ref() == Some(&key) {
+            continue;
+        }
+        let wanted = opts.pattern.as_deref().is_none_or(|p| glob::matches(p, &key));
+        examined += 1;
+        if examined == opts.count {
+            if wanted {
+                found.push(Reply::Bulk(key.clone()));
+            }
+            last = Some(key);
+            break;
+        }
+        if wanted {
+            found.push(Reply::Bulk(key));
+        }
+    }
+    // A scan that stopped on its count resumes after the last key examined; one that ran
+    // out of keys is done (cursor 0).
+    let cursor = last.map_or(0, |k| server.cursors.issue(k));
+    Reply::Array(vec![Reply::text_bulk(cursor.to_string()), Reply::Array(found)])
+}
+
+/// Every key matching `pattern`, walking only its literal prefix.
+fn matching_keys(ctx: &Ctx<'_>, pattern: &[u8], mut each: impl FnMut(Vec<u8>)) -> shamba::Result<()> {
+    let prefix = glob::literal_prefix(pattern);
+    let everything = pattern == b"*";
+    for item in ctx.server.store.db().prefix(&prefix) {
+        let (key, _) = item?;
+        if everything || glob::matches(pattern, &key) {
+            each(key);
+        }
+    }
+    Ok(())
+}
+
+pub(super) fn keys(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
+    let mut found = Vec::new();
+    match matching_keys(ctx, arg(args, 1), |k| found.push(Reply::Bulk(k))) {
+        Ok(()) => Reply::Array(found),
+        Err(e) => engine_error(e),
+    }
+}
+
+pub(super) fn dbsize(ctx: &mut Ctx<'_>, _args: &Args) -> Reply {
+    let mut n = 0;
+    match matching_keys(ctx, b"*", |_| n += 1) {
+        Ok(()) => Reply::Int(n),
+        Err(e) => engine_error(e),
+    }
+}
+
+/// FLUSHDB [ASYNC|SYNC]: deletes every key in batches as it walks them. Not one atomic
+/// step: a key written while it runs may survive it.
+pub(super) fn flushdb(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
+    match args.get(1..).unwrap_or_default() {
+        [] => {}
+        [mode] if is(mode, "ASYNC") || is(mode, "SYNC") => {}
+        _ => return syntax_error(),
+    }
+    let store = &ctx.server.store;
+    let mut batch = WriteBatch::new();
+    let flush = |batch: &mut WriteBatch| store.write(std::mem::take(batch));
+    for item in store.db().iter() {
+        let key = match item {
+            Ok((k, _)) => k,
+            Err(e) => return engine_error(e),
+        };
+        batch.delete(&key);
+        if batch.len() >= FLUSH_BATCH {
+            if let Err(e) = flush(&mut batch) {
+                return engine_error(e);
+            }
+        }
+    }
+    flush(&mut batch).map_or_else(engine_error, |()| Reply::OK)
+}

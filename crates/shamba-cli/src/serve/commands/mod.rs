@@ -1,0 +1,169 @@
+//! The command table: each command's name, arity, key positions and handler, and the
+//! dispatch that checks arity before a handler runs. `COMMAND` reports the same table, so
+//! what clients learn and what the server does cannot drift apart.
+
+mod admin;
+mod info;
+mod keys;
+mod strings;
+
+use super::reply::Reply;
+use super::session::Ctx;
+
+/// A request's words: the command name first.
+pub(super) type Args = [Vec<u8>];
+
+/// One command.
+pub(super) struct Spec {
+    /// Lowercase name.
+    pub(super) name: &'static str,
+    /// Redis's convention: `n` exactly n words (the name included), `-n` at least n.
+    pub(super) arity: i64,
+    /// Redis's command flags, as `COMMAND` reports them.
+    pub(super) flags: &'static [&'static str],
+    /// First key's position, last key's (-1: the last word), step between keys.
+    pub(super) keys: (i64, i64, i64),
+    /// Group, as `COMMAND DOCS` reports it.
+    pub(super) group: &'static str,
+    /// One line for `COMMAND DOCS`.
+    pub(super) summary: &'static str,
+    pub(super) run: fn(&mut Ctx<'_>, &Args) -> Reply,
+}
+
+const W: &[&str] = &["write"];
+const R: &[&str] = &["readonly", "fast"];
+const RS: &[&str] = &["readonly"];
+const C: &[&str] = &["loading", "stale", "fast"];
+
+/// Every command the server knows, one line each.
+#[rustfmt::skip]
+pub(super) static TABLE: &[Spec] = &[
+    Spec { name: "ping", arity: -1, flags: C, keys: (0, 0, 0), group: "connection", summary: "Reply PONG, or the argument", run: admin::ping },
+    Spec { name: "echo", arity: 2, flags: C, keys: (0, 0, 0), group: "connection", summary: "Reply the argument", run: admin::echo },
+    Spec { name: "hello", arity: -1, flags: C, keys: (0, 0, 0), group: "connection", summary: "Choose RESP2 or RESP3 and describe the server", run: admin::hello },
+    Spec { name: "select", arity: 2, flags: C, keys: (0, 0, 0), group: "connection", summary: "Choose the database (only 0 exists)", run: admin::select },
+    Spec { name: "quit", arity: -1, flags: C, keys: (0, 0, 0), group: "connection", summary: "Close the connection", run: admin::quit },
+    Spec { name: "client", arity: -2, flags: C, keys: (0, 0, 0), group: "connection", summary: "SETNAME, GETNAME, SETINFO, ID", run: admin::client },
+    Spec { name: "command", arity: -1, flags: C, keys: (0, 0, 0), group: "server", summary: "Describe the commands", run: admin::command },
+    Spec { name: "config", arity: -2, flags: C, keys: (0, 0, 0), group: "server", summary: "CONFIG GET of a few settings", run: admin::config },
+    Spec { name: "info", arity: -1, flags: C, keys: (0, 0, 0), group: "server", summary: "Server and engine statistics", run: info::info },
+    Spec { name: "dbsize", arity: 1, flags: RS, keys: (0, 0, 0), group: "server", summary: "Count the keys (walks every key)", run: keys::dbsize },
+    Spec { name: "flushdb", arity: -1, flags: W, keys: (0, 0, 0), group: "server", summary: "Delete every key", run: keys::flushdb },
+    Spec { name: "get", arity: 2, flags: R, keys: (1, 1, 1), group: "string", summary: "Get a key's value", run: strings::get },
+    Spec { name: "set", arity: -3, flags: W, keys: (1, 1, 1), group: "string", summary: "Set a key (NX, XX, GET)", run: strings::set },
+    Spec { name: "getset", arity: 3, flags: W, keys: (1, 1, 1), group: "string", summary: "Set a key, reply its old value", run: strings::getset },
+    Spec { name: "mget", arity: -2, flags: R, keys: (1, -1, 1), group: "string", summary: "Get several keys", run: strings::mget },
+    Spec { name: "mset", arity: -3, flags: W, keys: (1, -1, 2), group: "string", summary: "Set several keys atomically", run: strings::mset },
+    Spec { name: "incr", arity: 2, flags: W, keys: (1, 1, 1), group: "string", summary: "Add 1", run: strings::incr },
+    Spec { name: "decr", arity: 2, flags: W, keys: (1, 1, 1), group: "string", summary: "Subtract 1", run: strings::decr },
+    Spec { name: "incrby", arity: 3, flags: W, keys: (1, 1, 1), group: "string", summary: "Add an integer", run: strings::incrby },
+    Spec { name: "decrby", arity: 3, flags: W, keys: (1, 1, 1), group: "string", summary: "Subtract an integer", run: strings::decrby },
+    Spec { name: "append", arity: 3, flags: W, keys: (1, 1, 1), group: "string", summary: "Append to a value", run: strings::append },
+    Spec { name: "strlen", arity: 2, flags: R, keys: (1, 1, 1), group: "string", summary: "Length of a value", run: strings::strlen },
+    Spec { name: "del", arity: -2, flags: W, keys: (1, -1, 1), group: "generic", summary: "Delete keys", run: keys::del },
+    Spec { name: "unlink", arity: -2, flags: W, keys: (1, -1, 1), group: "generic", summary: "Delete keys (as DEL)", run: keys::del },
+    Spec { name: "exists", arity: -2, flags: R, keys: (1, -1, 1), group: "generic", summary: "Count keys that exist", run: keys::exists },
+    Spec { name: "type", arity: 2, flags: R, keys: (1, 1, 1), group: "generic", summary: "string or none", run: keys::type_of },
+    Spec { name: "scan", arity: -2, flags: RS, keys: (0, 0, 0), group: "generic", summary: "Walk the keys (cursor, MATCH, COUNT)", run: keys::scan },
+    Spec { name: "keys", arity: 2, flags: RS, keys: (0, 0, 0), group: "generic", summary: "Keys matching a pattern", run: keys::keys },
+];
+
+/// The command named `name`, any case.
+pub(super) fn lookup(name: &[u8]) -> Option<&'static Spec> {
+    TABLE.iter().find(|s| s.name.as_bytes().eq_ignore_ascii_case(name))
+}
+
+/// Run one request.
+pub(super) fn dispatch(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
+    let Some(name) = args.first() else {
+        return Reply::err("empty command");
+    };
+    let Some(spec) = lookup(name) else {
+        let mut msg = format!("unknown command '{}', with args beginning with:", printable(name));
+        for a in args.iter().skip(1).take(8) {
+            msg.push_str(&format!(" '{}'", printable(a)));
+        }
+        return Reply::err(msg);
+    };
+    let n = args.len() as i64;
+    if (spec.arity >= 0 && n != spec.arity) || (spec.arity < 0 && n < -spec.arity) {
+        return wrong_arity(spec.name);
+    }
+    (spec.run)(ctx, args)
+}
+
+/// `args[i]` (present: arity is checked before a handler runs; empty otherwise).
+pub(super) fn arg(args: &Args, i: usize) -> &[u8] {
+    args.get(i).map(Vec::as_slice).unwrap_or_default()
+}
+
+/// Redis's arity error.
+pub(super) fn wrong_arity(name: &str) -> Reply {
+    Reply::err(format!("wrong number of arguments for '{name}' command"))
+}
+
+/// Bytes shown in an error message (lossy, at most 128 bytes).
+pub(super) fn printable(b: &[u8]) -> String {
+    String::from_utf8_lossy(b.get(..128).unwrap_or(b)).into_owned()
+}
+
+/// An engine error as a reply.
+pub(super) fn engine_error(e: shamba::Error) -> Reply {
+    Reply::err(e)
+}
+
+/// A syntax error.
+pub(super) fn syntax_error() -> Reply {
+    Reply::err("syntax error")
+}
+
+/// Whether `word` is `option`, any case.
+pub(super) fn is(word: &[u8], option: &str) -> bool {
+    word.eq_ignore_ascii_case(option.as_bytes())
+}
+
+/// An integer argument as Redis parses one (`string2ll`): optional `-`, digits, no
+/// leading zeros, no spaces, within `i64`.
+pub(super) fn parse_int(b: &[u8]) -> Option<i64> {
+    let digits = b.strip_prefix(b"-").unwrap_or(b);
+    let ok = match digits {
+        [] => false,
+        [b'0'] => digits.len() == b.len(),
+        [b'0', ..] => false,
+        _ => digits.iter().all(u8::is_ascii_digit),
+    };
+    if !ok {
+        return None;
+    }
+    std::str::from_utf8(b).ok()?.parse().ok()
+}
+
+/// Redis's error for a bad integer.
+pub(super) fn not_an_integer() -> Reply {
+    Reply::err("value is not an integer or out of range")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn integers_parse_as_redis_parses_them() {
+        assert_eq!(parse_int(b"0"), Some(0));
+        assert_eq!(parse_int(b"-12"), Some(-12));
+        assert_eq!(parse_int(b"9223372036854775807"), Some(i64::MAX));
+        assert_eq!(parse_int(b"-9223372036854775808"), Some(i64::MIN));
+        for bad in [&b""[..], b"-", b"-0", b"01", b"+1", b" 1", b"1 ", b"9223372036854775808", b"1.5"] {
+            assert_eq!(parse_int(bad), None, "{:?}", String::from_utf8_lossy(bad));
+        }
+    }
+
+    #[test]
+    fn every_name_is_lowercase_and_unique() {
+        for (i, s) in TABLE.iter().enumerate() {
+            assert_eq!(s.name, s.name.to_lowercase());
+            assert!(TABLE.iter().skip(i + 1).all(|t| t.name != s.name), "{}", s.name);
+            assert!(lookup(s.name.to_uppercase().as_bytes()).is_some());
+        }
+    }
+}

@@ -1,0 +1,168 @@
+//! String commands: GET, SET, GETSET, MGET, MSET, INCR and friends, APPEND, STRLEN.
+//! Every write holds its keys' stripe locks from read to write (see `store`).
+
+use super::{arg, engine_error, is, not_an_integer, parse_int, syntax_error, wrong_arity, Args};
+use crate::serve::reply::Reply;
+use crate::serve::session::Ctx;
+use shamba::WriteBatch;
+
+fn bulk_or_null(v: Option<Vec<u8>>) -> Reply {
+    v.map_or(Reply::Null, Reply::Bulk)
+}
+
+pub(super) fn get(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
+    ctx.server.store.get(arg(args, 1)).map_or_else(engine_error, bulk_or_null)
+}
+
+/// SET's options.
+#[derive(Default)]
+struct SetOptions {
+    nx: bool,
+    xx: bool,
+    get: bool,
+}
+
+fn parse_set_options(words: &Args) -> Result<SetOptions, Reply> {
+    let mut o = SetOptions::default();
+    let mut i = 0;
+    while let Some(w) = words.get(i) {
+        if is(w, "NX") && !o.xx {
+            o.nx = true;
+        } else if is(w, "XX") && !o.nx {
+            o.xx = true;
+        } else if is(w, "GET") {
+            o.get = true;
+        } else if is(w, "KEEPTTL") {
+            // No key has a time to live, so keeping it is exactly what happens.
+        } else if ["EX", "PX", "EXAT", "PXAT"].iter().any(|e| is(w, e)) {
+            if words.get(i + 1).is_none() {
+                return Err(syntax_error());
+            }
+            return Err(Reply::err("expiry is not supported: shamba keys never expire (EX, PX, EXAT, PXAT)"));
+        } else {
+            return Err(syntax_error());
+        }
+        i += 1;
+    }
+    Ok(o)
+}
+
+pub(super) fn set(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
+    let opts = match parse_set_options(args.get(3..).unwrap_or_default()) {
+        Ok(o) => o,
+        Err(r) => return r,
+    };
+    let (key, value) = (arg(args, 1), arg(args, 2));
+    let store = &ctx.server.store;
+    let _lock = store.lock([key]);
+    let old = if opts.nx || opts.xx || opts.get {
+        match store.get(key) {
+            Ok(v) => v,
+            Err(e) => return engine_error(e),
+        }
+    } else {
+        None
+    };
+    let allowed = !(opts.nx && old.is_some() || opts.xx && old.is_none());
+    if allowed {
+        if let Err(e) = store.put(key, value) {
+            return engine_error(e);
+        }
+    }
+    match (opts.get, allowed) {
+        (true, _) => bulk_or_null(old),
+        (false, true) => Reply::OK,
+        (false, false) => Reply::Null,
+    }
+}
+
+pub(super) fn getset(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
+    let (key, value) = (arg(args, 1), arg(args, 2));
+    let store = &ctx.server.store;
+    let _lock = store.lock([key]);
+    let old = match store.get(key) {
+        Ok(v) => v,
+        Err(e) => return engine_error(e),
+    };
+    store.put(key, value).map_or_else(engine_error, |()| bulk_or_null(old))
+}
+
+pub(super) fn mget(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
+    let keys = args.iter().skip(1).map(Vec::as_slice);
+    match ctx.server.store.get_many(keys) {
+        Ok(values) => Reply::Array(values.into_iter().map(bulk_or_null).collect()),
+        Err(e) => engine_error(e),
+    }
+}
+
+pub(super) fn mset(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
+    let pairs = args.get(1..).unwrap_or_default();
+    if pairs.len() % 2 != 0 {
+        return wrong_arity("mset");
+    }
+    let store = &ctx.server.store;
+    let _lock = store.lock(pairs.iter().step_by(2).map(Vec::as_slice));
+    let mut batch = WriteBatch::new();
+    for kv in pairs.chunks_exact(2) {
+        if let [k, v] = kv {
+            batch.put(k, v);
+        }
+    }
+    store.write(batch).map_or_else(engine_error, |()| Reply::OK)
+}
+
+/// Add `by` to the integer at `key` (absent: 0), atomically.
+fn add(ctx: &mut Ctx<'_>, key: &[u8], by: i64) -> Reply {
+    let store = &ctx.server.store;
+    let _lock = store.lock([key]);
+    let current = match store.get(key) {
+        Ok(None) => 0,
+        Ok(Some(v)) => match parse_int(&v) {
+            Some(n) => n,
+            None => return not_an_integer(),
+        },
+        Err(e) => return engine_error(e),
+    };
+    let Some(next) = current.checked_add(by) else {
+        return Reply::err("increment or decrement would overflow");
+    };
+    store.put(key, next.to_string().as_bytes()).map_or_else(engine_error, |()| Reply::Int(next))
+}
+
+pub(super) fn incr(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
+    add(ctx, arg(args, 1), 1)
+}
+
+pub(super) fn decr(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
+    add(ctx, arg(args, 1), -1)
+}
+
+pub(super) fn incrby(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
+    match parse_int(arg(args, 2)) {
+        Some(by) => add(ctx, arg(args, 1), by),
+        None => not_an_integer(),
+    }
+}
+
+pub(super) fn decrby(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
+    match parse_int(arg(args, 2)).and_then(i64::checked_neg) {
+        Some(by) => add(ctx, arg(args, 1), by),
+        None => not_an_integer(),
+    }
+}
+
+pub(super) fn append(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
+    let (key, tail) = (arg(args, 1), arg(args, 2));
+    let store = &ctx.server.store;
+    let _lock = store.lock([key]);
+    let mut value = match store.get(key) {
+        Ok(v) => v.unwrap_or_default(),
+        Err(e) => return engine_error(e),
+    };
+    value.extend_from_slice(tail);
+    store.put(key, &value).map_or_else(engine_error, |()| Reply::Int(value.len() as i64))
+}
+
+pub(super) fn strlen(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
+    ctx.server.store.get(arg(args, 1)).map_or_else(engine_error, |v| Reply::Int(v.map_or(0, |v| v.len() as i64)))
+}

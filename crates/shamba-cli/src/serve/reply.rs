@@ -1,0 +1,131 @@
+//! Replies and their encoding in RESP2 or RESP3 (after `HELLO 3`): the commands build a
+//! `Reply` without knowing the protocol; the connection's protocol picks the bytes.
+
+use std::io::Write;
+
+/// A reply to one command.
+#[derive(Clone, Debug, PartialEq)]
+pub(super) enum Reply {
+    /// `+OK`.
+    Simple(&'static str),
+    /// An error line; the text starts with its code (`ERR`, `WRONGTYPE`, ...).
+    Error(String),
+    /// An integer.
+    Int(i64),
+    /// A binary-safe string.
+    Bulk(Vec<u8>),
+    /// No value (RESP2: the null bulk string).
+    Null,
+    /// An ordered list.
+    Array(Vec<Reply>),
+    /// Pairs (RESP2: a flat array).
+    Map(Vec<(Reply, Reply)>),
+    /// Text meant for people (RESP3: a verbatim string; RESP2: a bulk string).
+    Text(String),
+}
+
+/// The protocol a connection speaks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Protocol {
+    /// RESP2, the default.
+    Resp2,
+    /// RESP3, after `HELLO 3`.
+    Resp3,
+}
+
+impl Protocol {
+    /// The number `HELLO` reports.
+    pub(super) fn version(self) -> i64 {
+        match self {
+            Protocol::Resp2 => 2,
+            Protocol::Resp3 => 3,
+        }
+    }
+}
+
+impl Reply {
+    /// `+OK`.
+    pub(super) const OK: Reply = Reply::Simple("OK");
+
+    /// An `ERR` error.
+    pub(super) fn err(msg: impl std::fmt::Display) -> Reply {
+        Reply::Error(format!("ERR {msg}"))
+    }
+
+    /// A bulk string from text.
+    pub(super) fn text_bulk(s: impl Into<String>) -> Reply {
+        Reply::Bulk(s.into().into_bytes())
+    }
+
+    /// Append this reply's bytes to `out`.
+    pub(super) fn encode(&self, proto: Protocol, out: &mut Vec<u8>) {
+        // Writing into a `Vec` cannot fail.
+        let _ = self.write_to(proto, out);
+    }
+
+    fn write_to(&self, proto: Protocol, out: &mut Vec<u8>) -> std::io::Result<()> {
+        match self {
+            Reply::Simple(s) => write!(out, "+{s}\r\n"),
+            Reply::Error(e) => {
+                // An error is one line: a newline inside would end it early.
+                let line: String = e.chars().map(|c| if c == '\r' || c == '\n' { ' ' } else { c }).collect();
+                write!(out, "-{line}\r\n")
+            }
+            Reply::Int(i) => write!(out, ":{i}\r\n"),
+            Reply::Bulk(b) => {
+                write!(out, "${}\r\n", b.len())?;
+                out.extend_from_slice(b);
+                out.extend_from_slice(b"\r\n");
+                Ok(())
+            }
+            Reply::Null => match proto {
+                Protocol::Resp2 => write!(out, "$-1\r\n"),
+                Protocol::Resp3 => write!(out, "_\r\n"),
+            },
+            Reply::Array(items) => {
+                write!(out, "*{}\r\n", items.len())?;
+                items.iter().try_for_each(|r| r.write_to(proto, out))
+            }
+            Reply::Map(pairs) => {
+                match proto {
+                    Protocol::Resp2 => write!(out, "*{}\r\n", pairs.len() * 2)?,
+                    Protocol::Resp3 => write!(out, "%{}\r\n", pairs.len())?,
+                }
+                pairs.iter().try_for_each(|(k, v)| {
+                    k.write_to(proto, out)?;
+                    v.write_to(proto, out)
+                })
+            }
+            Reply::Text(t) => match proto {
+                Protocol::Resp2 => Reply::Bulk(t.clone().into_bytes()).write_to(proto, out),
+                Protocol::Resp3 => write!(out, "={}\r\ntxt:{t}\r\n", t.len() + 4),
+            },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn both(r: &Reply) -> (String, String) {
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        r.encode(Protocol::Resp2, &mut a);
+        r.encode(Protocol::Resp3, &mut b);
+        (String::from_utf8(a).unwrap(), String::from_utf8(b).unwrap())
+    }
+
+    #[test]
+    fn nulls_maps_and_text_differ_by_protocol() {
+        assert_eq!(both(&Reply::Null), ("$-1\r\n".into(), "_\r\n".into()));
+        let map = Reply::Map(vec![(Reply::text_bulk("a"), Reply::Int(1))]);
+        assert_eq!(both(&map), ("*2\r\n$1\r\na\r\n:1\r\n".into(), "%1\r\n$1\r\na\r\n:1\r\n".into()));
+        assert_eq!(both(&Reply::Text("hi".into())), ("$2\r\nhi\r\n".into(), "=6\r\ntxt:hi\r\n".into()));
+    }
+
+    #[test]
+    fn errors_stay_on_one_line() {
+        assert_eq!(both(&Reply::err("a\r\nb")).0, "-ERR a  b\r\n");
+        assert_eq!(both(&Reply::Array(vec![Reply::OK, Reply::Int(-3)])).0, "*2\r\n+OK\r\n:-3\r\n");
+    }
+}

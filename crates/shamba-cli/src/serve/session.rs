@@ -1,0 +1,87 @@
+//! What commands run against: the server's shared state and one connection's own.
+
+use super::commands;
+use super::cursor::CursorTable;
+use super::reply::{Protocol, Reply};
+use super::resp::{Args, Limits};
+use super::store::Store;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
+
+/// Shared by every connection.
+pub(super) struct Server {
+    pub(super) store: Store,
+    pub(super) cursors: CursorTable,
+    pub(super) limits: Limits,
+    pub(super) bind: SocketAddr,
+    pub(super) started: Instant,
+    pub(super) counters: ServerCounters,
+}
+
+/// Counters INFO reports beside the engine's.
+#[derive(Debug, Default)]
+pub(super) struct ServerCounters {
+    pub(super) connections_received: AtomicU64,
+    pub(super) connected: AtomicU64,
+    pub(super) commands: AtomicU64,
+    pub(super) protocol_errors: AtomicU64,
+}
+
+impl ServerCounters {
+    pub(super) fn add(c: &AtomicU64, n: u64) {
+        c.fetch_add(n, Ordering::Relaxed);
+    }
+
+    pub(super) fn sub(c: &AtomicU64, n: u64) {
+        c.fetch_sub(n, Ordering::Relaxed);
+    }
+
+    pub(super) fn get(c: &AtomicU64) -> u64 {
+        c.load(Ordering::Relaxed)
+    }
+}
+
+/// One connection's state.
+#[derive(Debug)]
+pub(super) struct Session {
+    pub(super) id: u64,
+    pub(super) proto: Protocol,
+    pub(super) name: Option<Vec<u8>>,
+    /// Set by QUIT: reply, then close.
+    pub(super) closing: bool,
+}
+
+impl Session {
+    pub(super) fn new(id: u64) -> Session {
+        Session { id, proto: Protocol::Resp2, name: None, closing: false }
+    }
+}
+
+/// A command's view: the server and its connection.
+pub(super) struct Ctx<'a> {
+    pub(super) server: &'a Server,
+    pub(super) session: &'a mut Session,
+}
+
+impl Server {
+    /// Run the requests read together, in order, appending each reply to `out` in the
+    /// protocol in force when it was made (`HELLO` may switch it between two requests).
+    /// Stops after QUIT.
+    pub(super) fn run_batch(&self, session: &mut Session, requests: Vec<Args>, out: &mut Vec<u8>) {
+        let mut ran = 0;
+        for args in requests {
+            if args.is_empty() {
+                continue;
+            }
+            let mut ctx = Ctx { server: self, session };
+            let reply: Reply = commands::dispatch(&mut ctx, &args);
+            reply.encode(session.proto, out);
+            ran += 1;
+            if session.closing {
+                break;
+            }
+        }
+        ServerCounters::add(&self.counters.commands, ran);
+    }
+}

@@ -1,0 +1,134 @@
+#!/usr/bin/env bash
+# `shamba serve` driven by Redis's own tools: every command through redis-cli, pipelined
+# input through `redis-cli --pipe`, bad frames through a raw socket, then
+# `redis-benchmark -t set,get,mset -n 100000 -P 16` to completion and its keys read back,
+# then SIGTERM and a restart that still has the data. Installs Debian's redis-tools when
+# redis-cli is missing. Run by CI after the cargo steps:
+#   scripts/redis-tests.sh [SHAMBA_BIN]     (default: target/debug/shamba, built if missing)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bin=${1:-target/debug/shamba}
+[ -x "$bin" ] || cargo build -q -p shamba-cli
+if ! command -v redis-cli >/dev/null || ! command -v redis-benchmark >/dev/null; then
+  sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq redis-tools >/dev/null
+fi
+
+tmp=$(mktemp -d)
+pid=""
+cleanup() { [ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$tmp"; }
+trap cleanup EXIT
+passed=0; failed=0
+
+start() {
+  "$bin" serve --db "$tmp/db" --bind 127.0.0.1:0 --sync everysec >"$tmp/out" 2>"$tmp/err" &
+  pid=$!
+  for _ in $(seq 100); do grep -q "listening on" "$tmp/out" 2>/dev/null && break; sleep 0.1; done
+  port=$(sed -n 's/.*listening on 127.0.0.1:\([0-9]*\).*/\1/p' "$tmp/out")
+  [ -n "$port" ] || { cat "$tmp/err"; echo "server did not start"; exit 1; }
+}
+
+# expect "WANTED OUTPUT" redis-cli-args...: redis-cli's formatted output, lines joined by |.
+expect() {
+  local want=$1; shift
+  local got
+  got=$(redis-cli -p "$port" --no-raw "$@" 2>&1 | paste -sd'|' -)
+  if [ "$got" == "$want" ]; then passed=$((passed + 1)); else
+    failed=$((failed + 1)); echo "FAIL: redis-cli $*"; echo "  want: $want"; echo "  got:  $got"; fi
+}
+
+# check NAME COMMAND...: a shell condition.
+check() {
+  local name=$1; shift
+  if "$@"; then passed=$((passed + 1)); else failed=$((failed + 1)); echo "FAIL: $name"; fi
+}
+
+start
+expect 'PONG' PING
+expect '"hi"' ECHO hi
+expect '(nil)' GET k
+expect 'OK' SET k v1
+expect '"v1"' GET k
+expect '(nil)' SET k v2 NX
+expect '"v1"' SET k v2 XX GET
+expect '(error) ERR expiry is not supported: shamba keys never expire (EX, PX, EXAT, PXAT)' SET k v3 EX 10
+expect '"v2"' GETSET k v4
+expect 'OK' MSET a 1 b 2 c 3
+expect '1) "1"|2) (nil)|3) "3"' MGET a nope c
+expect '(integer) 2' INCR a
+expect '(integer) 12' INCRBY a 10
+expect '(integer) 11' DECR a
+expect '(integer) 1' DECRBY a 10
+expect '(error) ERR value is not an integer or out of range' INCR k
+expect '(integer) 5' APPEND s hello
+expect '(integer) 11' APPEND s " world"
+expect '(integer) 11' STRLEN s
+expect '(integer) 3' EXISTS a b b
+expect '(integer) 2' DEL b c nope
+expect '1) "a"|2) "k"|3) "s"' KEYS '*'
+expect '1) "a"' KEYS '[a-b]'
+expect '(integer) 3' DBSIZE
+expect 'OK' SELECT 0
+expect '(error) ERR DB index is out of range (shamba serves database 0 only)' SELECT 1
+expect 'OK' CLIENT SETNAME tester
+check "COMMAND COUNT is a number" bash -c "[[ \$(redis-cli -p $port COMMAND COUNT) =~ ^[0-9]+$ ]]"
+check "COMMAND DOCS describes GET" bash -c "redis-cli -p $port COMMAND DOCS get | grep -q \"Get a key's value\""
+check "INFO shows the engine's statistics" bash -c "redis-cli -p $port INFO | grep -q '^filter_false_positives:'"
+check "INFO shows block reads" bash -c "redis-cli -p $port INFO shamba_io | grep -q '^block_reads_data:'"
+check "HELLO 3 switches to RESP3" bash -c "redis-cli -3 -p $port HELLO 3 | grep -q 'proto'"
+check "RESP3 null" bash -c "[ \"\$(redis-cli -3 -p $port --no-raw GET nope)\" == '(nil)' ]"
+# redis-cli --scan parses cursors as integers: they must be numbers.
+for i in $(seq 1 120); do echo "SET scan:$i x"; done | redis-cli -p "$port" >/dev/null
+check "redis-cli --scan walks every key once" bash -c "[ \"\$(redis-cli -p $port --scan --pattern 'scan:*' | sort | uniq | wc -l)\" == 120 ]"
+expect 'OK' QUIT
+
+# Pipelined input: 20000 SETs in RESP through --pipe, its summary checked.
+python3 - "$tmp/pipe.txt" <<'EOF'
+import sys
+with open(sys.argv[1], "wb") as f:
+    for i in range(20000):
+        k, v = b"pipe:%d" % i, b"value-%d" % i
+        f.write(b"*3\r\n$3\r\nSET\r\n$%d\r\n%s\r\n$%d\r\n%s\r\n" % (len(k), k, len(v), v))
+EOF
+redis-cli -p "$port" --pipe <"$tmp/pipe.txt" >"$tmp/pipe.out" 2>&1 || true
+check "--pipe: every reply and no error" grep -q "errors: 0, replies: 20000" "$tmp/pipe.out"
+expect '"value-19999"' GET pipe:19999
+
+# Bad frames over a raw socket: an error, then the connection closes; others carry on.
+for frame in '*1\r\n$99999999999\r\n' '*3000000\r\n' '*1\r\n:1\r\n'; do
+  exec 3<>"/dev/tcp/127.0.0.1/$port"
+  printf "$frame" >&3
+  reply=$(timeout 10 cat <&3 || true)
+  exec 3>&-
+  check "bad frame $frame: protocol error and close" bash -c "[[ '$reply' == -ERR\ Protocol\ error* ]]"
+done
+expect '"v4"' GET k
+
+# redis-benchmark to completion (it exits at the first error reply), then its keys read back.
+expect 'OK' FLUSHDB
+redis-benchmark -p "$port" -t set,get,mset -n 100000 -P 16 -r 1000 -q >"$tmp/bench.out" 2>&1 || true
+cat "$tmp/bench.out" | tr '\r' '\n' | grep "requests per second" || true
+check "redis-benchmark: three tests completed" bash -c "[ \"\$(tr '\r' '\n' <$tmp/bench.out | grep -c 'requests per second')\" == 3 ]"
+check "redis-benchmark: no error reply" bash -c "! grep -qi error $tmp/bench.out"
+keys=$(redis-cli -p "$port" --scan --pattern 'key:*' | head -50 || true)
+check "redis-benchmark wrote keys" test -n "$keys"
+bad=0
+# Its values are 3 bytes (-d's default) of its own filler.
+for k in $keys; do [ "$(redis-cli -p "$port" STRLEN "$k")" == 3 ] || bad=$((bad + 1)); done
+check "redis-benchmark's values read back" test "$bad" -eq 0
+check "DBSIZE counts the benchmark's keys" bash -c "n=\$(redis-cli -p $port DBSIZE); [ \$n -gt 0 ] && [ \$n -le 1000 ]"
+expect 'OK' SET survivor yes
+
+# SIGTERM: a clean stop that flushes; a restart still has the data.
+kill -TERM "$pid"
+status=0; wait "$pid" || status=$?
+pid=""
+check "SIGTERM: exit 0" test "$status" -eq 0
+check "SIGTERM: flushed and closed" grep -q "flushed and closed" "$tmp/err"
+start
+expect '"yes"' GET survivor
+check "benchmark keys survive" bash -c "[ \"\$(redis-cli -p $port STRLEN key:000000000001)\" == 3 ]"
+kill -TERM "$pid"; wait "$pid" || true; pid=""
+
+echo "redis-tests: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
