@@ -28,7 +28,11 @@ impl WriteBatch {
     }
 
     /// Add a put of `key` to `value`.
-    fn put<'py>(slf: &Bound<'py, Self>, key: &Bound<'py, PyAny>, value: &Bound<'py, PyAny>) -> PyResult<Bound<'py, Self>> {
+    fn put<'py>(
+        slf: &Bound<'py, Self>,
+        key: &Bound<'py, PyAny>,
+        value: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, Self>> {
         let (k, v) = (bytes_arg(key, "key")?, bytes_arg(value, "value")?);
         slf.get().batch.lock().put(k, v);
         Ok(slf.clone())

@@ -61,7 +61,10 @@ impl Db {
 }
 
 /// `(start, end)` as range bounds: `start` included, `end` excluded, `None` open.
-pub(crate) fn bounds<'a>(start: &'a Option<BytesArg<'_>>, end: &'a Option<BytesArg<'_>>) -> (Edge<&'a [u8]>, Edge<&'a [u8]>) {
+pub(crate) fn bounds<'a>(
+    start: &'a Option<BytesArg<'_>>,
+    end: &'a Option<BytesArg<'_>>,
+) -> (Edge<&'a [u8]>, Edge<&'a [u8]>) {
     (
         start.as_ref().map_or(Edge::Unbounded, |s| Edge::Included(s.as_ref())),
         end.as_ref().map_or(Edge::Unbounded, |e| Edge::Excluded(e.as_ref())),
@@ -126,7 +129,13 @@ impl Db {
     /// Set `key` to `value`; `sync=True` waits until the write-ahead log is on the device
     /// (default: the `sync` the database was opened with).
     #[pyo3(signature = (key, value, sync=None))]
-    fn put(&self, py: Python<'_>, key: &Bound<'_, PyAny>, value: &Bound<'_, PyAny>, sync: Option<bool>) -> PyResult<()> {
+    fn put(
+        &self,
+        py: Python<'_>,
+        key: &Bound<'_, PyAny>,
+        value: &Bound<'_, PyAny>,
+        sync: Option<bool>,
+    ) -> PyResult<()> {
         let (k, v) = (bytes_arg(key, "key")?, bytes_arg(value, "value")?);
         let wo = self.write_options(sync);
         self.with(py, |db| {

@@ -42,7 +42,9 @@ fn build(py: Python<'_>, e: &shamba::Error) -> PyResult<PyErr> {
         shamba::Error::Io(io) => {
             let args = match io.raw_os_error() {
                 // OSError(errno, strerror) fills `.errno` and `.strerror`.
-                Some(code) => PyTuple::new(py, [code.into_pyobject(py)?.into_any(), msg.into_pyobject(py)?.into_any()])?,
+                Some(code) => {
+                    PyTuple::new(py, [code.into_pyobject(py)?.into_any(), msg.into_pyobject(py)?.into_any()])?
+                }
                 None => PyTuple::new(py, [msg])?,
             };
             class("IoError")?.call1(args)?

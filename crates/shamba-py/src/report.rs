@@ -6,7 +6,10 @@ use pyo3::types::{PyDict, PyList};
 use shamba::{BlockKind, Stats, VerifyReport};
 
 /// A dict from `(name, value)` pairs.
-fn dict<'py, V: IntoPyObject<'py>>(py: Python<'py>, pairs: impl IntoIterator<Item = (&'static str, V)>) -> PyResult<Bound<'py, PyDict>> {
+fn dict<'py, V: IntoPyObject<'py>>(
+    py: Python<'py>,
+    pairs: impl IntoIterator<Item = (&'static str, V)>,
+) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
     for (k, v) in pairs {
         d.set_item(k, v)?;

@@ -23,7 +23,11 @@ impl Snapshot {
     }
 
     /// Run `f` on the snapshot with the interpreter released.
-    fn with<T: Send>(&self, py: Python<'_>, f: impl FnOnce(&shamba::Snapshot) -> shamba::Result<T> + Send) -> PyResult<T> {
+    fn with<T: Send>(
+        &self,
+        py: Python<'_>,
+        f: impl FnOnce(&shamba::Snapshot) -> shamba::Result<T> + Send,
+    ) -> PyResult<T> {
         py.detach(|| match self.snap.read().as_ref() {
             Some(s) => f(s),
             None => Err(shamba::Error::Closed),

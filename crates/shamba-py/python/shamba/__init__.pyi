@@ -1,6 +1,7 @@
 """Type stubs of the ``shamba`` package (the classes are defined in Rust, ``shamba._shamba``)."""
 
 import os
+import pathlib
 from typing import Any, Dict, Iterator as _Iterator, List, Optional, Tuple, TypeVar, Union, overload
 
 from ._errors import (
@@ -99,7 +100,7 @@ class Db:
         sync: bool = False,
     ) -> None: ...
     @property
-    def path(self) -> str: ...
+    def path(self) -> pathlib.Path: ...
     @property
     def closed(self) -> bool: ...
     @overload

@@ -46,3 +46,9 @@ class ClosedError(Error):
 class ReadOnlyError(Error):
     """A background error made the database read-only: writes fail until ``Db.resume()``
     succeeds or the database is reopened; reads go on. ``__cause__`` is that error."""
+
+
+# Shown as ``shamba.LockedError`` (where users name them), not ``shamba._errors.LockedError``.
+for _cls in (Error, IoError, CorruptionError, InvalidOptionsError, InvalidArgumentError, LockedError, ClosedError, ReadOnlyError):
+    _cls.__module__ = "shamba"
+del _cls
