@@ -25,7 +25,8 @@ use std::path::PathBuf;
 ///
 /// Every call releases the interpreter while the engine works, so threads sharing one `Db`
 /// run in parallel. `close()` (or leaving a `with` block) closes it for every thread;
-/// calls afterwards raise `ClosedError`.
+/// calls afterwards raise `ClosedError`, and so do its snapshots' reads. An iterator made
+/// before `close()` runs to its end: it holds the files it reads.
 #[pyclass(frozen, module = "shamba")]
 pub(crate) struct Db {
     // `None` once closed. Locked only with the interpreter released, so a thread waiting
@@ -43,6 +44,12 @@ impl Db {
             None => Err(shamba::Error::Closed),
         })
         .py_err(py)
+    }
+
+    /// Whether `close()` was called (takes the handle's lock: call with the interpreter
+    /// released).
+    pub(crate) fn is_closed(&self) -> bool {
+        self.db.read().is_none()
     }
 
     fn write_options(&self, sync: Option<bool>) -> WriteOptions {
@@ -103,7 +110,7 @@ impl Db {
     /// Whether `close()` was called.
     #[getter]
     fn closed(&self, py: Python<'_>) -> bool {
-        py.detach(|| self.db.read().is_none())
+        py.detach(|| self.is_closed())
     }
 
     /// The value of `key`, or `default` when it is absent.
@@ -221,8 +228,9 @@ impl Db {
     }
 
     /// A consistent read view as of now (`with db.snapshot() as s:` releases it at the end).
-    fn snapshot(&self, py: Python<'_>) -> PyResult<Snapshot> {
-        Ok(Snapshot::new(self.with(py, |db| Ok(db.snapshot()))?))
+    fn snapshot(slf: &Bound<'_, Self>) -> PyResult<Snapshot> {
+        let snap = slf.get().with(slf.py(), |db| Ok(db.snapshot()))?;
+        Ok(Snapshot::new(snap, slf.clone().unbind()))
     }
 
     /// Write a consistent copy of the database into the new directory `path`.

@@ -1,7 +1,7 @@
 //! `shamba.Snapshot`: a consistent read view, released by `release()` or a `with` block.
 
 use crate::bytes_arg::{bytes_arg, opt_bytes_arg};
-use crate::db::bounds;
+use crate::db::{bounds, Db};
 use crate::errors::IntoPyResult;
 use crate::iter::{Iterator, Yields};
 use parking_lot::RwLock;
@@ -15,11 +15,14 @@ use pyo3::types::PyBytes;
 #[pyclass(frozen, module = "shamba")]
 pub(crate) struct Snapshot {
     snap: RwLock<Option<shamba::Snapshot>>,
+    // The database it was taken from: once that is closed, reads raise `ClosedError` (the
+    // engine's iterators made after a close would be empty instead).
+    db: Py<Db>,
 }
 
 impl Snapshot {
-    pub(crate) fn new(snap: shamba::Snapshot) -> Self {
-        Snapshot { snap: RwLock::new(Some(snap)) }
+    pub(crate) fn new(snap: shamba::Snapshot, db: Py<Db>) -> Self {
+        Snapshot { snap: RwLock::new(Some(snap)), db }
     }
 
     /// Run `f` on the snapshot with the interpreter released.
@@ -28,9 +31,10 @@ impl Snapshot {
         py: Python<'_>,
         f: impl FnOnce(&shamba::Snapshot) -> shamba::Result<T> + Send,
     ) -> PyResult<T> {
+        let db = self.db.get();
         py.detach(|| match self.snap.read().as_ref() {
-            Some(s) => f(s),
-            None => Err(shamba::Error::Closed),
+            Some(s) if !db.is_closed() => f(s),
+            _ => Err(shamba::Error::Closed),
         })
         .py_err(py)
     }

@@ -70,3 +70,27 @@ def test_released_snapshot_raises_closed_error(db):
     snap.release()  # twice is fine
     with pytest.raises(shamba.ClosedError):
         snap.get(b"k")
+
+
+def test_snapshot_reads_raise_closed_error_once_its_db_is_closed(tmp_path):
+    db = shamba.Db(tmp_path / "db")
+    db[b"k"] = b"v"
+    snap = db.snapshot()
+    db.close()
+    with pytest.raises(shamba.ClosedError):
+        snap.get(b"k")
+    with pytest.raises(shamba.ClosedError):
+        snap.range()  # not an empty iterator: the view is gone
+    with pytest.raises(shamba.ClosedError):
+        snap.prefix(b"k")
+
+
+def test_an_iterator_made_before_close_runs_to_its_end(tmp_path):
+    db = shamba.Db(tmp_path / "db")
+    for i in range(100):
+        db[b"%03d" % i] = b"v"
+    db.flush()
+    it = db.keys()
+    assert next(it) == b"000"
+    db.close()
+    assert sum(1 for _ in it) == 99
