@@ -37,6 +37,11 @@ def main():
             for k in KEYS:
                 db[k]
 
+        def get_one():
+            k = KEYS[0]
+            for _ in KEYS:
+                db.get(k)
+
         def loop_only():
             for k in KEYS:
                 pass
@@ -47,6 +52,7 @@ def main():
         get()  # warm the block cache
         rows.append(("db.get(k) (tables, cached)", per_call_ns(get)))
         rows.append(("db[k] (tables, cached)", per_call_ns(getitem)))
+        rows.append(("db.get(k) (one key, tables)", per_call_ns(get_one)))
         rows.append(("bare loop", per_call_ns(loop_only)))
         for name, ns in rows:
             print(f"{name:30} {ns:8.0f} ns/call")

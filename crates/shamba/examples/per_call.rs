@@ -24,9 +24,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     db.wait_for_compactions()?;
     get()?;
     let get_tables = per_call(&mut get)?;
+    let get_one = per_call(&mut || (0..N).try_for_each(|_| db.get(&keys[0]).map(|v| assert!(v.is_some()))))?;
     println!("{:30} {put:8.0} ns/call", "put (memtable)");
     println!("{:30} {get_mem:8.0} ns/call", "get (memtable)");
     println!("{:30} {get_tables:8.0} ns/call", "get (tables, cached)");
+    println!("{:30} {get_one:8.0} ns/call", "get (one key, tables)");
     db.close()?;
     Ok(())
 }
