@@ -1,0 +1,38 @@
+"""Shamba: an LSM-tree key-value store built around its read path.
+
+>>> import shamba, tempfile
+>>> with shamba.Db(tempfile.mkdtemp()) as db:
+...     db[b"apple"] = b"red"
+...     db[b"apple"]
+b'red'
+
+See ``Db`` for the dict-like API, ``Db.stats()`` for the engine's counters as plain data,
+and the exception classes under ``Error`` for what can go wrong.
+"""
+
+from ._errors import (
+    ClosedError,
+    CorruptionError,
+    Error,
+    InvalidArgumentError,
+    InvalidOptionsError,
+    IoError,
+    LockedError,
+    ReadOnlyError,
+)
+from ._shamba import Db, Iterator, Snapshot, WriteBatch
+
+__all__ = [
+    "Db",
+    "WriteBatch",
+    "Snapshot",
+    "Iterator",
+    "Error",
+    "IoError",
+    "CorruptionError",
+    "InvalidOptionsError",
+    "InvalidArgumentError",
+    "LockedError",
+    "ClosedError",
+    "ReadOnlyError",
+]

@@ -1,0 +1,62 @@
+//! `shamba.WriteBatch`: puts and deletes applied together by `Db.write`.
+
+use crate::bytes_arg::bytes_arg;
+use parking_lot::Mutex;
+use pyo3::prelude::*;
+
+/// A group of puts and deletes that `Db.write` applies atomically, in order.
+///
+/// The batch is kept after `Db.write` (it is copied), so it may be written again or
+/// cleared. Methods return the batch, so calls chain.
+#[pyclass(frozen, module = "shamba")]
+pub(crate) struct WriteBatch {
+    batch: Mutex<shamba::WriteBatch>,
+}
+
+impl WriteBatch {
+    /// A copy of the operations so far.
+    pub(crate) fn snapshot(&self) -> shamba::WriteBatch {
+        self.batch.lock().clone()
+    }
+}
+
+#[pymethods]
+impl WriteBatch {
+    #[new]
+    fn new() -> Self {
+        WriteBatch { batch: Mutex::new(shamba::WriteBatch::new()) }
+    }
+
+    /// Add a put of `key` to `value`.
+    fn put<'py>(
+        slf: &Bound<'py, Self>,
+        key: &Bound<'py, PyAny>,
+        value: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, Self>> {
+        let (k, v) = (bytes_arg(key, "key")?, bytes_arg(value, "value")?);
+        slf.get().batch.lock().put(k, v);
+        Ok(slf.clone())
+    }
+
+    /// Add a delete of `key`.
+    fn delete<'py>(slf: &Bound<'py, Self>, key: &Bound<'py, PyAny>) -> PyResult<Bound<'py, Self>> {
+        let k = bytes_arg(key, "key")?;
+        slf.get().batch.lock().delete(k);
+        Ok(slf.clone())
+    }
+
+    /// Remove every operation.
+    fn clear(&self) {
+        self.batch.lock().clear();
+    }
+
+    /// The number of operations.
+    fn __len__(&self) -> usize {
+        self.batch.lock().len()
+    }
+
+    fn __repr__(&self) -> String {
+        let b = self.batch.lock();
+        format!("<shamba.WriteBatch ops={} bytes={}>", b.len(), b.approximate_size())
+    }
+}

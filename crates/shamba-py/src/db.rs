@@ -1,0 +1,297 @@
+//! `shamba.Db`: an open database, dict-like, over `shamba::Db`.
+
+use crate::batch::WriteBatch;
+use crate::bytes_arg::{bytes_arg, opt_bytes_arg, BytesArg};
+use crate::errors::IntoPyResult;
+use crate::iter::{Iterator, Yields};
+use crate::options::{self, DbConfig};
+use crate::report;
+use crate::snapshot::Snapshot;
+use parking_lot::RwLock;
+use pyo3::exceptions::PyKeyError;
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict};
+use shamba::WriteOptions;
+use std::ops::Bound as Edge;
+use std::path::PathBuf;
+
+/// An open database: `Db(path, **options)`.
+///
+/// Keys and values are `bytes` (`bytearray` and `memoryview` are accepted and copied).
+/// `db[k] = v`, `db[k]` (`KeyError` when absent), `k in db` and `del db[k]` work as on a
+/// dict; `del` of an absent key is not an error (an LSM delete writes a tombstone without
+/// looking: raising would cost a lookup per delete). There is no `len()`: counting means a
+/// full scan. Iterating over the database yields its keys in order.
+///
+/// Every call releases the interpreter while the engine works, so threads sharing one `Db`
+/// run in parallel. `close()` (or leaving a `with` block) closes it for every thread;
+/// calls afterwards raise `ClosedError`, and so do its snapshots' reads. An iterator made
+/// before `close()` runs to its end: it holds the files it reads.
+#[pyclass(frozen, module = "shamba")]
+pub(crate) struct Db {
+    // `None` once closed. Locked only with the interpreter released, so a thread waiting
+    // for it never holds the interpreter a thread inside the engine needs to return.
+    db: RwLock<Option<shamba::Db>>,
+    path: PathBuf,
+    sync: bool,
+}
+
+impl Db {
+    /// Run `f` on the open database with the interpreter released.
+    fn with<T: Send>(&self, py: Python<'_>, f: impl FnOnce(&shamba::Db) -> shamba::Result<T> + Send) -> PyResult<T> {
+        py.detach(|| match self.db.read().as_ref() {
+            Some(db) => f(db),
+            None => Err(shamba::Error::Closed),
+        })
+        .py_err(py)
+    }
+
+    /// Whether `close()` was called (takes the handle's lock: call with the interpreter
+    /// released).
+    pub(crate) fn is_closed(&self) -> bool {
+        self.db.read().is_none()
+    }
+
+    fn write_options(&self, sync: Option<bool>) -> WriteOptions {
+        WriteOptions { sync: sync.unwrap_or(self.sync), ..WriteOptions::default() }
+    }
+
+    fn lookup(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<Option<Vec<u8>>> {
+        let k = bytes_arg(key, "key")?;
+        self.with(py, |db| db.get(&k))
+    }
+
+    fn iterator(&self, py: Python<'_>, reverse: bool, yields: Yields) -> PyResult<Iterator> {
+        let it = self.with(py, |db| Ok(db.iter()))?;
+        Ok(Iterator::new(it, reverse, yields))
+    }
+}
+
+/// `(start, end)` as range bounds: `start` included, `end` excluded, `None` open.
+pub(crate) fn bounds<'a>(
+    start: &'a Option<BytesArg<'_>>,
+    end: &'a Option<BytesArg<'_>>,
+) -> (Edge<&'a [u8]>, Edge<&'a [u8]>) {
+    (
+        start.as_ref().map_or(Edge::Unbounded, |s| Edge::Included(s.as_ref())),
+        end.as_ref().map_or(Edge::Unbounded, |e| Edge::Excluded(e.as_ref())),
+    )
+}
+
+#[pymethods]
+impl Db {
+    /// Open (by default, create) the database in the directory `path`.
+    #[new]
+    #[pyo3(signature = (path, **options))]
+    fn new(py: Python<'_>, path: PathBuf, options: Option<&Bound<'_, PyDict>>) -> PyResult<Self> {
+        let DbConfig { options, cache_pct, sync } = options::parse(options)?;
+        let dir = path.clone();
+        let db = py
+            .detach(move || -> shamba::Result<shamba::Db> {
+                let db = shamba::Db::open(&dir, options.clone())?;
+                let Some(pct) = cache_pct else { return Ok(db) };
+                // Size the cache against the filter and index bytes the database holds,
+                // as `shamba bench --cache-pct` does, then start again from a cold cache.
+                let metadata = db.stats().metadata_bytes();
+                db.close()?;
+                let sized = shamba::Options { cache_capacity: (metadata as f64 * pct / 100.0) as usize, ..options };
+                shamba::Db::open(&dir, sized)
+            })
+            .py_err(py)?;
+        Ok(Db { db: RwLock::new(Some(db)), path, sync })
+    }
+
+    /// The database directory.
+    #[getter]
+    fn path(&self) -> PathBuf {
+        self.path.clone()
+    }
+
+    /// Whether `close()` was called.
+    #[getter]
+    fn closed(&self, py: Python<'_>) -> bool {
+        py.detach(|| self.is_closed())
+    }
+
+    /// The value of `key`, or `default` when it is absent.
+    #[pyo3(signature = (key, default=None))]
+    fn get(&self, py: Python<'_>, key: &Bound<'_, PyAny>, default: Option<Py<PyAny>>) -> PyResult<Py<PyAny>> {
+        Ok(match self.lookup(py, key)? {
+            Some(v) => PyBytes::new(py, &v).into_any().unbind(),
+            None => default.unwrap_or_else(|| py.None()),
+        })
+    }
+
+    fn __getitem__<'py>(&self, py: Python<'py>, key: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyBytes>> {
+        match self.lookup(py, key)? {
+            Some(v) => Ok(PyBytes::new(py, &v)),
+            None => Err(PyKeyError::new_err(key.clone().unbind())),
+        }
+    }
+
+    fn __contains__(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<bool> {
+        Ok(self.lookup(py, key)?.is_some())
+    }
+
+    /// Set `key` to `value`; `sync=True` waits until the write-ahead log is on the device
+    /// (default: the `sync` the database was opened with).
+    #[pyo3(signature = (key, value, sync=None))]
+    fn put(
+        &self,
+        py: Python<'_>,
+        key: &Bound<'_, PyAny>,
+        value: &Bound<'_, PyAny>,
+        sync: Option<bool>,
+    ) -> PyResult<()> {
+        let (k, v) = (bytes_arg(key, "key")?, bytes_arg(value, "value")?);
+        let wo = self.write_options(sync);
+        self.with(py, |db| {
+            let mut b = shamba::WriteBatch::new();
+            b.put(&k, &v);
+            db.write_opt(b, &wo)
+        })
+    }
+
+    fn __setitem__(&self, py: Python<'_>, key: &Bound<'_, PyAny>, value: &Bound<'_, PyAny>) -> PyResult<()> {
+        self.put(py, key, value, None)
+    }
+
+    /// Delete `key` (absent or not: no error either way).
+    #[pyo3(signature = (key, sync=None))]
+    fn delete(&self, py: Python<'_>, key: &Bound<'_, PyAny>, sync: Option<bool>) -> PyResult<()> {
+        let k = bytes_arg(key, "key")?;
+        let wo = self.write_options(sync);
+        self.with(py, |db| {
+            let mut b = shamba::WriteBatch::new();
+            b.delete(&k);
+            db.write_opt(b, &wo)
+        })
+    }
+
+    fn __delitem__(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<()> {
+        self.delete(py, key, None)
+    }
+
+    /// Apply every operation of `batch` atomically (the batch is kept: it may be written
+    /// again).
+    #[pyo3(signature = (batch, sync=None))]
+    fn write(&self, py: Python<'_>, batch: &WriteBatch, sync: Option<bool>) -> PyResult<()> {
+        let b = batch.snapshot();
+        let wo = self.write_options(sync);
+        self.with(py, |db| db.write_opt(b, &wo))
+    }
+
+    /// `(key, value)` pairs with `start <= key < end` (`None`: unbounded), in key order,
+    /// or in reverse key order with `reverse=True`.
+    #[pyo3(signature = (start=None, end=None, reverse=false))]
+    fn range(
+        &self,
+        py: Python<'_>,
+        start: Option<&Bound<'_, PyAny>>,
+        end: Option<&Bound<'_, PyAny>>,
+        reverse: bool,
+    ) -> PyResult<Iterator> {
+        let (s, e) = (opt_bytes_arg(start, "start")?, opt_bytes_arg(end, "end")?);
+        let r = bounds(&s, &e);
+        let it = self.with(py, |db| Ok(db.range::<&[u8], _>(r)))?;
+        Ok(Iterator::new(it, reverse, Yields::Items))
+    }
+
+    /// `(key, value)` pairs whose keys start with `prefix`, in key order (or reversed).
+    #[pyo3(signature = (prefix, reverse=false))]
+    fn prefix(&self, py: Python<'_>, prefix: &Bound<'_, PyAny>, reverse: bool) -> PyResult<Iterator> {
+        let p = bytes_arg(prefix, "prefix")?;
+        let it = self.with(py, |db| Ok(db.prefix(&p)))?;
+        Ok(Iterator::new(it, reverse, Yields::Items))
+    }
+
+    /// Every key, in key order (or reversed).
+    #[pyo3(signature = (reverse=false))]
+    fn keys(&self, py: Python<'_>, reverse: bool) -> PyResult<Iterator> {
+        self.iterator(py, reverse, Yields::Keys)
+    }
+
+    /// Every value, in key order (or reversed).
+    #[pyo3(signature = (reverse=false))]
+    fn values(&self, py: Python<'_>, reverse: bool) -> PyResult<Iterator> {
+        self.iterator(py, reverse, Yields::Values)
+    }
+
+    /// Every `(key, value)` pair, in key order (or reversed).
+    #[pyo3(signature = (reverse=false))]
+    fn items(&self, py: Python<'_>, reverse: bool) -> PyResult<Iterator> {
+        self.iterator(py, reverse, Yields::Items)
+    }
+
+    fn __iter__(&self, py: Python<'_>) -> PyResult<Iterator> {
+        self.iterator(py, false, Yields::Keys)
+    }
+
+    /// A consistent read view as of now (`with db.snapshot() as s:` releases it at the end).
+    fn snapshot(slf: &Bound<'_, Self>) -> PyResult<Snapshot> {
+        let snap = slf.get().with(slf.py(), |db| Ok(db.snapshot()))?;
+        Ok(Snapshot::new(snap, slf.clone().unbind()))
+    }
+
+    /// Write a consistent copy of the database into the new directory `path`.
+    fn checkpoint(&self, py: Python<'_>, path: PathBuf) -> PyResult<()> {
+        self.with(py, |db| db.checkpoint(&path))
+    }
+
+    /// Write the memtable to a table and wait for every pending flush.
+    fn flush(&self, py: Python<'_>) -> PyResult<()> {
+        self.with(py, |db| db.flush())
+    }
+
+    /// Flush, then merge every table into one sorted run of the deepest level.
+    fn compact(&self, py: Python<'_>) -> PyResult<()> {
+        self.with(py, |db| db.compact())
+    }
+
+    /// Flush, then run compactions until no level needs one.
+    fn wait_for_compactions(&self, py: Python<'_>) -> PyResult<()> {
+        self.with(py, |db| db.wait_for_compactions())
+    }
+
+    /// Take writes again after a background error made the database read-only.
+    fn resume(&self, py: Python<'_>) -> PyResult<()> {
+        self.with(py, |db| db.resume())
+    }
+
+    /// The engine's counters and the shape of the tree, as plain Python data.
+    fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let stats = self.with(py, |db| Ok(db.stats()))?;
+        report::stats_dict(py, &stats)
+    }
+
+    /// Check every block, key order, table and log for damage; a dict report.
+    fn verify<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let r = self.with(py, |db| db.verify())?;
+        report::verify_dict(py, &r)
+    }
+
+    /// Stop background work, sync the log and release the directory. Calls afterwards
+    /// raise `ClosedError`; closing again does nothing.
+    fn close(&self, py: Python<'_>) -> PyResult<()> {
+        py.detach(|| match self.db.write().take() {
+            Some(db) => db.close(),
+            None => Ok(()),
+        })
+        .py_err(py)
+    }
+
+    fn __enter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
+        slf
+    }
+
+    #[pyo3(signature = (*_exc))]
+    fn __exit__(&self, py: Python<'_>, _exc: &Bound<'_, pyo3::types::PyTuple>) -> PyResult<bool> {
+        self.close(py)?;
+        Ok(false)
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> String {
+        let state = if self.closed(py) { " closed" } else { "" };
+        format!("<shamba.Db {:?}{state}>", self.path)
+    }
+}
