@@ -1,6 +1,6 @@
 //! `shamba.WriteBatch`: puts and deletes applied together by `Db.write`.
 
-use crate::bytes_arg::bytes_arg;
+use crate::bytes_arg::{bytes_arg, opt_bytes_arg};
 use parking_lot::Mutex;
 use pyo3::prelude::*;
 
@@ -42,6 +42,18 @@ impl WriteBatch {
     fn delete<'py>(slf: &Bound<'py, Self>, key: &Bound<'py, PyAny>) -> PyResult<Bound<'py, Self>> {
         let k = bytes_arg(key, "key")?;
         slf.get().batch.lock().delete(k);
+        Ok(slf.clone())
+    }
+
+    /// Add a delete of every key with `start <= key < end` (`None`: unbounded).
+    #[pyo3(signature = (start=None, end=None))]
+    fn delete_range<'py>(
+        slf: &Bound<'py, Self>,
+        start: Option<&Bound<'py, PyAny>>,
+        end: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, Self>> {
+        let (s, e) = (opt_bytes_arg(start, "start")?, opt_bytes_arg(end, "end")?);
+        slf.get().batch.lock().delete_range::<&[u8], _>(crate::db::bounds(&s, &e));
         Ok(slf.clone())
     }
 

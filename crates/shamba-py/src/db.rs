@@ -168,6 +168,25 @@ impl Db {
         })
     }
 
+    /// Delete every key with `start <= key < end` (`None`: unbounded) with one record,
+    /// however many keys the range holds.
+    #[pyo3(signature = (start=None, end=None, sync=None))]
+    fn delete_range(
+        &self,
+        py: Python<'_>,
+        start: Option<&Bound<'_, PyAny>>,
+        end: Option<&Bound<'_, PyAny>>,
+        sync: Option<bool>,
+    ) -> PyResult<()> {
+        let (s, e) = (opt_bytes_arg(start, "start")?, opt_bytes_arg(end, "end")?);
+        let wo = self.write_options(sync);
+        self.with(py, |db| {
+            let mut b = shamba::WriteBatch::new();
+            b.delete_range::<&[u8], _>(bounds(&s, &e));
+            db.write_opt(b, &wo)
+        })
+    }
+
     fn __delitem__(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<()> {
         self.delete(py, key, None)
     }

@@ -92,3 +92,16 @@ def test_a_key_over_the_size_limit_is_an_invalid_argument_error(db):
         db[b"k" * (64 * 1024 + 1)] = b"v"
     assert isinstance(e.value, ValueError)
     assert isinstance(e.value, shamba.Error)
+
+
+def test_delete_range_removes_a_half_open_range_with_one_call(db):
+    for i in range(100):
+        db[b"k%03d" % i] = b"v"
+    db.delete_range(b"k010", b"k090")
+    assert list(db.keys()) == [b"k%03d" % i for i in list(range(10)) + list(range(90, 100))]
+    db.delete_range(start=b"k095")
+    assert b"k094" in db and b"k095" not in db
+    db.write(shamba.WriteBatch().delete_range(end=b"k005").put(b"k001", b"back"))
+    assert list(db.keys())[:2] == [b"k001", b"k005"]
+    with pytest.raises(TypeError):
+        db.delete_range("k0", b"k1")

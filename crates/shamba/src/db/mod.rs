@@ -346,7 +346,7 @@ impl Db {
     }
 
     /// Write a consistent copy of the database, as of one moment, into the directory `out`
-    /// (which must not exist; its parent must), while writers go on: `Db::open(out, ..)`
+    /// (which must not exist; missing parents are created), while writers go on: `Db::open(out, ..)`
     /// opens it as a database of its own, holding every write acknowledged before the call
     /// and none acknowledged after it returns. Live tables are hard-linked where the file
     /// system allows (no bytes copied; a link outlives the table's deletion here) and copied
