@@ -270,7 +270,8 @@ pub fn shuffled_ids(num: u64, seed: u64) -> Vec<u64> {
 /// before they measure, and a crash only loses a temporary database.
 pub fn load_ids(db: &Db, ids: &[u64], key_size: usize, value_size: usize) -> Result<(), Box<dyn Error>> {
     let wo = WriteOptions { disable_wal: true, ..WriteOptions::default() };
-    crate::bench::write_ids(db, ids, key_size, value_size, 64, &wo, |_| ())?;
+    let shape = crate::bench::RecordShape { key_size, value_size, values: crate::bench::keys::Values::Alphabet };
+    crate::bench::write_ids(db, ids, shape, 64, &wo, |_| ())?;
     Ok(())
 }
 

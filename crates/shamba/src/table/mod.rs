@@ -101,12 +101,13 @@ impl Default for TableOptions {
 }
 
 impl TableOptions {
-    /// The table options `opts` describe, with the filter the build policy chose.
-    pub(crate) fn from_options(opts: &crate::Options, filter: FilterSpec) -> Self {
+    /// The table options `opts` describe, with the filter the build policy chose and the
+    /// compression of the table's level.
+    pub(crate) fn from_options(opts: &crate::Options, filter: FilterSpec, compression: Compression) -> Self {
         TableOptions {
             block_size: opts.block_size,
             restart_interval: opts.block_restart_interval,
-            compression: opts.compression,
+            compression,
             filter,
             partition_index_and_filters: opts.partition_index_and_filters,
             metadata_partition_size: opts.metadata_partition_size,

@@ -347,6 +347,12 @@ impl TableReader {
         &self.properties
     }
 
+    /// Whether the table's blocks were written with `compression` (its properties record
+    /// the kind, not a zstd level).
+    pub(crate) fn written_with(&self, compression: crate::options::Compression) -> bool {
+        self.properties.compression == super::format::CompressionType::of(compression) as u8
+    }
+
     /// Optional meta blocks by name (empty in format versions 1 and 2).
     pub(crate) fn metaindex(&self) -> &[(Vec<u8>, BlockHandle)] {
         &self.metaindex
