@@ -48,6 +48,7 @@ mod tests;
 
 pub(crate) use builder::TableBuilder;
 pub use dump::dump_table;
+pub(crate) use format::BlockHandle;
 pub(crate) use format::BLOCK_TRAILER_LEN;
 #[cfg(test)]
 pub(crate) use format::{FOOTER_LEN, FORMAT_VERSION_FLAT, FORMAT_VERSION_PARTITIONED};
@@ -172,6 +173,18 @@ pub(crate) enum TableGet {
         /// The value (empty for a delete).
         value: Vec<u8>,
     },
+}
+
+/// Where a batched lookup's probe of one table leaves a key, before any data block is
+/// read (`TableReader::probe_to_block`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum BlockProbe {
+    /// The filter said no.
+    FilteredOut,
+    /// The filter said maybe (or was skipped), but no data block can hold the key.
+    NotFound,
+    /// The data block that may hold it.
+    Block(BlockHandle),
 }
 
 /// Which filter parts a lookup probes, chosen by the filter manager.
