@@ -66,6 +66,9 @@ pub struct BenchArgs {
     /// Reader threads.
     #[arg(long, default_value_t = 1)]
     pub threads: usize,
+    /// Look keys up N at a time with `multi_get` in the read phases (1: single gets).
+    #[arg(long, default_value_t = 1)]
+    pub multi_get: usize,
     /// Filter bits per key.
     #[arg(long, default_value_t = 10.0)]
     pub bits_per_key: f64,
@@ -459,6 +462,9 @@ pub(crate) fn read_phase(db: &Db, args: &BenchArgs, kind: ReadKind) -> Result<Ph
                 let (db, sampler, pb, ro) = (db.clone(), &sampler, pb.clone(), ro.clone());
                 s.spawn(move || -> Result<u64, shamba::Error> {
                     let mut ids = LookupIds::new(sampler, fraction, args.seed, t);
+                    if args.multi_get > 1 {
+                        return multi_get_lookups(&db, &mut ids, per_thread, args, &ro, &pb);
+                    }
                     let mut key = vec![0u8; args.key_size];
                     let mut found = 0;
                     for i in 0..per_thread {
@@ -483,6 +489,38 @@ pub(crate) fn read_phase(db: &Db, args: &BenchArgs, kind: ReadKind) -> Result<Ph
     let seconds = start.elapsed().as_secs_f64();
     pb.finish_and_clear();
     Ok(phase_result(name, per_thread * threads, seconds, threads, &before, &db.stats(), found))
+}
+
+/// `reads` lookups in batches of `--multi-get` keys (the last batch shorter): the keys
+/// found.
+fn multi_get_lookups(
+    db: &Db,
+    ids: &mut LookupIds<'_>,
+    reads: u64,
+    args: &BenchArgs,
+    ro: &ReadOptions,
+    pb: &ProgressBar,
+) -> Result<u64, shamba::Error> {
+    let mut keys = vec![vec![0u8; args.key_size]; args.multi_get];
+    let (mut found, mut done) = (0, 0u64);
+    while done < reads {
+        let n = (reads - done).min(args.multi_get as u64) as usize;
+        for k in &mut keys[..n] {
+            let (id, _) = ids.next().unwrap_or_default();
+            key_into(id, k);
+        }
+        for got in db.multi_get_opt(&keys[..n], ro) {
+            if got?.is_some() {
+                found += 1;
+            }
+        }
+        // Progress in steps of about 4096 lookups, as the single gets report it.
+        if (done + n as u64) / 4096 > done / 4096 {
+            pb.inc(4096);
+        }
+        done += n as u64;
+    }
+    Ok(found)
 }
 
 fn phase_result(
@@ -546,7 +584,7 @@ fn config_json(a: &BenchArgs) -> serde_json::Value {
         "num": a.num, "key_size": a.key_size, "value_size": a.value_size,
         "compression_ratio": a.compression_ratio, "compression": format!("{:?}", a.compression),
         "bottommost_compression": a.bottommost_compression.map(|c| format!("{c:?}")),
-        "order": format!("{:?}", a.order), "reads": a.reads, "existing_fraction": a.existing_fraction,
+        "order": format!("{:?}", a.order), "reads": a.reads, "existing_fraction": a.existing_fraction, "multi_get": a.multi_get,
         "distribution": format!("{:?}", a.distribution), "threads": a.threads, "bits_per_key": a.bits_per_key,
         "cache_mb": a.cache_mb, "cache_pct": a.cache_pct, "cache_index_and_filter": a.cache_index_and_filter, "partition": a.partition,
         "layout": format!("{:?}", a.layout), "parts": a.parts, "first_bits_per_key": a.first_bits_per_key,

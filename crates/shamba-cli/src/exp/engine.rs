@@ -307,6 +307,8 @@ pub struct ReadSpec {
     pub profile: bool,
     /// Keep the data blocks lookups read in the block cache (false: a direct-I/O reader).
     pub fill_cache: bool,
+    /// Keys per `multi_get` call (1: single gets).
+    pub multi_get: usize,
 }
 
 impl ReadSpec {
@@ -321,6 +323,7 @@ impl ReadSpec {
             seed,
             profile: false,
             fill_cache: true,
+            multi_get: 1,
         }
     }
 }
@@ -336,6 +339,7 @@ pub fn measure(db: &Db, num: u64, key_size: usize, spec: &ReadSpec) -> Result<Ph
     args.no_share_hash = !spec.share_hash;
     args.profile = spec.profile;
     args.no_fill_cache = !spec.fill_cache;
+    args.multi_get = spec.multi_get;
     args.threads = 1;
     // Hides the progress bar.
     args.json = true;
