@@ -19,6 +19,8 @@ enum Op {
     DeleteRange(Option<Vec<u8>>, Option<Vec<u8>>),
     Batch(Vec<(Vec<u8>, Option<Vec<u8>>)>),
     Get(Vec<u8>),
+    /// `multi_get` of these keys (repeats and absent keys included).
+    MultiGet(Vec<Vec<u8>>),
     Range(Option<Vec<u8>>, Option<Vec<u8>>, bool),
     /// On `range(lo..hi)`, `seek(at)` then up to `take` items forward, or `seek_for_prev(at)`
     /// then up to `take` items backward.
@@ -34,6 +36,7 @@ enum Op {
     Checkpoint,
     TakeSnapshot,
     SnapshotGet(usize, Vec<u8>),
+    SnapshotMultiGet(usize, Vec<Vec<u8>>),
     SnapshotRange(usize, bool),
     Flush,
     Compact,
@@ -47,6 +50,16 @@ fn key() -> impl Strategy<Value = Vec<u8>> {
         let mut v = format!("k{k:03}").into_bytes();
         v.extend(std::iter::repeat_n(b'_', pad * 5));
         v
+    })
+}
+
+/// Keys of one `multi_get`: up to 40 of the small key space, some of them twice.
+fn multi_get_keys() -> impl Strategy<Value = Vec<Vec<u8>>> {
+    (prop::collection::vec(key(), 1..40), any::<u8>()).prop_map(|(mut keys, repeat)| {
+        if let Some(k) = keys.get(usize::from(repeat) % keys.len()).cloned() {
+            keys.push(k);
+        }
+        keys
     })
 }
 
@@ -64,6 +77,7 @@ fn op() -> impl Strategy<Value = Op> {
         2 => (prop::option::of(key()), prop::option::of(key())).prop_map(|(lo, hi)| Op::DeleteRange(lo, hi)),
         6 => prop::collection::vec((key(), prop::option::of(value())), 1..8).prop_map(Op::Batch),
         12 => key().prop_map(Op::Get),
+        4 => multi_get_keys().prop_map(Op::MultiGet),
         5 => (prop::option::of(key()), prop::option::of(key()), any::<bool>()).prop_map(|(a, b, r)| Op::Range(a, b, r)),
         3 => (prop::option::of(key()), prop::option::of(key()), key(), any::<bool>(), 1usize..6)
             .prop_map(|(lo, hi, at, back, take)| Op::Seek { lo, hi, at, back, take }),
@@ -76,6 +90,7 @@ fn op() -> impl Strategy<Value = Op> {
         1 => Just(Op::Checkpoint),
         4 => (any::<usize>(), key()).prop_map(|(i, k)| Op::SnapshotGet(i, k)),
         2 => (any::<usize>(), any::<bool>()).prop_map(|(i, r)| Op::SnapshotRange(i, r)),
+        2 => (any::<usize>(), multi_get_keys()).prop_map(|(i, k)| Op::SnapshotMultiGet(i, k)),
         2 => Just(Op::Flush),
         1 => Just(Op::Compact),
         1 => Just(Op::Reopen),
@@ -252,6 +267,11 @@ fn run(ops: Vec<Op>, style: CompactionStyle, ratio: u32, setup: FilterSetup) -> 
             Op::Get(k) => {
                 prop_assert_eq!(d.get(&k).expect("get"), model.get(&k).cloned(), "step {}: get {:?}", step, k);
             }
+            Op::MultiGet(keys) => {
+                let got: Vec<_> = d.multi_get(&keys).into_iter().map(|r| r.expect("multi_get")).collect();
+                let want: Vec<_> = keys.iter().map(|k| model.get(k).cloned()).collect();
+                prop_assert_eq!(got, want, "step {}: multi_get {:?}", step, keys);
+            }
             Op::Range(lo, hi, rev) => {
                 let want = expected_range(&model, &lo, &hi);
                 let l = lo.clone().map_or(Bound::Unbounded, Bound::Included);
@@ -316,6 +336,13 @@ fn run(ops: Vec<Op>, style: CompactionStyle, ratio: u32, setup: FilterSetup) -> 
                         "step {}: snapshot get",
                         step
                     );
+                }
+            }
+            Op::SnapshotMultiGet(i, keys) => {
+                if let Some((s, m)) = (!snaps.is_empty()).then(|| &snaps[i % snaps.len()]) {
+                    let got: Vec<_> = s.multi_get(&keys).into_iter().map(|r| r.expect("snapshot multi_get")).collect();
+                    let want: Vec<_> = keys.iter().map(|k| m.get(k).cloned()).collect();
+                    prop_assert_eq!(got, want, "step {}: snapshot multi_get", step);
                 }
             }
             Op::SnapshotRange(i, rev) => {
@@ -403,6 +430,14 @@ fn long_sequence_builds_several_levels_and_stays_equal_to_the_model() {
         let k = format!("key{k:05}").into_bytes();
         assert_eq!(db.get(&k).expect("get"), model.get(&k).cloned(), "key {:?}", String::from_utf8_lossy(&k));
     }
+    // All of them, and as many absent keys between them, in one batch and in batches of 32.
+    let keys: Vec<Vec<u8>> =
+        (0..3000).flat_map(|k| [format!("key{k:05}").into_bytes(), format!("key{k:05}-").into_bytes()]).collect();
+    let want: Vec<_> = keys.iter().map(|k| model.get(k).cloned()).collect();
+    let whole: Vec<_> = db.multi_get(&keys).into_iter().map(|r| r.expect("multi_get")).collect();
+    assert!(whole == want, "one multi_get of every key differs from the model");
+    let batched: Vec<_> = keys.chunks(32).flat_map(|c| db.multi_get(c)).map(|r| r.expect("multi_get")).collect();
+    assert!(batched == want, "multi_get in batches of 32 differs from the model");
     let got = collect(db.iter());
     assert_eq!(got.len(), model.len());
     assert!(got.iter().zip(model.iter()).all(|((a, b), (c, d))| a == c && b == d));

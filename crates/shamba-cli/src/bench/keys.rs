@@ -23,10 +23,45 @@ pub fn key_into(id: u64, buf: &mut [u8]) {
     }
 }
 
-/// A value of `size` bytes for key `id` (deterministic, mildly compressible).
+/// A value of `size` bytes for key `id` (deterministic; the alphabet repeated from a
+/// place of the id's, so any compression shrinks it many times over).
 pub fn value_into(id: u64, buf: &mut [u8]) {
     for (i, b) in buf.iter_mut().enumerate() {
         *b = b'a' + ((id as usize + i) % 26) as u8;
+    }
+}
+
+/// How values are made.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Values {
+    /// [`value_into`]: highly compressible.
+    Alphabet,
+    /// db_bench's `compression_ratio`: the first `ratio` of the value printable random
+    /// bytes (from the id), the rest that run repeated, so a compressor keeps about
+    /// `ratio` of it.
+    Ratio(f64),
+}
+
+impl Values {
+    /// Write the value of key `id` into `buf`.
+    pub fn fill(self, id: u64, buf: &mut [u8]) {
+        match self {
+            Values::Alphabet => value_into(id, buf),
+            Values::Ratio(ratio) => {
+                let random = ((buf.len() as f64 * ratio).ceil() as usize).clamp(1, buf.len().max(1));
+                let mut x = id.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ 0xD1B5_4A32_D192_ED03;
+                let (head, tail) = buf.split_at_mut(random.min(buf.len()));
+                for b in head.iter_mut() {
+                    x ^= x >> 29;
+                    x = x.wrapping_mul(0xBF58_476D_1CE4_E5B9);
+                    x ^= x >> 32;
+                    *b = b' ' + (x % 95) as u8;
+                }
+                for chunk in tail.chunks_mut(head.len().max(1)) {
+                    chunk.copy_from_slice(&head[..chunk.len()]);
+                }
+            }
+        }
     }
 }
 
@@ -119,6 +154,22 @@ fn scatter(r: u64, n: u64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ratio_values_are_a_random_run_repeated() {
+        let mut a = [0u8; 100];
+        Values::Ratio(0.5).fill(7, &mut a);
+        assert_eq!(a[..50], a[50..]);
+        assert!(a.iter().all(|b| (b' '..=b'~').contains(b)));
+        let distinct: std::collections::HashSet<u8> = a[..50].iter().copied().collect();
+        assert!(distinct.len() > 20, "{} distinct bytes", distinct.len());
+        let mut b = [0u8; 100];
+        Values::Ratio(0.5).fill(8, &mut b);
+        assert_ne!(a, b);
+        let mut c = [0u8; 10];
+        Values::Ratio(0.4).fill(1, &mut c);
+        assert_eq!((&c[4..8], &c[8..]), (&c[..4], &c[..2]));
+    }
 
     #[test]
     fn keys_are_distinct_and_ordered_by_id() {

@@ -4,13 +4,13 @@ pub mod keys;
 pub mod report;
 
 use indicatif::{ProgressBar, ProgressStyle};
-use keys::{key_into, value_into, KeyDistribution, LookupIds, RankSampler};
+use keys::{key_into, KeyDistribution, LookupIds, RankSampler, Values};
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
 use report::PhaseResult;
 use shamba::filter::{Allocation, FilterLayout, ModuleSizes};
 use shamba::lab::{LabOptions, ReadLab};
-use shamba::{CompactionStyle, Db, Options, ReadOptions, Stats, WriteBatch, WriteOptions};
+use shamba::{CompactionStyle, Compression, Db, Options, ReadOptions, Stats, WriteBatch, WriteOptions};
 use shamba::{ElasticPolicy, ProbePolicy, ShambaPolicy, Skipping};
 use std::error::Error;
 use std::path::PathBuf;
@@ -31,6 +31,17 @@ pub struct BenchArgs {
     /// Value size in bytes.
     #[arg(long, default_value_t = 100)]
     pub value_size: usize,
+    /// Values like db_bench's `--compression_ratio`: this fraction of each value random
+    /// (printable) bytes, the rest a repeat of them. Without it values are the alphabet
+    /// repeated, which any compressor shrinks many times over.
+    #[arg(long)]
+    pub compression_ratio: Option<f64>,
+    /// Block compression of every level (but the bottom's with --bottommost-compression).
+    #[arg(long, value_enum, default_value_t = CompressionFlag::None)]
+    pub compression: CompressionFlag,
+    /// Block compression of tables compacted into the bottom of the tree.
+    #[arg(long, value_enum)]
+    pub bottommost_compression: Option<CompressionFlag>,
     /// Load order.
     #[arg(long, value_enum, default_value_t = Order::Random)]
     pub order: Order,
@@ -55,6 +66,9 @@ pub struct BenchArgs {
     /// Reader threads.
     #[arg(long, default_value_t = 1)]
     pub threads: usize,
+    /// Look keys up N at a time with `multi_get` in the read phases (1: single gets).
+    #[arg(long, default_value_t = 1)]
+    pub multi_get: usize,
     /// Filter bits per key.
     #[arg(long, default_value_t = 10.0)]
     pub bits_per_key: f64,
@@ -139,6 +153,27 @@ pub struct BenchArgs {
     pub json: bool,
 }
 
+/// Compression flag.
+#[derive(Debug, Clone, Copy, PartialEq, clap::ValueEnum)]
+pub enum CompressionFlag {
+    /// None.
+    None,
+    /// LZ4.
+    Lz4,
+    /// Zstandard at level 3.
+    Zstd,
+}
+
+impl CompressionFlag {
+    fn compression(self) -> Compression {
+        match self {
+            CompressionFlag::None => Compression::None,
+            CompressionFlag::Lz4 => Compression::Lz4,
+            CompressionFlag::Zstd => Compression::zstd(),
+        }
+    }
+}
+
 /// Load order.
 #[derive(Debug, Clone, Copy, PartialEq, clap::ValueEnum)]
 pub enum Order {
@@ -214,6 +249,11 @@ impl BenchArgs {
         DefaultBenchArgs::parse_from(["bench"]).args
     }
 
+    /// How the load makes values.
+    pub(crate) fn values(&self) -> Values {
+        self.compression_ratio.map_or(Values::Alphabet, Values::Ratio)
+    }
+
     /// The engine options these flags describe.
     pub fn options(&self) -> Result<Options, Box<dyn Error>> {
         let mib = |x: f64| (x * 1024.0 * 1024.0) as u64;
@@ -225,6 +265,8 @@ impl BenchArgs {
             cache_capacity: mib(self.cache_mb) as usize,
             cache_index_and_filter_blocks: self.cache_index_and_filter,
             partition_index_and_filters: self.partition,
+            compression: self.compression.compression(),
+            bottommost_compression: self.bottommost_compression.map(CompressionFlag::compression),
             compaction_style: match self.compaction {
                 Style::Leveled => CompactionStyle::Leveled,
                 Style::Tiered => CompactionStyle::Tiered,
@@ -278,6 +320,9 @@ pub fn run(args: &BenchArgs) -> Result<(), Box<dyn Error>> {
     }
     if !(0.0..=1.0).contains(&args.existing_fraction) {
         return Err("--existing-fraction must be in 0..=1".into());
+    }
+    if args.compression_ratio.is_some_and(|r| !(r > 0.0 && r <= 1.0)) {
+        return Err("--compression-ratio must be in (0, 1]".into());
     }
     let temp;
     let dir = match &args.db {
@@ -346,29 +391,41 @@ fn load(db: &Db, args: &BenchArgs) -> Result<PhaseResult, Box<dyn Error>> {
     let start = Instant::now();
     // Small batches amortise the per-write overhead the way db_bench does (batch of 1 by
     // default there; 16 here keeps the load phase short without hiding the WAL cost).
-    write_ids(db, &ids, args.key_size, args.value_size, 16, &WriteOptions::default(), |n| pb.inc(n))?;
+    let wo = WriteOptions::default();
+    let shape = RecordShape { key_size: args.key_size, value_size: args.value_size, values: args.values() };
+    write_ids(db, &ids, shape, 16, &wo, |n| pb.inc(n))?;
     let seconds = start.elapsed().as_secs_f64();
     pb.finish_and_clear();
     Ok(phase_result("load", args.num, seconds, 1, &before, &db.stats(), 0))
+}
+
+/// The records a load writes.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct RecordShape {
+    /// Key size in bytes.
+    pub key_size: usize,
+    /// Value size in bytes.
+    pub value_size: usize,
+    /// How values are made.
+    pub values: Values,
 }
 
 /// Write keys `ids` (with their values) in batches of `batch_size`, reporting progress.
 pub(crate) fn write_ids(
     db: &Db,
     ids: &[u64],
-    key_size: usize,
-    value_size: usize,
+    shape: RecordShape,
     batch_size: usize,
     wo: &WriteOptions,
     mut progress: impl FnMut(u64),
 ) -> Result<(), shamba::Error> {
-    let mut key = vec![0u8; key_size];
-    let mut value = vec![0u8; value_size];
+    let mut key = vec![0u8; shape.key_size];
+    let mut value = vec![0u8; shape.value_size];
     for chunk in ids.chunks(batch_size.max(1)) {
         let mut batch = WriteBatch::new();
         for &id in chunk {
             key_into(id, &mut key);
-            value_into(id, &mut value);
+            shape.values.fill(id, &mut value);
             batch.put(&key, &value);
         }
         db.write_opt(batch, wo)?;
@@ -405,6 +462,9 @@ pub(crate) fn read_phase(db: &Db, args: &BenchArgs, kind: ReadKind) -> Result<Ph
                 let (db, sampler, pb, ro) = (db.clone(), &sampler, pb.clone(), ro.clone());
                 s.spawn(move || -> Result<u64, shamba::Error> {
                     let mut ids = LookupIds::new(sampler, fraction, args.seed, t);
+                    if args.multi_get > 1 {
+                        return multi_get_lookups(&db, &mut ids, per_thread, args, &ro, &pb);
+                    }
                     let mut key = vec![0u8; args.key_size];
                     let mut found = 0;
                     for i in 0..per_thread {
@@ -429,6 +489,38 @@ pub(crate) fn read_phase(db: &Db, args: &BenchArgs, kind: ReadKind) -> Result<Ph
     let seconds = start.elapsed().as_secs_f64();
     pb.finish_and_clear();
     Ok(phase_result(name, per_thread * threads, seconds, threads, &before, &db.stats(), found))
+}
+
+/// `reads` lookups in batches of `--multi-get` keys (the last batch shorter): the keys
+/// found.
+fn multi_get_lookups(
+    db: &Db,
+    ids: &mut LookupIds<'_>,
+    reads: u64,
+    args: &BenchArgs,
+    ro: &ReadOptions,
+    pb: &ProgressBar,
+) -> Result<u64, shamba::Error> {
+    let mut keys = vec![vec![0u8; args.key_size]; args.multi_get];
+    let (mut found, mut done) = (0, 0u64);
+    while done < reads {
+        let n = (reads - done).min(args.multi_get as u64) as usize;
+        for k in &mut keys[..n] {
+            let (id, _) = ids.next().unwrap_or_default();
+            key_into(id, k);
+        }
+        for got in db.multi_get_opt(&keys[..n], ro) {
+            if got?.is_some() {
+                found += 1;
+            }
+        }
+        // Progress in steps of about 4096 lookups, as the single gets report it.
+        if (done + n as u64) / 4096 > done / 4096 {
+            pb.inc(4096);
+        }
+        done += n as u64;
+    }
+    Ok(found)
 }
 
 fn phase_result(
@@ -490,7 +582,9 @@ fn level_sum(before: &Stats, after: &Stats, f: impl Fn(&shamba::LevelLookupStats
 fn config_json(a: &BenchArgs) -> serde_json::Value {
     serde_json::json!({
         "num": a.num, "key_size": a.key_size, "value_size": a.value_size,
-        "order": format!("{:?}", a.order), "reads": a.reads, "existing_fraction": a.existing_fraction,
+        "compression_ratio": a.compression_ratio, "compression": format!("{:?}", a.compression),
+        "bottommost_compression": a.bottommost_compression.map(|c| format!("{c:?}")),
+        "order": format!("{:?}", a.order), "reads": a.reads, "existing_fraction": a.existing_fraction, "multi_get": a.multi_get,
         "distribution": format!("{:?}", a.distribution), "threads": a.threads, "bits_per_key": a.bits_per_key,
         "cache_mb": a.cache_mb, "cache_pct": a.cache_pct, "cache_index_and_filter": a.cache_index_and_filter, "partition": a.partition,
         "layout": format!("{:?}", a.layout), "parts": a.parts, "first_bits_per_key": a.first_bits_per_key,
@@ -512,6 +606,8 @@ fn tree_json(s: &Stats) -> serde_json::Value {
     serde_json::json!({
         "levels": levels,
         "non_empty_levels": s.non_empty_levels(),
+        "bytes": s.levels.iter().map(|l| l.bytes).sum::<u64>(),
+        "entries": s.levels.iter().map(|l| l.entries).sum::<u64>(),
         "files": s.total_files(),
         "metadata_bytes": s.metadata_bytes(),
         "flushes": s.flushes, "compactions": s.compactions, "trivial_moves": s.trivial_moves,
@@ -536,6 +632,10 @@ fn print_tree(s: &Stats, settle_secs: f64) {
         s.stopped_for_compaction_micros as f64 / 1e6,
         settle_secs
     );
+    let (bytes, entries) = s.levels.iter().fold((0, 0), |(b, e), l| (b + l.bytes, e + l.entries));
+    if entries > 0 {
+        println!("  {:.1} bytes on disk per entry ({bytes} bytes, {entries} entries)", bytes as f64 / entries as f64);
+    }
     for (i, l) in s.levels.iter().enumerate().filter(|(_, l)| l.files > 0) {
         let bpk = if l.entries > 0 { l.filter_bytes as f64 * 8.0 / l.entries as f64 } else { 0.0 };
         println!(

@@ -270,7 +270,8 @@ pub fn shuffled_ids(num: u64, seed: u64) -> Vec<u64> {
 /// before they measure, and a crash only loses a temporary database.
 pub fn load_ids(db: &Db, ids: &[u64], key_size: usize, value_size: usize) -> Result<(), Box<dyn Error>> {
     let wo = WriteOptions { disable_wal: true, ..WriteOptions::default() };
-    crate::bench::write_ids(db, ids, key_size, value_size, 64, &wo, |_| ())?;
+    let shape = crate::bench::RecordShape { key_size, value_size, values: crate::bench::keys::Values::Alphabet };
+    crate::bench::write_ids(db, ids, shape, 64, &wo, |_| ())?;
     Ok(())
 }
 
@@ -306,6 +307,8 @@ pub struct ReadSpec {
     pub profile: bool,
     /// Keep the data blocks lookups read in the block cache (false: a direct-I/O reader).
     pub fill_cache: bool,
+    /// Keys per `multi_get` call (1: single gets).
+    pub multi_get: usize,
 }
 
 impl ReadSpec {
@@ -320,6 +323,7 @@ impl ReadSpec {
             seed,
             profile: false,
             fill_cache: true,
+            multi_get: 1,
         }
     }
 }
@@ -335,6 +339,7 @@ pub fn measure(db: &Db, num: u64, key_size: usize, spec: &ReadSpec) -> Result<Ph
     args.no_share_hash = !spec.share_hash;
     args.profile = spec.profile;
     args.no_fill_cache = !spec.fill_cache;
+    args.multi_get = spec.multi_get;
     args.threads = 1;
     // Hides the progress bar.
     args.json = true;

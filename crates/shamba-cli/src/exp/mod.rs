@@ -17,6 +17,7 @@
 //! | `monkey` | 002, Fig. 12 | engine: uniform vs Monkey bits/key at equal memory |
 //! | `headline` | 002 | engine: Plain vs SHaMBa under memory pressure, default options |
 //! | `prefetch` | - | engine: every candidate's filter line prefetched vs level by level |
+//! | `multi-get` | - | engine: `multi_get` of 32 keys vs 32 single gets on `prefetch`'s tree |
 
 use std::error::Error;
 
@@ -31,6 +32,7 @@ pub mod measure;
 mod memory_pressure;
 mod modules;
 mod monkey;
+mod multi_get;
 mod prefetch;
 pub mod report;
 mod ribbon;
@@ -42,7 +44,7 @@ mod variants;
 #[derive(Debug, clap::Args)]
 pub struct ExpArgs {
     /// Experiment name (hash-cost, hash-fpr, units-fpr, mbf, ribbon, hash-sharing, memory-pressure,
-    /// modules, elastic, monkey, headline, prefetch).
+    /// modules, elastic, monkey, headline, prefetch, multi-get).
     pub name: String,
     /// A short run (a few minutes at most).
     #[arg(long)]
@@ -73,9 +75,10 @@ pub fn run(args: &ExpArgs) -> Result<(), Box<dyn Error>> {
         "monkey" => monkey::run(args)?,
         "headline" => headline::run(args)?,
         "prefetch" => prefetch::run(args)?,
+        "multi-get" => multi_get::run(args)?,
         other => {
             return Err(
-                format!("unknown experiment {other:?} (known: hash-cost, hash-fpr, units-fpr, mbf, ribbon, hash-sharing, memory-pressure, modules, elastic, monkey, headline, prefetch)").into()
+                format!("unknown experiment {other:?} (known: hash-cost, hash-fpr, units-fpr, mbf, ribbon, hash-sharing, memory-pressure, modules, elastic, monkey, headline, prefetch, multi-get)").into()
             )
         }
     };

@@ -19,20 +19,27 @@ use super::ExpArgs;
 /// Levels of the tree (one run each, every run spanning the key range).
 const LEVELS: u32 = 5;
 
-/// Run the experiment.
-pub fn run(args: &ExpArgs) -> Result<Report, Box<dyn Error>> {
+/// The experiment's tree: 5 levels of one run each, filters pinned and larger than the
+/// CPU's last-level cache (`exp multi-get` reads the same tree).
+pub(super) fn load_tree(args: &ExpArgs) -> Result<LoadedTree, Box<dyn Error>> {
     // 31 flushes of 1M keys: 31M keys, 37 MiB of filters at 10 bits/key (L3 is 32 MiB).
-    let (flush_keys, reads, repeats) = if args.quick { (1_000_000, 200_000, 5) } else { (2_000_000, 500_000, 8) };
+    let flush_keys = if args.quick { 1_000_000 } else { 2_000_000 };
     let mut options = tall_options();
     options.filter_policy = BuildPolicy::uniform(10.0);
-    let tree = LoadedTree::load(TreeSpec {
+    LoadedTree::load(TreeSpec {
         num: keys_for_levels(flush_keys, LEVELS),
         key_size: 16,
         value_size: 8,
         options,
         seed: args.seed,
         flush_every: Some(flush_keys),
-    })?;
+    })
+}
+
+/// Run the experiment.
+pub fn run(args: &ExpArgs) -> Result<Report, Box<dyn Error>> {
+    let (reads, repeats) = if args.quick { (200_000, 5) } else { (500_000, 8) };
+    let tree = load_tree(args)?;
     let mut report = Report::new("prefetch");
     report.note(format!("tree: {} (loaded in {:.0} s)", tree.describe(), tree.load_seconds));
     let mut table = Table::new(

@@ -10,7 +10,7 @@ use crate::filter::FilterSpec;
 use crate::io::Storage;
 use crate::key::{parse_internal_key, SeqNo, ValueKind};
 use crate::memtable::MemTable;
-use crate::options::{Options, ReadOptions};
+use crate::options::{Compression, Options, ReadOptions};
 use crate::table::{table_path, TableBuilder, TableCache, TableOptions, TableSummary};
 use crate::version::{FileMeta, Version};
 use std::path::Path;
@@ -67,11 +67,12 @@ impl<'a> OutputWriter<'a> {
     fn new(
         env: &'a JobEnv<'a>,
         filter: FilterSpec,
+        compression: Compression,
         run: Option<u64>,
         target: u64,
         grandparents: Option<GrandparentOverlap>,
     ) -> Self {
-        let table_opts = TableOptions::from_options(env.opts, filter);
+        let table_opts = TableOptions::from_options(env.opts, filter, compression);
         OutputWriter {
             env,
             table_opts,
@@ -148,9 +149,17 @@ pub(crate) fn file_meta(number: u64, run: u64, s: TableSummary) -> FileMeta {
 
 /// Flush a memtable into one new L0 file; `None` if it holds nothing.
 pub(crate) fn flush_to_table(env: &JobEnv<'_>, mem: &MemTable, filter: FilterSpec) -> Result<Option<FileMeta>> {
-    let mut out = OutputWriter::new(env, filter, None, u64::MAX, None);
+    // A flush never writes the bottom (RocksDB's flushes ignore bottommost_compression too).
+    let compression = env.opts.compression_for_level(0, false);
+    let mut out = OutputWriter::new(env, filter, compression, None, u64::MAX, None);
     mem.try_for_each(|key, value| out.add(key, value))?;
     Ok(out.finish()?.pop())
+}
+
+/// The compression of the tables a compaction of `version` writes to `level`: the
+/// bottom's when no level below holds data (RocksDB's test), else the level's own.
+pub(crate) fn output_compression(opts: &Options, version: &Version, level: usize) -> Compression {
+    opts.compression_for_level(level, level > 0 && version.is_bottom(level))
 }
 
 /// Merge a compaction's inputs into new files for `c.output_level`, of run `output_run`.
@@ -178,7 +187,9 @@ pub(crate) fn run_compaction(
     let elsewhere = OlderFiles::new(version, c.output_level, &input_numbers);
 
     let grandparents = GrandparentOverlap::for_output_level(version, env.opts, c.output_level);
-    let mut out = OutputWriter::new(env, filter, Some(output_run), env.opts.target_file_size, grandparents);
+    let compression = output_compression(env.opts, version, c.output_level);
+    let mut out =
+        OutputWriter::new(env, filter, compression, Some(output_run), env.opts.target_file_size, grandparents);
     let mut stats = JobStats::default();
     let mut current_key: Option<Vec<u8>> = None;
     let mut newer_seq = SeqNo::MAX; // sequence of the previous (newer) version of this key

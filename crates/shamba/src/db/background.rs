@@ -2,7 +2,7 @@
 //! delete the files their work made obsolete. Readers never wait for either.
 
 use super::inner::{DbInner, SuperVersion};
-use crate::compaction::job::{flush_to_table, run_compaction, JobEnv};
+use crate::compaction::job::{flush_to_table, output_compression, run_compaction, JobEnv};
 use crate::compaction::{collectable_range_dels, picker, Compaction, CompactionChoice, OutputRun, LEVELED_RUN};
 use crate::error::Result;
 use crate::manager::{inherit, Estimate};
@@ -240,7 +240,7 @@ impl DbInner {
         // One oldest snapshot for the merge and for the tombstones it collects: the merge
         // dropped what the tombstones visible to it delete, no more.
         let smallest_snapshot = self.smallest_snapshot();
-        match c.choice {
+        match self.move_or_rewrite(c, version) {
             CompactionChoice::Move => {
                 for (_, f) in c.input_files() {
                     let mut moved = FileMeta::clone(f);
@@ -313,6 +313,24 @@ impl DbInner {
         drop(pending);
         DbCounters::add(&self.counters.compactions, 1);
         Ok(())
+    }
+
+    /// The choice `c` made, except that a move whose file is not compressed as its new
+    /// level's tables are is a rewrite (RocksDB's `InputCompressionMatchesOutput`): else a
+    /// file would reach the bottom without its `bottommost_compression`, or leave it with.
+    fn move_or_rewrite(&self, c: &Compaction, version: &crate::version::Version) -> CompactionChoice {
+        if c.choice != CompactionChoice::Move {
+            return c.choice;
+        }
+        let compression = output_compression(&self.opts, version, c.output_level);
+        // A table that cannot be opened is rewritten: the merge then reports why.
+        let matches =
+            c.input_files().all(|(_, f)| self.tables.reader(f.number).is_ok_and(|r| r.written_with(compression)));
+        if matches {
+            CompactionChoice::Move
+        } else {
+            CompactionChoice::Merge { output_run: OutputRun::Existing(LEVELED_RUN) }
+        }
     }
 
     /// Delete the tables a failed compaction wrote (numbers no version and no manifest

@@ -7,6 +7,7 @@ mod checkpoint;
 mod file_info;
 mod inner;
 mod iter;
+mod multi_get;
 mod open;
 mod pacer;
 mod read;
@@ -232,6 +233,37 @@ impl Db {
     /// it does not decode.
     pub fn get_opt(&self, key: impl AsRef<[u8]>, ro: &ReadOptions) -> Result<Option<Vec<u8>>> {
         self.inner.get_at(key.as_ref(), None, ro)
+    }
+
+    /// The current values of `keys`, in their order (RocksDB's `MultiGet`): one result per
+    /// key, as [`Db::get`] would return it, all read at one moment. A key may appear more
+    /// than once. Faster per key than as many gets: the filters of every key's candidate
+    /// tables are prefetched together, and keys that fall in one data block share its
+    /// read.
+    ///
+    /// Each key has its own result, so a table that fails to read costs only the keys that
+    /// needed it: [`Error::InvalidArgument`](crate::Error::InvalidArgument) for a key over
+    /// [`Options::max_key_size`], [`Error::Corruption`](crate::Error::Corruption) or
+    /// [`Error::Io`](crate::Error::Io) for a key whose table blocks do not read, and
+    /// [`Error::Closed`](crate::Error::Closed) for every key once the database is closed.
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir()?;
+    /// # let db = shamba::Db::open(dir.path(), shamba::Options::default())?;
+    /// db.put(b"a", b"1")?;
+    /// db.put(b"c", b"3")?;
+    /// let got = db.multi_get(&[&b"a"[..], b"b", b"c", b"a"]);
+    /// let values: Vec<Option<Vec<u8>>> = got.into_iter().collect::<Result<_, _>>()?;
+    /// assert_eq!(values, [Some(b"1".to_vec()), None, Some(b"3".to_vec()), Some(b"1".to_vec())]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn multi_get<K: AsRef<[u8]>>(&self, keys: &[K]) -> Vec<Result<Option<Vec<u8>>>> {
+        self.multi_get_opt(keys, &ReadOptions::default())
+    }
+
+    /// [`Db::multi_get`] with read options.
+    pub fn multi_get_opt<K: AsRef<[u8]>>(&self, keys: &[K], ro: &ReadOptions) -> Vec<Result<Option<Vec<u8>>>> {
+        self.inner.multi_get_at(keys, None, ro)
     }
 
     /// Every key-value pair, in key order (double-ended). Errors come as items: see

@@ -29,12 +29,12 @@ type Answer = Option<Vec<u8>>;
 
 /// A candidate table with its reader open and the key located in it, all borrowed from the
 /// lookup's version and its table slots.
-struct OpenCandidate<'v> {
-    level: usize,
-    file: &'v Arc<FileMeta>,
-    slot: &'v TableSlot,
-    reader: &'v TableReader,
-    spot: Spot<'v>,
+pub(super) struct OpenCandidate<'v> {
+    pub(super) level: usize,
+    pub(super) file: &'v Arc<FileMeta>,
+    pub(super) slot: &'v TableSlot,
+    pub(super) reader: &'v TableReader,
+    pub(super) spot: Spot<'v>,
 }
 
 impl DbInner {
@@ -175,7 +175,12 @@ impl DbInner {
     /// A candidate with its slot in the version, its reader (kept in the slot after the
     /// first lookup) and the spot where the key falls in it.
     #[inline]
-    fn open_candidate<'v>(&self, tables: &'v TableSlots, file: FileRef<'v>, seek: &[u8]) -> Result<OpenCandidate<'v>> {
+    pub(super) fn open_candidate<'v>(
+        &self,
+        tables: &'v TableSlots,
+        file: FileRef<'v>,
+        seek: &[u8],
+    ) -> Result<OpenCandidate<'v>> {
         let slot = tables.get(file).ok_or_else(|| {
             Error::InvalidArgument(format!("internal: table {} has no slot in the lookup's version", file.meta.number))
         })?;
@@ -267,7 +272,7 @@ impl DbInner {
 /// The memtables, newest first: `Some(answer)` when one holds a version of the key
 /// (deleted if older than `floor`, the newest range tombstone over the key).
 #[inline]
-fn search_memtables<C: StageClock>(
+pub(super) fn search_memtables<C: StageClock>(
     sv: &SuperVersion,
     seek: &[u8],
     floor: SeqNo,

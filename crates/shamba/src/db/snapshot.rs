@@ -54,6 +54,17 @@ impl Snapshot {
         self.inner.get_at(key.as_ref(), Some(self.seq), ro)
     }
 
+    /// The values of `keys` as of this snapshot, in their order, one result per key (see
+    /// [`Db::multi_get`](crate::Db::multi_get)).
+    pub fn multi_get<K: AsRef<[u8]>>(&self, keys: &[K]) -> Vec<Result<Option<Vec<u8>>>> {
+        self.multi_get_opt(keys, &ReadOptions::default())
+    }
+
+    /// [`Snapshot::multi_get`] with read options.
+    pub fn multi_get_opt<K: AsRef<[u8]>>(&self, keys: &[K], ro: &ReadOptions) -> Vec<Result<Option<Vec<u8>>>> {
+        self.inner.multi_get_at(keys, Some(self.seq), ro)
+    }
+
     /// Every key-value pair as of this snapshot, in key order. Errors come as items: see
     /// [`DbIterator`].
     pub fn iter(&self) -> DbIterator {

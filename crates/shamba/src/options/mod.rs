@@ -36,6 +36,21 @@ pub enum Compression {
     None,
     /// LZ4 (block kept raw when compression does not save at least 1/8).
     Lz4,
+    /// Zstandard at `level` (block kept raw when compression does not save at least
+    /// 1/8): slower to write than LZ4, smaller. [`Compression::zstd`] gives RocksDB's
+    /// default level.
+    Zstd {
+        /// zstd's compression level (higher: smaller and slower), in
+        /// `zstd::compression_level_range()` (1..=22, and negative fast levels).
+        level: i32,
+    },
+}
+
+impl Compression {
+    /// Zstandard at level 3 (zstd's default, and RocksDB's).
+    pub const fn zstd() -> Compression {
+        Compression::Zstd { level: 3 }
+    }
 }
 
 /// What to do with a WAL record that fails its checksum in the middle of the log.
@@ -69,8 +84,18 @@ pub struct Options {
     pub block_size: usize,
     /// Keys between restart points in a data block. Default: 16.
     pub block_restart_interval: usize,
-    /// Block compression. Default: none.
+    /// Block compression of every level that neither `compression_per_level` nor
+    /// `bottommost_compression` decides. Default: none.
     pub compression: Compression,
+    /// Compression per level, RocksDB's `compression_per_level`: level i uses entry
+    /// `min(i, len - 1)`. Empty: every level uses `compression`. Default: empty.
+    pub compression_per_level: Vec<Compression>,
+    /// Compression of tables a compaction writes to the bottom of the tree, RocksDB's
+    /// `bottommost_compression`: where nothing lies below (the output level is at or past
+    /// the deepest level holding data), so most of the data ends up compressed this way
+    /// however many levels the tree has grown. Flushes never use it. `None`: the bottom
+    /// is compressed like any other level. Default: `None`.
+    pub bottommost_compression: Option<Compression>,
     /// Target size of an SST written by compaction, data and index (filters are not
     /// counted, so the filter policy never changes where files are cut). Default: 8 MiB.
     pub target_file_size: u64,
@@ -177,6 +202,8 @@ impl Default for Options {
             block_size: 4096,
             block_restart_interval: 16,
             compression: Compression::None,
+            compression_per_level: Vec::new(),
+            bottommost_compression: None,
             target_file_size: 8 << 20,
             max_grandparent_overlap_factor: 10,
             compaction_style: CompactionStyle::Leveled,
@@ -218,6 +245,8 @@ impl fmt::Debug for Options {
             .field("block_size", &self.block_size)
             .field("block_restart_interval", &self.block_restart_interval)
             .field("compression", &self.compression)
+            .field("compression_per_level", &self.compression_per_level)
+            .field("bottommost_compression", &self.bottommost_compression)
             .field("target_file_size", &self.target_file_size)
             .field("max_grandparent_overlap_factor", &self.max_grandparent_overlap_factor)
             .field("compaction_style", &self.compaction_style)
@@ -272,6 +301,16 @@ impl Options {
     /// overlap (`max_grandparent_overlap_factor * target_file_size`).
     pub(crate) fn max_grandparent_overlap_bytes(&self) -> u64 {
         u64::from(self.max_grandparent_overlap_factor).saturating_mul(self.target_file_size)
+    }
+
+    /// The compression of a table written to `level`; `bottom` when nothing lies below
+    /// that level (see `bottommost_compression`).
+    pub(crate) fn compression_for_level(&self, level: usize, bottom: bool) -> Compression {
+        if let (true, Some(c)) = (bottom, self.bottommost_compression) {
+            return c;
+        }
+        let per_level = self.compression_per_level.get(level).or(self.compression_per_level.last());
+        per_level.copied().unwrap_or(self.compression)
     }
 
     /// How many table files the database keeps open: `max_open_files` less the
@@ -353,6 +392,17 @@ impl Options {
         check(self.max_value_size <= (1 << 31), || {
             format!("max_value_size must be at most 2 GiB, got {}", self.max_value_size)
         })?;
+        let every_compression = std::iter::once(&self.compression)
+            .chain(&self.compression_per_level)
+            .chain(self.bottommost_compression.as_ref());
+        for c in every_compression {
+            if let Compression::Zstd { level } = *c {
+                let levels = zstd::compression_level_range();
+                check(levels.contains(&level), || {
+                    format!("zstd level must be in {}..={}, got {level}", levels.start(), levels.end())
+                })?;
+            }
+        }
         self.filter_policy.validate().map_err(Error::InvalidOptions)?;
         self.probe_policy.validate().map_err(Error::InvalidOptions)?;
         Ok(())
@@ -416,6 +466,8 @@ mod tests {
         assert!(bad(|o| o.block_size = 0).contains("block_size"));
         assert!(bad(|o| o.size_ratio = 1).contains("size_ratio"));
         assert!(bad(|o| o.num_levels = 1).contains("num_levels"));
+        assert!(bad(|o| o.bottommost_compression = Some(Compression::Zstd { level: 99 })).contains("zstd level"));
+        assert!(bad(|o| o.compression_per_level = vec![Compression::Zstd { level: 23 }]).contains("zstd level"));
         assert!(bad(|o| o.level0_stop_trigger = 1).contains("level0_stop_trigger"));
         assert!(bad(|o| o.high_priority_ratio = 1.5).contains("high_priority_ratio"));
         assert!(bad(|o| o.metadata_partition_size = 63).contains("metadata_partition_size"));

@@ -95,10 +95,7 @@ impl TableBuilder {
             format_version: if partitioned { FORMAT_VERSION_PARTITIONED } else { FORMAT_VERSION_FLAT },
             block_size: opts.block_size as u64,
             restart_interval: opts.restart_interval as u64,
-            compression: match opts.compression {
-                Compression::None => CompressionType::None as u8,
-                Compression::Lz4 => CompressionType::Lz4 as u8,
-            },
+            compression: CompressionType::of(opts.compression) as u8,
             creator: format!("shamba {}", env!("CARGO_PKG_VERSION")),
             ..TableProperties::default()
         };

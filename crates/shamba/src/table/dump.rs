@@ -72,7 +72,9 @@ fn write_all(out: &mut String, r: &Arc<TableReader>, max_entries: usize) -> Resu
     let _ = writeln!(
         out,
         "  block size {}, restart interval {}, compression {}",
-        p.block_size, p.restart_interval, p.compression
+        p.block_size,
+        p.restart_interval,
+        super::format::CompressionType::name_of(p.compression)
     );
     let _ = writeln!(
         out,

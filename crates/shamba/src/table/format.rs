@@ -138,12 +138,40 @@ impl Footer {
 /// How a block's contents are stored.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(u8)]
-pub(super) enum CompressionType {
+pub(crate) enum CompressionType {
     /// Raw contents.
     None = 0,
     /// Varint uncompressed length, then an LZ4 block (lz4_flex's block format).
     Lz4 = 1,
+    /// Varint uncompressed length, then one zstd frame (which declares the same length).
+    Zstd = 2,
 }
+
+impl CompressionType {
+    /// The name of a stored type byte (as the properties record it), for dumps.
+    pub(crate) fn name_of(byte: u8) -> &'static str {
+        match byte {
+            b if b == CompressionType::None as u8 => "none",
+            b if b == CompressionType::Lz4 as u8 => "lz4",
+            b if b == CompressionType::Zstd as u8 => "zstd",
+            _ => "unknown",
+        }
+    }
+
+    /// The type blocks written with `compression` get when compressing pays.
+    pub(crate) fn of(compression: Compression) -> CompressionType {
+        match compression {
+            Compression::None => CompressionType::None,
+            Compression::Lz4 => CompressionType::Lz4,
+            Compression::Zstd { .. } => CompressionType::Zstd,
+        }
+    }
+}
+
+/// Most raw bytes one stored zstd byte can stand for. A zstd block of at most 128 KiB can
+/// be a single repeated byte stored in 4 bytes, so no frame expands by more; a declared
+/// length past that is a lie, caught before anything is allocated for it.
+const ZSTD_MAX_EXPANSION: usize = 1 << 15;
 
 /// Mask a crc32c before storing it: a crc over bytes that themselves embed crcs is weak, so
 /// stored checksums are rotated and offset (LevelDB's mask).
@@ -171,6 +199,18 @@ pub(crate) fn write_block(raw: &[u8], compression: Compression, out: &mut Vec<u8
                 (&compressed[..], CompressionType::Lz4)
             } else {
                 (raw, CompressionType::None)
+            }
+        }
+        Compression::Zstd { level } => {
+            put_varint(&mut compressed, raw.len() as u64);
+            match with_zstd_compressor(level, |c| c.compress(raw)) {
+                Ok(frame) if compressed.len() + frame.len() <= raw.len() - raw.len() / 8 => {
+                    compressed.extend_from_slice(&frame);
+                    (&compressed[..], CompressionType::Zstd)
+                }
+                // A block zstd cannot compress (or a context it cannot make) is stored raw:
+                // compression is an optimisation, never a reason to fail a write.
+                _ => (raw, CompressionType::None),
             }
         }
         Compression::None => (raw, CompressionType::None),
@@ -201,6 +241,7 @@ pub(crate) fn read_block(mut physical: Vec<u8>, verify: bool) -> Result<Vec<u8>,
     match ty {
         t if t == CompressionType::None as u8 => Ok(physical),
         t if t == CompressionType::Lz4 as u8 => decompress_lz4(&physical),
+        t if t == CompressionType::Zstd as u8 => decompress_zstd(&physical),
         t => Err(DecodeError::new(format!("unknown compression type {t}"))),
     }
 }
@@ -221,6 +262,69 @@ fn decompress_lz4(stored: &[u8]) -> Result<Vec<u8>, DecodeError> {
         return Err(DecodeError::new(format!("lz4 block decoded to {n} bytes, declared {raw_len}")));
     }
     Ok(out)
+}
+
+fn decompress_zstd(stored: &[u8]) -> Result<Vec<u8>, DecodeError> {
+    let mut d = Decoder::new(stored);
+    let raw_len = d.varint()?;
+    let input = d.rest();
+    let bound = input.len().saturating_mul(ZSTD_MAX_EXPANSION).min(MAX_UNCOMPRESSED_BLOCK);
+    let raw_len = usize::try_from(raw_len)
+        .ok()
+        .filter(|&n| n <= bound)
+        .ok_or_else(|| DecodeError::new(format!("zstd block of {} bytes declares {raw_len} raw bytes", input.len())))?;
+    // The frame's own header names its length too (the writer knows it); a frame that
+    // disagrees is damaged, whatever the stream would decode to.
+    match zstd::zstd_safe::get_frame_content_size(input) {
+        Ok(Some(n)) if n == raw_len as u64 => {}
+        found => return Err(DecodeError::new(format!("zstd frame declares {found:?} raw bytes, the block {raw_len}"))),
+    }
+    let out =
+        with_zstd_decompressor(|d| d.decompress(input, raw_len)).map_err(|e| DecodeError::new(format!("zstd: {e}")))?;
+    if out.len() != raw_len {
+        return Err(DecodeError::new(format!("zstd block decoded to {} bytes, declared {raw_len}", out.len())));
+    }
+    Ok(out)
+}
+
+thread_local! {
+    /// Each thread's zstd contexts, made on first use: a context costs allocations that a
+    /// 4 KiB block should not pay each time.
+    static ZSTD_COMPRESSOR: std::cell::RefCell<Option<(i32, zstd::bulk::Compressor<'static>)>> =
+        const { std::cell::RefCell::new(None) };
+    static ZSTD_DECOMPRESSOR: std::cell::RefCell<Option<zstd::bulk::Decompressor<'static>>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+fn with_zstd_compressor<T>(
+    level: i32,
+    f: impl FnOnce(&mut zstd::bulk::Compressor<'static>) -> std::io::Result<T>,
+) -> std::io::Result<T> {
+    ZSTD_COMPRESSOR.with(|cell| {
+        let mut slot = cell.try_borrow_mut().map_err(std::io::Error::other)?;
+        if slot.as_ref().is_none_or(|(l, _)| *l != level) {
+            *slot = Some((level, zstd::bulk::Compressor::new(level)?));
+        }
+        match slot.as_mut() {
+            Some((_, c)) => f(c),
+            None => Err(std::io::Error::other("no zstd compressor")),
+        }
+    })
+}
+
+fn with_zstd_decompressor<T>(
+    f: impl FnOnce(&mut zstd::bulk::Decompressor<'static>) -> std::io::Result<T>,
+) -> std::io::Result<T> {
+    ZSTD_DECOMPRESSOR.with(|cell| {
+        let mut slot = cell.try_borrow_mut().map_err(std::io::Error::other)?;
+        if slot.is_none() {
+            *slot = Some(zstd::bulk::Decompressor::new()?);
+        }
+        match slot.as_mut() {
+            Some(d) => f(d),
+            None => Err(std::io::Error::other("no zstd decompressor")),
+        }
+    })
 }
 
 #[cfg(test)]
@@ -279,6 +383,67 @@ mod tests {
         let (size, ty) = write_block(&noise, Compression::Lz4, &mut out);
         assert_eq!((size, ty), (4000, CompressionType::None));
         assert_eq!(read_block(out, true).unwrap(), noise);
+    }
+
+    #[test]
+    fn zstd_blocks_round_trip_smaller_than_lz4() {
+        let text: Vec<u8> =
+            (0..4000u32).flat_map(|i| format!("key{:06} value of {} ", i, i % 7).into_bytes()).collect();
+        let (mut lz4, mut zstd) = (Vec::new(), Vec::new());
+        let (lz4_size, _) = write_block(&text, Compression::Lz4, &mut lz4);
+        let (zstd_size, ty) = write_block(&text, Compression::zstd(), &mut zstd);
+        assert_eq!(ty, CompressionType::Zstd);
+        assert!(zstd_size < lz4_size, "zstd {zstd_size} bytes, lz4 {lz4_size}");
+        assert_eq!(read_block(zstd, true).unwrap(), text);
+        // Levels change the bytes, never what they decode to; the empty block too.
+        for level in [1, 19, -5] {
+            let mut out = Vec::new();
+            write_block(&text, Compression::Zstd { level }, &mut out);
+            assert_eq!(read_block(out, true).unwrap(), text, "level {level}");
+        }
+        let mut empty = Vec::new();
+        assert_eq!(write_block(&[], Compression::zstd(), &mut empty).1, CompressionType::None);
+        assert_eq!(read_block(empty, true).unwrap(), Vec::<u8>::new());
+    }
+
+    #[test]
+    fn damaged_zstd_blocks_are_errors_not_panics_nor_huge_allocations() {
+        let raw: Vec<u8> = (0..3000u32).map(|i| (i % 13) as u8).collect();
+        let mut out = Vec::new();
+        assert_eq!(write_block(&raw, Compression::zstd(), &mut out).1, CompressionType::Zstd);
+        for i in 0..out.len() {
+            let mut bad = out.clone();
+            bad[i] ^= 1;
+            assert!(read_block(bad, true).is_err(), "flip at {i} passed the checksum");
+        }
+        // Unverified, damage inside the frame must decode to an error or to the declared
+        // length (never a panic), whichever byte it hits.
+        for i in 0..out.len() - BLOCK_TRAILER_LEN {
+            let mut bad = out.clone();
+            bad[i] = bad[i].wrapping_add(0x55);
+            if let Ok(got) = read_block(bad, false) {
+                assert_eq!(got.len(), raw.len(), "flip at {i}");
+            }
+        }
+        // A block declaring a terabyte, or more than its frame says, is refused before any
+        // allocation of that size.
+        let frame = zstd::bulk::compress(&raw, 3).unwrap();
+        for declared in [1u64 << 40, raw.len() as u64 + 1, (frame.len() * ZSTD_MAX_EXPANSION) as u64 + 1] {
+            let mut lie = Vec::new();
+            put_varint(&mut lie, declared);
+            lie.extend_from_slice(&frame);
+            lie.push(CompressionType::Zstd as u8);
+            lie.extend_from_slice(&[0; 4]);
+            let err = read_block(lie, false).unwrap_err();
+            assert!(err.to_string().contains("raw bytes"), "{declared}: {err}");
+        }
+        // A frame that is not zstd at all.
+        let mut junk = Vec::new();
+        put_varint(&mut junk, 100);
+        junk.extend_from_slice(&[7; 40]);
+        junk.push(CompressionType::Zstd as u8);
+        junk.extend_from_slice(&[0; 4]);
+        assert!(read_block(junk, false).is_err());
     }
 
     #[test]

@@ -109,12 +109,13 @@ impl Default for TableOptions {
 }
 
 impl TableOptions {
-    /// The table options `opts` describe, with the filter the build policy chose.
-    pub(crate) fn from_options(opts: &crate::Options, filter: FilterSpec) -> Self {
+    /// The table options `opts` describe, with the filter the build policy chose and the
+    /// compression of the table's level.
+    pub(crate) fn from_options(opts: &crate::Options, filter: FilterSpec, compression: Compression) -> Self {
         TableOptions {
             block_size: opts.block_size,
             restart_interval: opts.block_restart_interval,
-            compression: opts.compression,
+            compression,
             filter,
             partition_index_and_filters: opts.partition_index_and_filters,
             metadata_partition_size: opts.metadata_partition_size,
@@ -179,6 +180,18 @@ pub(crate) enum TableGet {
         /// The value (empty for a delete).
         value: Vec<u8>,
     },
+}
+
+/// Where a batched lookup's probe of one table leaves a key, before any data block is
+/// read (`TableReader::probe_to_block`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum BlockProbe {
+    /// The filter said no.
+    FilteredOut,
+    /// The filter said maybe (or was skipped), but no data block can hold the key.
+    NotFound,
+    /// The data block that may hold it.
+    Block(BlockHandle),
 }
 
 /// Which filter parts a lookup probes, chosen by the filter manager.

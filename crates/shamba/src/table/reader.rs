@@ -30,7 +30,7 @@ use super::pinned_part::PinnedPart;
 use super::properties::TableProperties;
 use super::top_level::TopLevelKeys;
 use super::two_level_cursor::TableCursor;
-use super::{ProbeOutcome, ProbePlan, TableContext, TableGet, BLOCK_TRAILER_LEN};
+use super::{BlockProbe, ProbeOutcome, ProbePlan, TableContext, TableGet, BLOCK_TRAILER_LEN};
 use crate::cursor::Cursor;
 use crate::error::{DecodeError, Result};
 use crate::filter::{Digest, FilterPart, Role};
@@ -347,6 +347,12 @@ impl TableReader {
         &self.properties
     }
 
+    /// Whether the table's blocks were written with `compression` (its properties record
+    /// the kind, not a zstd level).
+    pub(crate) fn written_with(&self, compression: crate::options::Compression) -> bool {
+        self.properties.compression == super::format::CompressionType::of(compression) as u8
+    }
+
     /// Optional meta blocks by name (empty in format versions 1 and 2).
     pub(crate) fn metaindex(&self) -> &[(Vec<u8>, BlockHandle)] {
         &self.metaindex
@@ -451,6 +457,97 @@ impl TableReader {
     /// A corruption error at `offset` of this file.
     pub(super) fn corruption(&self, offset: u64, reason: impl Into<String>) -> crate::error::Error {
         self.file.corruption(offset, reason)
+    }
+}
+
+/// The steps of a batched lookup (`db/multi_get.rs`): the filter and the index first, for
+/// every key of the batch, then each data block read once for all the keys that need it.
+/// They do what [`TableReader::get_at_spot`] does in one go, in two halves: a change to
+/// one changes the other (the model test compares `multi_get` with `get` on every
+/// policy and layout).
+impl TableReader {
+    /// The filter parts `plan` allows at `spot`, as `get_at_spot` probes them, then on a
+    /// maybe the index: which data block may hold the key.
+    pub(crate) fn probe_to_block<C: StageClock>(
+        &self,
+        spot: &Spot<'_>,
+        seek: &[u8],
+        digest: &Digest,
+        plan: ProbePlan,
+    ) -> Result<(BlockProbe, ProbeOutcome)> {
+        let mut outcome = ProbeOutcome::default();
+        let start = C::start();
+        let Some(partition) = spot.partition else {
+            return Ok((BlockProbe::NotFound, outcome));
+        };
+        for (i, meta) in partition.filter.iter().enumerate().take(plan.max_parts) {
+            let fetched;
+            let part = match (meta.pinned(), i, &spot.first_part) {
+                (Some(pinned), _, _) => pinned.part(),
+                (None, 0, Some(TakenPart::Parsed(taken))) => taken.part(),
+                (None, 0, Some(TakenPart::Bytes(taken))) => self.parse_part(taken, meta)?,
+                _ => {
+                    let (bytes, from_device) = self.filter_block(meta, i)?;
+                    if from_device {
+                        outcome.filter_blocks_read_from_device += 1;
+                        outcome.filter_bytes_read_from_device += meta.handle().size + BLOCK_TRAILER_LEN as u64;
+                    }
+                    fetched = bytes;
+                    self.parse_part(&fetched, meta)?
+                }
+            };
+            outcome.parts_probed += 1;
+            if !part.may_contain(digest) {
+                outcome.filter_nanos = C::nanos_since(start);
+                return Ok((BlockProbe::FilteredOut, outcome));
+            }
+        }
+        outcome.filter_nanos = C::nanos_since(start);
+        let index_start = C::start();
+        let index_offset = partition.index.handle().offset;
+        let index = self.index_block(partition)?;
+        let handle = match partition.index.pinned().and_then(|p| p.fences.as_ref()) {
+            Some(fences) => {
+                let found = fences.find(&index, seek).map_err(|e| e.in_file(self.path(), Some(index_offset)))?;
+                found.map(|value| self.decode_index_value(value, index_offset)).transpose()?
+            }
+            None => {
+                let mut index = index.into_owned().cursor(compare_internal_keys);
+                index.seek(seek).map_err(|e| e.in_file(self.path(), Some(index_offset)))?;
+                if index.valid() {
+                    Some(self.decode_index_value(index.value(), index_offset)?)
+                } else {
+                    None
+                }
+            }
+        };
+        outcome.index_nanos = C::nanos_since(index_start);
+        Ok((handle.map_or(BlockProbe::NotFound, BlockProbe::Block), outcome))
+    }
+
+    /// Read the data block at `handle` once and look up every seek key of `seeks` in it
+    /// (what `get_at_spot` does after the index, for many keys): the outer error is the
+    /// block's, which every one of those keys shares.
+    pub(crate) fn get_in_data_block<'k>(
+        &self,
+        handle: BlockHandle,
+        ro: &ReadOptions,
+        seeks: impl IntoIterator<Item = &'k [u8]>,
+    ) -> Result<Vec<Result<TableGet>>> {
+        let mut data = self.data_block(handle, ro, None)?.cursor(compare_internal_keys);
+        Ok(seeks
+            .into_iter()
+            .map(|seek| {
+                data.seek(seek).map_err(|e| e.in_file(self.path(), Some(handle.offset)))?;
+                if !(data.valid() && user_key(data.key()) == user_key(seek)) {
+                    return Ok(TableGet::NotFound);
+                }
+                let Some(parsed) = parse_internal_key(data.key()) else {
+                    return Err(self.file.corruption(handle.offset, format!("bad internal key {:02x?}", data.key())));
+                };
+                Ok(TableGet::Found { seq: parsed.seq, kind: parsed.kind, value: data.value().to_vec() })
+            })
+            .collect())
     }
 }
 

@@ -60,6 +60,12 @@ impl Version {
         )
     }
 
+    /// Whether a table written to `level` goes to the bottom of the tree: no level below it
+    /// holds a file (RocksDB's test for `bottommost_compression`).
+    pub(crate) fn is_bottom(&self, level: usize) -> bool {
+        self.levels.iter().skip(level + 1).all(|l| l.file_count() == 0)
+    }
+
     /// Runs of `level`, newest first (empty for a level out of range).
     pub(crate) fn runs(&self, level: usize) -> &[Run] {
         self.levels.get(level).map_or(&[], |l| l.runs.as_slice())

@@ -6,7 +6,7 @@ use crate::io::BlockKind;
 
 #[test]
 fn thousands_of_versioned_entries_read_back_by_get_at_every_snapshot() {
-    for compression in [Compression::None, Compression::Lz4] {
+    for compression in [Compression::None, Compression::Lz4, Compression::zstd()] {
         let f = build(versioned_entries(1500), opts(512, compression));
         for cache_meta in [false, true] {
             let r = open(&f.path, ctx(1 << 20, cache_meta)).unwrap();

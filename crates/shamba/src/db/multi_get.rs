@@ -1,0 +1,274 @@
+//! Batched point lookups: `multi_get`, many keys at one moment in one pass over the tree.
+//!
+//! A single lookup knows every probe position of every filter it may probe as soon as it
+//! has the key's digest and its candidate tables, and prefetches them all before probing
+//! the first (`read.rs`). A batch knows them for all its keys at once: every key's digest,
+//! then every key's candidates, then the filter lines of all of them prefetched together,
+//! so the DRAM misses of the whole batch overlap rather than those of one key. Then each
+//! key is probed table by table, as a single lookup is, up to the first table whose filter
+//! says maybe and whose index names a data block; the keys waiting on the same block of
+//! the same table share one read of it. A key the block does not hold (a false positive)
+//! goes on to its next table in the next round.
+//!
+//! Range tombstones apply as in a single lookup: each key's floor (the newest tombstone over
+//! it) is computed with its digest, and a version found below it is deleted, in a memtable
+//! or in a shared block alike.
+//!
+//! Every key is a lookup of its own for the statistics and the filter manager: it counts
+//! one get, its own table visits, and the manager plans each of its tables as it would for
+//! a single lookup, so filters change the batch's cost, never its answers.
+
+use super::inner::DbInner;
+use super::read::{search_memtables, OpenCandidate};
+use crate::error::Result;
+use crate::filter::Digest;
+use crate::key::{seek_key, SeqNo, ValueKind};
+use crate::manager::{Candidate, FileState};
+use crate::options::{ReadOptions, StageClock, Timed, Untimed};
+use crate::stats::LookupTrace;
+use crate::table::{BlockHandle, BlockProbe, ProbeOutcome, TableGet};
+use std::ops::Range;
+
+/// A key's answer: its value, `None` when absent or deleted, or what kept it from one.
+pub(crate) type KeyAnswer = Result<Option<Vec<u8>>>;
+
+/// One key of the batch on its way down the tree.
+struct KeyLookup<'s, C: StageClock> {
+    seek: Vec<u8>,
+    /// The newest range tombstone over the key (a version older than it is deleted).
+    floor: SeqNo,
+    digest: Digest,
+    /// Its candidate tables in the batch's list, in the order a lookup visits them.
+    candidates: Range<usize>,
+    /// The next of them to probe.
+    next: usize,
+    trace: LookupTrace<'s, C>,
+    answer: Option<KeyAnswer>,
+}
+
+/// A key waiting for a data block: the key, the candidate that named the block, the
+/// block, the filter's outcome there and the manager's state of the table.
+struct Waiting<'v> {
+    key: usize,
+    candidate: usize,
+    handle: BlockHandle,
+    outcome: ProbeOutcome,
+    state: Option<&'v FileState>,
+}
+
+impl DbInner {
+    /// The values of `keys` at `seq` (a snapshot's), or the newest with `None`, in the
+    /// order of the keys, each with its own result: a key whose table read fails does not
+    /// hide the others' values.
+    pub(crate) fn multi_get_at<K: AsRef<[u8]>>(
+        &self,
+        keys: &[K],
+        seq: Option<SeqNo>,
+        ro: &ReadOptions,
+    ) -> Vec<KeyAnswer> {
+        if let Err(e) = self.check_open() {
+            return keys.iter().map(|_| Err(e.duplicate())).collect();
+        }
+        // The unshared-digest baseline is a single lookup's experiment: a batch always
+        // shares its keys' digests.
+        if ro.lab.profile {
+            self.multi_lookup::<Timed, K>(keys, seq, ro)
+        } else {
+            self.multi_lookup::<Untimed, K>(keys, seq, ro)
+        }
+    }
+
+    fn multi_lookup<C: StageClock, K: AsRef<[u8]>>(
+        &self,
+        keys: &[K],
+        seq: Option<SeqNo>,
+        ro: &ReadOptions,
+    ) -> Vec<KeyAnswer> {
+        let sv = self.sv.lease();
+        // Read after the lease, as a single lookup does (see `get_at`).
+        let seq = seq.unwrap_or_else(|| self.visible_seq());
+        let version = &sv.version;
+        let last_level = version.deepest_nonempty_level();
+
+        // Memtables first; then one digest per key that goes on to the tables, and its
+        // candidate tables, opened.
+        let mut candidates: Vec<OpenCandidate<'_>> = Vec::new();
+        let mut lookups: Vec<KeyLookup<'_, C>> = Vec::with_capacity(keys.len());
+        for key in keys {
+            let key = key.as_ref();
+            let seek = seek_key(key, seq);
+            let floor = sv.range_del_floor(key, seq);
+            let mut trace = sv.trace::<C>();
+            let mut answer = match self.check_key(key) {
+                Err(e) => Some(Err(e)),
+                Ok(()) => search_memtables(&sv, &seek, floor, &mut trace).map(Ok),
+            };
+            let mut digest = Digest::default();
+            let first = candidates.len();
+            if answer.is_none() {
+                let start = C::start();
+                digest = self.opts.lab.digest_hash.digest(key);
+                trace.hashing_took(C::nanos_since(start));
+                self.manager.begin_lookup();
+                for file in version.candidates(key) {
+                    match self.open_candidate(&sv.tables, file, &seek) {
+                        Ok(c) => candidates.push(c),
+                        Err(e) => {
+                            answer = Some(Err(e));
+                            break;
+                        }
+                    }
+                }
+            }
+            let range = first..candidates.len();
+            lookups.push(KeyLookup {
+                seek,
+                floor,
+                digest,
+                candidates: range.clone(),
+                next: range.start,
+                trace,
+                answer,
+            });
+        }
+
+        // Every key's filter lines at once: part headers first, then probe lines.
+        if sv.prefetch {
+            let skip_last = self.manager.skips_last_level();
+            for c in candidates.iter_mut() {
+                if !(skip_last && Some(c.level) == last_level) {
+                    c.reader.prefetch_filter_header(&mut c.spot);
+                }
+            }
+            for k in lookups.iter().filter(|k| k.answer.is_none()) {
+                for c in &mut candidates[k.candidates.clone()] {
+                    c.reader.prefetch_filter_at(&mut c.spot, &k.digest);
+                }
+            }
+        }
+
+        // Rounds: each key probes on to the first table that names a data block; then
+        // each such block is read once for every key waiting on it.
+        let mut waiting: Vec<Waiting<'_>> = Vec::new();
+        loop {
+            waiting.clear();
+            for (i, k) in lookups.iter_mut().enumerate() {
+                if k.answer.is_none() {
+                    if let Some(w) = self.probe_on(i, k, &candidates, version, last_level) {
+                        waiting.push(w);
+                    }
+                }
+            }
+            if waiting.is_empty() {
+                break;
+            }
+            waiting.sort_by_key(|w| (candidates[w.candidate].file.number, w.handle.offset));
+            for group in waiting.chunk_by(|a, b| {
+                candidates[a.candidate].file.number == candidates[b.candidate].file.number
+                    && a.handle.offset == b.handle.offset
+            }) {
+                self.read_shared_block(group, &candidates, &mut lookups, ro);
+            }
+        }
+
+        lookups
+            .into_iter()
+            .map(|k| {
+                k.trace.finish();
+                k.answer.unwrap_or(Ok(None))
+            })
+            .collect()
+    }
+
+    /// Probe key `i`'s next tables until one names a data block (returned, for the shared
+    /// read), or none is left (the key is absent), or a probe fails.
+    fn probe_on<'v, C: StageClock>(
+        &self,
+        i: usize,
+        k: &mut KeyLookup<'_, C>,
+        candidates: &'v [OpenCandidate<'v>],
+        version: &'v crate::version::Version,
+        last_level: Option<usize>,
+    ) -> Option<Waiting<'v>> {
+        while k.next < k.candidates.end {
+            let at = k.next;
+            k.next += 1;
+            let c = &candidates[at];
+            let candidate = Candidate {
+                level: c.level,
+                last_level: Some(c.level) == last_level,
+                version,
+                meta: c.file,
+                state: &c.slot.filter_state,
+                reader: c.reader,
+                spot: &c.spot,
+            };
+            let (plan, state) = self.manager.plan(&candidate);
+            let has_filter = c.reader.filter_part_count() > 0;
+            match c.reader.probe_to_block::<C>(&c.spot, &k.seek, &k.digest, plan) {
+                Err(e) => {
+                    k.answer = Some(Err(e));
+                    return None;
+                }
+                Ok((BlockProbe::FilteredOut, outcome)) => {
+                    k.trace.table_visit(c.level, &outcome, &TableGet::FilteredOut, has_filter);
+                }
+                Ok((BlockProbe::NotFound, outcome)) => {
+                    k.trace.table_visit(c.level, &outcome, &TableGet::NotFound, has_filter);
+                }
+                Ok((BlockProbe::Block(handle), outcome)) => {
+                    return Some(Waiting { key: i, candidate: at, handle, outcome, state });
+                }
+            }
+        }
+        k.answer = Some(Ok(None));
+        None
+    }
+
+    /// Read one data block for every key of `group` (all waiting on it) and settle what it
+    /// answers; a key it does not hold probes on in the next round.
+    fn read_shared_block<C: StageClock>(
+        &self,
+        group: &[Waiting<'_>],
+        candidates: &[OpenCandidate<'_>],
+        lookups: &mut [KeyLookup<'_, C>],
+        ro: &ReadOptions,
+    ) {
+        let Some(first) = group.first() else { return };
+        let c = &candidates[first.candidate];
+        let start = C::start();
+        let seeks = group.iter().map(|w| lookups[w.key].seek.as_slice());
+        let found = c.reader.get_in_data_block(first.handle, ro, seeks);
+        // The block's read and search, shared out over the keys that asked for it.
+        let data_nanos = C::nanos_since(start) / group.len() as u64;
+        let has_filter = c.reader.filter_part_count() > 0;
+        let found = match found {
+            Ok(found) => found,
+            Err(e) => {
+                for w in group {
+                    lookups[w.key].answer = Some(Err(e.duplicate()));
+                }
+                return;
+            }
+        };
+        for (w, got) in group.iter().zip(found) {
+            let k = &mut lookups[w.key];
+            let got = match got {
+                Ok(got) => got,
+                Err(e) => {
+                    k.answer = Some(Err(e));
+                    continue;
+                }
+            };
+            let outcome = ProbeOutcome { data_nanos, ..w.outcome };
+            k.trace.table_visit(c.level, &outcome, &got, has_filter);
+            if let TableGet::Found { kind, value, seq } = got {
+                self.manager.found(w.state);
+                k.answer = Some(Ok(match kind {
+                    ValueKind::Put if seq >= k.floor => Some(value),
+                    ValueKind::Put | ValueKind::Delete => None,
+                }));
+            }
+        }
+    }
+}
