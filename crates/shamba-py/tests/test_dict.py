@@ -105,3 +105,12 @@ def test_delete_range_removes_a_half_open_range_with_one_call(db):
     assert list(db.keys())[:2] == [b"k001", b"k005"]
     with pytest.raises(TypeError):
         db.delete_range("k0", b"k1")
+
+
+def test_multi_get_returns_values_in_key_order_with_none_for_absent(db):
+    db[b"a"] = b"1"
+    db[b"c"] = b"3"
+    assert db.multi_get([b"c", b"b", b"a", b"c"]) == [b"3", None, b"1", b"3"]
+    assert db.multi_get(iter([])) == []
+    with pytest.raises(TypeError):
+        db.multi_get([b"a", "b"])

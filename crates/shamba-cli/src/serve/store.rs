@@ -62,14 +62,14 @@ impl Store {
         self.db.get(key)
     }
 
-    /// Values of `keys`, in order. `Db` has no batched lookup yet: one `get` each; a
-    /// `Db::multi_get` slots in here and every multi-key read (MGET, EXISTS, DEL's count)
-    /// gets it.
+    /// Values of `keys`, in order, by one `Db::multi_get` (every multi-key read: MGET,
+    /// EXISTS, DEL's count); the first failed key fails the command.
     pub(super) fn get_many<'k>(
         &self,
         keys: impl IntoIterator<Item = &'k [u8]>,
     ) -> shamba::Result<Vec<Option<Vec<u8>>>> {
-        keys.into_iter().map(|k| self.db.get(k)).collect()
+        let keys: Vec<&[u8]> = keys.into_iter().collect();
+        self.db.multi_get(&keys).into_iter().collect()
     }
 
     /// Write `batch` (already under its keys' locks) with the server's durability.

@@ -2,7 +2,7 @@
 
 import os
 import pathlib
-from typing import Any, Dict, Iterator as _Iterator, List, Optional, Tuple, TypeVar, Union, overload
+from typing import Any, Dict, Iterable, Iterator as _Iterator, List, Optional, Tuple, TypeVar, Union, overload
 
 from ._errors import (
     ClosedError as ClosedError,
@@ -118,6 +118,7 @@ class Db:
     def delete_range(
         self, start: Optional[BytesLike] = None, end: Optional[BytesLike] = None, sync: Optional[bool] = None
     ) -> None: ...
+    def multi_get(self, keys: Iterable[BytesLike]) -> List[Optional[bytes]]: ...
     def write(self, batch: WriteBatch, sync: Optional[bool] = None) -> None: ...
     def range(
         self, start: Optional[BytesLike] = None, end: Optional[BytesLike] = None, reverse: bool = False
