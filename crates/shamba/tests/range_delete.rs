@@ -127,3 +127,54 @@ fn a_range_delete_over_keys_never_written_is_collected_at_the_next_flush() {
     assert_eq!(db.stats().range_tombstones, 0);
     assert_eq!(contents(&db).len(), 101);
 }
+
+/// Keys whose order is their numbers' up to 10^8.
+fn wide_key(i: u32) -> Vec<u8> {
+    format!("key-{i:08}").into_bytes()
+}
+
+/// The measurement, not a CI test: a range delete of 1M keys, its cost, and the
+/// cost of gets and scans over the range before and after compaction.
+/// `cargo test --release -p shamba --test range_delete -- --ignored --nocapture`
+#[test]
+#[ignore]
+fn measure_a_range_delete_of_a_million_keys() {
+    use std::time::Instant;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = Db::open(dir.path(), Options::default()).expect("open");
+    let n = 1_100_000;
+    for i in 0..n {
+        db.put(wide_key(i), [b'v'; 32]).expect("put");
+    }
+    db.wait_for_compactions().expect("settle");
+    let (wal0, t) = (db.stats().wal_bytes, Instant::now());
+    db.delete_range(wide_key(50_000)..wide_key(1_050_000)).expect("delete_range");
+    let took = t.elapsed();
+    println!(
+        "delete_range of 1,000,000 keys: {:.1} us, {} WAL bytes",
+        took.as_secs_f64() * 1e6,
+        db.stats().wal_bytes - wal0
+    );
+    let probe = |db: &Db, when: &str| {
+        let t = Instant::now();
+        for i in (50_000..1_050_000).step_by(1000) {
+            assert_eq!(db.get(wide_key(i)).expect("get"), None);
+        }
+        let get_us = t.elapsed().as_secs_f64() * 1e6 / 1000.0;
+        let t = Instant::now();
+        let left = db.range(wide_key(40_000)..wide_key(1_060_000)).count();
+        let scan_ms = t.elapsed().as_secs_f64() * 1e3;
+        let entries: u64 = db.stats().levels.iter().map(|l| l.entries).sum();
+        println!("{when}: get of a deleted key {get_us:.2} us; scan over the range {scan_ms:.1} ms ({left} keys left); {entries} entries in tables");
+    };
+    probe(&db, "before compaction");
+    let (written0, t) = (db.stats().compaction_bytes_written, Instant::now());
+    db.compact().expect("compact");
+    println!(
+        "compact: {:.1} s, {} MB written, {} range tombstones left",
+        t.elapsed().as_secs_f64(),
+        (db.stats().compaction_bytes_written - written0) >> 20,
+        db.stats().range_tombstones
+    );
+    probe(&db, "after compaction");
+}
