@@ -178,6 +178,26 @@ impl TableReader {
         let Some(partition) = spot.partition else {
             return Ok((TableGet::NotFound, outcome));
         };
+        let may_contain = self.probe_filters(partition, spot, digest, plan, &mut outcome)?;
+        outcome.filter_nanos = C::nanos_since(start);
+        if !may_contain {
+            return Ok((TableGet::FilteredOut, outcome));
+        }
+        self.lookup_data::<C>(partition, seek, ro, &mut outcome).map(|g| (g, outcome))
+    }
+
+    /// Probe the filter parts `plan` allows at `spot`, in order, until one says no (`false`:
+    /// the key is not in the table); parts not pinned are read (and counted in `outcome`).
+    /// Shared by single and batched lookups, and inlined into both.
+    #[inline(always)]
+    fn probe_filters(
+        &self,
+        partition: &Partition,
+        spot: &Spot<'_>,
+        digest: &Digest,
+        plan: ProbePlan,
+        outcome: &mut ProbeOutcome,
+    ) -> Result<bool> {
         for (i, meta) in partition.filter.iter().enumerate().take(plan.max_parts) {
             let fetched;
             let part = match (meta.pinned(), i, &spot.first_part) {
@@ -196,12 +216,10 @@ impl TableReader {
             };
             outcome.parts_probed += 1;
             if !part.may_contain(digest) {
-                outcome.filter_nanos = C::nanos_since(start);
-                return Ok((TableGet::FilteredOut, outcome));
+                return Ok(false);
             }
         }
-        outcome.filter_nanos = C::nanos_since(start);
-        self.lookup_data::<C>(partition, seek, ro, &mut outcome).map(|g| (g, outcome))
+        Ok(true)
     }
 
     /// The index and data-block part of a lookup, after the filter said maybe.
@@ -462,9 +480,9 @@ impl TableReader {
 
 /// The steps of a batched lookup (`db/multi_get.rs`): the filter and the index first, for
 /// every key of the batch, then each data block read once for all the keys that need it.
-/// They do what [`TableReader::get_at_spot`] does in one go, in two halves: a change to
-/// one changes the other (the model test compares `multi_get` with `get` on every
-/// policy and layout).
+/// They do what [`TableReader::get_at_spot`] does in one go, in two halves, sharing its
+/// filter probe (`probe_filters`); the model test compares `multi_get` with `get` on every
+/// policy and layout.
 impl TableReader {
     /// The filter parts `plan` allows at `spot`, as `get_at_spot` probes them, then on a
     /// maybe the index: which data block may hold the key.
@@ -480,29 +498,11 @@ impl TableReader {
         let Some(partition) = spot.partition else {
             return Ok((BlockProbe::NotFound, outcome));
         };
-        for (i, meta) in partition.filter.iter().enumerate().take(plan.max_parts) {
-            let fetched;
-            let part = match (meta.pinned(), i, &spot.first_part) {
-                (Some(pinned), _, _) => pinned.part(),
-                (None, 0, Some(TakenPart::Parsed(taken))) => taken.part(),
-                (None, 0, Some(TakenPart::Bytes(taken))) => self.parse_part(taken, meta)?,
-                _ => {
-                    let (bytes, from_device) = self.filter_block(meta, i)?;
-                    if from_device {
-                        outcome.filter_blocks_read_from_device += 1;
-                        outcome.filter_bytes_read_from_device += meta.handle().size + BLOCK_TRAILER_LEN as u64;
-                    }
-                    fetched = bytes;
-                    self.parse_part(&fetched, meta)?
-                }
-            };
-            outcome.parts_probed += 1;
-            if !part.may_contain(digest) {
-                outcome.filter_nanos = C::nanos_since(start);
-                return Ok((BlockProbe::FilteredOut, outcome));
-            }
-        }
+        let may_contain = self.probe_filters(partition, spot, digest, plan, &mut outcome)?;
         outcome.filter_nanos = C::nanos_since(start);
+        if !may_contain {
+            return Ok((BlockProbe::FilteredOut, outcome));
+        }
         let index_start = C::start();
         let index_offset = partition.index.handle().offset;
         let index = self.index_block(partition)?;
