@@ -23,7 +23,7 @@ use super::read::{search_memtables, OpenCandidate};
 use crate::error::Result;
 use crate::filter::Digest;
 use crate::key::{seek_key, SeqNo, ValueKind};
-use crate::manager::{Candidate, FileState};
+use crate::manager::FileState;
 use crate::options::{ReadOptions, StageClock, Timed, Untimed};
 use crate::stats::LookupTrace;
 use crate::table::{BlockHandle, BlockProbe, ProbeOutcome, TableGet};
@@ -194,16 +194,7 @@ impl DbInner {
             let at = k.next;
             k.next += 1;
             let c = &candidates[at];
-            let candidate = Candidate {
-                level: c.level,
-                last_level: Some(c.level) == last_level,
-                version,
-                meta: c.file,
-                state: &c.slot.filter_state,
-                reader: c.reader,
-                spot: &c.spot,
-            };
-            let (plan, state) = self.manager.plan(&candidate);
+            let (plan, state) = self.manager.plan(&c.planned(version, last_level));
             let has_filter = c.reader.filter_part_count() > 0;
             match c.reader.probe_to_block::<C>(&c.spot, &k.seek, &k.digest, plan) {
                 Err(e) => {

@@ -37,6 +37,22 @@ pub(super) struct OpenCandidate<'v> {
     pub(super) spot: Spot<'v>,
 }
 
+impl<'v> OpenCandidate<'v> {
+    /// The candidate as the filter manager plans it.
+    #[inline(always)]
+    pub(super) fn planned<'c>(&'c self, version: &'c Version, last_level: Option<usize>) -> Candidate<'c> {
+        Candidate {
+            level: self.level,
+            last_level: Some(self.level) == last_level,
+            version,
+            meta: self.file,
+            state: &self.slot.filter_state,
+            reader: self.reader,
+            spot: &self.spot,
+        }
+    }
+}
+
 impl DbInner {
     /// Check a key's length against the configured limit.
     pub(crate) fn check_key(&self, key: &[u8]) -> Result<()> {
@@ -207,16 +223,7 @@ impl DbInner {
         ro: &ReadOptions,
         trace: &mut LookupTrace<'_, C>,
     ) -> Result<Option<Answer>> {
-        let candidate = Candidate {
-            level: c.level,
-            last_level: Some(c.level) == last_level,
-            version,
-            meta: c.file,
-            state: &c.slot.filter_state,
-            reader: c.reader,
-            spot: &c.spot,
-        };
-        let (plan, state) = self.manager.plan(&candidate);
+        let (plan, state) = self.manager.plan(&c.planned(version, last_level));
         let (got, outcome) = c.reader.get_at_spot::<C>(&c.spot, seek, digest, ro, plan)?;
         trace.table_visit(c.level, &outcome, &got, c.reader.filter_part_count() > 0);
         let TableGet::Found { kind, value, seq } = got else { return Ok(None) };
