@@ -8,6 +8,7 @@ pub enum Op {
     Put,
     Delete,
     Batch,
+    DeleteRange,
     Get,
     Scan,
     SnapshotRead,
@@ -15,10 +16,11 @@ pub enum Op {
     Compact,
 }
 
-const KINDS: [(Op, &str); 8] = [
+const KINDS: [(Op, &str); 9] = [
     (Op::Put, "puts"),
     (Op::Delete, "deletes"),
     (Op::Batch, "batches"),
+    (Op::DeleteRange, "range deletes"),
     (Op::Get, "gets"),
     (Op::Scan, "scans"),
     (Op::SnapshotRead, "snapshot reads"),

@@ -1,8 +1,9 @@
 //! The worker threads: random operations on the database, each checked against the
 //! expected state as it runs.
 //!
-//! Writes (puts, deletes, batches of several keys) lock their keys in index order, mark
-//! the write pending in the expected state, write, then record it as acknowledged; a `get`
+//! Writes (puts, deletes, batches of several keys, range deletes of neighbouring keys) lock
+//! their keys in index order, mark the write pending in the expected state, write, then
+//! record it as acknowledged; a `get`
 //! holds its key's lock, so it must find exactly the acknowledged state. A range scan
 //! locks nothing: it reads each key's slot before and after creating its iterator, and
 //! holds a key whose slot did not change to its exact state, any other to what a write in
@@ -87,7 +88,8 @@ fn one_op(db: &Db, s: &Shared, rng: &mut StdRng) -> Res<()> {
     let op = match rng.gen_range(0..10_000) {
         0..3_000 => Op::Put,
         3_000..3_800 => Op::Delete,
-        3_800..4_800 => Op::Batch,
+        3_800..4_700 => Op::Batch,
+        4_700..4_800 => Op::DeleteRange,
         4_800..7_900 => Op::Get,
         7_900..9_100 => Op::Scan,
         9_100..9_945 => Op::SnapshotRead,
@@ -104,6 +106,12 @@ fn one_op(db: &Db, s: &Shared, rng: &mut StdRng) -> Res<()> {
             let indices = random_keys(rng, keys, 2, 8);
             write_keys(db, s, rng, &indices, 0.8)?;
         }
+        Op::DeleteRange => {
+            // Up to 32 neighbouring keys: key names order as their indices.
+            let lo = rng.gen_range(0..keys);
+            let hi = lo.saturating_add(rng.gen_range(1..=32)).min(keys);
+            delete_range(db, s, rng, lo, hi)?;
+        }
         Op::Get => get(db, s, rng.gen_range(0..keys))?,
         Op::Scan => scan(db, s, rng)?,
         Op::SnapshotRead => snapshot_read(db, s, rng)?,
@@ -111,6 +119,27 @@ fn one_op(db: &Db, s: &Shared, rng: &mut StdRng) -> Res<()> {
         Op::Compact => db.compact().map_err(|e| format!("compact: {e}"))?,
     }
     s.counters.count(op);
+    Ok(())
+}
+
+/// Delete the keys `lo..hi` with one range delete: each key's slot says a delete by this
+/// op, pending then settled, as a batch of deletes would (all or nothing after a kill).
+fn delete_range(db: &Db, s: &Shared, rng: &mut StdRng, lo: u32, hi: u32) -> Res<()> {
+    let mut locks: Vec<_> = (lo..hi).map(|i| s.state.lock(i)).collect();
+    let op = s.state.next_id()?;
+    for key in &mut locks {
+        let pending = key.slot().with_pending(Write::Delete(op));
+        key.set(pending)?;
+    }
+    let mut batch = WriteBatch::new();
+    batch.delete_range(key_of(lo)..key_of(hi));
+    let sync = rng.gen_bool(s.sync_fraction);
+    // On an error the slots stay pending: the write may or may not have landed.
+    db.write_opt(batch, &WriteOptions { sync, ..WriteOptions::default() })
+        .map_err(|e| format!("range delete op {op} of keys {lo}..{hi}: {e}"))?;
+    for key in &mut locks {
+        key.set(Slot::settled(Some(Write::Delete(op))))?;
+    }
     Ok(())
 }
 
