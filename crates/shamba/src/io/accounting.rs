@@ -41,7 +41,7 @@ pub(crate) struct IoStats {
     bytes: [AtomicU64; 4],
 }
 
-/// A copy of [`IoStats`] at one moment; subtract two to get the reads of an interval.
+/// The database's read counters at one moment; subtract two to get the reads of an interval.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct IoCounters {
     /// Reads per kind, indexed like [`BlockKind::ALL`].
