@@ -72,8 +72,25 @@ pub enum KeyDistribution {
     Uniform,
     /// A few keys hot (Zipf with exponent `--zipf-theta`), hot keys scattered over the key space.
     Zipfian,
-    /// Keys near the middle of the key space more likely (sd = n/10).
+    /// Seed 002's skew (its Fig. 2a): Zipf with exponent `--zipf-theta` (the seed uses 2),
+    /// the hot keys neighbours at the start of the key space, so a few tables get almost
+    /// every lookup.
+    ZipfContiguous,
+    /// Keys near the middle of the key space more likely: standard deviation `--normal-sd`
+    /// keys (seed 002 uses 5), or n/10 without it.
     Normal,
+}
+
+impl KeyDistribution {
+    /// The name a report prints, with the parameter that shapes it.
+    pub fn describe(self, theta: f64, normal_sd: Option<f64>, n: u64) -> String {
+        match self {
+            KeyDistribution::Uniform => "uniform".into(),
+            KeyDistribution::Zipfian => format!("zipfian (theta {theta}, hot keys scattered)"),
+            KeyDistribution::ZipfContiguous => format!("zipf-contiguous (theta {theta}, hot keys neighbours)"),
+            KeyDistribution::Normal => format!("normal (sd {} keys)", normal_sd.unwrap_or(n as f64 / 10.0)),
+        }
+    }
 }
 
 /// Draws key ranks in `0..n`.
@@ -82,19 +99,30 @@ pub enum RankSampler {
     Uniform(u64),
     /// Zipfian, scattered.
     Zipf(Zipf<f64>, u64),
+    /// Zipfian, hot keys contiguous.
+    ZipfContiguous(Zipf<f64>, u64),
     /// Normal, clamped.
     Normal(Normal<f64>, u64),
 }
 
 impl RankSampler {
-    /// A sampler over `n >= 1` ranks.
+    /// A sampler over `n >= 1` ranks (a normal one with sd n/10).
     pub fn new(dist: KeyDistribution, n: u64, theta: f64) -> Result<Self, String> {
+        RankSampler::with_normal_sd(dist, n, theta, None)
+    }
+
+    /// A sampler over `n >= 1` ranks; a normal one with standard deviation `normal_sd`
+    /// keys (n/10 if `None`).
+    pub fn with_normal_sd(dist: KeyDistribution, n: u64, theta: f64, normal_sd: Option<f64>) -> Result<Self, String> {
         let n = n.max(1);
+        let zipf = || Zipf::new(n, theta).map_err(|e| format!("zipf: {e}"));
         Ok(match dist {
             KeyDistribution::Uniform => RankSampler::Uniform(n),
-            KeyDistribution::Zipfian => RankSampler::Zipf(Zipf::new(n, theta).map_err(|e| format!("zipf: {e}"))?, n),
+            KeyDistribution::Zipfian => RankSampler::Zipf(zipf()?, n),
+            KeyDistribution::ZipfContiguous => RankSampler::ZipfContiguous(zipf()?, n),
             KeyDistribution::Normal => RankSampler::Normal(
-                Normal::new(n as f64 / 2.0, n as f64 / 10.0).map_err(|e| format!("normal: {e}"))?,
+                Normal::new(n as f64 / 2.0, normal_sd.unwrap_or(n as f64 / 10.0))
+                    .map_err(|e| format!("normal: {e}"))?,
                 n,
             ),
         })
@@ -110,6 +138,7 @@ impl RankSampler {
                 let r = (z.sample(rng) as u64).saturating_sub(1) % n;
                 scatter(r, *n)
             }
+            RankSampler::ZipfContiguous(z, n) => (z.sample(rng) as u64).saturating_sub(1) % n,
             RankSampler::Normal(d, n) => (d.sample(rng).max(0.0) as u64).min(n - 1),
         }
     }
@@ -186,11 +215,36 @@ mod tests {
     #[test]
     fn samplers_stay_in_range() {
         let mut rng = rand::thread_rng();
-        for d in [KeyDistribution::Uniform, KeyDistribution::Zipfian, KeyDistribution::Normal] {
+        for d in [
+            KeyDistribution::Uniform,
+            KeyDistribution::Zipfian,
+            KeyDistribution::ZipfContiguous,
+            KeyDistribution::Normal,
+        ] {
             let s = RankSampler::new(d, 1000, 0.99).unwrap();
             for _ in 0..10_000 {
                 assert!(s.sample(&mut rng) < 1000);
             }
         }
+    }
+
+    #[test]
+    fn the_seeds_workloads_put_their_lookups_where_the_seed_does() {
+        let mut rng = rand::thread_rng();
+        let n = 100_000;
+        // Zipf 2, contiguous: the first 10 keys take most lookups (94%: 61% the hottest,
+        // 33% its 9 neighbours).
+        let s = RankSampler::new(KeyDistribution::ZipfContiguous, n, 2.0).unwrap();
+        let draws: Vec<u64> = (0..10_000).map(|_| s.sample(&mut rng)).collect();
+        assert!(draws.iter().filter(|&&r| r < 10).count() > 9_000);
+        assert!(draws.iter().filter(|&&r| (1..10).contains(&r)).count() > 2_500);
+        // Scattered, the same skew puts the hottest key's followers far from it.
+        let s = RankSampler::new(KeyDistribution::Zipfian, n, 2.0).unwrap();
+        let near = (0..10_000).filter(|_| (1..10).contains(&s.sample(&mut rng))).count();
+        assert!(near < 500, "{near} of 10000 next to the hottest key");
+        // Normal with sd 5 keys: nearly every lookup within 20 keys of the middle.
+        let s = RankSampler::with_normal_sd(KeyDistribution::Normal, n, 0.99, Some(5.0)).unwrap();
+        let near = (0..10_000).filter(|_| s.sample(&mut rng).abs_diff(n / 2) <= 20).count();
+        assert!(near > 9_990, "{near} of 10000 within 20 keys");
     }
 }

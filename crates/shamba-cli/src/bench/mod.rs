@@ -60,9 +60,12 @@ pub struct BenchArgs {
     /// How lookups pick keys.
     #[arg(long, value_enum, default_value_t = KeyDistribution::Uniform)]
     pub distribution: KeyDistribution,
-    /// Zipf exponent.
+    /// Zipf exponent (`zipfian`, `zipf-contiguous`).
     #[arg(long, default_value_t = 0.99)]
     pub zipf_theta: f64,
+    /// Standard deviation of `normal`, in keys (default: a tenth of the keys).
+    #[arg(long)]
+    pub normal_sd: Option<f64>,
     /// Reader threads.
     #[arg(long, default_value_t = 1)]
     pub threads: usize,
@@ -363,6 +366,7 @@ pub fn run(args: &BenchArgs) -> Result<(), Box<dyn Error>> {
     } else {
         print_tree(&stats, settle_secs);
         println!();
+        println!("lookups: {}", args.distribution.describe(args.zipf_theta, args.normal_sd, args.num));
         report::print_table(&rows);
     }
     db.close()?;
@@ -445,7 +449,7 @@ pub(crate) fn read_phase(db: &Db, args: &BenchArgs, kind: ReadKind) -> Result<Ph
         ReadKind::Missing => 0.0,
         ReadKind::Mixed => args.existing_fraction,
     };
-    let sampler = RankSampler::new(args.distribution, args.num, args.zipf_theta)?;
+    let sampler = RankSampler::with_normal_sd(args.distribution, args.num, args.zipf_theta, args.normal_sd)?;
     let threads = args.threads.max(1) as u64;
     let per_thread = args.reads / threads;
     let pb = progress(per_thread * threads, name, args.json);
@@ -585,7 +589,7 @@ fn config_json(a: &BenchArgs) -> serde_json::Value {
         "compression_ratio": a.compression_ratio, "compression": format!("{:?}", a.compression),
         "bottommost_compression": a.bottommost_compression.map(|c| format!("{c:?}")),
         "order": format!("{:?}", a.order), "reads": a.reads, "existing_fraction": a.existing_fraction, "multi_get": a.multi_get,
-        "distribution": format!("{:?}", a.distribution), "threads": a.threads, "bits_per_key": a.bits_per_key,
+        "distribution": a.distribution.describe(a.zipf_theta, a.normal_sd, a.num), "threads": a.threads, "bits_per_key": a.bits_per_key,
         "cache_mb": a.cache_mb, "cache_pct": a.cache_pct, "cache_index_and_filter": a.cache_index_and_filter, "partition": a.partition,
         "layout": format!("{:?}", a.layout), "parts": a.parts, "first_bits_per_key": a.first_bits_per_key,
         "ribbon_from_level": a.ribbon_from_level, "monkey": a.monkey, "policy": format!("{:?}", a.policy),

@@ -92,6 +92,7 @@ pub fn dist_name(d: KeyDistribution) -> &'static str {
         KeyDistribution::Uniform => "uniform",
         KeyDistribution::Normal => "normal",
         KeyDistribution::Zipfian => "zipfian",
+        KeyDistribution::ZipfContiguous => "zipf-contiguous",
     }
 }
 
