@@ -24,6 +24,22 @@ impl AsRef<[u8]> for BytesArg<'_> {
     }
 }
 
+/// The keys of an iterable of bytes (`multi_get`'s argument), copied: its items need not
+/// outlive the loop that reads them.
+///
+/// # Errors
+///
+/// `TypeError` naming `keys` for an item that is not bytes-like, or when `obj` is not
+/// iterable.
+pub(crate) fn byte_keys(obj: &Bound<'_, PyAny>) -> PyResult<Vec<Vec<u8>>> {
+    obj.try_iter()?.map(|k| k.and_then(|k| bytes_arg(&k, "keys").map(|b| b.as_ref().to_vec()))).collect()
+}
+
+/// The values a batched lookup found, as Python data: `bytes`, or `None` where absent.
+pub(crate) fn values_list(py: Python<'_>, values: Vec<Option<Vec<u8>>>) -> Vec<Option<Py<PyBytes>>> {
+    values.into_iter().map(|v| v.map(|v| PyBytes::new(py, &v).unbind())).collect()
+}
+
 /// The bytes of `obj`, the argument called `name`.
 ///
 /// # Errors

@@ -1,7 +1,7 @@
 //! `shamba.Db`: an open database, dict-like, over `shamba::Db`.
 
 use crate::batch::WriteBatch;
-use crate::bytes_arg::{bytes_arg, opt_bytes_arg, BytesArg};
+use crate::bytes_arg::{byte_keys, bytes_arg, opt_bytes_arg, values_list, BytesArg};
 use crate::errors::IntoPyResult;
 use crate::iter::{Iterator, Yields};
 use crate::options::{self, DbConfig};
@@ -125,13 +125,9 @@ impl Db {
     /// The values of `keys` (a list or other iterable of bytes) at one moment, as a list in
     /// their order, `None` where a key is absent: one batched lookup (`Db::multi_get`).
     fn multi_get(&self, py: Python<'_>, keys: &Bound<'_, PyAny>) -> PyResult<Vec<Option<Py<PyBytes>>>> {
-        // Copied: the iterable's items need not outlive this loop.
-        let keys: Vec<Vec<u8>> = keys
-            .try_iter()?
-            .map(|k| k.and_then(|k| bytes_arg(&k, "keys").map(|b| b.as_ref().to_vec())))
-            .collect::<PyResult<_>>()?;
+        let keys = byte_keys(keys)?;
         let values = self.with(py, |db| db.multi_get(&keys).into_iter().collect::<shamba::Result<Vec<_>>>())?;
-        Ok(values.into_iter().map(|v| v.map(|v| PyBytes::new(py, &v).unbind())).collect())
+        Ok(values_list(py, values))
     }
 
     fn __getitem__<'py>(&self, py: Python<'py>, key: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyBytes>> {

@@ -1,6 +1,6 @@
 //! `shamba.Snapshot`: a consistent read view, released by `release()` or a `with` block.
 
-use crate::bytes_arg::{bytes_arg, opt_bytes_arg};
+use crate::bytes_arg::{byte_keys, bytes_arg, opt_bytes_arg, values_list};
 use crate::db::{bounds, Db};
 use crate::errors::IntoPyResult;
 use crate::iter::{Iterator, Yields};
@@ -60,6 +60,14 @@ impl Snapshot {
             Some(v) => PyBytes::new(py, &v).into_any().unbind(),
             None => default.unwrap_or_else(|| py.None()),
         })
+    }
+
+    /// The values of `keys` as of this snapshot, in their order, `None` where absent: one
+    /// batched lookup.
+    fn multi_get(&self, py: Python<'_>, keys: &Bound<'_, PyAny>) -> PyResult<Vec<Option<Py<PyBytes>>>> {
+        let keys = byte_keys(keys)?;
+        let values = self.with(py, |s| s.multi_get(&keys).into_iter().collect::<shamba::Result<Vec<_>>>())?;
+        Ok(values_list(py, values))
     }
 
     fn __getitem__<'py>(&self, py: Python<'py>, key: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyBytes>> {

@@ -94,3 +94,12 @@ def test_an_iterator_made_before_close_runs_to_its_end(tmp_path):
     assert next(it) == b"000"
     db.close()
     assert sum(1 for _ in it) == 99
+
+
+def test_a_snapshot_multi_get_reads_its_moment(db):
+    db[b"a"] = b"old"
+    with db.snapshot() as snap:
+        db[b"a"] = b"new"
+        db[b"b"] = b"later"
+        assert snap.multi_get([b"b", b"a"]) == [None, b"old"]
+    assert db.multi_get([b"b", b"a"]) == [b"later", b"new"]
