@@ -76,17 +76,6 @@ impl SuperVersion {
         }
         floor
     }
-
-    /// Every range tombstone a reader at `seq` sees: the memtables' and the version's.
-    pub(crate) fn range_dels_at(&self, seq: SeqNo) -> Vec<crate::range_del::RangeTombstone> {
-        let mut all = self.mem.range_dels();
-        for m in &self.imm {
-            all.extend(m.range_dels());
-        }
-        all.extend(self.version.range_dels.list.iter().cloned());
-        all.retain(|t| t.seq <= seq);
-        all
-    }
 }
 
 /// The WAL being appended to.

@@ -10,7 +10,6 @@ use crate::cursor::Cursor;
 use crate::error::Result;
 use crate::key::{internal_key, parse_internal_key, seek_key, SeqNo, ValueKind, MAX_SEQ};
 use crate::options::ReadOptions;
-use crate::range_del::RangeDelSet;
 use crate::table::TableCache;
 use crate::Error;
 use std::ops::{Bound, RangeBounds};
@@ -34,8 +33,6 @@ use std::sync::Arc;
 /// as RocksDB's `Seek` and `SeekForPrev` do.
 pub struct DbIterator {
     sv: Arc<SuperVersion>,
-    /// The range tombstones visible at `seq` (none, mostly).
-    range_dels: Option<RangeDelSet>,
     tables: Arc<TableCache>,
     read: ReadOptions,
     seq: SeqNo,
@@ -68,9 +65,7 @@ impl DbIterator {
         };
         let closed = inner.closed.load(std::sync::atomic::Ordering::Acquire);
         let sv = inner.super_version();
-        let tombstones = sv.range_dels_at(seq);
         DbIterator {
-            range_dels: (!tombstones.is_empty()).then(|| RangeDelSet::new(&tombstones)),
             sv,
             tables: inner.tables.clone(),
             read,
@@ -154,7 +149,7 @@ impl DbIterator {
             }
             // The first visible entry of a user key is its newest visible version.
             let user_key = p.user_key.to_vec();
-            let live = p.kind == ValueKind::Put && !range_deleted(self.range_dels.as_ref(), &user_key, seq, p.seq);
+            let live = p.kind == ValueKind::Put && !range_deleted(&self.sv, &user_key, seq, p.seq);
             let item = live.then(|| c.value().to_vec());
             // Skip the older versions of this key.
             c.next()?;
@@ -208,7 +203,7 @@ impl DbIterator {
             {
                 return Ok(None);
             }
-            if kind == ValueKind::Put && !range_deleted(self.range_dels.as_ref(), &user_key, seq, version_seq) {
+            if kind == ValueKind::Put && !range_deleted(&self.sv, &user_key, seq, version_seq) {
                 self.back_key = Some(user_key.clone());
                 return Ok(Some((user_key, value)));
             }
@@ -283,10 +278,11 @@ pub(crate) fn prefix_range(prefix: &[u8]) -> (Bound<Vec<u8>>, Bound<Vec<u8>>) {
     (Bound::Included(prefix.to_vec()), end)
 }
 
-/// Whether a range tombstone in `set` visible at `seq` deletes the version of `key` at
-/// `version_seq`.
-fn range_deleted(set: Option<&RangeDelSet>, key: &[u8], seq: SeqNo, version_seq: SeqNo) -> bool {
-    set.is_some_and(|set| set.cover(key, seq) > version_seq)
+/// Whether a range tombstone visible at `seq` deletes the version of `key` at
+/// `version_seq`: the floor a point lookup computes (tombstones written after the
+/// iterator was made have larger sequence numbers, and do not count).
+fn range_deleted(sv: &SuperVersion, key: &[u8], seq: SeqNo, version_seq: SeqNo) -> bool {
+    sv.range_del_floor(key, seq) > version_seq
 }
 
 fn below_end(end: &Bound<Vec<u8>>, key: &[u8]) -> bool {
