@@ -6,7 +6,8 @@
 //! long-lived levels, and per-level bits per key.
 //!
 //! The front door is this page: [`Db`] with its [`Options`], [`ReadOptions`] and
-//! [`WriteOptions`]; [`WriteBatch`], [`Snapshot`] and [`DbIterator`]; [`Error`]; [`Stats`];
+//! [`WriteOptions`]; its named keyspaces ([`Keyspace`], with [`KeyspaceOptions`]);
+//! [`WriteBatch`], [`Snapshot`] and [`DbIterator`]; [`Error`]; [`Stats`];
 //! [`VerifyReport`] (what [`Db::verify`] found);
 //! the probe policies ([`ProbePolicy`]) and the filters ([`filter`], the `shamba-filter`
 //! crate) that configuration names; and [`storage`], the file-system interface a database
@@ -58,12 +59,12 @@ mod wal;
 pub use shamba_filter as filter;
 
 pub use cache::KindCounters;
-pub use db::{Db, DbIterator, FileInfo, Snapshot, WriteBatch};
+pub use db::{Db, DbIterator, FileInfo, Keyspace, Snapshot, WriteBatch};
 pub use error::{Error, Result};
 pub use io::{BlockKind, IoCounters};
 pub use options::{
-    CompactionStyle, Compression, ElasticPolicy, Options, ProbePolicy, ReadOptions, ShambaPolicy, Skipping,
-    WalRecovery, WriteOptions,
+    CompactionStyle, Compression, ElasticPolicy, KeyspaceOptions, Options, ProbePolicy, ReadOptions, ShambaPolicy,
+    Skipping, WalRecovery, WriteOptions,
 };
 pub use stats::{LevelLookupStats, LevelStats, LookupCosts, Stats};
 pub use verify_report::{Problem, ProblemKind, VerifyReport};

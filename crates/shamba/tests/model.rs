@@ -1,43 +1,60 @@
 //! Model-based test: random sequences of writes, reads, snapshots, flushes, compactions
-//! and reopens, checked against a `BTreeMap`. Tiny memtables and files make flushes and
-//! multi-level compactions happen within a few dozen operations.
+//! and reopens, checked against a `BTreeMap` per keyspace. Tiny memtables and files make
+//! flushes and multi-level compactions happen within a few dozen operations.
+//!
+//! Every operation names one of three keyspaces: the default one (through `Db`'s own
+//! methods), `a` (the database's options, through a `Keyspace`), and `b` (the other
+//! compaction style and plain filters, from `Options::keyspace_options`). Batches mix
+//! keyspaces, snapshots read all three, and `a` and `b` are dropped and come back empty.
 //!
 //! `SHAMBA_MODEL_CASES=1000 cargo test --release --test model` runs a longer soak.
 
 use proptest::prelude::*;
-use shamba::{CompactionStyle, Db, Options, Snapshot, WriteBatch};
+use shamba::{CompactionStyle, Db, DbIterator, Keyspace, KeyspaceOptions, Options, Snapshot, WriteBatch};
 use std::collections::BTreeMap;
 use std::ops::Bound;
 
 type Model = BTreeMap<Vec<u8>, Vec<u8>>;
 
+/// The keyspaces, by index: 0 is the default one.
+const KEYSPACES: [&str; 3] = ["default", "a", "b"];
+
+/// One model per keyspace.
+type Models = [Model; 3];
+
 #[derive(Debug, Clone)]
 enum Op {
-    Put(Vec<u8>, Vec<u8>),
-    Delete(Vec<u8>),
+    Put(usize, Vec<u8>, Vec<u8>),
+    Delete(usize, Vec<u8>),
     /// `delete_range(lo..hi)`, unbounded where `None`.
-    DeleteRange(Option<Vec<u8>>, Option<Vec<u8>>),
-    Batch(Vec<(Vec<u8>, Option<Vec<u8>>)>),
-    Get(Vec<u8>),
+    DeleteRange(usize, Option<Vec<u8>>, Option<Vec<u8>>),
+    /// A batch across keyspaces: puts (`Some`) and deletes (`None`), then maybe one range
+    /// delete.
+    Batch(Vec<(usize, Vec<u8>, Option<Vec<u8>>)>, Option<(usize, Vec<u8>, Vec<u8>)>),
+    Get(usize, Vec<u8>),
     /// `multi_get` of these keys (repeats and absent keys included).
-    MultiGet(Vec<Vec<u8>>),
-    Range(Option<Vec<u8>>, Option<Vec<u8>>, bool),
+    MultiGet(usize, Vec<Vec<u8>>),
+    Range(usize, Option<Vec<u8>>, Option<Vec<u8>>, bool),
     /// On `range(lo..hi)`, `seek(at)` then up to `take` items forward, or `seek_for_prev(at)`
     /// then up to `take` items backward.
     Seek {
+        ks: usize,
         lo: Option<Vec<u8>>,
         hi: Option<Vec<u8>>,
         at: Vec<u8>,
         back: bool,
         take: usize,
     },
-    Prefix(Vec<u8>, bool),
-    /// Take a checkpoint, open it and compare it with the model of that moment.
+    Prefix(usize, Vec<u8>, bool),
+    /// Take a checkpoint, open it and compare every keyspace with the models of that
+    /// moment.
     Checkpoint,
     TakeSnapshot,
-    SnapshotGet(usize, Vec<u8>),
-    SnapshotMultiGet(usize, Vec<Vec<u8>>),
-    SnapshotRange(usize, bool),
+    SnapshotGet(usize, usize, Vec<u8>),
+    SnapshotMultiGet(usize, usize, Vec<Vec<u8>>),
+    SnapshotRange(usize, usize, bool),
+    /// Drop keyspace 1 or 2; it comes back empty at its next use.
+    DropKeyspace(usize),
     Flush,
     Compact,
     Reopen,
@@ -70,27 +87,38 @@ fn value() -> impl Strategy<Value = Vec<u8>> {
     ]
 }
 
+/// A keyspace index: the default one as often as the two others together.
+fn ks() -> impl Strategy<Value = usize> {
+    prop_oneof![2 => Just(0usize), 1 => Just(1usize), 1 => Just(2usize)]
+}
+
 fn op() -> impl Strategy<Value = Op> {
     prop_oneof![
-        30 => (key(), value()).prop_map(|(k, v)| Op::Put(k, v)),
-        8 => key().prop_map(Op::Delete),
-        2 => (prop::option::of(key()), prop::option::of(key())).prop_map(|(lo, hi)| Op::DeleteRange(lo, hi)),
-        6 => prop::collection::vec((key(), prop::option::of(value())), 1..8).prop_map(Op::Batch),
-        12 => key().prop_map(Op::Get),
-        4 => multi_get_keys().prop_map(Op::MultiGet),
-        5 => (prop::option::of(key()), prop::option::of(key()), any::<bool>()).prop_map(|(a, b, r)| Op::Range(a, b, r)),
-        3 => (prop::option::of(key()), prop::option::of(key()), key(), any::<bool>(), 1usize..6)
-            .prop_map(|(lo, hi, at, back, take)| Op::Seek { lo, hi, at, back, take }),
-        2 => ((0u16..120), 1usize..4, any::<bool>()).prop_map(|(k, len, rev)| {
+        30 => (ks(), key(), value()).prop_map(|(s, k, v)| Op::Put(s, k, v)),
+        8 => (ks(), key()).prop_map(|(s, k)| Op::Delete(s, k)),
+        2 => (ks(), prop::option::of(key()), prop::option::of(key())).prop_map(|(s, lo, hi)| Op::DeleteRange(s, lo, hi)),
+        6 => (
+            prop::collection::vec((ks(), key(), prop::option::of(value())), 1..8),
+            prop::option::weighted(0.2, (ks(), key(), key())),
+        )
+            .prop_map(|(items, range)| Op::Batch(items, range)),
+        12 => (ks(), key()).prop_map(|(s, k)| Op::Get(s, k)),
+        4 => (ks(), multi_get_keys()).prop_map(|(s, k)| Op::MultiGet(s, k)),
+        5 => (ks(), prop::option::of(key()), prop::option::of(key()), any::<bool>())
+            .prop_map(|(s, a, b, r)| Op::Range(s, a, b, r)),
+        3 => (ks(), prop::option::of(key()), prop::option::of(key()), key(), any::<bool>(), 1usize..6)
+            .prop_map(|(ks, lo, hi, at, back, take)| Op::Seek { ks, lo, hi, at, back, take }),
+        2 => (ks(), (0u16..120), 1usize..4, any::<bool>()).prop_map(|(s, k, len, rev)| {
             let mut p = format!("k{k:03}").into_bytes();
             p.truncate(len);
-            Op::Prefix(p, rev)
+            Op::Prefix(s, p, rev)
         }),
         2 => Just(Op::TakeSnapshot),
         1 => Just(Op::Checkpoint),
-        4 => (any::<usize>(), key()).prop_map(|(i, k)| Op::SnapshotGet(i, k)),
-        2 => (any::<usize>(), any::<bool>()).prop_map(|(i, r)| Op::SnapshotRange(i, r)),
-        2 => (any::<usize>(), multi_get_keys()).prop_map(|(i, k)| Op::SnapshotMultiGet(i, k)),
+        4 => (any::<usize>(), ks(), key()).prop_map(|(i, s, k)| Op::SnapshotGet(i, s, k)),
+        2 => (any::<usize>(), ks(), any::<bool>()).prop_map(|(i, s, r)| Op::SnapshotRange(i, s, r)),
+        2 => (any::<usize>(), ks(), multi_get_keys()).prop_map(|(i, s, k)| Op::SnapshotMultiGet(i, s, k)),
+        1 => (1usize..3).prop_map(Op::DropKeyspace),
         2 => Just(Op::Flush),
         1 => Just(Op::Compact),
         1 => Just(Op::Reopen),
@@ -219,64 +247,172 @@ fn collect(it: impl Iterator<Item = shamba::Result<(Vec<u8>, Vec<u8>)>>) -> Vec<
     it.collect::<Result<Vec<_>, _>>().expect("iteration failed")
 }
 
+/// One keyspace as the test reads and writes it: the default one through `Db`'s own
+/// methods, the others through their `Keyspace`.
+enum View<'a> {
+    Db(&'a Db),
+    Ks(&'a Keyspace),
+}
+
+impl View<'_> {
+    fn put(&self, k: &[u8], v: &[u8]) -> shamba::Result<()> {
+        match self {
+            View::Db(d) => d.put(k, v),
+            View::Ks(s) => s.put(k, v),
+        }
+    }
+    fn delete(&self, k: &[u8]) -> shamba::Result<()> {
+        match self {
+            View::Db(d) => d.delete(k),
+            View::Ks(s) => s.delete(k),
+        }
+    }
+    fn delete_range(&self, r: (Bound<Vec<u8>>, Bound<Vec<u8>>)) -> shamba::Result<()> {
+        match self {
+            View::Db(d) => d.delete_range::<Vec<u8>, _>(r),
+            View::Ks(s) => s.delete_range::<Vec<u8>, _>(r),
+        }
+    }
+    fn get(&self, k: &[u8]) -> shamba::Result<Option<Vec<u8>>> {
+        match self {
+            View::Db(d) => d.get(k),
+            View::Ks(s) => s.get(k),
+        }
+    }
+    fn multi_get(&self, keys: &[Vec<u8>]) -> Vec<shamba::Result<Option<Vec<u8>>>> {
+        match self {
+            View::Db(d) => d.multi_get(keys),
+            View::Ks(s) => s.multi_get(keys),
+        }
+    }
+    fn range(&self, r: (Bound<Vec<u8>>, Bound<Vec<u8>>)) -> DbIterator {
+        match self {
+            View::Db(d) => d.range::<Vec<u8>, _>(r),
+            View::Ks(s) => s.range::<Vec<u8>, _>(r),
+        }
+    }
+    fn prefix(&self, p: &[u8]) -> DbIterator {
+        match self {
+            View::Db(d) => d.prefix(p),
+            View::Ks(s) => s.prefix(p),
+        }
+    }
+}
+
+/// The database and a handle of each named keyspace (index 0 unused: `Db` is its handle).
+struct Open {
+    db: Db,
+    ks: Vec<Keyspace>,
+}
+
+impl Open {
+    fn new(db: Db) -> Open {
+        let ks = KEYSPACES.iter().map(|name| db.keyspace(name).expect("keyspace")).collect();
+        Open { db, ks }
+    }
+
+    fn view(&self, i: usize) -> View<'_> {
+        if i == 0 {
+            View::Db(&self.db)
+        } else {
+            View::Ks(&self.ks[i])
+        }
+    }
+
+    /// Keyspace `i`'s handle, taken again (a dropped keyspace comes back empty).
+    fn refresh(&mut self, i: usize) {
+        self.ks[i] = self.db.keyspace(KEYSPACES[i]).expect("keyspace again");
+    }
+
+    fn close(self) {
+        drop(self.ks);
+        self.db.close().expect("close");
+    }
+}
+
+fn bounds(lo: &Option<Vec<u8>>, hi: &Option<Vec<u8>>) -> (Bound<Vec<u8>>, Bound<Vec<u8>>) {
+    (lo.clone().map_or(Bound::Unbounded, Bound::Included), hi.clone().map_or(Bound::Unbounded, Bound::Excluded))
+}
+
+fn pairs(m: &Model) -> Vec<(Vec<u8>, Vec<u8>)> {
+    m.iter().map(|(k, v)| (k.clone(), v.clone())).collect()
+}
+
+/// Keyspace `b`'s options: the other compaction style, and plain whole filters.
+fn keyspace_b(style: CompactionStyle, ratio: u32) -> KeyspaceOptions {
+    let other = if style == CompactionStyle::Leveled { CompactionStyle::Tiered } else { CompactionStyle::Leveled };
+    let mut o = KeyspaceOptions::of(&options(other, ratio));
+    o.block_size = 512;
+    o
+}
+
 fn run(ops: Vec<Op>, style: CompactionStyle, ratio: u32, setup: FilterSetup) -> Result<(), TestCaseError> {
     let dir = tempfile::tempdir().expect("tempdir");
     let opts = || {
         let mut o = options(style, ratio);
         apply(setup, &mut o);
+        o.keyspace_options = vec![("b".to_string(), keyspace_b(style, ratio))];
         o
     };
-    let mut db = Some(Db::open(dir.path(), opts()).expect("open"));
-    let mut model = Model::new();
-    let mut snaps: Vec<(Snapshot, Model)> = Vec::new();
+    let mut db = Some(Open::new(Db::open(dir.path(), opts()).expect("open")));
+    let mut models: Models = Default::default();
+    let mut snaps: Vec<(Snapshot, Models)> = Vec::new();
     for (step, op) in ops.into_iter().enumerate() {
-        let d = db.as_ref().expect("db open");
+        let d = db.as_mut().expect("db open");
         match op {
-            Op::Put(k, v) => {
-                d.put(&k, &v).expect("put");
-                model.insert(k, v);
+            Op::Put(s, k, v) => {
+                d.view(s).put(&k, &v).expect("put");
+                models[s].insert(k, v);
             }
-            Op::Delete(k) => {
-                d.delete(&k).expect("delete");
-                model.remove(&k);
+            Op::Delete(s, k) => {
+                d.view(s).delete(&k).expect("delete");
+                models[s].remove(&k);
             }
-            Op::DeleteRange(lo, hi) => {
-                let l = lo.clone().map_or(Bound::Unbounded, Bound::Included);
-                let h = hi.clone().map_or(Bound::Unbounded, Bound::Excluded);
-                d.delete_range::<Vec<u8>, _>((l, h)).expect("delete_range");
-                for (k, _) in expected_range(&model, &lo, &hi) {
-                    model.remove(&k);
+            Op::DeleteRange(s, lo, hi) => {
+                d.view(s).delete_range(bounds(&lo, &hi)).expect("delete_range");
+                for (k, _) in expected_range(&models[s], &lo, &hi) {
+                    models[s].remove(&k);
                 }
             }
-            Op::Batch(items) => {
+            Op::Batch(items, range) => {
                 let mut b = WriteBatch::new();
-                for (k, v) in &items {
+                for (s, k, v) in &items {
+                    match (v, *s) {
+                        (Some(v), 0) => b.put(k, v),
+                        (Some(v), s) => b.put_in(&d.ks[s], k, v),
+                        (None, 0) => b.delete(k),
+                        (None, s) => b.delete_in(&d.ks[s], k),
+                    };
                     match v {
-                        Some(v) => {
-                            b.put(k, v);
-                            model.insert(k.clone(), v.clone());
-                        }
-                        None => {
-                            b.delete(k);
-                            model.remove(k);
-                        }
+                        Some(v) => models[*s].insert(k.clone(), v.clone()),
+                        None => models[*s].remove(k),
+                    };
+                }
+                if let Some((s, lo, hi)) = range {
+                    let r = bounds(&Some(lo.clone()), &Some(hi.clone()));
+                    if s == 0 {
+                        b.delete_range::<Vec<u8>, _>(r);
+                    } else {
+                        b.delete_range_in::<Vec<u8>, _>(&d.ks[s], r);
+                    }
+                    for (k, _) in expected_range(&models[s], &Some(lo), &Some(hi)) {
+                        models[s].remove(&k);
                     }
                 }
-                d.write(b).expect("write batch");
+                d.db.write(b).expect("write batch");
             }
-            Op::Get(k) => {
-                prop_assert_eq!(d.get(&k).expect("get"), model.get(&k).cloned(), "step {}: get {:?}", step, k);
+            Op::Get(s, k) => {
+                let got = d.view(s).get(&k).expect("get");
+                prop_assert_eq!(got, models[s].get(&k).cloned(), "step {}: get {:?} in {}", step, k, s);
             }
-            Op::MultiGet(keys) => {
-                let got: Vec<_> = d.multi_get(&keys).into_iter().map(|r| r.expect("multi_get")).collect();
-                let want: Vec<_> = keys.iter().map(|k| model.get(k).cloned()).collect();
-                prop_assert_eq!(got, want, "step {}: multi_get {:?}", step, keys);
+            Op::MultiGet(s, keys) => {
+                let got: Vec<_> = d.view(s).multi_get(&keys).into_iter().map(|r| r.expect("multi_get")).collect();
+                let want: Vec<_> = keys.iter().map(|k| models[s].get(k).cloned()).collect();
+                prop_assert_eq!(got, want, "step {}: multi_get {:?} in {}", step, keys, s);
             }
-            Op::Range(lo, hi, rev) => {
-                let want = expected_range(&model, &lo, &hi);
-                let l = lo.clone().map_or(Bound::Unbounded, Bound::Included);
-                let h = hi.clone().map_or(Bound::Unbounded, Bound::Excluded);
-                let it = d.range::<Vec<u8>, _>((l, h));
+            Op::Range(s, lo, hi, rev) => {
+                let want = expected_range(&models[s], &lo, &hi);
+                let it = d.view(s).range(bounds(&lo, &hi));
                 let got = if rev {
                     let mut g = collect(it.rev());
                     g.reverse();
@@ -284,18 +420,16 @@ fn run(ops: Vec<Op>, style: CompactionStyle, ratio: u32, setup: FilterSetup) -> 
                 } else {
                     collect(it)
                 };
-                prop_assert_eq!(got, want, "step {}: range {:?}..{:?} rev={}", step, lo, hi, rev);
+                prop_assert_eq!(got, want, "step {}: range {:?}..{:?} rev={} in {}", step, lo, hi, rev, s);
             }
-            Op::Seek { lo, hi, at, back, take } => {
-                let all = expected_range(&model, &lo, &hi);
+            Op::Seek { ks: s, lo, hi, at, back, take } => {
+                let all = expected_range(&models[s], &lo, &hi);
                 let want: Vec<_> = if back {
                     all.iter().rev().filter(|(k, _)| *k <= at).take(take).cloned().collect()
                 } else {
                     all.iter().filter(|(k, _)| *k >= at).take(take).cloned().collect()
                 };
-                let l = lo.clone().map_or(Bound::Unbounded, Bound::Included);
-                let h = hi.clone().map_or(Bound::Unbounded, Bound::Excluded);
-                let mut it = d.range::<Vec<u8>, _>((l, h));
+                let mut it = d.view(s).range(bounds(&lo, &hi));
                 // Walk a little first: a seek restarts the walk wherever it was.
                 let _ = if back { it.next_back() } else { it.next() };
                 let got = if back {
@@ -305,75 +439,89 @@ fn run(ops: Vec<Op>, style: CompactionStyle, ratio: u32, setup: FilterSetup) -> 
                     it.seek(&at);
                     collect(it.take(take))
                 };
-                prop_assert_eq!(got, want, "step {}: seek {:?} in {:?}..{:?} back={}", step, at, lo, hi, back);
+                prop_assert_eq!(got, want, "step {}: seek {:?} in {:?}..{:?} back={} in {}", step, at, lo, hi, back, s);
             }
-            Op::Prefix(p, rev) => {
+            Op::Prefix(s, p, rev) => {
                 let want: Vec<_> =
-                    model.iter().filter(|(k, _)| k.starts_with(&p)).map(|(k, v)| (k.clone(), v.clone())).collect();
+                    models[s].iter().filter(|(k, _)| k.starts_with(&p)).map(|(k, v)| (k.clone(), v.clone())).collect();
                 let got = if rev {
-                    let mut g = collect(d.prefix(&p).rev());
+                    let mut g = collect(d.view(s).prefix(&p).rev());
                     g.reverse();
                     g
                 } else {
-                    collect(d.prefix(&p))
+                    collect(d.view(s).prefix(&p))
                 };
-                prop_assert_eq!(got, want, "step {}: prefix {:?}", step, p);
+                prop_assert_eq!(got, want, "step {}: prefix {:?} in {}", step, p, s);
             }
             Op::Checkpoint => {
                 let out = dir.path().join(format!("checkpoint-{step}"));
-                d.checkpoint(&out).expect("checkpoint");
-                let cp = Db::open(&out, opts()).expect("open the checkpoint");
-                let want: Vec<_> = model.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
-                prop_assert_eq!(collect(cp.iter()), want, "step {}: checkpoint", step);
-                cp.close().expect("close the checkpoint");
+                d.db.checkpoint(&out).expect("checkpoint");
+                let cp = Open::new(Db::open(&out, opts()).expect("open the checkpoint"));
+                for (s, m) in models.iter().enumerate() {
+                    let got = collect(cp.view(s).range((Bound::Unbounded, Bound::Unbounded)));
+                    prop_assert_eq!(got, pairs(m), "step {}: checkpoint, keyspace {}", step, s);
+                }
+                cp.close();
             }
-            Op::TakeSnapshot => snaps.push((d.snapshot(), model.clone())),
-            Op::SnapshotGet(i, k) => {
-                if let Some((s, m)) = (!snaps.is_empty()).then(|| &snaps[i % snaps.len()]) {
-                    prop_assert_eq!(
-                        s.get(&k).expect("snapshot get"),
-                        m.get(&k).cloned(),
-                        "step {}: snapshot get",
-                        step
-                    );
+            Op::TakeSnapshot => snaps.push((d.db.snapshot(), models.clone())),
+            Op::SnapshotGet(i, s, k) => {
+                if let Some((snap, m)) = (!snaps.is_empty()).then(|| &snaps[i % snaps.len()]) {
+                    let got = if s == 0 { snap.get(&k) } else { snap.get_in(&d.ks[s], &k) };
+                    prop_assert_eq!(got.expect("snapshot get"), m[s].get(&k).cloned(), "step {}: snapshot get", step);
                 }
             }
-            Op::SnapshotMultiGet(i, keys) => {
-                if let Some((s, m)) = (!snaps.is_empty()).then(|| &snaps[i % snaps.len()]) {
-                    let got: Vec<_> = s.multi_get(&keys).into_iter().map(|r| r.expect("snapshot multi_get")).collect();
-                    let want: Vec<_> = keys.iter().map(|k| m.get(k).cloned()).collect();
+            Op::SnapshotMultiGet(i, s, keys) => {
+                if let Some((snap, m)) = (!snaps.is_empty()).then(|| &snaps[i % snaps.len()]) {
+                    let got = if s == 0 { snap.multi_get(&keys) } else { snap.multi_get_in(&d.ks[s], &keys) };
+                    let got: Vec<_> = got.into_iter().map(|r| r.expect("snapshot multi_get")).collect();
+                    let want: Vec<_> = keys.iter().map(|k| m[s].get(k).cloned()).collect();
                     prop_assert_eq!(got, want, "step {}: snapshot multi_get", step);
                 }
             }
-            Op::SnapshotRange(i, rev) => {
-                if let Some((s, m)) = (!snaps.is_empty()).then(|| &snaps[i % snaps.len()]) {
-                    let want: Vec<_> = m.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+            Op::SnapshotRange(i, s, rev) => {
+                if let Some((snap, m)) = (!snaps.is_empty()).then(|| &snaps[i % snaps.len()]) {
+                    let it = if s == 0 { snap.iter() } else { snap.iter_in(&d.ks[s]) };
                     let got = if rev {
-                        let mut g = collect(s.iter().rev());
+                        let mut g = collect(it.rev());
                         g.reverse();
                         g
                     } else {
-                        collect(s.iter())
+                        collect(it)
                     };
-                    prop_assert_eq!(got, want, "step {}: snapshot scan", step);
+                    prop_assert_eq!(got, pairs(&m[s]), "step {}: snapshot scan of {}", step, s);
                 }
             }
-            Op::Flush => d.flush().expect("flush"),
-            Op::Compact => d.compact().expect("compact"),
+            Op::DropKeyspace(s) => {
+                d.db.drop_keyspace(KEYSPACES[s]).expect("drop_keyspace");
+                prop_assert!(d.ks[s].get(b"k000").is_err(), "a dropped keyspace's handle must fail");
+                models[s].clear();
+                d.refresh(s);
+                // The keyspace that comes back is a new one: a snapshot taken before the
+                // drop sees it empty.
+                for (_, m) in &mut snaps {
+                    m[s].clear();
+                }
+            }
+            Op::Flush => d.db.flush().expect("flush"),
+            Op::Compact => d.db.compact().expect("compact"),
             Op::Reopen => {
                 snaps.clear();
-                db.take().expect("db").close().expect("close");
-                db = Some(Db::open(dir.path(), opts()).expect("reopen"));
+                db.take().expect("db").close();
+                db = Some(Open::new(Db::open(dir.path(), opts()).expect("reopen")));
             }
         }
     }
-    // Whatever happened, the full scan in both directions equals the model.
+    // Whatever happened, the full scan of every keyspace in both directions equals its
+    // model.
     let d = db.as_ref().expect("db");
-    let want: Vec<_> = model.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
-    prop_assert_eq!(collect(d.iter()), want.clone());
-    let mut back = collect(d.iter().rev());
-    back.reverse();
-    prop_assert_eq!(back, want);
+    for (s, m) in models.iter().enumerate() {
+        let want = pairs(m);
+        prop_assert_eq!(collect(d.view(s).range((Bound::Unbounded, Bound::Unbounded))), want.clone());
+        let mut back = collect(d.view(s).range((Bound::Unbounded, Bound::Unbounded)).rev());
+        back.reverse();
+        prop_assert_eq!(back, want);
+    }
+    prop_assert_eq!(d.db.keyspace_names(), KEYSPACES.map(String::from).to_vec());
     Ok(())
 }
 

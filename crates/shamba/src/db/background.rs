@@ -2,6 +2,7 @@
 //! delete the files their work made obsolete. Readers never wait for either.
 
 use super::inner::{DbInner, SuperVersion};
+use super::tree::Tree;
 use crate::compaction::job::{flush_to_table, output_compression, run_compaction, JobEnv};
 use crate::compaction::{collectable_range_dels, picker, Compaction, CompactionChoice, OutputRun, LEVELED_RUN};
 use crate::error::Result;
@@ -29,26 +30,62 @@ impl DbInner {
         }
     }
 
-    /// The flush thread: write the oldest frozen memtable to L0 until none is left.
+    /// The flush thread: write the oldest frozen memtable of any keyspace to L0 until none
+    /// is left.
     pub(crate) fn flush_loop(self: &Arc<Self>) {
         while !self.shutting_down() {
-            let oldest = self.super_version().imm.last().cloned();
-            let Some(mem) = oldest else {
+            let flushing = self.flushing.lock();
+            let Some((tree, mem)) = self.oldest_frozen() else {
+                drop(flushing);
                 self.idle_wait();
                 continue;
             };
-            let flushing = self.flushing.lock();
             if self.bg.lock().error.is_some() {
                 drop(flushing);
                 self.idle_wait();
                 continue;
             }
-            if let Err(e) = self.flush_memtable(&mem) {
+            if let Err(e) = self.flush_memtable(&tree, &mem) {
                 self.set_bg_error(e);
             }
             drop(flushing);
             self.bg_cv.notify_all();
         }
+    }
+
+    /// The frozen memtable with the oldest WAL, over every keyspace, and its tree (the
+    /// caller holds `flushing`, so a tree found here is not dropped before its flush).
+    pub(crate) fn oldest_frozen(&self) -> Option<(Arc<Tree>, Arc<MemTable>)> {
+        self.trees()
+            .into_iter()
+            .filter_map(|t| {
+                let mem = t.super_version().imm.last().cloned()?;
+                Some((t, mem))
+            })
+            .min_by_key(|(_, m)| m.wal_number())
+    }
+
+    /// Record, for each keyspace with no frozen memtable, that the WALs before its live
+    /// memtable's hold nothing it needs: a keyspace that takes no writes must not keep old
+    /// WALs alive. One manifest edit per keyspace whose floor moves. Called holding
+    /// `flushing`.
+    fn advance_idle_log_numbers(&self) -> Result<()> {
+        for tree in self.trees() {
+            let sv = tree.super_version();
+            if !sv.imm.is_empty() {
+                continue;
+            }
+            let mut versions = self.versions.lock();
+            let floor = sv.mem.wal_number();
+            if versions.keyspace_log_number(tree.id).is_some_and(|n| n < floor) {
+                versions.log_and_apply(VersionEdit {
+                    keyspace: tree.id,
+                    log_number: Some(floor),
+                    ..VersionEdit::default()
+                })?;
+            }
+        }
+        Ok(())
     }
 
     /// The compaction thread: run picked compactions until none is needed.
@@ -76,38 +113,49 @@ impl DbInner {
     }
 
     /// Run one compaction if a level needs it; `Ok(false)` if none does.
+    /// Run one compaction if a level of some keyspace needs it (the keyspace whose level
+    /// scores highest first); `Ok(false)` if none does.
     pub(crate) fn maybe_compact(&self) -> Result<bool> {
-        let mut cursors = self.compaction.lock();
-        let version = self.versions.lock().current();
-        if cursors.len() < self.opts.num_levels {
-            cursors.resize(self.opts.num_levels, Vec::new());
+        let _running = self.compaction.lock();
+        let mut neediest: Option<(f64, Arc<Tree>, Arc<crate::version::Version>)> = None;
+        for tree in self.trees() {
+            let Some(version) = self.versions.lock().current(tree.id) else { continue };
+            let score = picker::level_scores(&version, &tree.opts).into_iter().fold(0.0, f64::max);
+            if score >= 1.0 && neediest.as_ref().is_none_or(|(best, _, _)| score > *best) {
+                neediest = Some((score, tree, version));
+            }
         }
-        let Some(c) = picker::pick(&version, &self.opts, &mut cursors) else { return Ok(false) };
-        self.run(&c, &version)?;
+        let Some((_, tree, version)) = neediest else { return Ok(false) };
+        let picked = picker::pick(&version, &tree.opts, &mut tree.cursors.lock());
+        let Some(c) = picked else { return Ok(false) };
+        self.run(&tree, &c, &version)?;
         // The inputs are dead once no version holds them: let go of the compacted one first.
         drop(version);
         self.delete_obsolete_files();
         Ok(true)
     }
 
-    /// Compact every file into one run of the deepest level, after flushing memtables.
-    pub(crate) fn compact_all(&self) -> Result<()> {
+    /// Compact every file of `trees` into one run of their deepest level, after flushing
+    /// memtables.
+    pub(crate) fn compact_all(&self, trees: &[Arc<Tree>]) -> Result<()> {
         self.flush_all()?;
-        let _cursors = self.compaction.lock();
-        let version = self.versions.lock().current();
-        if let Some(c) = picker::pick_full(&version, &self.opts) {
-            // A failure stops writes as a background compaction's does (a damaged table
-            // must not be written over); the caller gets the error itself.
-            self.run(&c, &version).inspect_err(|e| self.set_bg_error(e.duplicate()))?;
+        let _running = self.compaction.lock();
+        for tree in trees {
+            let Some(version) = self.versions.lock().current(tree.id) else { continue };
+            if let Some(c) = picker::pick_full(&version, &tree.opts) {
+                // A failure stops writes as a background compaction's does (a damaged table
+                // must not be written over); the caller gets the error itself.
+                self.run(tree, &c, &version).inspect_err(|e| self.set_bg_error(e.duplicate()))?;
+            }
+            // The inputs are dead once no version holds them: let go of the compacted one.
+            drop(version);
+            self.delete_obsolete_files();
         }
-        // The inputs are dead once no version holds them: let go of the compacted one first.
-        drop(version);
-        self.delete_obsolete_files();
         Ok(())
     }
 
-    /// Flush, then merge every file of `level` with what it overlaps in the next level
-    /// (`picker::pick_level`), in the calling thread.
+    /// Flush, then merge every file of `level` of the default keyspace with what it
+    /// overlaps in the next level (`picker::pick_level`), in the calling thread.
     pub(crate) fn compact_level(&self, level: usize) -> Result<()> {
         if level + 1 >= self.opts.num_levels {
             return Err(crate::Error::InvalidArgument(format!(
@@ -116,14 +164,16 @@ impl DbInner {
             )));
         }
         self.flush_all()?;
-        let _cursors = self.compaction.lock();
+        let _running = self.compaction.lock();
+        let tree = &self.default;
+        let current = || self.versions.lock().current(tree.id).ok_or_else(|| tree.dropped_error());
         // Each step takes at least one file out of the level: as many steps as it holds
         // files now, so that flushes arriving meanwhile cannot keep the loop going.
-        let steps = self.versions.lock().current().runs(level).iter().map(|r| r.files.len()).sum::<usize>();
+        let steps = current()?.runs(level).iter().map(|r| r.files.len()).sum::<usize>();
         for _ in 0..steps {
-            let version = self.versions.lock().current();
-            let Some(c) = picker::pick_level(&version, &self.opts, level) else { break };
-            self.run(&c, &version).inspect_err(|e| self.set_bg_error(e.duplicate()))?;
+            let version = current()?;
+            let Some(c) = picker::pick_level(&version, &tree.opts, level) else { break };
+            self.run(tree, &c, &version).inspect_err(|e| self.set_bg_error(e.duplicate()))?;
             drop(version);
             self.delete_obsolete_files();
         }
@@ -137,7 +187,7 @@ impl DbInner {
         self.with_write_lead(|| self.make_room_for_write(true, 0))?;
         loop {
             self.check_writable()?;
-            if self.super_version().imm.is_empty() {
+            if self.trees().iter().all(|t| t.super_version().imm.is_empty()) {
                 // The last flush may still be deleting the files it made obsolete: wait
                 // for it, so a flush's work is done when `flush` returns.
                 drop(self.flushing.lock());
@@ -164,21 +214,29 @@ impl DbInner {
         r
     }
 
-    fn job_env<'a>(&'a self, new_file_number: &'a dyn Fn() -> u64) -> JobEnv<'a> {
-        JobEnv { storage: &*self.storage, dir: &self.dir, opts: &self.opts, tables: &self.tables, new_file_number }
+    fn job_env<'a>(&'a self, tree: &'a Tree, new_file_number: &'a dyn Fn() -> u64) -> JobEnv<'a> {
+        JobEnv { storage: &*self.storage, dir: &self.dir, opts: &tree.opts, tables: &self.tables, new_file_number }
     }
 
-    /// Write a frozen memtable to an L0 file and install it.
-    pub(crate) fn flush_memtable(&self, mem: &Arc<MemTable>) -> Result<()> {
-        let version = self.versions.lock().current();
-        let filter = self.filter_for_level(&version, 0);
+    /// Write a frozen memtable of `tree` to an L0 file and install it; then let the
+    /// keyspaces that hold nothing in old WALs say so. The caller holds `flushing`.
+    pub(crate) fn flush_memtable(&self, tree: &Tree, mem: &Arc<MemTable>) -> Result<()> {
+        self.flush_one(tree, mem)?;
+        self.advance_idle_log_numbers()?;
+        self.delete_obsolete_files();
+        Ok(())
+    }
+
+    fn flush_one(&self, tree: &Tree, mem: &Arc<MemTable>) -> Result<()> {
+        let Some(version) = self.versions.lock().current(tree.id) else { return Ok(()) };
+        let filter = tree.filter_for_level(&version, 0);
         let made = std::cell::RefCell::new(Vec::new());
         let alloc = || {
             let n = self.new_output_number();
             made.borrow_mut().push(n);
             n
         };
-        let written = flush_to_table(&self.job_env(&alloc), mem, filter).and_then(|meta| {
+        let written = flush_to_table(&self.job_env(tree, &alloc), mem, filter).and_then(|meta| {
             // The table's directory entry is durable before any manifest names it.
             self.storage.sync_dir(&self.dir)?;
             Ok(meta)
@@ -191,48 +249,48 @@ impl DbInner {
             }
         };
         if let Some(m) = meta.as_mut() {
-            let tree_entries: u64 = DbInner::entries_per_level(&version).iter().sum::<u64>() + m.entries;
-            let hit_ratio = self.sv.lookup_totals().table_hit_ratio();
+            let tree_entries: u64 = Tree::entries_per_level(&version).iter().sum::<u64>() + m.entries;
+            let hit_ratio = tree.sv.lookup_totals().table_hit_ratio();
             m.stats = Some(inherit::for_flush(m.entries, tree_entries, hit_ratio));
         }
-        let mut edit = VersionEdit { range_dels: mem.range_dels(), ..VersionEdit::default() };
+        let mut edit = VersionEdit { keyspace: tree.id, range_dels: mem.range_dels(), ..VersionEdit::default() };
         if let Some(m) = &meta {
             DbCounters::add(&self.counters.flush_bytes, m.size);
             edit.new_files.push((0, m.clone()));
         }
         {
             let mut versions = self.versions.lock();
-            // WALs older than the oldest memtable still unflushed are no longer needed.
-            let sv = self.super_version();
+            // The keyspace's WALs older than its oldest memtable still unflushed are no
+            // longer needed.
+            let sv = tree.super_version();
             let remaining =
                 sv.imm.iter().rev().skip(1).map(|m| m.wal_number()).next().unwrap_or_else(|| sv.mem.wal_number());
             edit.log_number = Some(remaining);
             versions.set_last_sequence(self.visible_seq());
             // Decided against the version the edit applies to.
-            let current = versions.current();
+            let current = versions.current(tree.id).ok_or_else(|| tree.dropped_error())?;
             edit.dropped_range_dels = collectable_range_dels(&current, &current, &[], self.smallest_snapshot());
             if let Err(e) = versions.log_and_apply(edit) {
                 self.unsure_outputs.lock().extend(meta.iter().map(|m| m.number));
                 return Err(e);
             }
-            let current = versions.current();
-            let sv = self.sv.write();
+            let current = versions.current(tree.id).ok_or_else(|| tree.dropped_error())?;
+            let sv = tree.sv.write();
             let imm = sv.imm.iter().filter(|m| !Arc::ptr_eq(m, mem)).cloned().collect();
-            let next = SuperVersion::new(sv.mem.clone(), imm, current, Some(&*sv), &self.opts);
+            let next = SuperVersion::new(sv.mem.clone(), imm, current, Some(&*sv), &tree.opts);
             sv.install(next);
         }
         if let Some(m) = &meta {
             self.pending_outputs.lock().remove(&m.number);
         }
         DbCounters::add(&self.counters.flushes, 1);
-        self.delete_obsolete_files();
         Ok(())
     }
 
     /// Execute a picked compaction and install its result. The caller deletes the inputs
     /// (`delete_obsolete_files`) once it has let go of `version`, which holds them.
-    fn run(&self, c: &Compaction, version: &crate::version::Version) -> Result<()> {
-        let mut edit = VersionEdit::default();
+    fn run(&self, tree: &Tree, c: &Compaction, version: &crate::version::Version) -> Result<()> {
+        let mut edit = VersionEdit { keyspace: tree.id, ..VersionEdit::default() };
         for (level, f) in c.input_files() {
             edit.deleted_files.push((level, f.number));
         }
@@ -240,7 +298,7 @@ impl DbInner {
         // One oldest snapshot for the merge and for the tombstones it collects: the merge
         // dropped what the tombstones visible to it delete, no more.
         let smallest_snapshot = self.smallest_snapshot();
-        match self.move_or_rewrite(c, version) {
+        match self.move_or_rewrite(tree, c, version) {
             CompactionChoice::Move => {
                 for (_, f) in c.input_files() {
                     let mut moved = FileMeta::clone(f);
@@ -250,7 +308,7 @@ impl DbInner {
                 DbCounters::add(&self.counters.trivial_moves, 1);
             }
             CompactionChoice::Merge { output_run } => {
-                let filter = self.filter_for_level(version, c.output_level);
+                let filter = tree.filter_for_level(version, c.output_level);
                 let output_run = match output_run {
                     OutputRun::Existing(id) => id,
                     OutputRun::New => self.versions.lock().new_file_number(),
@@ -261,7 +319,8 @@ impl DbInner {
                     made.borrow_mut().push(n);
                     n
                 };
-                let merged = run_compaction(&self.job_env(&alloc), c, version, smallest_snapshot, filter, output_run);
+                let merged =
+                    run_compaction(&self.job_env(tree, &alloc), c, version, smallest_snapshot, filter, output_run);
                 // The outputs' directory entries are durable before any manifest names them.
                 let merged = merged.and_then(|m| self.storage.sync_dir(&self.dir).map(|()| m));
                 let (files, stats) = match merged {
@@ -276,7 +335,7 @@ impl DbInner {
                 DbCounters::add(&self.counters.compaction_bytes_read, c.input_bytes());
                 DbCounters::add(&self.counters.compaction_bytes_written, stats.bytes_out);
                 outputs = files;
-                self.inherit_stats(c, version, &mut outputs);
+                self.inherit_stats(tree, c, version, &mut outputs);
             }
         }
         for f in &outputs {
@@ -291,8 +350,8 @@ impl DbInner {
             let mut versions = self.versions.lock();
             if let Some(inputs) = &merged_inputs {
                 // Decided against the version the edit applies to.
-                edit.dropped_range_dels =
-                    collectable_range_dels(version, &versions.current(), inputs, smallest_snapshot);
+                let current = versions.current(tree.id).ok_or_else(|| tree.dropped_error())?;
+                edit.dropped_range_dels = collectable_range_dels(version, &current, inputs, smallest_snapshot);
             }
             if let Err(e) = versions.log_and_apply(edit) {
                 // A trivial move wrote nothing: its files stay named by the installed version.
@@ -301,9 +360,9 @@ impl DbInner {
                 }
                 return Err(e);
             }
-            let current = versions.current();
-            let sv = self.sv.write();
-            let next = SuperVersion::new(sv.mem.clone(), sv.imm.clone(), current, Some(&*sv), &self.opts);
+            let current = versions.current(tree.id).ok_or_else(|| tree.dropped_error())?;
+            let sv = tree.sv.write();
+            let next = SuperVersion::new(sv.mem.clone(), sv.imm.clone(), current, Some(&*sv), &tree.opts);
             sv.install(next);
         }
         let mut pending = self.pending_outputs.lock();
@@ -318,11 +377,11 @@ impl DbInner {
     /// The choice `c` made, except that a move whose file is not compressed as its new
     /// level's tables are is a rewrite (RocksDB's `InputCompressionMatchesOutput`): else a
     /// file would reach the bottom without its `bottommost_compression`, or leave it with.
-    fn move_or_rewrite(&self, c: &Compaction, version: &crate::version::Version) -> CompactionChoice {
+    fn move_or_rewrite(&self, tree: &Tree, c: &Compaction, version: &crate::version::Version) -> CompactionChoice {
         if c.choice != CompactionChoice::Move {
             return c.choice;
         }
-        let compression = output_compression(&self.opts, version, c.output_level);
+        let compression = output_compression(&tree.opts, version, c.output_level);
         // A table that cannot be opened is rewritten: the merge then reports why.
         let matches =
             c.input_files().all(|(_, f)| self.tables.reader(f.number).is_ok_and(|r| r.written_with(compression)));
@@ -348,11 +407,11 @@ impl DbInner {
     }
 
     /// Give a compaction's outputs the statistics of the inputs they replace.
-    fn inherit_stats(&self, c: &Compaction, version: &crate::version::Version, outputs: &mut [FileMeta]) {
+    fn inherit_stats(&self, tree: &Tree, c: &Compaction, version: &crate::version::Version, outputs: &mut [FileMeta]) {
         let estimates = |only_output_level: bool| -> Vec<Estimate> {
             c.input_files()
                 .filter(|(level, _)| !only_output_level || *level == c.output_level)
-                .filter_map(|(level, f)| self.manager.current_estimate(f, level, version.levels[level].file_count()))
+                .filter_map(|(level, f)| tree.manager.current_estimate(f, level, version.levels[level].file_count()))
                 .collect()
         };
         let mut inputs = estimates(true);
@@ -368,12 +427,19 @@ impl DbInner {
     /// Record every table's current statistics in the manifest, so a restart starts from
     /// them (each file is re-added with its record; deletes apply before adds).
     pub(crate) fn persist_file_stats(&self) -> Result<()> {
+        for tree in self.trees() {
+            self.persist_tree_file_stats(&tree)?;
+        }
+        Ok(())
+    }
+
+    fn persist_tree_file_stats(&self, tree: &Tree) -> Result<()> {
         let mut versions = self.versions.lock();
-        let version = versions.current();
-        let mut edit = VersionEdit::default();
+        let Some(version) = versions.current(tree.id) else { return Ok(()) };
+        let mut edit = VersionEdit { keyspace: tree.id, ..VersionEdit::default() };
         for (level, l) in version.levels.iter().enumerate() {
             for f in l.runs.iter().flat_map(|r| r.files.iter()) {
-                if let Some(e) = self.manager.estimate_of(f.number, level, l.file_count()) {
+                if let Some(e) = tree.manager.estimate_of(f.number, level, l.file_count()) {
                     let mut updated = FileMeta::clone(f);
                     updated.stats = Some(e.record());
                     edit.deleted_files.push((level, f.number));
@@ -385,9 +451,9 @@ impl DbInner {
             return Ok(());
         }
         versions.log_and_apply(edit)?;
-        let current = versions.current();
-        let sv = self.sv.write();
-        let next = SuperVersion::new(sv.mem.clone(), sv.imm.clone(), current, Some(&*sv), &self.opts);
+        let current = versions.current(tree.id).ok_or_else(|| tree.dropped_error())?;
+        let sv = tree.sv.write();
+        let next = SuperVersion::new(sv.mem.clone(), sv.imm.clone(), current, Some(&*sv), &tree.opts);
         sv.install(next);
         Ok(())
     }
@@ -401,6 +467,10 @@ impl DbInner {
         if self.bg.lock().error.is_some() {
             return;
         }
+        // One pass at a time, and a checkpoint waits for the pass in flight before it takes
+        // its moment: a pass that read the pause before the checkpoint set it must not
+        // delete, after the moment, a WAL the checkpoint is about to copy.
+        let _pass = self.deleting.lock();
         // A checkpoint is copying files: it runs this pass again when it is done.
         if self.deletions_paused.load(std::sync::atomic::Ordering::Acquire) > 0 {
             return;
@@ -416,6 +486,7 @@ impl DbInner {
             (v.live_files(), v.log_number())
         };
         let current_wal = self.wal.lock().number;
+        let trees = self.trees();
         for name in names {
             let path = self.dir.join(&name);
             let obsolete = if let Some(n) = name.strip_suffix(".sst").and_then(|n| n.parse::<u64>().ok()) {
@@ -423,7 +494,9 @@ impl DbInner {
                 if dead {
                     self.tables.evict(n);
                     self.block_cache.erase_file(n);
-                    self.manager.forget(n);
+                    for tree in &trees {
+                        tree.manager.forget(n);
+                    }
                 }
                 dead
             } else if let Some(n) = name.strip_suffix(".log").and_then(|n| n.parse::<u64>().ok()) {

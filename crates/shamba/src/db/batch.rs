@@ -8,20 +8,27 @@
 //!     | 0 (delete) | varint key_len | key
 //!     | 2 (range delete) | varint start_len | start | 0 (to the end of the key space)
 //!                                                    | 1 | varint end_len | end
+//!     | 0x80 + tag | varint keyspace | the rest of the op `tag` names
 //! ```
 //!
-//! The sequence number of operation `i` is `first_seq + i`.
+//! The sequence number of operation `i` is `first_seq + i`. An operation of the default
+//! keyspace has no keyspace id: a batch that touches only it (every batch written before
+//! keyspaces existed) is encoded as it always was.
 
 #![deny(clippy::indexing_slicing)]
 
+use super::keyspace::Keyspace;
 use crate::error::DecodeError;
 use crate::key::{SeqNo, ValueKind, MAX_SEQ};
 use crate::memtable::MemTable;
 use crate::range_del::RangeTombstone;
+use crate::version::DEFAULT_KEYSPACE;
 use std::ops::{Bound, RangeBounds};
 
 /// The tag of a range delete (puts and deletes use their `ValueKind`).
 const RANGE_DELETE: u8 = 2;
+/// Added to a tag when a keyspace id follows it (an operation outside the default one).
+const IN_KEYSPACE: u8 = 0x80;
 
 const HEADER_LEN: usize = 12;
 /// Most bytes a varint-encoded length takes (a `u64`).
@@ -46,6 +53,9 @@ pub struct WriteBatch {
     count: u32,
     largest_key: usize,
     largest_value: usize,
+    /// The keyspaces other than the default one that operations name, with their
+    /// database's identity (checked at write: a keyspace of another database is refused).
+    keyspaces: Vec<(u32, usize)>,
 }
 
 impl Default for WriteBatch {
@@ -63,27 +73,88 @@ impl std::fmt::Debug for WriteBatch {
 impl WriteBatch {
     /// An empty batch.
     pub fn new() -> Self {
-        WriteBatch { rep: vec![0; HEADER_LEN], count: 0, largest_key: 0, largest_value: 0 }
+        WriteBatch { rep: vec![0; HEADER_LEN], count: 0, largest_key: 0, largest_value: 0, keyspaces: Vec::new() }
     }
 
     /// Add a put of `key` to `value`.
     pub fn put(&mut self, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>) -> &mut Self {
-        let (key, value) = (key.as_ref(), value.as_ref());
-        // One growth for the whole operation (kind, two varint lengths, key, value), not one
-        // per piece: a single-put batch grew its buffer four times.
-        self.rep.reserve(1 + 2 * MAX_VARINT_LEN + key.len() + value.len());
-        self.rep.push(ValueKind::Put as u8);
+        self.put_to(DEFAULT_KEYSPACE, key.as_ref(), value.as_ref())
+    }
+
+    /// Add a delete of `key`.
+    pub fn delete(&mut self, key: impl AsRef<[u8]>) -> &mut Self {
+        self.delete_to(DEFAULT_KEYSPACE, key.as_ref())
+    }
+
+    /// Add a put of `key` to `value` in keyspace `ks`: the batch stays atomic across
+    /// keyspaces (one WAL record).
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir()?;
+    /// # let db = shamba::Db::open(dir.path(), shamba::Options::default())?;
+    /// let users = db.keyspace("users")?;
+    /// let mut batch = shamba::WriteBatch::new();
+    /// batch.put_in(&users, b"u1", b"ada").put(b"count", b"1");
+    /// db.write(batch)?;
+    /// assert_eq!(users.get(b"u1")?.as_deref(), Some(&b"ada"[..]));
+    /// assert_eq!(db.get(b"u1")?, None);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn put_in(&mut self, ks: &Keyspace, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>) -> &mut Self {
+        self.note_keyspace(ks);
+        self.put_to(ks.id(), key.as_ref(), value.as_ref())
+    }
+
+    /// Add a delete of `key` in keyspace `ks`.
+    pub fn delete_in(&mut self, ks: &Keyspace, key: impl AsRef<[u8]>) -> &mut Self {
+        self.note_keyspace(ks);
+        self.delete_to(ks.id(), key.as_ref())
+    }
+
+    /// Add a delete of every key in `range` in keyspace `ks` (see
+    /// [`delete_range`](Self::delete_range)).
+    pub fn delete_range_in<K: AsRef<[u8]>, R: RangeBounds<K>>(&mut self, ks: &Keyspace, range: R) -> &mut Self {
+        self.note_keyspace(ks);
+        self.delete_range_to(ks.id(), &range)
+    }
+
+    fn note_keyspace(&mut self, ks: &Keyspace) {
+        let named = (ks.id(), ks.db_identity());
+        if ks.id() != DEFAULT_KEYSPACE && !self.keyspaces.contains(&named) {
+            self.keyspaces.push(named);
+        }
+    }
+
+    /// The keyspaces other than the default one that the batch writes to, with their
+    /// database's identity.
+    pub(crate) fn keyspaces(&self) -> &[(u32, usize)] {
+        &self.keyspaces
+    }
+
+    /// The tag of an operation, and its keyspace id unless it is the default one.
+    fn push_tag(&mut self, tag: u8, keyspace: u32) {
+        if keyspace == DEFAULT_KEYSPACE {
+            self.rep.push(tag);
+        } else {
+            self.rep.push(IN_KEYSPACE + tag);
+            put_varint(&mut self.rep, u64::from(keyspace));
+        }
+    }
+
+    fn put_to(&mut self, keyspace: u32, key: &[u8], value: &[u8]) -> &mut Self {
+        // One growth for the whole operation (kind, keyspace, two varint lengths, key,
+        // value), not one per piece: a single-put batch grew its buffer four times.
+        self.rep.reserve(1 + 3 * MAX_VARINT_LEN + key.len() + value.len());
+        self.push_tag(ValueKind::Put as u8, keyspace);
         put_slice(&mut self.rep, key);
         put_slice(&mut self.rep, value);
         self.note(key.len(), value.len());
         self
     }
 
-    /// Add a delete of `key`.
-    pub fn delete(&mut self, key: impl AsRef<[u8]>) -> &mut Self {
-        let key = key.as_ref();
-        self.rep.reserve(1 + MAX_VARINT_LEN + key.len());
-        self.rep.push(ValueKind::Delete as u8);
+    fn delete_to(&mut self, keyspace: u32, key: &[u8]) -> &mut Self {
+        self.rep.reserve(1 + 2 * MAX_VARINT_LEN + key.len());
+        self.push_tag(ValueKind::Delete as u8, keyspace);
         put_slice(&mut self.rep, key);
         self.note(key.len(), 0);
         self
@@ -99,12 +170,16 @@ impl WriteBatch {
     /// assert_eq!(batch.len(), 2);
     /// ```
     pub fn delete_range<K: AsRef<[u8]>, R: RangeBounds<K>>(&mut self, range: R) -> &mut Self {
-        let (start, end) = half_open(&range);
+        self.delete_range_to(DEFAULT_KEYSPACE, &range)
+    }
+
+    fn delete_range_to<K: AsRef<[u8]>, R: RangeBounds<K>>(&mut self, keyspace: u32, range: &R) -> &mut Self {
+        let (start, end) = half_open(range);
         if end.as_deref().is_some_and(|end| end <= start.as_slice()) {
             return self;
         }
-        self.rep.reserve(2 + 2 * MAX_VARINT_LEN + start.len() + end.as_ref().map_or(0, Vec::len));
-        self.rep.push(RANGE_DELETE);
+        self.rep.reserve(2 + 3 * MAX_VARINT_LEN + start.len() + end.as_ref().map_or(0, Vec::len));
+        self.push_tag(RANGE_DELETE, keyspace);
         put_slice(&mut self.rep, &start);
         match &end {
             None => self.rep.push(0),
@@ -138,6 +213,7 @@ impl WriteBatch {
         self.rep.clear();
         self.rep.resize(HEADER_LEN, 0);
         (self.count, self.largest_key, self.largest_value) = (0, 0, 0);
+        self.keyspaces.clear();
     }
 
     /// Encoded size in bytes.
@@ -159,6 +235,11 @@ impl WriteBatch {
         self.count += other.count;
         self.largest_key = self.largest_key.max(other.largest_key);
         self.largest_value = self.largest_value.max(other.largest_value);
+        for named in &other.keyspaces {
+            if !self.keyspaces.contains(named) {
+                self.keyspaces.push(*named);
+            }
+        }
     }
 
     /// Stamp the first sequence number and count into the header; returns the encoding.
@@ -255,7 +336,8 @@ pub(crate) struct BatchOps<'a> {
 }
 
 impl<'a> Iterator for BatchOps<'a> {
-    type Item = Result<BatchOp<'a>, DecodeError>;
+    /// The operation and its keyspace's id.
+    type Item = Result<(u32, BatchOp<'a>), DecodeError>;
 
     fn next(&mut self) -> Option<Self::Item> {
         if self.left == 0 {
@@ -277,9 +359,22 @@ impl<'a> Iterator for BatchOps<'a> {
 }
 
 impl<'a> BatchOps<'a> {
-    fn decode_one(&mut self) -> Result<BatchOp<'a>, DecodeError> {
+    fn decode_one(&mut self) -> Result<(u32, BatchOp<'a>), DecodeError> {
         let (&tag, rest) =
             self.rest.split_first().ok_or_else(|| DecodeError::new("write batch count exceeds its operations"))?;
+        let (tag, keyspace, rest) = if tag >= IN_KEYSPACE {
+            let (id, rest) = get_varint(rest)?;
+            let id = u32::try_from(id).map_err(|_| DecodeError::new(format!("keyspace id {id} out of range")))?;
+            (tag - IN_KEYSPACE, id, rest)
+        } else {
+            (tag, DEFAULT_KEYSPACE, rest)
+        };
+        self.rest = rest;
+        self.decode_op(tag).map(|op| (keyspace, op))
+    }
+
+    fn decode_op(&mut self, tag: u8) -> Result<BatchOp<'a>, DecodeError> {
+        let rest = self.rest;
         if tag == RANGE_DELETE {
             let (start, rest) = get_slice(rest)?;
             let (&bounded, rest) =
@@ -306,33 +401,39 @@ impl<'a> BatchOps<'a> {
     }
 }
 
-fn put_slice(out: &mut Vec<u8>, s: &[u8]) {
-    let mut n = s.len() as u64;
+fn put_varint(out: &mut Vec<u8>, mut n: u64) {
     while n >= 0x80 {
         out.push((n as u8) | 0x80);
         n >>= 7;
     }
     out.push(n as u8);
+}
+
+fn put_slice(out: &mut Vec<u8>, s: &[u8]) {
+    put_varint(out, s.len() as u64);
     out.extend_from_slice(s);
 }
 
-fn get_slice(buf: &[u8]) -> Result<(&[u8], &[u8]), DecodeError> {
-    let mut len: u64 = 0;
+fn get_varint(buf: &[u8]) -> Result<(u64, &[u8]), DecodeError> {
+    let mut v: u64 = 0;
     let mut rest = buf;
     for shift in (0..MAX_VARINT_LEN).map(|i| 7 * i) {
         let Some((&b, tail)) = rest.split_first() else {
             break;
         };
         rest = tail;
-        len |= u64::from(b & 0x7f) << shift;
+        v |= u64::from(b & 0x7f) << shift;
         if b & 0x80 == 0 {
-            let len = usize::try_from(len).map_err(|_| DecodeError::new("length overflows"))?;
-            return rest
-                .split_at_checked(len)
-                .ok_or_else(|| DecodeError::new("write batch entry runs past the record"));
+            return Ok((v, rest));
         }
     }
     Err(DecodeError::new("bad varint in write batch"))
+}
+
+fn get_slice(buf: &[u8]) -> Result<(&[u8], &[u8]), DecodeError> {
+    let (len, rest) = get_varint(buf)?;
+    let len = usize::try_from(len).map_err(|_| DecodeError::new("length overflows"))?;
+    rest.split_at_checked(len).ok_or_else(|| DecodeError::new("write batch entry runs past the record"))
 }
 
 #[cfg(test)]
@@ -350,7 +451,7 @@ mod tests {
         let rec = b.encode_with_seq(41).to_vec();
         let d = decode_batch(&rec).unwrap();
         assert_eq!(d.first_seq, 41);
-        let ops: Vec<_> = d.ops.map(|r| r.unwrap()).collect();
+        let ops: Vec<_> = d.ops.map(|r| r.unwrap().1).collect();
         assert_eq!(ops.len(), 4);
         assert_eq!(ops[0], BatchOp::Point(ValueKind::Put, &b"a"[..], &b"1"[..]));
         assert_eq!(ops[1], BatchOp::Point(ValueKind::Delete, &b"b"[..], &b""[..]));
@@ -368,7 +469,7 @@ mod tests {
         assert!(b.is_empty() && b.largest_key() == 0 && b.largest_value() == 0);
         b.put(b"k", b"v");
         let ops: Vec<_> = b.ops().collect::<Result<_, _>>().unwrap();
-        assert_eq!(ops, vec![BatchOp::Point(ValueKind::Put, &b"k"[..], &b"v"[..])]);
+        assert_eq!(ops, vec![(DEFAULT_KEYSPACE, BatchOp::Point(ValueKind::Put, &b"k"[..], &b"v"[..]))]);
     }
 
     #[test]
@@ -378,11 +479,40 @@ mod tests {
         b.delete_range::<&[u8], _>((Bound::Excluded(&b"m"[..]), Bound::Unbounded));
         b.delete_range(&b"q"[..]..&b"q"[..]).delete_range(&b"z"[..]..&b"a"[..]);
         assert_eq!(b.len(), 4, "empty ranges add nothing");
-        let ops: Vec<_> = b.ops().collect::<Result<_, _>>().unwrap();
+        let ops: Vec<_> = b.ops().map(|r| r.unwrap().1).collect();
         assert_eq!(ops[0], BatchOp::DeleteRange { start: b"a", end: Some(b"c") });
         assert_eq!(ops[1], BatchOp::DeleteRange { start: b"k", end: None });
         assert_eq!(ops[2], BatchOp::DeleteRange { start: b"x", end: Some(b"y\0") });
         assert_eq!(ops[3], BatchOp::DeleteRange { start: b"m\0", end: None });
+    }
+
+    #[test]
+    fn operations_outside_the_default_keyspace_carry_its_id_and_default_ones_do_not() {
+        let mut old = WriteBatch::new();
+        old.put(b"a", b"1").delete(b"b");
+        let mut b = WriteBatch::new();
+        b.put(b"a", b"1").delete(b"b");
+        assert_eq!(b.encoded_ops(), old.encoded_ops(), "the default keyspace encodes as before keyspaces");
+        b.put_to(7, b"k", b"v").delete_to(300, b"gone").delete_range_to(u32::MAX, &(&b"x"[..]..&b"y"[..]));
+        let rec = b.encode_with_seq(1).to_vec();
+        let ops: Vec<_> = decode_batch(&rec).unwrap().ops.map(Result::unwrap).collect();
+        assert_eq!(
+            ops,
+            [
+                (0, BatchOp::Point(ValueKind::Put, &b"a"[..], &b"1"[..])),
+                (0, BatchOp::Point(ValueKind::Delete, &b"b"[..], &b""[..])),
+                (7, BatchOp::Point(ValueKind::Put, &b"k"[..], &b"v"[..])),
+                (300, BatchOp::Point(ValueKind::Delete, &b"gone"[..], &b""[..])),
+                (u32::MAX, BatchOp::DeleteRange { start: b"x", end: Some(b"y") }),
+            ]
+        );
+        // A keyspace id past u32 is damage, not a wrapped id.
+        let mut bad = rec[..HEADER_LEN].to_vec();
+        bad[8..12].copy_from_slice(&1u32.to_le_bytes());
+        bad.push(IN_KEYSPACE + ValueKind::Delete as u8);
+        put_varint(&mut bad, u64::from(u32::MAX) + 1);
+        put_slice(&mut bad, b"k");
+        assert!(decode_batch(&bad).unwrap().ops.next().unwrap().is_err());
     }
 
     #[test]

@@ -26,8 +26,8 @@ const COPY_CHUNK: usize = 1 << 20;
 /// What the checkpoint copies, fixed at its moment.
 struct Moment {
     manifest_number: u64,
-    edit: crate::version::VersionEdit,
-    version: std::sync::Arc<crate::version::Version>,
+    edits: Vec<crate::version::VersionEdit>,
+    versions: Vec<std::sync::Arc<crate::version::Version>>,
     /// WAL numbers with their lengths at the moment.
     logs: Vec<(u64, u64)>,
 }
@@ -46,6 +46,8 @@ impl DbInner {
         }
         self.storage.create_dir_all(&staging)?;
         self.deletions_paused.fetch_add(1, Ordering::AcqRel);
+        // A deletion pass that began before the pause finishes before the moment is taken.
+        drop(self.deleting.lock());
         let copied = self.take_moment().and_then(|m| self.copy_moment(&m, &staging));
         self.deletions_paused.fetch_sub(1, Ordering::AcqRel);
         self.delete_obsolete_files();
@@ -64,7 +66,10 @@ impl DbInner {
     /// Fix what the checkpoint holds, with no write in flight.
     fn take_moment(&self) -> Result<Moment> {
         self.with_write_lead(|| {
-            let sv = self.super_version();
+            // The WALs of every keyspace's frozen memtables (their live ones use the current).
+            let frozen: Vec<u64> = (self.trees().iter())
+                .flat_map(|t| t.super_version().imm.iter().map(|m| m.wal_number()).collect::<Vec<_>>())
+                .collect();
             let wal = self.wal.lock();
             // What writes acknowledged is in the OS, where a copy reads it (a WAL whose last
             // write failed keeps its torn tail, which the copy's recovery drops).
@@ -75,21 +80,20 @@ impl DbInner {
             let current = (wal.number, wal.writer.len());
             drop(wal);
             let mut logs = vec![current];
-            for m in &sv.imm {
-                let n = m.wal_number();
+            for n in frozen {
                 if n != current.0 && !logs.iter().any(|&(l, _)| l == n) {
                     // A frozen memtable's WAL takes no more writes: all of it.
                     logs.push((n, self.storage.open_read(&wal_path(&self.dir, n))?.len()));
                 }
             }
-            let (manifest_number, edit, version) = self.versions.lock().checkpoint_manifest(self.visible_seq());
-            Ok(Moment { manifest_number, edit, version, logs })
+            let (manifest_number, edits, versions) = self.versions.lock().checkpoint_manifest(self.visible_seq());
+            Ok(Moment { manifest_number, edits, versions, logs })
         })
     }
 
     fn copy_moment(&self, m: &Moment, staging: &Path) -> Result<()> {
         let storage = &*self.storage;
-        for (_, f) in m.version.all_files() {
+        for (_, f) in m.versions.iter().flat_map(|v| v.all_files()) {
             let from = table_path(&self.dir, f.number);
             let to = table_path(staging, f.number);
             if storage.link(&from, &to).is_err() {
@@ -99,7 +103,7 @@ impl DbInner {
         for &(n, len) in &m.logs {
             copy_prefix(storage, &wal_path(&self.dir, n), &wal_path(staging, n), Some(len))?;
         }
-        drop(write_manifest(storage, &manifest_path(staging, m.manifest_number), &m.edit)?);
+        drop(write_manifest(storage, &manifest_path(staging, m.manifest_number), &m.edits)?);
         set_current(storage, staging, m.manifest_number)
     }
 }

@@ -1,15 +1,16 @@
 //! The shared state behind every `Db` handle, and the locks that guard it.
 //!
 //! Lock order (never take an earlier one while holding a later one):
-//! `compaction` -> `flushing` -> `versions` -> `sv` -> `wal`; `queue` and `bg` are leaves.
+//! `compaction` -> `flushing` -> `deleting` -> `versions` -> `trees` -> a tree's `sv` ->
+//! `wal`; `queue` and `bg` are leaves. A write switching memtables takes the `sv` of every
+//! tree, in id order.
 
 use super::pacer::Pacing;
-use super::super_version::SuperVersions;
 use super::table_slots::TableSlots;
+use super::tree::Tree;
 use crate::cache::BlockCache;
 use crate::io::{DirLock, IoStats, Storage, SyncWatch};
 use crate::key::SeqNo;
-use crate::manager::FilterManager;
 use crate::memtable::MemTable;
 use crate::options::Options;
 use crate::stats::DbCounters;
@@ -17,7 +18,7 @@ use crate::table::TableCache;
 use crate::version::{Version, VersionSet};
 use crate::wal::LogWriter;
 use crate::Error;
-use parking_lot::{Condvar, Mutex};
+use parking_lot::{Condvar, Mutex, RwLock};
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -121,9 +122,10 @@ pub(crate) struct DbInner {
     /// Whether a sync ever failed (then no background error is resumed from).
     pub sync_watch: Arc<SyncWatch>,
     pub lock: Mutex<Option<Box<dyn DirLock>>>,
-    /// The installed super version, and the reader slots that lease it to lookups (with
-    /// the lookup counters).
-    pub sv: SuperVersions,
+    /// The default keyspace's tree (also in `trees`): `Db`'s own reads and writes.
+    pub default: Arc<Tree>,
+    /// Every keyspace's tree, in id order.
+    pub trees: RwLock<Vec<Arc<Tree>>>,
     pub versions: Mutex<VersionSet>,
     pub tables: Arc<TableCache>,
     pub block_cache: Arc<BlockCache>,
@@ -147,22 +149,26 @@ pub(crate) struct DbInner {
     /// Checkpoints being taken: while any is, no file is deleted as obsolete (the WALs and
     /// tables it copies stay put).
     pub deletions_paused: AtomicUsize,
+    /// Held by an obsolete-file pass (one at a time; a checkpoint waits for it).
+    pub deleting: Mutex<()>,
     /// Held while a memtable is flushed (by the flush thread, or by `resume`).
     pub flushing: Mutex<()>,
-    /// Held while a compaction runs; holds each level's round-robin position.
-    pub compaction: Mutex<Vec<Vec<u8>>>,
+    /// Held while a compaction runs (one at a time, in any tree).
+    pub compaction: Mutex<()>,
     pub threads: Mutex<Vec<JoinHandle<()>>>,
     pub counters: DbCounters,
-    /// Decides which filter parts each lookup probes.
-    pub manager: FilterManager,
     pub closed: AtomicBool,
 }
 
 impl DbInner {
-    /// The current super version, with a reference of its own (point lookups lease it
-    /// instead: `SuperVersions::lease`).
-    pub(crate) fn super_version(&self) -> Arc<SuperVersion> {
-        self.sv.get()
+    /// Every keyspace's tree, in id order.
+    pub(crate) fn trees(&self) -> Vec<Arc<Tree>> {
+        self.trees.read().clone()
+    }
+
+    /// The tree of keyspace `id`, if it exists.
+    pub(crate) fn tree(&self, id: u32) -> Option<Arc<Tree>> {
+        self.trees.read().iter().find(|t| t.id == id).cloned()
     }
 
     pub(crate) fn visible_seq(&self) -> SeqNo {
@@ -206,18 +212,5 @@ impl DbInner {
         let n = self.versions.lock().new_file_number();
         self.pending_outputs.lock().insert(n);
         n
-    }
-
-    /// Entries per level of the current version.
-    pub(crate) fn entries_per_level(version: &Version) -> Vec<u64> {
-        version.levels.iter().map(|l| l.runs.iter().flat_map(|r| r.files.iter()).map(|f| f.entries).sum()).collect()
-    }
-
-    /// The filter a table written to `level` of `version` gets (Monkey weighs the settled
-    /// tree's levels, see `filter::settled_level_entries`).
-    pub(crate) fn filter_for_level(&self, version: &Version, level: usize) -> crate::filter::FilterSpec {
-        let settled =
-            crate::filter::settled_level_entries(&Self::entries_per_level(version), level, self.opts.size_ratio);
-        self.opts.filter_policy.spec_for_level(level, &settled)
     }
 }

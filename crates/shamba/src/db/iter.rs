@@ -5,6 +5,7 @@
 //! one-direction merge; they stop when they meet.
 
 use super::inner::{DbInner, SuperVersion};
+use super::tree::Tree;
 use crate::compaction::{MergingCursor, RunCursor};
 use crate::cursor::Cursor;
 use crate::error::Result;
@@ -54,6 +55,7 @@ pub struct DbIterator {
 impl DbIterator {
     pub(crate) fn new<K: AsRef<[u8]>, R: RangeBounds<K>>(
         inner: &DbInner,
+        tree: &Tree,
         seq: SeqNo,
         range: &R,
         read: ReadOptions,
@@ -63,8 +65,9 @@ impl DbIterator {
             Bound::Excluded(k) => Bound::Excluded(k.as_ref().to_vec()),
             Bound::Unbounded => Bound::Unbounded,
         };
-        let closed = inner.closed.load(std::sync::atomic::Ordering::Acquire);
-        let sv = inner.super_version();
+        // A dropped keyspace reads as empty, as a closed database does.
+        let closed = inner.closed.load(std::sync::atomic::Ordering::Acquire) || tree.is_dropped();
+        let sv = tree.super_version();
         DbIterator {
             sv,
             tables: inner.tables.clone(),
@@ -81,6 +84,12 @@ impl DbIterator {
             done: closed,
             closed,
         }
+    }
+
+    /// Yield nothing from now on (an iterator over a keyspace it must not read).
+    pub(crate) fn close(&mut self) {
+        self.closed = true;
+        self.done = true;
     }
 
     fn build_cursor(&self) -> MergingCursor {

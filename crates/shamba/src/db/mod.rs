@@ -7,6 +7,7 @@ mod checkpoint;
 mod file_info;
 mod inner;
 mod iter;
+mod keyspace;
 mod multi_get;
 mod open;
 mod pacer;
@@ -15,6 +16,7 @@ mod resume;
 mod snapshot;
 mod super_version;
 mod table_slots;
+mod tree;
 mod verify;
 mod write;
 
@@ -22,6 +24,7 @@ pub(crate) use batch::decode_batch;
 pub use batch::WriteBatch;
 pub use file_info::FileInfo;
 pub use iter::DbIterator;
+pub use keyspace::Keyspace;
 pub use snapshot::Snapshot;
 
 use crate::error::Result;
@@ -232,7 +235,7 @@ impl Db {
     /// As [`Db::get`]; with `verify_checksums` false a damaged block is reported only when
     /// it does not decode.
     pub fn get_opt(&self, key: impl AsRef<[u8]>, ro: &ReadOptions) -> Result<Option<Vec<u8>>> {
-        self.inner.get_at(key.as_ref(), None, ro)
+        self.inner.get_at(&self.inner.default, key.as_ref(), None, ro)
     }
 
     /// The current values of `keys`, in their order (RocksDB's `MultiGet`): one result per
@@ -263,7 +266,7 @@ impl Db {
 
     /// [`Db::multi_get`] with read options.
     pub fn multi_get_opt<K: AsRef<[u8]>>(&self, keys: &[K], ro: &ReadOptions) -> Vec<Result<Option<Vec<u8>>>> {
-        self.inner.multi_get_at(keys, None, ro)
+        self.inner.multi_get_at(&self.inner.default, keys, None, ro)
     }
 
     /// Every key-value pair, in key order (double-ended). Errors come as items: see
@@ -288,7 +291,7 @@ impl Db {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn range<K: AsRef<[u8]>, R: RangeBounds<K>>(&self, range: R) -> DbIterator {
-        DbIterator::new(&self.inner, self.inner.visible_seq(), &range, ReadOptions::default())
+        DbIterator::new(&self.inner, &self.inner.default, self.inner.visible_seq(), &range, ReadOptions::default())
     }
 
     /// The pairs whose keys start with `prefix`, in key order (double-ended): `range` over
@@ -329,7 +332,8 @@ impl Db {
         self.inner.flush_all()
     }
 
-    /// Flush, then merge every table into one sorted run of the deepest level.
+    /// Flush, then merge every table of every keyspace into one sorted run of its deepest
+    /// level.
     ///
     /// # Errors
     ///
@@ -339,7 +343,7 @@ impl Db {
     /// - [`Error::Io`](crate::Error::Io) when the device fails reading the inputs, writing
     ///   the output tables or logging the new version in the manifest.
     pub fn compact(&self) -> Result<()> {
-        self.inner.compact_all()
+        self.inner.compact_all(&self.inner.trees())
     }
 
     /// Flush, then run compactions in the calling thread until no level needs one: the
@@ -412,10 +416,15 @@ impl Db {
         self.inner.compact_level(level)
     }
 
-    /// Counters and the shape of the tree.
+    /// The database's counters, with the default keyspace's tree: its levels, memtables,
+    /// range tombstones and lookup counters ([`Keyspace::stats`] for another keyspace's).
     pub fn stats(&self) -> Stats {
+        self.stats_of(&self.inner.default)
+    }
+
+    fn stats_of(&self, tree: &tree::Tree) -> Stats {
         let inner = &self.inner;
-        let sv = inner.super_version();
+        let sv = tree.super_version();
         let levels = sv
             .version
             .levels
@@ -446,16 +455,16 @@ impl Db {
             immutable_memtables: sv.imm.len(),
             last_sequence: inner.visible_seq(),
             range_tombstones: sv.version.range_dels.list.len(),
-            elastic_enabled_bytes: inner.manager.enabled_filter_bytes().unwrap_or(0),
+            elastic_enabled_bytes: tree.manager.enabled_filter_bytes().unwrap_or(0),
             ..Stats::default()
         }
-        .with_counters(&inner.counters, inner.sv.lookup_totals())
+        .with_counters(&inner.counters, tree.sv.lookup_totals())
     }
 
-    /// The table files of the current version, level by level, runs newest first, each
-    /// run's files in key order.
+    /// The table files of the default keyspace's current version, level by level, runs
+    /// newest first, each run's files in key order.
     pub fn files(&self) -> Vec<FileInfo> {
-        let sv = self.inner.super_version();
+        let sv = self.inner.default.super_version();
         sv.version.all_files().map(|(level, f)| FileInfo::of(level, f)).collect()
     }
 
@@ -554,4 +563,5 @@ const _: () = {
     const fn is<T: Send + Sync>() {}
     is::<Db>();
     is::<Snapshot>();
+    is::<Keyspace>();
 };

@@ -20,6 +20,7 @@
 
 use super::inner::DbInner;
 use super::read::{search_memtables, OpenCandidate};
+use super::tree::Tree;
 use crate::error::Result;
 use crate::filter::Digest;
 use crate::key::{seek_key, SeqNo, ValueKind};
@@ -62,6 +63,7 @@ impl DbInner {
     /// hide the others' values.
     pub(crate) fn multi_get_at<K: AsRef<[u8]>>(
         &self,
+        tree: &Tree,
         keys: &[K],
         seq: Option<SeqNo>,
         ro: &ReadOptions,
@@ -69,22 +71,26 @@ impl DbInner {
         if let Err(e) = self.check_open() {
             return keys.iter().map(|_| Err(e.duplicate())).collect();
         }
+        if tree.is_dropped() {
+            return keys.iter().map(|_| Err(tree.dropped_error())).collect();
+        }
         // The unshared-digest baseline is a single lookup's experiment: a batch always
         // shares its keys' digests.
         if ro.lab.profile {
-            self.multi_lookup::<Timed, K>(keys, seq, ro)
+            self.multi_lookup::<Timed, K>(tree, keys, seq, ro)
         } else {
-            self.multi_lookup::<Untimed, K>(keys, seq, ro)
+            self.multi_lookup::<Untimed, K>(tree, keys, seq, ro)
         }
     }
 
     fn multi_lookup<C: StageClock, K: AsRef<[u8]>>(
         &self,
+        tree: &Tree,
         keys: &[K],
         seq: Option<SeqNo>,
         ro: &ReadOptions,
     ) -> Vec<KeyAnswer> {
-        let sv = self.sv.lease();
+        let sv = tree.sv.lease();
         // Read after the lease, as a single lookup does (see `get_at`).
         let seq = seq.unwrap_or_else(|| self.visible_seq());
         let version = &sv.version;
@@ -109,7 +115,7 @@ impl DbInner {
                 let start = C::start();
                 digest = self.opts.lab.digest_hash.digest(key);
                 trace.hashing_took(C::nanos_since(start));
-                self.manager.begin_lookup();
+                tree.manager.begin_lookup();
                 for file in version.candidates(key) {
                     match self.open_candidate(&sv.tables, file, &seek) {
                         Ok(c) => candidates.push(c),
@@ -134,7 +140,7 @@ impl DbInner {
 
         // Every key's filter lines at once: part headers first, then probe lines.
         if sv.prefetch {
-            let skip_last = self.manager.skips_last_level();
+            let skip_last = tree.manager.skips_last_level();
             for c in candidates.iter_mut() {
                 if !(skip_last && Some(c.level) == last_level) {
                     c.reader.prefetch_filter_header(&mut c.spot);
@@ -154,7 +160,7 @@ impl DbInner {
             waiting.clear();
             for (i, k) in lookups.iter_mut().enumerate() {
                 if k.answer.is_none() {
-                    if let Some(w) = self.probe_on(i, k, &candidates, version, last_level) {
+                    if let Some(w) = self.probe_on(tree, i, k, &candidates, version, last_level) {
                         waiting.push(w);
                     }
                 }
@@ -167,7 +173,7 @@ impl DbInner {
                 candidates[a.candidate].file.number == candidates[b.candidate].file.number
                     && a.handle.offset == b.handle.offset
             }) {
-                self.read_shared_block(group, &candidates, &mut lookups, ro);
+                self.read_shared_block(tree, group, &candidates, &mut lookups, ro);
             }
         }
 
@@ -184,6 +190,7 @@ impl DbInner {
     /// read), or none is left (the key is absent), or a probe fails.
     fn probe_on<'v, C: StageClock>(
         &self,
+        tree: &Tree,
         i: usize,
         k: &mut KeyLookup<'_, C>,
         candidates: &'v [OpenCandidate<'v>],
@@ -194,7 +201,7 @@ impl DbInner {
             let at = k.next;
             k.next += 1;
             let c = &candidates[at];
-            let (plan, state) = self.manager.plan(&c.planned(version, last_level));
+            let (plan, state) = tree.manager.plan(&c.planned(version, last_level));
             let has_filter = c.reader.filter_part_count() > 0;
             match c.reader.probe_to_block::<C>(&c.spot, &k.seek, &k.digest, plan) {
                 Err(e) => {
@@ -220,6 +227,7 @@ impl DbInner {
     /// answers; a key it does not hold probes on in the next round.
     fn read_shared_block<C: StageClock>(
         &self,
+        tree: &Tree,
         group: &[Waiting<'_>],
         candidates: &[OpenCandidate<'_>],
         lookups: &mut [KeyLookup<'_, C>],
@@ -254,7 +262,7 @@ impl DbInner {
             let outcome = ProbeOutcome { data_nanos, ..w.outcome };
             k.trace.table_visit(c.level, &outcome, &got, has_filter);
             if let TableGet::Found { kind, value, seq } = got {
-                self.manager.found(w.state);
+                tree.manager.found(w.state);
                 k.answer = Some(Ok(match kind {
                     ValueKind::Put if seq >= k.floor => Some(value),
                     ValueKind::Put | ValueKind::Delete => None,

@@ -3,21 +3,20 @@
 
 use super::inner::{BgState, DbInner, SuperVersion, WalState, WriteQueue};
 use super::pacer::Pacing;
-use super::super_version::SuperVersions;
+use super::tree::Tree;
 use super::write::wal_path;
 use crate::cache::BlockCache;
 use crate::compaction::job::{flush_to_table, JobEnv};
 use crate::db::batch::decode_batch;
 use crate::error::{Error, Result};
 use crate::io::{IoStats, Storage, SyncWatch};
-use crate::manager::FilterManager;
 use crate::memtable::MemTable;
-use crate::options::Options;
+use crate::options::{KeyspaceOptions, Options};
 use crate::stats::DbCounters;
 use crate::table::{table_path, TableCache, TableContext};
-use crate::version::{Version, VersionEdit, VersionSet};
+use crate::version::{KeyspaceRecord, Version, VersionEdit, VersionSet, DEFAULT_KEYSPACE};
 use crate::wal::{read_log, LogWriter};
-use parking_lot::{Condvar, Mutex};
+use parking_lot::{Condvar, Mutex, RwLock};
 use std::collections::{BTreeMap, HashSet};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize};
@@ -45,7 +44,9 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<Arc<DbInner>> {
     }
     let (mut versions, log_number) = if exists {
         let (vs, rec) = VersionSet::recover(storage.clone(), &dir, opts.num_levels)?;
-        check_tables_present(&*storage, &dir, &vs.current())?;
+        for (_, version) in vs.all_current() {
+            check_tables_present(&*storage, &dir, &version)?;
+        }
         (vs, rec.log_number)
     } else {
         (VersionSet::create(storage.clone(), &dir, opts.num_levels)?, 0)
@@ -62,21 +63,37 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<Arc<DbInner>> {
     };
     let tables = Arc::new(TableCache::new(storage.clone(), &dir, ctx, opts.table_file_handles()));
 
-    let last_seq = replay_wals(&storage, &dir, &opts, &tables, &mut versions, log_number)?;
+    let keyspaces: Vec<(u32, Options)> =
+        (versions.keyspaces().into_iter()).map(|(id, record)| (id, keyspace_options(&opts, record.as_ref()))).collect();
+    let last_seq = replay_wals(&storage, &dir, &opts, &keyspaces, &tables, &mut versions, log_number)?;
 
     let wal_number = versions.new_file_number();
     let wal_file = storage.create(&wal_path(&dir, wal_number))?;
     versions.set_last_sequence(last_seq);
-    versions.log_and_apply(VersionEdit { log_number: Some(wal_number), ..VersionEdit::default() })?;
+    for &(id, _) in &keyspaces {
+        versions.log_and_apply(VersionEdit { keyspace: id, log_number: Some(wal_number), ..VersionEdit::default() })?;
+    }
     storage.sync_dir(&dir)?;
 
-    let sv = SuperVersion::new(Arc::new(MemTable::new(wal_number)), Vec::new(), versions.current(), None, &opts);
+    let names: std::collections::HashMap<u32, String> = (versions.keyspaces().into_iter())
+        .map(|(id, record)| (id, record.map_or_else(|| DEFAULT_NAME.to_string(), |r| r.name)))
+        .collect();
+    let mut trees = Vec::with_capacity(keyspaces.len());
+    for (id, tree_opts) in keyspaces {
+        let version = versions.current(id).ok_or_else(|| Error::InvalidArgument(format!("keyspace {id} vanished")))?;
+        let sv = SuperVersion::new(Arc::new(MemTable::new(wal_number)), Vec::new(), version, None, &tree_opts);
+        let name = names.get(&id).cloned().unwrap_or_default();
+        trees.push(Arc::new(Tree::new(id, name, tree_opts, sv)));
+    }
+    let default = (trees.iter().find(|t| t.id == DEFAULT_KEYSPACE).cloned())
+        .ok_or_else(|| Error::InvalidArgument("internal: no default keyspace".into()))?;
     let inner = Arc::new(DbInner {
         dir,
         storage,
         sync_watch,
         lock: Mutex::new(Some(lock)),
-        sv: SuperVersions::new(sv, opts.num_levels),
+        default,
+        trees: RwLock::new(trees),
         versions: Mutex::new(versions),
         tables,
         block_cache,
@@ -92,17 +109,31 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<Arc<DbInner>> {
         pending_outputs: Mutex::new(HashSet::new()),
         unsure_outputs: Mutex::new(Vec::new()),
         deletions_paused: AtomicUsize::new(0),
+        deleting: Mutex::new(()),
         flushing: Mutex::new(()),
-        compaction: Mutex::new(vec![Vec::new(); opts.num_levels]),
+        compaction: Mutex::new(()),
         threads: Mutex::new(Vec::new()),
         counters: DbCounters::default(),
-        manager: FilterManager::new(opts.probe_policy.clone(), opts.num_levels),
         closed: AtomicBool::new(false),
         opts,
     });
     inner.delete_obsolete_files();
     start_threads(&inner)?;
     Ok(inner)
+}
+
+/// The name of the default keyspace (RocksDB's).
+pub(crate) const DEFAULT_NAME: &str = "default";
+
+/// What a keyspace runs with: `Options::keyspace_options` for its name if any, else the
+/// database's own, always with the shape it was created with.
+pub(crate) fn keyspace_options(opts: &Options, record: Option<&KeyspaceRecord>) -> Options {
+    let Some(record) = record else { return opts.clone() };
+    let named = opts.keyspace_options.iter().find(|(name, _)| *name == record.name);
+    let mut ks = named.map_or_else(|| KeyspaceOptions::of(opts), |(_, ks)| ks.clone());
+    ks.compaction_style = record.style;
+    ks.size_ratio = record.size_ratio;
+    ks.over(opts)
 }
 
 /// Every table the recovered version names is in the directory: a database missing one
@@ -133,12 +164,16 @@ fn start_threads(inner: &Arc<DbInner>) -> Result<()> {
     Ok(())
 }
 
-/// Replay every WAL at or after `log_number` into L0 tables (logged in one edit, so a
-/// crash during recovery replays again). Returns the last sequence number seen.
+/// Replay every WAL at or after `log_number` (the oldest any keyspace needs) into L0
+/// tables, each record's operations into their keyspace's memtable when the WAL is at or
+/// after that keyspace's own log number (its older records are in its tables already);
+/// each keyspace's tables logged in one edit, so a crash during recovery replays again.
+/// Records of a dropped keyspace are skipped. Returns the last sequence number seen.
 fn replay_wals(
     storage: &Arc<dyn crate::io::Storage>,
     dir: &Path,
     opts: &Options,
+    keyspaces: &[(u32, Options)],
     tables: &Arc<TableCache>,
     versions: &mut VersionSet,
     log_number: u64,
@@ -155,8 +190,17 @@ fn replay_wals(
         versions.mark_file_number_used(n);
     }
     let mut last_seq = versions.last_sequence();
-    let mut edit = VersionEdit::default();
-    let mut mem = Arc::new(MemTable::new(0));
+    let mut replays: Vec<Replay<'_>> = keyspaces
+        .iter()
+        .map(|(id, ks_opts)| Replay {
+            id: *id,
+            opts: ks_opts,
+            log_number: versions.keyspace_log_number(*id).unwrap_or(u64::MAX),
+            mem: Arc::new(MemTable::new(0)),
+            edit: VersionEdit { keyspace: *id, ..VersionEdit::default() },
+        })
+        .collect();
+    let next_keyspace = versions.next_keyspace();
     for number in logs {
         let path = wal_path(dir, number);
         let bytes = storage.read_all(&path)?;
@@ -165,26 +209,59 @@ fn replay_wals(
             let first = batch.first_seq;
             let mut count = 0u64;
             for op in batch.ops {
-                op.map_err(|e| e.in_file(&path, None))?.insert_into(&mem, first + count);
+                let (keyspace, op) = op.map_err(|e| e.in_file(&path, None))?;
+                let seq = first + count;
                 count += 1;
+                match replays.iter().find(|r| r.id == keyspace) {
+                    Some(r) if number >= r.log_number => op.insert_into(&r.mem, seq),
+                    Some(_) => {}
+                    // Ids are never reused: a smaller one is a dropped keyspace.
+                    None if keyspace < next_keyspace => {}
+                    None => {
+                        return Err(Error::corruption(
+                            &path,
+                            None,
+                            format!("a record writes to keyspace {keyspace}, which the manifest never created"),
+                        ));
+                    }
+                }
             }
             if count > 0 {
                 last_seq = last_seq.max(first + count - 1);
             }
-            if mem.approximate_size() >= opts.write_buffer_size {
-                flush_recovered(storage, dir, opts, tables, versions, &mem, &mut edit)?;
-                mem = Arc::new(MemTable::new(0));
+            for r in &mut replays {
+                if r.mem.approximate_size() >= opts.write_buffer_size {
+                    flush_recovered(storage, dir, r.opts, tables, versions, &r.mem, &mut r.edit)?;
+                    r.mem = Arc::new(MemTable::new(0));
+                }
             }
         }
     }
-    flush_recovered(storage, dir, opts, tables, versions, &mem, &mut edit)?;
+    for r in &mut replays {
+        flush_recovered(storage, dir, r.opts, tables, versions, &r.mem, &mut r.edit)?;
+    }
     versions.set_last_sequence(last_seq);
-    if !edit.new_files.is_empty() || !edit.range_dels.is_empty() {
-        // The tables' directory entries are durable before the manifest names them.
-        storage.sync_dir(dir)?;
-        versions.log_and_apply(edit)?;
+    let mut synced = false;
+    for r in replays {
+        if !r.edit.new_files.is_empty() || !r.edit.range_dels.is_empty() {
+            // The tables' directory entries are durable before the manifest names them.
+            if !synced {
+                storage.sync_dir(dir)?;
+                synced = true;
+            }
+            versions.log_and_apply(r.edit)?;
+        }
     }
     Ok(last_seq)
+}
+
+/// One keyspace's replay: what it skips, what it gathers, the edit naming its tables.
+struct Replay<'a> {
+    id: u32,
+    opts: &'a Options,
+    log_number: u64,
+    mem: Arc<MemTable>,
+    edit: VersionEdit,
 }
 
 fn flush_recovered(

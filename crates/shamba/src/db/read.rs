@@ -9,6 +9,7 @@
 
 use super::inner::{DbInner, SuperVersion};
 use super::table_slots::{TableSlot, TableSlots};
+use super::tree::Tree;
 use crate::error::{Error, Result};
 use crate::filter::Digest;
 use crate::key::{seek_key, SeqNo, ValueKind};
@@ -75,31 +76,34 @@ impl DbInner {
     /// The key's digest is computed once and handed to every table: no table hashes the
     /// key again. For each candidate table the filter manager chooses which filter parts to
     /// probe.
-    pub(crate) fn get_at(&self, key: &[u8], seq: Option<SeqNo>, ro: &ReadOptions) -> Result<Answer> {
+    pub(crate) fn get_at(&self, tree: &Tree, key: &[u8], seq: Option<SeqNo>, ro: &ReadOptions) -> Result<Answer> {
         self.check_open()?;
         self.check_key(key)?;
+        if tree.is_dropped() {
+            return Err(tree.dropped_error());
+        }
         if ro.lab.is_default() {
-            self.lookup::<Untimed>(key, seq, ro)
+            self.lookup::<Untimed>(tree, key, seq, ro)
         } else {
-            self.lab_lookup(key, seq, ro)
+            self.lab_lookup(tree, key, seq, ro)
         }
     }
 
     /// The lookup with the experiments' knobs: profiled, or with a digest per table.
     #[cold]
-    fn lab_lookup(&self, key: &[u8], seq: Option<SeqNo>, ro: &ReadOptions) -> Result<Answer> {
+    fn lab_lookup(&self, tree: &Tree, key: &[u8], seq: Option<SeqNo>, ro: &ReadOptions) -> Result<Answer> {
         match (ro.lab.share_hash, ro.lab.profile) {
-            (true, false) => self.lookup::<Untimed>(key, seq, ro),
-            (true, true) => self.lookup::<Timed>(key, seq, ro),
-            (false, false) => self.lookup_unshared::<Untimed>(key, seq, ro),
-            (false, true) => self.lookup_unshared::<Timed>(key, seq, ro),
+            (true, false) => self.lookup::<Untimed>(tree, key, seq, ro),
+            (true, true) => self.lookup::<Timed>(tree, key, seq, ro),
+            (false, false) => self.lookup_unshared::<Untimed>(tree, key, seq, ro),
+            (false, true) => self.lookup_unshared::<Timed>(tree, key, seq, ro),
         }
     }
 
     /// The point lookup: the memtables, then the tables with one digest.
     #[inline]
-    fn lookup<C: StageClock>(&self, key: &[u8], seq: Option<SeqNo>, ro: &ReadOptions) -> Result<Answer> {
-        let sv = self.sv.lease();
+    fn lookup<C: StageClock>(&self, tree: &Tree, key: &[u8], seq: Option<SeqNo>, ro: &ReadOptions) -> Result<Answer> {
+        let sv = tree.sv.lease();
         let mut trace = sv.trace::<C>();
         let seq = seq.unwrap_or_else(|| self.visible_seq());
         // Built once, for every memtable and table.
@@ -111,7 +115,7 @@ impl DbInner {
                 let start = C::start();
                 let digest = self.opts.lab.digest_hash.digest(key);
                 trace.hashing_took(C::nanos_since(start));
-                self.search_tables(&sv, key, &seek, floor, &digest, ro, &mut trace)
+                self.search_tables(tree, &sv, key, &seek, floor, &digest, ro, &mut trace)
             }
         };
         trace.finish();
@@ -128,6 +132,7 @@ impl DbInner {
     )]
     fn search_tables<C: StageClock>(
         &self,
+        tree: &Tree,
         sv: &SuperVersion,
         key: &[u8],
         seek: &[u8],
@@ -136,24 +141,24 @@ impl DbInner {
         ro: &ReadOptions,
         trace: &mut LookupTrace<'_, C>,
     ) -> Result<Answer> {
-        self.manager.begin_lookup();
+        tree.manager.begin_lookup();
         let version = &sv.version;
         let last_level = version.deepest_nonempty_level();
         let mut candidates = version.candidates(key);
         let mut ahead: [Option<OpenCandidate<'_>>; PREFETCH_DEPTH] = Default::default();
         if sv.prefetch {
-            self.prefetch(&sv.tables, &mut candidates, &mut ahead, last_level, seek, digest)?;
+            self.prefetch(tree, &sv.tables, &mut candidates, &mut ahead, last_level, seek, digest)?;
         }
         // The prefetched candidates are probed where they lie (moving one out would copy
         // its spot), then the rest are opened one by one.
         for c in ahead.iter().map_while(Option::as_ref) {
-            if let Some(answer) = self.probe(version, last_level, c, seek, floor, digest, ro, trace)? {
+            if let Some(answer) = self.probe(tree, version, last_level, c, seek, floor, digest, ro, trace)? {
                 return Ok(answer);
             }
         }
         for file in candidates {
             let c = self.open_candidate(&sv.tables, file, seek)?;
-            if let Some(answer) = self.probe(version, last_level, &c, seek, floor, digest, ro, trace)? {
+            if let Some(answer) = self.probe(tree, version, last_level, &c, seek, floor, digest, ro, trace)? {
                 return Ok(answer);
             }
         }
@@ -164,8 +169,10 @@ impl DbInner {
     /// cache misses of a deep tree overlap instead of queueing one per level. Two passes:
     /// the parts' headers first (where the probe line is depends on them), then the probe
     /// lines; each pass's misses overlap with each other.
+    #[expect(clippy::too_many_arguments, reason = "the lookup's state, borrowed as it is on the hot path")]
     fn prefetch<'v>(
         &self,
+        tree: &Tree,
         tables: &'v TableSlots,
         candidates: &mut impl Iterator<Item = FileRef<'v>>,
         ahead: &mut [Option<OpenCandidate<'v>>],
@@ -174,7 +181,7 @@ impl DbInner {
         digest: &Digest,
     ) -> Result<()> {
         // A policy that never probes the deepest level's filters need not prepare them.
-        let skip_last = self.manager.skips_last_level();
+        let skip_last = tree.manager.skips_last_level();
         for (slot, candidate) in ahead.iter_mut().zip(candidates) {
             let mut c = self.open_candidate(tables, candidate, seek)?;
             if !(skip_last && Some(c.level) == last_level) {
@@ -214,6 +221,7 @@ impl DbInner {
     #[inline(always)]
     fn probe<C: StageClock>(
         &self,
+        tree: &Tree,
         version: &Version,
         last_level: Option<usize>,
         c: &OpenCandidate<'_>,
@@ -223,11 +231,11 @@ impl DbInner {
         ro: &ReadOptions,
         trace: &mut LookupTrace<'_, C>,
     ) -> Result<Option<Answer>> {
-        let (plan, state) = self.manager.plan(&c.planned(version, last_level));
+        let (plan, state) = tree.manager.plan(&c.planned(version, last_level));
         let (got, outcome) = c.reader.get_at_spot::<C>(&c.spot, seek, digest, ro, plan)?;
         trace.table_visit(c.level, &outcome, &got, c.reader.filter_part_count() > 0);
         let TableGet::Found { kind, value, seq } = got else { return Ok(None) };
-        self.manager.found(state);
+        tree.manager.found(state);
         Ok(Some(match kind {
             ValueKind::Put if seq >= floor => Some(value),
             ValueKind::Put | ValueKind::Delete => None,
@@ -237,23 +245,31 @@ impl DbInner {
     /// The unshared-digest baseline (`ReadLab::share_hash` false): the same lookup, but
     /// each table visited hashes the key for itself, so no filter can be prefetched (the
     /// probe positions need the digest).
-    fn lookup_unshared<C: StageClock>(&self, key: &[u8], seq: Option<SeqNo>, ro: &ReadOptions) -> Result<Answer> {
-        let sv = self.sv.lease();
+    fn lookup_unshared<C: StageClock>(
+        &self,
+        tree: &Tree,
+        key: &[u8],
+        seq: Option<SeqNo>,
+        ro: &ReadOptions,
+    ) -> Result<Answer> {
+        let sv = tree.sv.lease();
         let mut trace = sv.trace::<C>();
         let seq = seq.unwrap_or_else(|| self.visible_seq());
         let seek = seek_key(key, seq);
         let floor = sv.range_del_floor(key, seq);
         let answer = match search_memtables(&sv, &seek, floor, &mut trace) {
             Some(answer) => Ok(answer),
-            None => self.search_tables_unshared(&sv, key, &seek, floor, ro, &mut trace),
+            None => self.search_tables_unshared(tree, &sv, key, &seek, floor, ro, &mut trace),
         };
         trace.finish();
         answer
     }
 
     /// [`search_tables`](Self::search_tables) hashing the key per table, without prefetch.
+    #[expect(clippy::too_many_arguments, reason = "the lookup's state, borrowed as it is")]
     fn search_tables_unshared<C: StageClock>(
         &self,
+        tree: &Tree,
         sv: &SuperVersion,
         key: &[u8],
         seek: &[u8],
@@ -261,14 +277,14 @@ impl DbInner {
         ro: &ReadOptions,
         trace: &mut LookupTrace<'_, C>,
     ) -> Result<Answer> {
-        self.manager.begin_lookup();
+        tree.manager.begin_lookup();
         let last_level = sv.version.deepest_nonempty_level();
         for candidate in sv.version.candidates(key) {
             let c = self.open_candidate(&sv.tables, candidate, seek)?;
             let start = C::start();
             let digest = self.opts.lab.digest_hash.digest(key);
             trace.hashing_took(C::nanos_since(start));
-            if let Some(answer) = self.probe(&sv.version, last_level, &c, seek, floor, &digest, ro, trace)? {
+            if let Some(answer) = self.probe(tree, &sv.version, last_level, &c, seek, floor, &digest, ro, trace)? {
                 return Ok(answer);
             }
         }

@@ -53,8 +53,8 @@ impl DbInner {
         // background flush fails again.
         {
             let _flushing = self.flushing.lock();
-            while let Some(mem) = self.super_version().imm.last().cloned() {
-                self.flush_memtable(&mem)?;
+            while let Some((tree, mem)) = self.oldest_frozen() {
+                self.flush_memtable(&tree, &mem)?;
             }
             self.bg.lock().error = None;
         }

@@ -2,6 +2,7 @@
 
 use super::inner::DbInner;
 use super::iter::DbIterator;
+use super::keyspace::Keyspace;
 use crate::error::Result;
 use crate::key::SeqNo;
 use crate::options::ReadOptions;
@@ -42,7 +43,7 @@ impl Snapshot {
     /// database is closed, [`Error::Corruption`](crate::Error::Corruption) when a block
     /// read does not decode, [`Error::Io`](crate::Error::Io) when the device fails.
     pub fn get(&self, key: impl AsRef<[u8]>) -> Result<Option<Vec<u8>>> {
-        self.inner.get_at(key.as_ref(), Some(self.seq), &ReadOptions::default())
+        self.inner.get_at(&self.inner.default, key.as_ref(), Some(self.seq), &ReadOptions::default())
     }
 
     /// The value of `key` as of this snapshot, with read options.
@@ -51,7 +52,7 @@ impl Snapshot {
     ///
     /// As [`Snapshot::get`].
     pub fn get_opt(&self, key: impl AsRef<[u8]>, ro: &ReadOptions) -> Result<Option<Vec<u8>>> {
-        self.inner.get_at(key.as_ref(), Some(self.seq), ro)
+        self.inner.get_at(&self.inner.default, key.as_ref(), Some(self.seq), ro)
     }
 
     /// The values of `keys` as of this snapshot, in their order, one result per key (see
@@ -62,7 +63,7 @@ impl Snapshot {
 
     /// [`Snapshot::multi_get`] with read options.
     pub fn multi_get_opt<K: AsRef<[u8]>>(&self, keys: &[K], ro: &ReadOptions) -> Vec<Result<Option<Vec<u8>>>> {
-        self.inner.multi_get_at(keys, Some(self.seq), ro)
+        self.inner.multi_get_at(&self.inner.default, keys, Some(self.seq), ro)
     }
 
     /// Every key-value pair as of this snapshot, in key order. Errors come as items: see
@@ -74,12 +75,71 @@ impl Snapshot {
     /// The pairs whose keys are in `range`, as of this snapshot. Errors come as items: see
     /// [`DbIterator`].
     pub fn range<K: AsRef<[u8]>, R: RangeBounds<K>>(&self, range: R) -> DbIterator {
-        DbIterator::new(&self.inner, self.seq, &range, ReadOptions::default())
+        DbIterator::new(&self.inner, &self.inner.default, self.seq, &range, ReadOptions::default())
     }
 
     /// The pairs whose keys start with `prefix`, as of this snapshot (see [`Db::prefix`](crate::Db::prefix)).
     pub fn prefix(&self, prefix: impl AsRef<[u8]>) -> DbIterator {
         self.range(super::iter::prefix_range(prefix.as_ref()))
+    }
+
+    /// The value of `key` in keyspace `ks` as of this snapshot: one snapshot reads every
+    /// keyspace at the same moment.
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir()?;
+    /// # let db = shamba::Db::open(dir.path(), shamba::Options::default())?;
+    /// let users = db.keyspace("users")?;
+    /// users.put(b"u1", b"ada")?;
+    /// let snap = db.snapshot();
+    /// users.put(b"u1", b"grace")?;
+    /// assert_eq!(snap.get_in(&users, b"u1")?.as_deref(), Some(&b"ada"[..]));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`Snapshot::get`]; [`Error::InvalidArgument`](crate::Error::InvalidArgument)
+    /// when `ks` belongs to another database or was dropped.
+    pub fn get_in(&self, ks: &Keyspace, key: impl AsRef<[u8]>) -> Result<Option<Vec<u8>>> {
+        self.check_same_db(ks)?;
+        self.inner.get_at(ks.tree(), key.as_ref(), Some(self.seq), &ReadOptions::default())
+    }
+
+    /// The values of `keys` in keyspace `ks` as of this snapshot, in their order (see
+    /// [`Db::multi_get`](crate::Db::multi_get)).
+    pub fn multi_get_in<K: AsRef<[u8]>>(&self, ks: &Keyspace, keys: &[K]) -> Vec<Result<Option<Vec<u8>>>> {
+        if let Err(e) = self.check_same_db(ks) {
+            return keys.iter().map(|_| Err(e.duplicate())).collect();
+        }
+        self.inner.multi_get_at(ks.tree(), keys, Some(self.seq), &ReadOptions::default())
+    }
+
+    /// The pairs of keyspace `ks` whose keys are in `range`, as of this snapshot. A
+    /// keyspace of another database yields nothing.
+    pub fn range_in<K: AsRef<[u8]>, R: RangeBounds<K>>(&self, ks: &Keyspace, range: R) -> DbIterator {
+        let same = self.check_same_db(ks).is_ok();
+        let tree = if same { ks.tree() } else { &self.inner.default };
+        let mut it = DbIterator::new(&self.inner, tree, self.seq, &range, ReadOptions::default());
+        if !same {
+            it.close();
+        }
+        it
+    }
+
+    /// Every pair of keyspace `ks` as of this snapshot.
+    pub fn iter_in(&self, ks: &Keyspace) -> DbIterator {
+        self.range_in::<&[u8], _>(ks, ..)
+    }
+
+    fn check_same_db(&self, ks: &Keyspace) -> Result<()> {
+        if ks.db_identity() != Arc::as_ptr(&self.inner) as usize {
+            return Err(crate::Error::InvalidArgument(format!(
+                "keyspace {:?} belongs to another database than this snapshot's",
+                ks.name()
+            )));
+        }
+        Ok(())
     }
 }
 

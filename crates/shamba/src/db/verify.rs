@@ -17,16 +17,17 @@ use crate::version::{check_record, check_shape, Version, VersionSet};
 use crate::wal::read_log_report;
 use std::collections::HashSet;
 use std::path::Path;
+use std::sync::Arc;
 
 /// What a check runs against, however the version was come by.
 struct Target<'a> {
     storage: &'a dyn Storage,
     dir: &'a Path,
-    version: &'a Version,
+    /// Every keyspace's version, and whether its levels 1+ hold one run each (checked
+    /// only when known).
+    trees: Vec<(Arc<Version>, bool)>,
     /// Logs numbered from here on are still needed (older ones await deletion).
     log_number: u64,
-    /// The database's levels 1+ hold one run each (checked only when known).
-    leveled: bool,
     /// The digest version every filter part must have.
     digest_version: Option<u8>,
 }
@@ -60,14 +61,13 @@ impl Db {
             return Err(Error::InvalidArgument(format!("database {} does not exist", dir.display())));
         }
         let _lock = storage.lock(&dir.join("LOCK"))?;
-        let (version, log_number) = VersionSet::read_only(storage.clone(), dir, opts.num_levels)?;
+        let (versions, log_number) = VersionSet::read_only(storage.clone(), dir, opts.num_levels)?;
         let names = storage.list(dir)?;
         let target = Target {
             storage: &*storage,
             dir,
-            version: &version,
+            trees: versions.into_iter().map(|(_, v)| (v, false)).collect(),
             log_number,
-            leveled: false,
             digest_version: Some(opts.lab.digest_hash.digest_version()),
         };
         Ok(check(&target, &names, |_| false, || {}))
@@ -78,7 +78,9 @@ impl Db {
 /// deletes a file it names meanwhile.
 pub(super) fn verify_open(inner: &DbInner) -> Result<VerifyReport> {
     inner.check_open()?;
-    let sv = inner.super_version();
+    let trees: Vec<(Arc<Version>, bool)> = (inner.trees().iter())
+        .map(|t| (t.super_version().version.clone(), t.opts.compaction_style == CompactionStyle::Leveled))
+        .collect();
     // As the obsolete-file pass does: the listing first, then the numbers being written,
     // then every live version's files, so a table written meanwhile is never an orphan.
     let names = inner.storage.list(&inner.dir)?;
@@ -90,18 +92,15 @@ pub(super) fn verify_open(inner: &DbInner) -> Result<VerifyReport> {
     let target = Target {
         storage: &*inner.storage,
         dir: &inner.dir,
-        version: &sv.version,
+        trees,
         log_number,
-        leveled: inner.opts.compaction_style == CompactionStyle::Leveled,
         digest_version: Some(inner.opts.lab.digest_hash.digest_version()),
     };
     // A table a compaction just made obsolete may not be deleted yet: the engine's own
     // obsolete-file pass runs before the orphans are counted, so only tables it cannot
     // account for are reported.
     let settle = || inner.delete_obsolete_files();
-    let report = check(&target, &names, |n| live.contains(&n) || pending.contains(&n), settle);
-    drop(sv);
-    Ok(report)
+    Ok(check(&target, &names, |n| live.contains(&n) || pending.contains(&n), settle))
 }
 
 /// Check `target` with the directory listing `names`; `owned` says whether a table the
@@ -111,11 +110,13 @@ pub(super) fn verify_open(inner: &DbInner) -> Result<VerifyReport> {
 fn check(target: &Target<'_>, names: &[String], owned: impl Fn(u64) -> bool, settle: impl Fn()) -> VerifyReport {
     let mut report = VerifyReport::default();
     let path_of = |n: u64| table_path(target.dir, n);
-    for problem in check_shape(target.version, target.leveled, &path_of) {
-        report.push(problem);
+    for (version, leveled) in &target.trees {
+        for problem in check_shape(version, *leveled, &path_of) {
+            report.push(problem);
+        }
     }
     let present: HashSet<&str> = names.iter().map(String::as_str).collect();
-    for (level, meta) in target.version.all_files() {
+    for (level, meta) in target.trees.iter().flat_map(|(v, _)| v.all_files()) {
         report.tables += 1;
         let path = path_of(meta.number);
         let listed = path.file_name().is_some_and(|name| present.contains(&*name.to_string_lossy()));
@@ -130,7 +131,7 @@ fn check(target: &Target<'_>, names: &[String], owned: impl Fn(u64) -> bool, set
         }
         report.absorb(table.report);
     }
-    let in_version: HashSet<u64> = target.version.file_numbers().collect();
+    let in_version: HashSet<u64> = target.trees.iter().flat_map(|(v, _)| v.file_numbers()).collect();
     let mut orphans: Vec<u64> = names
         .iter()
         .filter_map(|n| n.strip_suffix(".sst").and_then(|n| n.parse::<u64>().ok()))

@@ -7,6 +7,7 @@
 //! publishes their sequence numbers. The others sleep until their result is posted.
 
 use super::inner::{DbInner, QueuedWrite, SuperVersion};
+use super::tree::Tree;
 use crate::compaction::picker;
 use crate::error::{Error, Result};
 use crate::memtable::MemTable;
@@ -36,6 +37,18 @@ impl DbInner {
                 batch.largest_value(),
                 self.opts.max_value_size
             )));
+        }
+        let identity = std::ptr::from_ref(self) as usize;
+        for &(id, db) in batch.keyspaces() {
+            if db != identity {
+                return Err(Error::InvalidArgument(format!(
+                    "the batch writes to a keyspace (id {id}) of another database than {}",
+                    self.dir.display()
+                )));
+            }
+            if self.tree(id).is_none() {
+                return Err(Error::InvalidArgument(format!("the batch writes to keyspace {id}, which was dropped")));
+            }
         }
         Ok(())
     }
@@ -133,9 +146,24 @@ impl DbInner {
                 DbCounters::add(&self.counters.wal_syncs, 1);
             }
         }
-        let sv = self.super_version();
+        // Each keyspace's memtable, taken once per group (no switch happens meanwhile: this
+        // thread leads). A keyspace dropped since the batch was checked is skipped: it is
+        // gone, and replay skips its records too.
+        let mut mems: Vec<(u32, Option<Arc<SuperVersion>>)> = Vec::new();
         for (i, op) in batch.ops().enumerate() {
-            op.map_err(|e| e.in_file(&self.dir, None))?.insert_into(&sv.mem, first + i as u64);
+            let (keyspace, op) = op.map_err(|e| e.in_file(&self.dir, None))?;
+            let at = match mems.iter().position(|(id, _)| *id == keyspace) {
+                Some(at) => at,
+                None => {
+                    let tree =
+                        if keyspace == self.default.id { Some(self.default.clone()) } else { self.tree(keyspace) };
+                    mems.push((keyspace, tree.map(|t| t.super_version())));
+                    mems.len() - 1
+                }
+            };
+            if let Some((_, Some(sv))) = mems.get(at) {
+                op.insert_into(&sv.mem, first + i as u64);
+            }
         }
         self.visible_seq.store(first + count - 1, Ordering::Release);
         DbCounters::add(&self.counters.write_ops, count);
@@ -151,11 +179,9 @@ impl DbInner {
         let mut delayed = false;
         loop {
             self.check_writable()?;
-            let sv = self.super_version();
-            let l0 = sv.version.levels[0].runs.len();
-            let debt = picker::pending_compaction_bytes(&sv.version, &self.opts);
+            let load = WriteLoad::of(&self.trees.read());
             let o = &self.opts;
-            if l0 >= o.level0_slowdown_trigger || debt >= o.pending_compaction_slowdown_bytes {
+            if load.l0_runs >= o.level0_slowdown_trigger || load.debt >= o.pending_compaction_slowdown_bytes {
                 // Slow down: pace writes at the delayed rate (see `pacer`), so compaction
                 // gains ground without stopping any writer for long.
                 if !delayed {
@@ -171,11 +197,11 @@ impl DbInner {
             } else {
                 self.pacer.reset();
             }
-            if sv.mem.is_empty() || (!force && sv.mem.approximate_size() < o.write_buffer_size) {
+            if load.all_empty || (!force && load.memtable_bytes < o.write_buffer_size) {
                 return Ok(());
             }
-            let for_flush = sv.imm.len() >= o.max_immutable_memtables;
-            if for_flush || l0 >= o.level0_stop_trigger || debt >= o.pending_compaction_stop_bytes {
+            let for_flush = load.most_immutable >= o.max_immutable_memtables;
+            if for_flush || load.l0_runs >= o.level0_stop_trigger || load.debt >= o.pending_compaction_stop_bytes {
                 let t = Instant::now();
                 let mut bg = self.bg.lock();
                 if bg.shutting_down {
@@ -196,18 +222,22 @@ impl DbInner {
         }
     }
 
-    /// Freeze the memtable, start a new WAL and memtable, and wake the flush thread. The
-    /// old log is synced first, unless `abandon_old_log` (resuming after a failed write:
-    /// what it holds past its last good record was never acknowledged). A failure once the
-    /// new log exists stops writes, as a failed WAL write does.
+    /// Freeze every keyspace's memtable that holds anything, start a new WAL and a new
+    /// memtable for every keyspace, and wake the flush thread. The memtables switch
+    /// together (as RocksDB's `atomic_flush`): one WAL backs the memtables of every
+    /// keyspace, and a keyspace's memtable never spans two WALs. The old log is synced
+    /// first, unless `abandon_old_log` (resuming after a failed write: what it holds past
+    /// its last good record was never acknowledged). A failure once the new log exists
+    /// stops writes, as a failed WAL write does.
     pub(super) fn switch_memtable(&self, abandon_old_log: bool) -> Result<()> {
         let number = self.versions.lock().new_file_number();
         let file = self.storage.create(&wal_path(&self.dir, number))?;
         {
-            let sv = self.sv.write();
+            let trees = self.trees();
+            let guards: Vec<_> = trees.iter().map(|t| t.sv.write()).collect();
             let mut wal = self.wal.lock();
             if !abandon_old_log {
-                // The old log stays until its memtable is flushed. Sync it now: a synced
+                // The old log stays until its memtables are flushed. Sync it now: a synced
                 // write to the new log must not outlive a power loss that takes unsynced
                 // writes acknowledged before it (RocksDB syncs every live log for the same
                 // reason).
@@ -220,16 +250,45 @@ impl DbInner {
             wal.writer = LogWriter::new(file);
             wal.number = number;
             wal.broken = false;
-            let mut imm = Vec::with_capacity(sv.imm.len() + 1);
-            imm.push(sv.mem.clone());
-            imm.extend(sv.imm.iter().cloned());
-            let next =
-                SuperVersion::new(Arc::new(MemTable::new(number)), imm, sv.version.clone(), Some(&*sv), &self.opts);
-            sv.install(next);
+            for (tree, sv) in trees.iter().zip(guards) {
+                let mut imm = Vec::with_capacity(sv.imm.len() + 1);
+                if !sv.mem.is_empty() {
+                    imm.push(sv.mem.clone());
+                }
+                imm.extend(sv.imm.iter().cloned());
+                let mem = Arc::new(MemTable::new(number));
+                let next = SuperVersion::new(mem, imm, sv.version.clone(), Some(&*sv), &tree.opts);
+                sv.install(next);
+            }
         }
         self.storage.sync_dir(&self.dir).inspect_err(|e| self.set_bg_error(e.duplicate()))?;
         self.bg_cv.notify_all();
         Ok(())
+    }
+}
+
+/// What decides whether a write waits, summed or maxed over the keyspaces: they share one
+/// memtable budget (`write_buffer_size`), and the most loaded tree paces every writer.
+struct WriteLoad {
+    memtable_bytes: usize,
+    all_empty: bool,
+    most_immutable: usize,
+    l0_runs: usize,
+    debt: u64,
+}
+
+impl WriteLoad {
+    fn of(trees: &[Arc<Tree>]) -> WriteLoad {
+        let mut load = WriteLoad { memtable_bytes: 0, all_empty: true, most_immutable: 0, l0_runs: 0, debt: 0 };
+        for tree in trees {
+            let sv = tree.super_version();
+            load.memtable_bytes += sv.mem.approximate_size();
+            load.all_empty &= sv.mem.is_empty();
+            load.most_immutable = load.most_immutable.max(sv.imm.len());
+            load.l0_runs = load.l0_runs.max(sv.version.runs(0).len());
+            load.debt = load.debt.max(picker::pending_compaction_bytes(&sv.version, &tree.opts));
+        }
+        load
     }
 }
 

@@ -9,9 +9,11 @@ use crate::io::{FsStorage, Storage};
 use std::fmt;
 use std::sync::Arc;
 
+mod keyspace;
 mod lab;
 mod probe_policy;
 
+pub use keyspace::KeyspaceOptions;
 pub use lab::{LabOptions, ReadLab};
 pub(crate) use lab::{StageClock, Timed, Untimed};
 pub use probe_policy::{ElasticPolicy, ProbePolicy, ShambaPolicy, Skipping};
@@ -185,6 +187,10 @@ pub struct Options {
     /// checked before it is installed, cheaply: footer, properties, index, its size, entry
     /// count and first and last keys against what its builder wrote. Default: false.
     pub paranoid_file_checks: bool,
+    /// Options of keyspaces by name, used when a keyspace of that name is created or the
+    /// database is opened (see [`KeyspaceOptions`]); a keyspace not named here runs with
+    /// this struct's own filter, probe, block and compression options. Default: empty.
+    pub keyspace_options: Vec<(String, KeyspaceOptions)>,
     /// Where files live. Default: the local file system.
     pub storage: Arc<dyn Storage>,
     /// Knobs for the experiments (prefetch off, another digest hash, an emulated device);
@@ -229,6 +235,7 @@ impl Default for Options {
             wal_recovery: WalRecovery::TolerateTornTail,
             auto_resume_interval: Some(std::time::Duration::from_secs(1)),
             paranoid_file_checks: false,
+            keyspace_options: Vec::new(),
             storage: Arc::new(FsStorage),
             lab: LabOptions::default(),
         }
@@ -270,6 +277,7 @@ impl fmt::Debug for Options {
             .field("wal_recovery", &self.wal_recovery)
             .field("auto_resume_interval", &self.auto_resume_interval)
             .field("paranoid_file_checks", &self.paranoid_file_checks)
+            .field("keyspace_options", &self.keyspace_options)
             .field("lab", &self.lab)
             .finish_non_exhaustive()
     }
@@ -405,6 +413,15 @@ impl Options {
         }
         self.filter_policy.validate().map_err(Error::InvalidOptions)?;
         self.probe_policy.validate().map_err(Error::InvalidOptions)?;
+        for (i, (name, ks)) in self.keyspace_options.iter().enumerate() {
+            check(!self.keyspace_options.iter().skip(i + 1).any(|(other, _)| other == name), || {
+                format!("keyspace_options names keyspace {name:?} twice")
+            })?;
+            ks.over(self).validate().map_err(|e| match e {
+                Error::InvalidOptions(m) => Error::InvalidOptions(format!("keyspace {name:?}: {m}")),
+                other => other,
+            })?;
+        }
         Ok(())
     }
 }

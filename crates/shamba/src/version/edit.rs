@@ -9,10 +9,16 @@
 //!   7 range_del := seq: varint | start_len: varint | start | 0        (repeated; to the end
 //!                                                        | 1 | end    of the key space, or to end)
 //!   8 dropped_range_del := seq: varint                         (repeated)
+//!   9 keyspace: varint                (the keyspace the edit changes; absent: the default, 0)
+//!  10 create_keyspace := style: u8 (0 leveled, 1 tiered) | size_ratio: varint | name
+//!  11 drop_keyspace := (empty)
+//!  12 next_keyspace: varint           (the id the next new keyspace gets)
 //! ```
 //!
 //! Range deletes (7, 8) are not skippable: a reader that ignored them would bring deleted
-//! keys back.
+//! keys back. Nor are the keyspace fields (9-12): a reader that ignored them would merge
+//! the keyspaces' trees into one. A manifest written before keyspaces existed has none of
+//! them, and reads as a database whose only keyspace is the default one.
 
 #![deny(clippy::indexing_slicing)]
 
@@ -20,6 +26,7 @@ use super::coding::{check_unknown, put_field, put_varint, put_varint_field, set_
 use super::file_meta::FileMeta;
 use crate::error::DecodeError;
 use crate::key::{SeqNo, MAX_SEQ};
+use crate::options::CompactionStyle;
 use crate::range_del::RangeTombstone;
 
 const LOG_NUMBER: u64 = 1;
@@ -30,6 +37,22 @@ const NEW_FILE: u64 = 5;
 const COMPACT_POINTER: u64 = 6;
 const RANGE_DEL: u64 = 7;
 const DROPPED_RANGE_DEL: u64 = 8;
+const KEYSPACE: u64 = 9;
+const CREATE_KEYSPACE: u64 = 10;
+const DROP_KEYSPACE: u64 = 11;
+const NEXT_KEYSPACE: u64 = 12;
+
+/// The id of the default keyspace: the tree of every database written before keyspaces.
+pub(crate) const DEFAULT_KEYSPACE: u32 = 0;
+
+/// What a keyspace is created with and keeps for its life: its name and the shape its
+/// compactions give its levels (a leveled picker must never meet a tiered level).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct KeyspaceRecord {
+    pub name: String,
+    pub style: CompactionStyle,
+    pub size_ratio: u32,
+}
 
 /// Levels an edit may name. Far above any real tree; it only keeps a corrupt level number
 /// from turning into a huge allocation.
@@ -55,6 +78,15 @@ pub(crate) struct VersionEdit {
     pub range_dels: Vec<RangeTombstone>,
     /// Range tombstones removed, by sequence number (nothing older in their range is left).
     pub dropped_range_dels: Vec<SeqNo>,
+    /// The keyspace whose tree the files, pointers, tombstones and `log_number` belong to.
+    pub keyspace: u32,
+    /// The edit creates `keyspace` (before applying the rest to its empty tree).
+    pub create_keyspace: Option<KeyspaceRecord>,
+    /// The edit drops `keyspace`: its files are obsolete once no reader holds them.
+    pub drop_keyspace: bool,
+    /// The id the next new keyspace gets (ids are never reused, so a WAL record of a
+    /// dropped keyspace never replays into a new one).
+    pub next_keyspace: Option<u32>,
 }
 
 impl VersionEdit {
@@ -106,11 +138,31 @@ impl VersionEdit {
         for &seq in &self.dropped_range_dels {
             put_varint_field(out, DROPPED_RANGE_DEL, seq);
         }
+        if self.keyspace != DEFAULT_KEYSPACE {
+            put_varint_field(out, KEYSPACE, u64::from(self.keyspace));
+        }
+        if let Some(k) = &self.create_keyspace {
+            payload.clear();
+            payload.push(match k.style {
+                CompactionStyle::Leveled => 0,
+                CompactionStyle::Tiered => 1,
+            });
+            put_varint(&mut payload, u64::from(k.size_ratio));
+            payload.extend_from_slice(k.name.as_bytes());
+            put_field(out, CREATE_KEYSPACE, &payload);
+        }
+        if self.drop_keyspace {
+            put_field(out, DROP_KEYSPACE, &[]);
+        }
+        if let Some(next) = self.next_keyspace {
+            put_varint_field(out, NEXT_KEYSPACE, u64::from(next));
+        }
     }
 
     /// Decode an edit; never panics on bad bytes.
     pub(crate) fn decode(bytes: &[u8]) -> Result<VersionEdit, DecodeError> {
         let mut edit = VersionEdit::default();
+        let mut keyspace = None;
         let mut d = Decoder::new(bytes);
         while let Some((tag, payload)) = d.field()? {
             match tag {
@@ -162,11 +214,38 @@ impl VersionEdit {
                     edit.range_dels.push(RangeTombstone { start, end, seq });
                 }
                 DROPPED_RANGE_DEL => edit.dropped_range_dels.push(Decoder::only_varint(payload)?),
+                KEYSPACE => set_once(&mut keyspace, keyspace_id(payload)?, "keyspace")?,
+                CREATE_KEYSPACE => {
+                    let mut f = Decoder::new(payload);
+                    let style = match f.take(1)? {
+                        [0] => CompactionStyle::Leveled,
+                        [1] => CompactionStyle::Tiered,
+                        other => return Err(DecodeError::new(format!("keyspace compaction style {other:?}"))),
+                    };
+                    let size_ratio =
+                        u32::try_from(f.varint()?).map_err(|_| DecodeError::new("keyspace size ratio out of range"))?;
+                    let name = String::from_utf8(f.rest().to_vec())
+                        .map_err(|_| DecodeError::new("keyspace name is not UTF-8"))?;
+                    set_once(&mut edit.create_keyspace, KeyspaceRecord { name, style, size_ratio }, "keyspace")?;
+                }
+                DROP_KEYSPACE => {
+                    if !payload.is_empty() || edit.drop_keyspace {
+                        return Err(DecodeError::new("malformed keyspace drop"));
+                    }
+                    edit.drop_keyspace = true;
+                }
+                NEXT_KEYSPACE => set_once(&mut edit.next_keyspace, keyspace_id(payload)?, "next keyspace")?,
                 other => check_unknown(other, "version edit")?,
             }
         }
+        edit.keyspace = keyspace.unwrap_or(DEFAULT_KEYSPACE);
         Ok(edit)
     }
+}
+
+fn keyspace_id(payload: &[u8]) -> Result<u32, DecodeError> {
+    let id = Decoder::only_varint(payload)?;
+    u32::try_from(id).map_err(|_| DecodeError::new(format!("keyspace id {id} out of range")))
 }
 
 fn level(d: &mut Decoder<'_>) -> Result<usize, DecodeError> {
@@ -228,9 +307,24 @@ mod tests {
                         compact_pointers,
                         range_dels,
                         dropped_range_dels,
+                        ..VersionEdit::default()
                     }
                 },
             )
+            .prop_flat_map(|edit| {
+                let record = ("[a-z:]{0,8}", any::<bool>(), 2u32..20).prop_map(|(name, tiered, size_ratio)| {
+                    let style = if tiered { CompactionStyle::Tiered } else { CompactionStyle::Leveled };
+                    KeyspaceRecord { name, style, size_ratio }
+                });
+                (any::<u32>(), proptest::option::of(record), any::<bool>(), proptest::option::of(any::<u32>()))
+                    .prop_map(move |(keyspace, create_keyspace, drop_keyspace, next_keyspace)| VersionEdit {
+                        keyspace,
+                        create_keyspace,
+                        drop_keyspace,
+                        next_keyspace,
+                        ..edit.clone()
+                    })
+            })
     }
 
     proptest! {

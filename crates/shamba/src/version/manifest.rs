@@ -53,12 +53,16 @@ pub(crate) fn set_current(storage: &dyn Storage, dir: &Path, number: u64) -> Res
     storage.sync_dir(dir)
 }
 
-/// Create manifest `number` holding `snapshot` as its first record, synced.
-pub(crate) fn write_manifest(storage: &dyn Storage, path: &Path, snapshot: &VersionEdit) -> Result<LogWriter> {
+/// Create manifest `number` holding `snapshot` as its first records (one edit per
+/// keyspace), synced.
+pub(crate) fn write_manifest(storage: &dyn Storage, path: &Path, snapshot: &[VersionEdit]) -> Result<LogWriter> {
     let mut log = LogWriter::new(storage.create(path)?);
     let mut record = Vec::new();
-    snapshot.encode(&mut record);
-    log.add_record(&record)?;
+    for edit in snapshot {
+        record.clear();
+        edit.encode(&mut record);
+        log.add_record(&record)?;
+    }
     log.sync()?;
     Ok(log)
 }

@@ -20,7 +20,7 @@ mod set;
 mod tree;
 mod verify;
 
-pub(crate) use edit::VersionEdit;
+pub(crate) use edit::{KeyspaceRecord, VersionEdit, DEFAULT_KEYSPACE};
 pub(crate) use file_meta::FileMeta;
 pub use file_meta::FileStatsRecord;
 pub(crate) use manifest::{manifest_path, parse_manifest_file_name, set_current, write_manifest};

@@ -41,7 +41,7 @@ fn a_new_database_recovers_empty() {
     assert!(set.manifest_path().exists());
     assert!(VersionSet::create(fs(), dir.path(), 4).is_err(), "a second create must not clobber the first");
     let (got, state) = recover(dir.path()).unwrap();
-    assert_eq!(*got.current(), Version::new(4));
+    assert_eq!(*got.current(0).unwrap(), Version::new(4));
     assert_eq!((state.log_number, state.last_sequence), (0, 0));
     assert!(state.next_file_number > set.manifest_number());
 }
@@ -54,7 +54,7 @@ fn recovery_after_several_edits_equals_the_version_in_memory() {
     let wal = set.new_file_number();
     set.log_and_apply(VersionEdit { log_number: Some(wal), ..add(0, 100, 100, b"a", b"b") }).unwrap();
     let (got, state) = recover(dir.path()).unwrap();
-    assert_eq!(*got.current(), *set.current());
+    assert_eq!(*got.current(0).unwrap(), *set.current(0).unwrap());
     assert_eq!(state.log_number, wal);
     assert_eq!(state.last_sequence, 50);
     assert!(state.next_file_number > 100);
@@ -68,7 +68,7 @@ fn recovery_after_several_edits_equals_the_version_in_memory() {
     assert!(!got.live_files().contains(&set.manifest_number()));
     // And recovering again from that one gives the same tree.
     let (again, _) = recover(dir.path()).unwrap();
-    assert_eq!(*again.current(), *set.current());
+    assert_eq!(*again.current(0).unwrap(), *set.current(0).unwrap());
 }
 
 #[test]
@@ -84,7 +84,7 @@ fn manifest_rolls_over_past_its_limit_and_current_follows() {
     let live = set.live_files();
     assert!(live.contains(&set.manifest_number()) && !live.contains(&first));
     let (got, state) = recover(dir.path()).unwrap();
-    assert_eq!(*got.current(), *set.current());
+    assert_eq!(*got.current(0).unwrap(), *set.current(0).unwrap());
     assert_eq!(state.last_sequence, 100);
 }
 
@@ -93,7 +93,7 @@ fn a_torn_manifest_tail_loses_only_the_last_edit() {
     let dir = tempfile::tempdir().unwrap();
     let mut set = VersionSet::create(fs(), dir.path(), 4).unwrap();
     grow(&mut set, 3);
-    let before = set.current();
+    let before = set.current(0).unwrap();
     set.log_and_apply(add(2, 500, 7, b"x", b"y")).unwrap();
     let path = set.manifest_path();
     let len = std::fs::metadata(&path).unwrap().len();
@@ -101,7 +101,7 @@ fn a_torn_manifest_tail_loses_only_the_last_edit() {
     f.set_len(len - 5).unwrap();
     drop(f);
     let (got, state) = recover(dir.path()).unwrap();
-    assert_eq!(*got.current(), *before);
+    assert_eq!(*got.current(0).unwrap(), *before);
     assert!(state.dropped_manifest_tail);
 }
 
@@ -162,16 +162,16 @@ fn a_bad_edit_is_an_error_and_changes_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let mut set = VersionSet::create(fs(), dir.path(), 4).unwrap();
     grow(&mut set, 2);
-    let before = set.current();
+    let before = set.current(0).unwrap();
     let del = VersionEdit { deleted_files: vec![(1, 12345)], ..VersionEdit::default() };
     assert!(matches!(set.log_and_apply(del), Err(Error::InvalidArgument(_))));
     assert!(matches!(set.log_and_apply(add(9, 7, 1, b"a", b"b")), Err(Error::InvalidArgument(_))));
     let backwards = VersionEdit { log_number: Some(0), ..VersionEdit::default() };
     set.log_and_apply(VersionEdit { log_number: Some(set.next_file_number() - 1), ..VersionEdit::default() }).unwrap();
     assert!(set.log_and_apply(backwards).is_err());
-    assert_eq!(*set.current(), *before);
+    assert_eq!(*set.current(0).unwrap(), *before);
     let (got, _) = recover(dir.path()).unwrap();
-    assert_eq!(*got.current(), *before);
+    assert_eq!(*got.current(0).unwrap(), *before);
 }
 
 #[test]
@@ -179,7 +179,7 @@ fn files_of_versions_held_by_readers_stay_live() {
     let dir = tempfile::tempdir().unwrap();
     let mut set = VersionSet::create(fs(), dir.path(), 4).unwrap();
     set.log_and_apply(add(0, 10, 10, b"a", b"c")).unwrap();
-    let reader = set.current();
+    let reader = set.current(0).unwrap();
     let mut compact = add(1, 11, 1, b"a", b"c");
     compact.deleted_files.push((0, 10));
     set.log_and_apply(compact).unwrap();
@@ -197,11 +197,11 @@ fn a_failed_manifest_write_installs_nothing_and_the_next_edit_starts_a_new_manif
     let storage: Arc<dyn Storage> = Arc::new(FaultyStorage::new(FsStorage, Arc::clone(&plan)));
     let mut set = VersionSet::create(Arc::clone(&storage), dir.path(), 4).unwrap();
     set.log_and_apply(add(0, 10, 10, b"a", b"c")).unwrap();
-    let before = set.current();
+    let before = set.current(0).unwrap();
     let first_manifest = set.manifest_number();
     plan.fail_syncs.store(true, SeqCst);
     assert!(set.log_and_apply(add(0, 11, 11, b"d", b"e")).is_err());
-    assert_eq!(*set.current(), *before);
+    assert_eq!(*set.current(0).unwrap(), *before);
     // Still failing: the roll-over cannot switch CURRENT either.
     assert!(set.log_and_apply(add(0, 12, 12, b"d", b"e")).is_err());
     assert!(set.live_files().contains(&first_manifest));
@@ -209,8 +209,8 @@ fn a_failed_manifest_write_installs_nothing_and_the_next_edit_starts_a_new_manif
     set.log_and_apply(add(0, 13, 13, b"f", b"g")).unwrap();
     assert_ne!(set.manifest_number(), first_manifest);
     let (got, _) = VersionSet::recover(storage, dir.path(), 4).unwrap();
-    assert_eq!(*got.current(), *set.current());
-    let numbers: Vec<u64> = got.current().file_numbers().collect();
+    assert_eq!(*got.current(0).unwrap(), *set.current(0).unwrap());
+    let numbers: Vec<u64> = got.current(0).unwrap().file_numbers().collect();
     assert_eq!(numbers.len(), 2);
 }
 

@@ -103,6 +103,7 @@ impl Version {
     }
 
     /// Total number of files.
+    #[cfg(test)]
     pub(crate) fn total_files(&self) -> usize {
         self.levels.iter().map(Level::file_count).sum()
     }

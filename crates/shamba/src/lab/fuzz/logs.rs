@@ -47,7 +47,7 @@ pub(super) fn write_batch(record: &[u8]) {
     let first = batch.first_seq;
     // Replay's arithmetic (`db/open.rs`): entry i gets first_seq + i.
     for (i, op) in (0u64..).zip(batch.ops) {
-        let Ok(op) = op else { return };
+        let Ok((_, op)) = op else { return };
         op.insert_into(&mem, first + i);
     }
 }

@@ -1,0 +1,312 @@
+//! Keyspaces (RocksDB's column families): named trees in one database, sharing its WAL,
+//! sequence numbers, snapshots, block cache and memtable budget; each with its own
+//! memtables, levels, compactions and filter manager (`tree.rs`). [`Keyspace`] is the
+//! handle; creating and dropping them is here too.
+
+use super::inner::{DbInner, SuperVersion};
+use super::iter::{prefix_range, DbIterator};
+use super::open::DEFAULT_NAME;
+use super::tree::Tree;
+use super::{Db, WriteBatch};
+use crate::error::{Error, Result};
+use crate::memtable::MemTable;
+use crate::options::{KeyspaceOptions, ReadOptions};
+use crate::stats::Stats;
+use crate::version::{KeyspaceRecord, VersionEdit, DEFAULT_KEYSPACE};
+use std::ops::RangeBounds;
+use std::sync::Arc;
+
+/// A named keyspace of a [`Db`]: its own sorted key space, with its own options, levels and
+/// compactions, written atomically with the others through one WAL
+/// ([`WriteBatch::put_in`]) and read at one moment with them through a
+/// [`Snapshot`](crate::Snapshot) (`get_in`, `range_in`).
+///
+/// Cheap to clone, `Send + Sync`; it keeps the database open while it lives. After
+/// [`Db::drop_keyspace`] its operations fail with
+/// [`Error::InvalidArgument`](crate::Error::InvalidArgument) and its iterators yield nothing.
+///
+/// ```
+/// # let dir = tempfile::tempdir()?;
+/// let db = shamba::Db::open(dir.path(), shamba::Options::default())?;
+/// let users = db.keyspace("users")?;
+/// let logs = db.keyspace("logs")?;
+/// users.put(b"k", b"user")?;
+/// logs.put(b"k", b"log")?;
+/// assert_eq!(users.get(b"k")?.as_deref(), Some(&b"user"[..]));
+/// assert_eq!(db.get(b"k")?, None, "the default keyspace is another one");
+/// assert_eq!(db.keyspace_names(), ["default", "logs", "users"]);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Clone)]
+pub struct Keyspace {
+    db: Db,
+    tree: Arc<Tree>,
+}
+
+impl std::fmt::Debug for Keyspace {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Keyspace").field("name", &self.tree.name).field("db", &self.db.inner.dir).finish()
+    }
+}
+
+impl Keyspace {
+    /// Its name.
+    pub fn name(&self) -> &str {
+        &self.tree.name
+    }
+
+    pub(crate) fn id(&self) -> u32 {
+        self.tree.id
+    }
+
+    pub(crate) fn tree(&self) -> &Tree {
+        &self.tree
+    }
+
+    /// The identity of its database (the address of its shared state), which batches and
+    /// snapshots check.
+    pub(crate) fn db_identity(&self) -> usize {
+        Arc::as_ptr(&self.db.inner) as usize
+    }
+
+    /// The options it runs with.
+    pub fn options(&self) -> KeyspaceOptions {
+        KeyspaceOptions::of(&self.tree.opts)
+    }
+
+    /// Set `key` to `value` in this keyspace.
+    ///
+    /// # Errors
+    ///
+    /// As [`Db::put`]; [`Error::InvalidArgument`](crate::Error::InvalidArgument) once the
+    /// keyspace is dropped.
+    pub fn put(&self, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>) -> Result<()> {
+        let mut b = WriteBatch::new();
+        b.put_in(self, key, value);
+        self.db.write(b)
+    }
+
+    /// Delete `key` from this keyspace (a no-op if absent).
+    ///
+    /// # Errors
+    ///
+    /// As [`Keyspace::put`].
+    pub fn delete(&self, key: impl AsRef<[u8]>) -> Result<()> {
+        let mut b = WriteBatch::new();
+        b.delete_in(self, key);
+        self.db.write(b)
+    }
+
+    /// Delete every key of this keyspace in `range`, with one record (see
+    /// [`Db::delete_range`]).
+    ///
+    /// # Errors
+    ///
+    /// As [`Keyspace::put`].
+    pub fn delete_range<K: AsRef<[u8]>, R: RangeBounds<K>>(&self, range: R) -> Result<()> {
+        let mut b = WriteBatch::new();
+        b.delete_range_in(self, range);
+        self.db.write(b)
+    }
+
+    /// The current value of `key` in this keyspace.
+    ///
+    /// # Errors
+    ///
+    /// As [`Db::get`]; [`Error::InvalidArgument`](crate::Error::InvalidArgument) once the
+    /// keyspace is dropped.
+    pub fn get(&self, key: impl AsRef<[u8]>) -> Result<Option<Vec<u8>>> {
+        self.get_opt(key, &ReadOptions::default())
+    }
+
+    /// [`Keyspace::get`] with read options.
+    ///
+    /// # Errors
+    ///
+    /// As [`Keyspace::get`].
+    pub fn get_opt(&self, key: impl AsRef<[u8]>, ro: &ReadOptions) -> Result<Option<Vec<u8>>> {
+        self.db.inner.get_at(&self.tree, key.as_ref(), None, ro)
+    }
+
+    /// The current values of `keys` in this keyspace, in their order (see
+    /// [`Db::multi_get`]).
+    pub fn multi_get<K: AsRef<[u8]>>(&self, keys: &[K]) -> Vec<Result<Option<Vec<u8>>>> {
+        self.db.inner.multi_get_at(&self.tree, keys, None, &ReadOptions::default())
+    }
+
+    /// Every pair of this keyspace, in key order (double-ended).
+    pub fn iter(&self) -> DbIterator {
+        self.range::<&[u8], _>(..)
+    }
+
+    /// The pairs of this keyspace whose keys fall in `range`, in key order (double-ended).
+    pub fn range<K: AsRef<[u8]>, R: RangeBounds<K>>(&self, range: R) -> DbIterator {
+        let inner = &self.db.inner;
+        DbIterator::new(inner, &self.tree, inner.visible_seq(), &range, ReadOptions::default())
+    }
+
+    /// The pairs of this keyspace whose keys start with `prefix`.
+    pub fn prefix(&self, prefix: impl AsRef<[u8]>) -> DbIterator {
+        self.range(prefix_range(prefix.as_ref()))
+    }
+
+    /// Flush, then merge every table of this keyspace into one run of its deepest level.
+    ///
+    /// # Errors
+    ///
+    /// As [`Db::compact`].
+    pub fn compact(&self) -> Result<()> {
+        if self.tree.is_dropped() {
+            return Err(self.tree.dropped_error());
+        }
+        self.db.inner.compact_all(std::slice::from_ref(&self.tree))
+    }
+
+    /// The database's counters with this keyspace's tree: its levels, memtables, range
+    /// tombstones and lookup counters.
+    pub fn stats(&self) -> Stats {
+        self.db.stats_of(&self.tree)
+    }
+}
+
+impl Db {
+    /// The keyspace `name`, created if it does not exist: with the options
+    /// [`Options::keyspace_options`](crate::Options::keyspace_options) names for it, or
+    /// else the database's. `"default"` is the keyspace of `Db`'s own methods.
+    ///
+    /// # Errors
+    ///
+    /// - [`Error::InvalidArgument`](crate::Error::InvalidArgument) for an empty name or
+    ///   one longer than 255 bytes.
+    /// - [`Error::Io`](crate::Error::Io) when logging its creation in the manifest fails;
+    ///   [`Error::Closed`](crate::Error::Closed) after [`Db::close`], or
+    ///   [`Error::ReadOnly`](crate::Error::ReadOnly) after a background error, when it
+    ///   must be created.
+    pub fn keyspace(&self, name: &str) -> Result<Keyspace> {
+        if let Some(tree) = self.inner.tree_named(name) {
+            return Ok(Keyspace { db: self.clone(), tree });
+        }
+        let opts = match self.inner.opts.keyspace_options.iter().find(|(n, _)| n == name) {
+            Some((_, ks)) => ks.clone(),
+            None => KeyspaceOptions::of(&self.inner.opts),
+        };
+        self.keyspace_with(name, opts)
+    }
+
+    /// The keyspace `name` with options `opts`: created with them if it does not exist;
+    /// if it does, `opts` must be the options it runs with.
+    ///
+    /// # Errors
+    ///
+    /// - [`Error::InvalidOptions`](crate::Error::InvalidOptions) when `opts` fails
+    ///   validation, or the keyspace exists with other options (its shape is fixed when it
+    ///   is created; the rest is set at open through
+    ///   [`Options::keyspace_options`](crate::Options::keyspace_options)).
+    /// - As [`Db::keyspace`] otherwise.
+    pub fn keyspace_with(&self, name: &str, opts: KeyspaceOptions) -> Result<Keyspace> {
+        check_name(name)?;
+        let tree = self.inner.create_keyspace(name, opts)?;
+        Ok(Keyspace { db: self.clone(), tree })
+    }
+
+    /// Drop the keyspace `name`: its data is gone at once (its handles fail and its
+    /// iterators end), its tables are deleted once no reader holds them, and a reopen
+    /// never sees it again. Writes to it that a batch holds are refused.
+    ///
+    /// # Errors
+    ///
+    /// - [`Error::InvalidArgument`](crate::Error::InvalidArgument) for `"default"` or a
+    ///   name no keyspace has.
+    /// - [`Error::Io`](crate::Error::Io) when logging the drop in the manifest fails.
+    /// - [`Error::Closed`](crate::Error::Closed) after [`Db::close`];
+    ///   [`Error::ReadOnly`](crate::Error::ReadOnly) after a background error.
+    pub fn drop_keyspace(&self, name: &str) -> Result<()> {
+        self.inner.drop_keyspace(name)
+    }
+
+    /// The names of every keyspace, `"default"` first, then the others in name order.
+    pub fn keyspace_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = self.inner.trees().iter().map(|t| t.name.clone()).collect();
+        names.sort_by(|a, b| (a != DEFAULT_NAME, a).cmp(&(b != DEFAULT_NAME, b)));
+        names
+    }
+}
+
+fn check_name(name: &str) -> Result<()> {
+    if name.is_empty() || name.len() > 255 {
+        return Err(Error::InvalidArgument(format!("a keyspace name is 1 to 255 bytes, got {} bytes", name.len())));
+    }
+    Ok(())
+}
+
+impl DbInner {
+    /// The tree of the keyspace named `name`.
+    pub(crate) fn tree_named(&self, name: &str) -> Option<Arc<Tree>> {
+        self.trees.read().iter().find(|t| t.name == name).cloned()
+    }
+
+    /// The keyspace `name` with `opts`: its tree if it exists with them, else a new one,
+    /// created with no write in flight (so the WAL it starts from holds none of its
+    /// records) and logged in the manifest before any write can name it.
+    fn create_keyspace(&self, name: &str, opts: KeyspaceOptions) -> Result<Arc<Tree>> {
+        self.check_open()?;
+        let tree_opts = opts.over(&self.opts);
+        tree_opts.validate()?;
+        self.with_write_lead(|| {
+            if let Some(tree) = self.tree_named(name) {
+                if KeyspaceOptions::of(&tree.opts) != opts {
+                    return Err(Error::InvalidOptions(format!(
+                        "keyspace {name:?} exists with other options ({:?}); its shape is fixed when it is created, the rest is set at open by Options::keyspace_options",
+                        KeyspaceOptions::of(&tree.opts)
+                    )));
+                }
+                return Ok(tree);
+            }
+            self.check_writable()?;
+            let record = KeyspaceRecord { name: name.to_string(), style: opts.compaction_style, size_ratio: opts.size_ratio };
+            let mut versions = self.versions.lock();
+            let id = versions.next_keyspace();
+            let wal_number = self.wal.lock().number;
+            versions.log_and_apply(VersionEdit {
+                keyspace: id,
+                create_keyspace: Some(record.clone()),
+                log_number: Some(wal_number),
+                ..VersionEdit::default()
+            })?;
+            let version = versions.current(id).ok_or_else(|| Error::InvalidArgument(format!("keyspace {name:?} vanished")))?;
+            let sv = SuperVersion::new(Arc::new(MemTable::new(wal_number)), Vec::new(), version, None, &tree_opts);
+            let tree = Arc::new(Tree::new(id, name.to_string(), tree_opts, sv));
+            let mut trees = self.trees.write();
+            trees.push(tree.clone());
+            trees.sort_by_key(|t| t.id);
+            Ok(tree)
+        })
+    }
+
+    /// Drop the keyspace `name`, with no write, flush or compaction in flight.
+    fn drop_keyspace(&self, name: &str) -> Result<()> {
+        self.check_writable()?;
+        if name == DEFAULT_NAME {
+            return Err(Error::InvalidArgument("the default keyspace cannot be dropped".into()));
+        }
+        self.with_write_lead(|| {
+            let _compaction = self.compaction.lock();
+            let _flushing = self.flushing.lock();
+            let tree = self
+                .tree_named(name)
+                .ok_or_else(|| Error::InvalidArgument(format!("no keyspace is named {name:?}")))?;
+            let id = tree.id;
+            debug_assert_ne!(id, DEFAULT_KEYSPACE);
+            self.versions.lock().log_and_apply(VersionEdit {
+                keyspace: id,
+                drop_keyspace: true,
+                ..VersionEdit::default()
+            })?;
+            tree.mark_dropped();
+            self.trees.write().retain(|t| t.id != id);
+            Ok(())
+        })?;
+        self.delete_obsolete_files();
+        Ok(())
+    }
+}

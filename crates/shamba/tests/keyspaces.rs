@@ -1,0 +1,244 @@
+//! Keyspaces: separate trees in one database, one WAL, one manifest. What a user relies on:
+//! a database written before keyspaces opens unchanged; keyspaces and their shape survive
+//! a reopen; a dropped keyspace is gone for good (its handles fail, its files are deleted,
+//! its WAL records never replay into anything); batches and snapshots span keyspaces; an
+//! idle keyspace does not keep old WALs alive. The model test (`model.rs`) checks the
+//! contents under random operations, the crash test (`crash.rs`) batches across keyspaces
+//! under SIGKILL.
+
+use shamba::{CompactionStyle, Compression, Db, Error, KeyspaceOptions, Options, WriteBatch};
+use std::path::Path;
+
+fn small() -> Options {
+    Options { write_buffer_size: 8 << 10, target_file_size: 8 << 10, ..Options::default() }
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        std::fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
+    }
+}
+
+fn files_ending(dir: &Path, suffix: &str) -> usize {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .filter(|e| e.as_ref().unwrap().file_name().to_string_lossy().ends_with(suffix))
+        .count()
+}
+
+/// `tests/fixtures/pre-keyspaces` was written by the release binary of e9fb4bf (before
+/// keyspaces): 40 keys put and compacted, 10 updated, one deleted, and a last put left in
+/// the WAL:
+/// `shamba put` key000..key039 = flushed-i; `shamba compact`; key020..key029 = updated-i;
+/// `shamba delete key005`; `shamba put key030 in-wal`.
+#[test]
+fn a_database_written_before_keyspaces_opens_unchanged() {
+    let dir = tempfile::tempdir().unwrap();
+    copy_dir(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/pre-keyspaces"), dir.path());
+    let check = |db: &Db| {
+        for i in 0..40 {
+            let key = format!("key{i:03}");
+            let want = match i {
+                5 => None,
+                20..=29 => Some(format!("updated-{i}")),
+                30 => Some("in-wal".to_string()),
+                _ => Some(format!("flushed-{i}")),
+            };
+            assert_eq!(db.get(&key).unwrap(), want.map(String::into_bytes), "{key}");
+        }
+        assert_eq!(db.iter().count(), 39);
+    };
+    let db = Db::open(dir.path(), Options::default()).unwrap();
+    check(&db);
+    assert_eq!(db.keyspace_names(), ["default"]);
+    let users = db.keyspace("users").unwrap();
+    users.put(b"key001", b"a user").unwrap();
+    drop(users);
+    db.close().unwrap();
+
+    let db = Db::open(dir.path(), Options::default()).unwrap();
+    check(&db);
+    assert_eq!(db.keyspace_names(), ["default", "users"]);
+    assert_eq!(db.keyspace("users").unwrap().get(b"key001").unwrap().as_deref(), Some(&b"a user"[..]));
+    assert!(db.verify().unwrap().is_ok());
+}
+
+#[test]
+fn keyspaces_are_separate_trees_that_survive_reopen() {
+    let dir = tempfile::tempdir().unwrap();
+    let tiered =
+        KeyspaceOptions { compaction_style: CompactionStyle::Tiered, size_ratio: 3, ..KeyspaceOptions::default() };
+    {
+        let db = Db::open(dir.path(), small()).unwrap();
+        let a = db.keyspace("a").unwrap();
+        let t = db.keyspace_with("t", tiered.clone()).unwrap();
+        for i in 0..2000u32 {
+            let k = format!("k{i:05}");
+            db.put(&k, format!("default-{i}")).unwrap();
+            a.put(&k, format!("a-{i}")).unwrap();
+            if i % 2 == 0 {
+                t.put(&k, format!("t-{i}")).unwrap();
+            }
+        }
+        a.delete_range(&b"k00100"[..]..&b"k00200"[..]).unwrap();
+        db.wait_for_compactions().unwrap();
+        assert!(a.stats().levels.iter().map(|l| l.files).sum::<usize>() > 0, "a has tables of its own");
+        assert_eq!(a.iter().count(), 1900);
+        assert_eq!(t.iter().count(), 1000);
+        assert_eq!(db.iter().count(), 2000);
+        // The last writes stay in the WAL only.
+        t.put(b"only-in-wal", b"t").unwrap();
+    }
+    let db = Db::open(dir.path(), small()).unwrap();
+    assert_eq!(db.keyspace_names(), ["default", "a", "t"]);
+    let (a, t) = (db.keyspace("a").unwrap(), db.keyspace("t").unwrap());
+    assert_eq!(t.options().compaction_style, CompactionStyle::Tiered, "the shape is recorded");
+    assert_eq!(t.options().size_ratio, 3);
+    assert_eq!(a.get(b"k00150").unwrap(), None);
+    assert_eq!(a.get(b"k00250").unwrap().as_deref(), Some(&b"a-250"[..]));
+    assert_eq!(t.get(b"k00251").unwrap(), None, "odd keys were never written to t");
+    assert_eq!(t.get(b"k00250").unwrap().as_deref(), Some(&b"t-250"[..]));
+    assert_eq!(t.get(b"only-in-wal").unwrap().as_deref(), Some(&b"t"[..]));
+    assert_eq!(db.get(b"k00150").unwrap().as_deref(), Some(&b"default-150"[..]));
+    assert_eq!((a.iter().count(), t.iter().count(), db.iter().count()), (1900, 1001, 2000));
+    // The same keyspace with the same options, again; with other options, refused.
+    db.keyspace_with("t", t.options()).unwrap();
+    let leveled = KeyspaceOptions { compaction_style: CompactionStyle::Leveled, ..t.options() };
+    assert!(matches!(db.keyspace_with("t", leveled), Err(Error::InvalidOptions(_))));
+    let report = db.verify().unwrap();
+    assert!(report.is_ok() && report.orphans().is_empty(), "{report}");
+    db.close().unwrap();
+    let report = Db::verify_dir(dir.path(), small()).unwrap();
+    assert!(report.is_ok() && report.orphans().is_empty(), "{report}");
+}
+
+#[test]
+fn options_named_for_a_keyspace_apply_at_creation_and_at_open() {
+    let dir = tempfile::tempdir().unwrap();
+    let zstd = KeyspaceOptions { compression: Compression::zstd(), block_size: 1024, ..KeyspaceOptions::default() };
+    let opts = || Options { keyspace_options: vec![("z".into(), zstd.clone())], ..small() };
+    let db = Db::open(dir.path(), opts()).unwrap();
+    assert_eq!(db.keyspace("z").unwrap().options(), zstd);
+    assert_eq!(db.keyspace("plain").unwrap().options(), KeyspaceOptions::of(&small()));
+    db.close().unwrap();
+    let db = Db::open(dir.path(), opts()).unwrap();
+    assert_eq!(db.keyspace("z").unwrap().options(), zstd);
+    let bad = KeyspaceOptions { size_ratio: 1, ..KeyspaceOptions::default() };
+    assert!(matches!(db.keyspace_with("bad", bad), Err(Error::InvalidOptions(_))));
+    assert!(matches!(db.keyspace(""), Err(Error::InvalidArgument(_))));
+    assert_eq!(db.keyspace("default").unwrap().name(), "default");
+}
+
+#[test]
+fn a_dropped_keyspace_is_gone_for_good() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), small()).unwrap();
+    let gone = db.keyspace("gone").unwrap();
+    let kept = db.keyspace("kept").unwrap();
+    for i in 0..3000u32 {
+        gone.put(format!("k{i:05}"), [7u8; 40]).unwrap();
+        kept.put(format!("k{i:05}"), b"kept").unwrap();
+    }
+    db.flush().unwrap();
+    let tables_before = files_ending(dir.path(), ".sst");
+    // Some writes only in the WAL, then the drop: a reopen must skip them.
+    gone.put(b"in-wal", b"x").unwrap();
+    let snap = db.snapshot();
+    db.drop_keyspace("gone").unwrap();
+    assert!(matches!(gone.get(b"k00001"), Err(Error::InvalidArgument(_))));
+    assert!(matches!(gone.put(b"k", b"v"), Err(Error::InvalidArgument(_))));
+    let mut batch = WriteBatch::new();
+    batch.put(b"default", b"v").put_in(&gone, b"k", b"v");
+    assert!(matches!(db.write(batch), Err(Error::InvalidArgument(_))), "a batch naming it is refused whole");
+    assert_eq!(db.get(b"default").unwrap(), None);
+    assert_eq!(gone.iter().count(), 0);
+    assert!(snap.get_in(&gone, b"k00001").is_err());
+    assert!(matches!(db.drop_keyspace("gone"), Err(Error::InvalidArgument(_))));
+    assert!(matches!(db.drop_keyspace("default"), Err(Error::InvalidArgument(_))));
+    drop(snap);
+    db.compact().unwrap();
+    assert!(files_ending(dir.path(), ".sst") < tables_before, "its tables are deleted");
+    assert_eq!(db.keyspace_names(), ["default", "kept"]);
+    // The name comes back as a new, empty keyspace.
+    let again = db.keyspace("gone").unwrap();
+    assert_eq!(again.get(b"k00001").unwrap(), None);
+    again.put(b"new", b"1").unwrap();
+    drop((gone, again, kept));
+    db.close().unwrap();
+
+    let db = Db::open(dir.path(), small()).unwrap();
+    assert_eq!(db.keyspace_names(), ["default", "gone", "kept"]);
+    let again = db.keyspace("gone").unwrap();
+    assert_eq!(again.iter().collect::<Result<Vec<_>, _>>().unwrap(), vec![(b"new".to_vec(), b"1".to_vec())]);
+    assert_eq!(db.keyspace("kept").unwrap().iter().count(), 3000);
+    let report = db.verify().unwrap();
+    assert!(report.is_ok() && report.orphans().is_empty(), "{report}");
+}
+
+#[test]
+fn batches_and_snapshots_span_keyspaces() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), small()).unwrap();
+    let (from, to) = (db.keyspace("from").unwrap(), db.keyspace("to").unwrap());
+    from.put(b"item", b"42").unwrap();
+    let before = db.snapshot();
+    let mut moved = WriteBatch::new();
+    moved.delete_in(&from, b"item").put_in(&to, b"item", b"42").put(b"moves", b"1");
+    db.write(moved).unwrap();
+    assert_eq!((from.get(b"item").unwrap(), to.get(b"item").unwrap().as_deref()), (None, Some(&b"42"[..])));
+    assert_eq!(before.get_in(&from, b"item").unwrap().as_deref(), Some(&b"42"[..]));
+    assert_eq!(before.get_in(&to, b"item").unwrap(), None);
+    assert_eq!(before.get(b"moves").unwrap(), None);
+    assert_eq!(before.range_in(&from, ..b"z".as_slice()).count(), 1);
+    assert_eq!(before.iter_in(&to).count(), 0);
+
+    // A keyspace of another database is refused, not written to this one's tree.
+    let other_dir = tempfile::tempdir().unwrap();
+    let other = Db::open(other_dir.path(), small()).unwrap();
+    let foreign = other.keyspace("from").unwrap();
+    let mut b = WriteBatch::new();
+    b.put_in(&foreign, b"x", b"y");
+    assert!(matches!(db.write(b), Err(Error::InvalidArgument(_))));
+    assert!(before.get_in(&foreign, b"item").is_err());
+    assert_eq!(before.range_in(&foreign, ..b"z".as_slice()).count(), 0);
+}
+
+#[test]
+fn an_idle_keyspace_does_not_keep_old_logs_alive() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), small()).unwrap();
+    let idle = db.keyspace("idle").unwrap();
+    idle.put(b"once", b"1").unwrap();
+    for i in 0..20_000u32 {
+        db.put(format!("k{i:06}"), [1u8; 64]).unwrap();
+    }
+    db.flush().unwrap();
+    let logs = files_ending(dir.path(), ".log");
+    assert!(logs <= 3, "{logs} WALs left behind by a keyspace that took no writes");
+    assert_eq!(idle.get(b"once").unwrap().as_deref(), Some(&b"1"[..]));
+    drop(idle);
+    db.close().unwrap();
+    let db = Db::open(dir.path(), small()).unwrap();
+    assert_eq!(db.keyspace("idle").unwrap().get(b"once").unwrap().as_deref(), Some(&b"1"[..]));
+}
+
+#[test]
+fn a_checkpoint_holds_every_keyspace() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path().join("db"), small()).unwrap();
+    let ks = db.keyspace("ks").unwrap();
+    for i in 0..500u32 {
+        ks.put(format!("k{i:04}"), b"v").unwrap();
+    }
+    db.flush().unwrap();
+    ks.put(b"in-wal", b"w").unwrap();
+    db.checkpoint(dir.path().join("copy")).unwrap();
+    ks.put(b"after", b"a").unwrap();
+    let copy = Db::open(dir.path().join("copy"), small()).unwrap();
+    let ks = copy.keyspace("ks").unwrap();
+    assert_eq!(ks.iter().count(), 501);
+    assert_eq!(ks.get(b"after").unwrap(), None);
+    assert_eq!(copy.keyspace_names(), ["default", "ks"]);
+}
