@@ -155,9 +155,12 @@ impl DbInner {
             let at = match mems.iter().position(|(id, _)| *id == keyspace) {
                 Some(at) => at,
                 None => {
-                    let tree =
-                        if keyspace == self.default.id { Some(self.default.clone()) } else { self.tree(keyspace) };
-                    mems.push((keyspace, tree.map(|t| t.super_version())));
+                    let sv = if keyspace == self.default.id {
+                        Some(self.default.super_version())
+                    } else {
+                        self.tree(keyspace).map(|t| t.super_version())
+                    };
+                    mems.push((keyspace, sv));
                     mems.len() - 1
                 }
             };
