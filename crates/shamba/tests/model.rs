@@ -181,6 +181,12 @@ fn apply(setup: FilterSetup, o: &mut Options) {
     }
 }
 
+/// No budget (filters pinned or cached as configured), or one from a few parts' worth to
+/// more than the tiny trees' filters need.
+fn filter_budget() -> impl Strategy<Value = Option<u64>> {
+    prop_oneof![2 => Just(None), 3 => (32u64..4096).prop_map(Some)]
+}
+
 fn options(style: CompactionStyle, ratio: u32) -> Options {
     let mut o = Options {
         write_buffer_size: 4096,
@@ -219,13 +225,33 @@ fn collect(it: impl Iterator<Item = shamba::Result<(Vec<u8>, Vec<u8>)>>) -> Vec<
     it.collect::<Result<Vec<_>, _>>().expect("iteration failed")
 }
 
-fn run(ops: Vec<Op>, style: CompactionStyle, ratio: u32, setup: FilterSetup) -> Result<(), TestCaseError> {
+/// The most filter bytes the manager may hold: the budget, and an Elastic policy's own.
+fn filter_cap(o: &Options) -> Option<u64> {
+    let elastic = match &o.probe_policy {
+        shamba::ProbePolicy::Elastic(p) => Some(p.budget_bytes),
+        _ => None,
+    };
+    match (o.filter_memory_budget, elastic) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
+}
+
+fn run(
+    ops: Vec<Op>,
+    style: CompactionStyle,
+    ratio: u32,
+    setup: FilterSetup,
+    budget: Option<u64>,
+) -> Result<(), TestCaseError> {
     let dir = tempfile::tempdir().expect("tempdir");
     let opts = || {
         let mut o = options(style, ratio);
         apply(setup, &mut o);
+        o.filter_memory_budget = budget;
         o
     };
+    let cap = filter_cap(&opts());
     let mut db = Some(Db::open(dir.path(), opts()).expect("open"));
     let mut model = Model::new();
     let mut snaps: Vec<(Snapshot, Model)> = Vec::new();
@@ -366,6 +392,20 @@ fn run(ops: Vec<Op>, style: CompactionStyle, ratio: u32, setup: FilterSetup) -> 
                 db = Some(Db::open(dir.path(), opts()).expect("reopen"));
             }
         }
+        // The filter bytes held never passed the cap, at any moment since open (the peak),
+        // whatever the step did.
+        let stats = db.as_ref().expect("db").stats();
+        match cap {
+            Some(cap) => prop_assert!(
+                stats.filter_resident_peak_bytes <= cap,
+                "step {}: {} filter bytes held at once, cap {}",
+                step,
+                stats.filter_resident_peak_bytes,
+                cap
+            ),
+            None => prop_assert_eq!(stats.filter_resident_peak_bytes, 0, "step {}: no budget, nothing pooled", step),
+        }
+        prop_assert!(stats.filter_resident_bytes <= stats.filter_resident_peak_bytes);
     }
     // Whatever happened, the full scan in both directions equals the model.
     let d = db.as_ref().expect("db");
@@ -389,8 +429,9 @@ proptest! {
         ops in prop::collection::vec(op(), 1..250),
         ratio in 2u32..5,
         setup in filter_setup(),
+        budget in filter_budget(),
     ) {
-        run(ops, CompactionStyle::Leveled, ratio, setup)?;
+        run(ops, CompactionStyle::Leveled, ratio, setup, budget)?;
     }
 
     #[test]
@@ -398,8 +439,9 @@ proptest! {
         ops in prop::collection::vec(op(), 1..250),
         ratio in 2u32..5,
         setup in filter_setup(),
+        budget in filter_budget(),
     ) {
-        run(ops, CompactionStyle::Tiered, ratio, setup)?;
+        run(ops, CompactionStyle::Tiered, ratio, setup, budget)?;
     }
 }
 

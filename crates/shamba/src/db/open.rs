@@ -59,6 +59,7 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<Arc<DbInner>> {
         device: opts.lab.device,
         cache_index_and_filter_blocks: opts.cache_index_and_filter_blocks,
         digest_version: Some(opts.lab.digest_hash.digest_version()),
+        pool_filters: opts.pools_filters(),
     };
     let tables = Arc::new(TableCache::new(storage.clone(), &dir, ctx, opts.table_file_handles()));
 
@@ -96,7 +97,7 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<Arc<DbInner>> {
         compaction: Mutex::new(vec![Vec::new(); opts.num_levels]),
         threads: Mutex::new(Vec::new()),
         counters: DbCounters::default(),
-        manager: FilterManager::new(opts.probe_policy.clone(), opts.num_levels),
+        manager: FilterManager::new(opts.probe_policy.clone(), opts.num_levels, opts.filter_memory_budget),
         closed: AtomicBool::new(false),
         opts,
     });
