@@ -224,3 +224,49 @@ impl Residency {
         self.counters.released(released, false);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn state(fprs: &[f64], bytes: &[u64]) -> FileState {
+        let mut s = FileState::for_tests();
+        s.part_fprs = fprs.to_vec();
+        s.part_bytes = bytes.to_vec();
+        s
+    }
+
+    #[test]
+    fn parts_are_worth_the_reads_they_save_per_byte() {
+        let s = state(&[0.1, 0.5], &[100, 50]);
+        let e = Estimate { alpha: 0.5, beta_rate: 2.0, beta: 1.0 };
+        // First part: 2 x 0.5 x 1 x 0.9 / 100; second: reached by 0.1 of the absent keys.
+        assert!((density(&e, &s, 0) - 0.009).abs() < 1e-12);
+        assert!((density(&e, &s, 1) - 2.0 * 0.5 * 0.1 * 0.5 / 50.0).abs() < 1e-12);
+        // A table whose lookups all find their key gains nothing from its filter.
+        assert_eq!(density(&Estimate { alpha: 1.0, ..e }, &s, 0), 0.0);
+    }
+
+    #[test]
+    fn the_recent_rate_follows_a_shift_the_lifetime_rate_would_not() {
+        let r = RecentRate::default();
+        assert_eq!(r.rate(0, 1), None, "the first window starts");
+        // Hot for a window: 900 of 1024 lookups.
+        assert_eq!(r.rate(900, 1 + RATE_WINDOW), Some(900.0 / RATE_WINDOW as f64));
+        // Then cold: no access in the next window. Its lifetime rate would still be 0.44.
+        assert_eq!(r.rate(900, 1 + 2 * RATE_WINDOW), Some(0.0));
+        // Within a window the last whole one stands.
+        assert_eq!(r.rate(950, 10 + 2 * RATE_WINDOW), Some(0.0));
+    }
+
+    #[test]
+    fn counters_keep_the_peak_and_count_evictions_only_to_make_room() {
+        let mut c = ResidencyCounters::default();
+        c.loaded(100);
+        c.loaded(50);
+        c.released(100, true);
+        c.loaded(20);
+        c.released(50, false);
+        assert_eq!(c, ResidencyCounters { resident_bytes: 20, peak_bytes: 150, loads: 3, evictions: 1 });
+    }
+}
