@@ -99,4 +99,4 @@ pub fn rows(table: &mut Table, s: &Setting<'_>, reads: u64, seed: u64) -> Result
 }
 
 /// The note that goes with the table.
-pub const NOTE: &str = "seed003 table: no warm-up, so every filter load is in the reads (filter loads/lookup are the filter-block reads among them); both systems hold at most the budget of 4 bits/key x keys (resident KiB: the most held at once); data blocks not cached. The seed runs LevelDB on 100 GB (~50K tables) with O_DIRECT reads on an SSD; here the tree is the seed's shape scaled to 2M keys, and reads go through the OS page cache";
+pub const NOTE: &str = "seed003 table: no warm-up, so every filter load is in the reads (filter loads/lookup are the filter-block reads among them); both systems hold at most the same budget, the bytes of Plain's 4 bits/key filters whole (resident KiB: the most held at once); data blocks not cached. The seed runs LevelDB on 100 GB (~50K tables) with O_DIRECT reads on an SSD; here the tree is the seed's shape scaled to 2M keys, and reads go through the OS page cache";
