@@ -209,6 +209,12 @@ fn apply(setup: FilterSetup, o: &mut Options) {
     }
 }
 
+/// No budget (filters pinned or cached as configured), or one from a few parts' worth to
+/// more than the tiny trees' filters need.
+fn filter_budget() -> impl Strategy<Value = Option<u64>> {
+    prop_oneof![2 => Just(None), 3 => (32u64..4096).prop_map(Some)]
+}
+
 fn options(style: CompactionStyle, ratio: u32) -> Options {
     let mut o = Options {
         write_buffer_size: 4096,
@@ -346,14 +352,33 @@ fn keyspace_b(style: CompactionStyle, ratio: u32) -> KeyspaceOptions {
     o
 }
 
-fn run(ops: Vec<Op>, style: CompactionStyle, ratio: u32, setup: FilterSetup) -> Result<(), TestCaseError> {
+/// The most filter bytes the database may hold at once: the budget (one cap shared by
+/// every keyspace), else the Elastic policy's own budget in each of the two keyspaces
+/// that run it (the default one and `a`; `b` runs Plain).
+fn filter_cap(o: &Options) -> Option<u64> {
+    match (o.filter_memory_budget, &o.probe_policy) {
+        (Some(budget), _) => Some(budget),
+        (None, shamba::ProbePolicy::Elastic(p)) => Some(2 * p.budget_bytes),
+        (None, _) => None,
+    }
+}
+
+fn run(
+    ops: Vec<Op>,
+    style: CompactionStyle,
+    ratio: u32,
+    setup: FilterSetup,
+    budget: Option<u64>,
+) -> Result<(), TestCaseError> {
     let dir = tempfile::tempdir().expect("tempdir");
     let opts = || {
         let mut o = options(style, ratio);
         apply(setup, &mut o);
+        o.filter_memory_budget = budget;
         o.keyspace_options = vec![("b".to_string(), keyspace_b(style, ratio))];
         o
     };
+    let cap = filter_cap(&opts());
     let mut db = Some(Open::new(Db::open(dir.path(), opts()).expect("open")));
     let mut models: Models = Default::default();
     let mut snaps: Vec<(Snapshot, Models)> = Vec::new();
@@ -510,6 +535,20 @@ fn run(ops: Vec<Op>, style: CompactionStyle, ratio: u32, setup: FilterSetup) -> 
                 db = Some(Open::new(Db::open(dir.path(), opts()).expect("reopen")));
             }
         }
+        // The filter bytes held never passed the cap, at any moment since open (the peak),
+        // whatever the step did.
+        let stats = db.as_ref().expect("db").db.stats();
+        match cap {
+            Some(cap) => prop_assert!(
+                stats.filter_resident_peak_bytes <= cap,
+                "step {}: {} filter bytes held at once, cap {}",
+                step,
+                stats.filter_resident_peak_bytes,
+                cap
+            ),
+            None => prop_assert_eq!(stats.filter_resident_peak_bytes, 0, "step {}: no budget, nothing pooled", step),
+        }
+        prop_assert!(stats.filter_resident_bytes <= stats.filter_resident_peak_bytes);
     }
     // Whatever happened, the full scan of every keyspace in both directions equals its
     // model.
@@ -537,8 +576,9 @@ proptest! {
         ops in prop::collection::vec(op(), 1..250),
         ratio in 2u32..5,
         setup in filter_setup(),
+        budget in filter_budget(),
     ) {
-        run(ops, CompactionStyle::Leveled, ratio, setup)?;
+        run(ops, CompactionStyle::Leveled, ratio, setup, budget)?;
     }
 
     #[test]
@@ -546,8 +586,9 @@ proptest! {
         ops in prop::collection::vec(op(), 1..250),
         ratio in 2u32..5,
         setup in filter_setup(),
+        budget in filter_budget(),
     ) {
-        run(ops, CompactionStyle::Tiered, ratio, setup)?;
+        run(ops, CompactionStyle::Tiered, ratio, setup, budget)?;
     }
 }
 

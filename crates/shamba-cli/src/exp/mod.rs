@@ -22,6 +22,7 @@
 use std::error::Error;
 
 mod elastic;
+mod elastic_seed;
 mod engine;
 mod hash_cost;
 mod hash_fpr;

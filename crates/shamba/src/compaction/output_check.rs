@@ -120,6 +120,7 @@ mod tests {
             device: DeviceModel::None,
             cache_index_and_filter_blocks: false,
             digest_version: None,
+            pool_filters: false,
         };
         let tables = Arc::new(TableCache::new(Arc::new(FsStorage), dir, ctx, 4));
         let opts = Options { paranoid_file_checks: paranoid, ..Options::default() };

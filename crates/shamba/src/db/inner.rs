@@ -157,6 +157,9 @@ pub(crate) struct DbInner {
     pub compaction: Mutex<()>,
     pub threads: Mutex<Vec<JoinHandle<()>>>,
     pub counters: DbCounters,
+    /// The cap on resident filter bytes every keyspace's filter pool counts against
+    /// (`Options::filter_memory_budget`).
+    pub filter_ledger: Option<Arc<crate::manager::FilterLedger>>,
     pub closed: AtomicBool,
 }
 
@@ -164,6 +167,24 @@ impl DbInner {
     /// Every keyspace's tree, in id order.
     pub(crate) fn trees(&self) -> Vec<Arc<Tree>> {
         self.trees.read().clone()
+    }
+
+    /// Filter parts held by the managers of every keyspace, with their loads and
+    /// evictions: the peak is the database's (the ledger's) under a filter budget, else the
+    /// sum of each pool's own peak (a bound on the database's).
+    pub(crate) fn filter_residency(&self) -> crate::manager::ResidencyCounters {
+        let mut total = crate::manager::ResidencyCounters::default();
+        for tree in self.trees() {
+            let c = tree.manager.residency_counters();
+            total.resident_bytes += c.resident_bytes;
+            total.peak_bytes += c.peak_bytes;
+            total.loads += c.loads;
+            total.evictions += c.evictions;
+        }
+        if let Some(ledger) = &self.filter_ledger {
+            total.peak_bytes = ledger.peak();
+        }
+        total
     }
 
     /// The tree of keyspace `id`, if it exists.

@@ -275,7 +275,7 @@ impl DbInner {
             })?;
             let version = versions.current(id).ok_or_else(|| Error::InvalidArgument(format!("keyspace {name:?} vanished")))?;
             let sv = SuperVersion::new(Arc::new(MemTable::new(wal_number)), Vec::new(), version, None, &tree_opts);
-            let tree = Arc::new(Tree::new(id, name.to_string(), tree_opts, sv));
+            let tree = Arc::new(Tree::new(id, name.to_string(), tree_opts, sv, self.filter_ledger.clone()));
             let mut trees = self.trees.write();
             trees.push(tree.clone());
             trees.sort_by_key(|t| t.id);

@@ -442,6 +442,7 @@ impl Db {
             })
             .collect();
         let (open_table_files, max_open_table_files) = inner.tables.open_files();
+        let residency = inner.filter_residency();
         Stats {
             io: inner.io.snapshot(),
             cache: inner.block_cache.counters(),
@@ -456,6 +457,10 @@ impl Db {
             last_sequence: inner.visible_seq(),
             range_tombstones: sv.version.range_dels.list.len(),
             elastic_enabled_bytes: tree.manager.enabled_filter_bytes().unwrap_or(0),
+            filter_resident_bytes: residency.resident_bytes,
+            filter_resident_peak_bytes: residency.peak_bytes,
+            filter_loads: residency.loads,
+            filter_evictions: residency.evictions,
             ..Stats::default()
         }
         .with_counters(&inner.counters, tree.sv.lookup_totals())

@@ -10,6 +10,7 @@ use crate::compaction::job::{flush_to_table, JobEnv};
 use crate::db::batch::decode_batch;
 use crate::error::{Error, Result};
 use crate::io::{IoStats, Storage, SyncWatch};
+use crate::manager::FilterLedger;
 use crate::memtable::MemTable;
 use crate::options::{KeyspaceOptions, Options};
 use crate::stats::DbCounters;
@@ -60,6 +61,7 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<Arc<DbInner>> {
         device: opts.lab.device,
         cache_index_and_filter_blocks: opts.cache_index_and_filter_blocks,
         digest_version: Some(opts.lab.digest_hash.digest_version()),
+        pool_filters: opts.pools_filters(),
     };
     let tables = Arc::new(TableCache::new(storage.clone(), &dir, ctx, opts.table_file_handles()));
 
@@ -78,12 +80,13 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<Arc<DbInner>> {
     let names: std::collections::HashMap<u32, String> = (versions.keyspaces().into_iter())
         .map(|(id, record)| (id, record.map_or_else(|| DEFAULT_NAME.to_string(), |r| r.name)))
         .collect();
+    let filter_ledger = opts.filter_memory_budget.map(|cap| Arc::new(FilterLedger::new(cap)));
     let mut trees = Vec::with_capacity(keyspaces.len());
     for (id, tree_opts) in keyspaces {
         let version = versions.current(id).ok_or_else(|| Error::InvalidArgument(format!("keyspace {id} vanished")))?;
         let sv = SuperVersion::new(Arc::new(MemTable::new(wal_number)), Vec::new(), version, None, &tree_opts);
         let name = names.get(&id).cloned().unwrap_or_default();
-        trees.push(Arc::new(Tree::new(id, name, tree_opts, sv)));
+        trees.push(Arc::new(Tree::new(id, name, tree_opts, sv, filter_ledger.clone())));
     }
     let default = (trees.iter().find(|t| t.id == DEFAULT_KEYSPACE).cloned())
         .ok_or_else(|| Error::InvalidArgument("internal: no default keyspace".into()))?;
@@ -114,6 +117,7 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<Arc<DbInner>> {
         compaction: Mutex::new(()),
         threads: Mutex::new(Vec::new()),
         counters: DbCounters::default(),
+        filter_ledger,
         closed: AtomicBool::new(false),
         opts,
     });

@@ -5,7 +5,7 @@
 
 use super::inner::SuperVersion;
 use super::super_version::SuperVersions;
-use crate::manager::FilterManager;
+use crate::manager::{FilterLedger, FilterManager};
 use crate::options::Options;
 use crate::version::Version;
 use parking_lot::Mutex;
@@ -32,13 +32,20 @@ pub(crate) struct Tree {
 }
 
 impl Tree {
-    /// A tree whose first super version is `first`.
-    pub(crate) fn new(id: u32, name: String, opts: Options, first: SuperVersion) -> Tree {
+    /// A tree whose first super version is `first`; its filter pool counts against the
+    /// database's `ledger` (`Options::filter_memory_budget`), if any.
+    pub(crate) fn new(
+        id: u32,
+        name: String,
+        opts: Options,
+        first: SuperVersion,
+        ledger: Option<Arc<FilterLedger>>,
+    ) -> Tree {
         Tree {
             id,
             name,
             sv: SuperVersions::new(first, opts.num_levels),
-            manager: FilterManager::new(opts.probe_policy.clone(), opts.num_levels),
+            manager: FilterManager::new(opts.probe_policy.clone(), opts.num_levels, ledger),
             cursors: Mutex::new(vec![Vec::new(); opts.num_levels]),
             dropped: AtomicBool::new(false),
             opts,

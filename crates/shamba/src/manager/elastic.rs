@@ -11,6 +11,13 @@
 //! down, least recently used first, each giving up one unit; the exchange happens only if
 //! it lowers `E[Extra IO]`.
 //!
+//! Resident = enabled (the seed's point: units not enabled are not in memory, so hot
+//! tables get more units for the same RAM): tables open with their units unloaded; enabling
+//! a unit reads it from its table (`TableReader::load_part`, one counted filter-block read
+//! per partition) into the table's resident slots, and disabling it releases them, victims
+//! first, so the bytes held never exceed the budget. A lookup probes the enabled units from
+//! those slots; one that races with a disable reads the unit for itself.
+//!
 //! What a lookup pays: a table's enabled count and last access are atomics in its
 //! [`FileState`], so a table with every unit enabled costs two relaxed memory operations
 //! and no lock. Only a table that may still gain a unit takes the lock. The queues are
@@ -20,9 +27,11 @@
 //! version kept the queues exact on every access: a hash map lookup and a B-tree remove
 //! and insert per table visited, a cost every lookup paid.)
 
+use super::ledger::FilterLedger;
+use super::residency::ResidencyCounters;
 use super::FileState;
 use crate::options::ElasticPolicy;
-use crate::table::ProbePlan;
+use crate::table::{ProbePlan, TableReader};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering::Relaxed};
 use std::sync::Arc;
@@ -79,14 +88,27 @@ type Key = (u64, u64);
 #[derive(Debug)]
 pub(super) struct ElasticState {
     policy: ElasticPolicy,
+    /// Bytes of units that may be enabled: the policy's, or a smaller filter budget.
+    budget: u64,
     used: u64,
+    /// The database's cap on filter bytes, shared with every keyspace's pool, if set.
+    ledger: Option<Arc<FilterLedger>>,
+    /// Units loaded and released, and the bytes they hold.
+    pub(super) counters: ResidencyCounters,
     /// `queues[e]`: tables with `e` units enabled, least recently used first.
     queues: Vec<BTreeMap<Key, Arc<FileState>>>,
 }
 
 impl ElasticState {
-    pub(super) fn new(policy: ElasticPolicy) -> Self {
-        ElasticState { policy, used: 0, queues: vec![BTreeMap::new()] }
+    pub(super) fn new(policy: ElasticPolicy, budget: u64, ledger: Option<Arc<FilterLedger>>) -> Self {
+        ElasticState {
+            policy,
+            budget,
+            used: 0,
+            ledger,
+            counters: ResidencyCounters::default(),
+            queues: vec![BTreeMap::new()],
+        }
     }
 
     pub(super) fn used_bytes(&self) -> u64 {
@@ -104,16 +126,34 @@ impl ElasticState {
 
     /// Count an access to table `number` at time `now` (its state already records the
     /// access), maybe enable one more of its units, and return how many units to probe.
-    pub(super) fn on_access(&mut self, number: u64, state: &Arc<FileState>, now: u64) -> ProbePlan {
+    /// `load` reads a unit into the table's resident slots (its bytes held, or an error).
+    pub(super) fn on_access(
+        &mut self,
+        number: u64,
+        state: &Arc<FileState>,
+        now: u64,
+        reader: &TableReader,
+    ) -> ProbePlan<'static> {
+        self.on_access_loading(number, state, now, |d| reader.load_part(&state.resident, d))
+    }
+
+    /// [`on_access`](Self::on_access) with the unit loader given (tests load nothing).
+    fn on_access_loading(
+        &mut self,
+        number: u64,
+        state: &Arc<FileState>,
+        now: u64,
+        load: impl FnOnce(usize) -> crate::error::Result<u64>,
+    ) -> ProbePlan<'static> {
         let u = &state.units;
         if u.forgotten.load(Relaxed) {
-            return ProbePlan { max_parts: u.enabled() };
+            return ProbePlan::first(u.enabled());
         }
         if !u.filed.load(Relaxed) {
             self.file(number, state, 0, now);
         }
-        self.try_enable_one(number, state, now);
-        ProbePlan { max_parts: u.enabled() }
+        self.try_enable_one(number, state, now, load);
+        ProbePlan::first(u.enabled())
     }
 
     fn queue(&mut self, e: usize) -> &mut BTreeMap<Key, Arc<FileState>> {
@@ -140,14 +180,23 @@ impl ElasticState {
         }
     }
 
-    fn try_enable_one(&mut self, number: u64, state: &Arc<FileState>, now: u64) {
+    fn try_enable_one(
+        &mut self,
+        number: u64,
+        state: &Arc<FileState>,
+        now: u64,
+        load: impl FnOnce(usize) -> crate::error::Result<u64>,
+    ) {
         let units = Units::of(state);
         let e = state.units.enabled();
-        if e >= units.count || units.bytes > self.policy.budget_bytes {
+        if e >= units.count || units.bytes > self.budget {
             return;
         }
         let gain = units.gain(state.accesses.load(Relaxed), e);
-        let over = (self.used + units.bytes).saturating_sub(self.policy.budget_bytes);
+        // Over this pool's budget, or over the database's cap (which other keyspaces' pools
+        // share: only this pool's units are victims here).
+        let over_ledger = self.ledger.as_ref().map_or(0, |l| l.over_by(units.bytes));
+        let over = (self.used + units.bytes).saturating_sub(self.budget).max(over_ledger);
         let mut victims = Vec::new();
         if over > 0 {
             let (mut freed, mut cost) = (0, 0.0);
@@ -181,13 +230,38 @@ impl ElasticState {
                 return;
             }
         }
+        // Victims first: their bytes are released before the new unit's are read.
         for (victim, v) in victims {
             let at = v.units.filed_at.load(Relaxed);
             self.unfile(victim, &v);
             let ve = v.units.enabled();
             v.units.enabled.store((ve - 1) as u8, Relaxed);
             self.used -= Units::of(&v).bytes;
+            let released = v.resident.release(ve - 1);
+            if let Some(l) = &self.ledger {
+                l.give_back(released);
+            }
+            self.counters.released(released, true);
             self.file(victim, &v, ve - 1, at);
+        }
+        // Another keyspace's pool may have taken the room meanwhile.
+        if self.ledger.as_ref().is_some_and(|l| !l.try_take(units.bytes)) {
+            return;
+        }
+        match load(e) {
+            Ok(held) => {
+                if let Some(l) = &self.ledger {
+                    l.settle(units.bytes, held);
+                }
+                self.counters.loaded(held)
+            }
+            // Left disabled: the lookup probes the units it has, and a later one asks again.
+            Err(_) => {
+                if let Some(l) = &self.ledger {
+                    l.give_back(units.bytes);
+                }
+                return;
+            }
         }
         self.unfile(number, state);
         state.units.enabled.store((e + 1) as u8, Relaxed);
@@ -218,6 +292,11 @@ impl ElasticState {
         state.units.forgotten.store(true, Relaxed);
         let e = state.units.enabled.swap(0, Relaxed);
         self.used -= Units::of(state).bytes * u64::from(e);
+        let released = state.resident.release_all();
+        if let Some(l) = &self.ledger {
+            l.give_back(released);
+        }
+        self.counters.released(released, false);
     }
 }
 
@@ -234,6 +313,9 @@ mod tests {
             part_bytes: vec![bytes; units],
             prior: None,
             units: UnitState::default(),
+            resident: crate::table::ResidentParts::empty(0, 0),
+            gone: std::sync::atomic::AtomicBool::new(false),
+            recent: crate::manager::residency::RecentRate::default(),
         })
     }
 
@@ -241,7 +323,7 @@ mod tests {
     fn access(el: &mut ElasticState, table: u64, s: &Arc<FileState>, now: u64) -> usize {
         s.accesses.fetch_add(1, Relaxed);
         if ElasticState::needs_lock(s, now) {
-            el.on_access(table, s, now).max_parts
+            el.on_access_loading(table, s, now, |_| Ok(0)).max_parts
         } else {
             s.units.enabled()
         }
@@ -253,7 +335,7 @@ mod tests {
 
     #[test]
     fn enabled_units_never_exceed_the_budget() {
-        let mut el = ElasticState::new(ElasticPolicy { life_time: 10, budget_bytes: 1000 });
+        let mut el = ElasticState::new(ElasticPolicy { life_time: 10, budget_bytes: 1000 }, 1000, None);
         let tables: Vec<_> = (0..50).map(|_| state(4, 100)).collect();
         let mut now = 0;
         for round in 0..2000u64 {
@@ -274,7 +356,7 @@ mod tests {
 
     #[test]
     fn hot_tables_get_more_units_than_cold_ones() {
-        let mut el = ElasticState::new(ElasticPolicy { life_time: 20, budget_bytes: 1200 });
+        let mut el = ElasticState::new(ElasticPolicy { life_time: 20, budget_bytes: 1200 }, 1200, None);
         let tables: Vec<_> = (0..41).map(|_| state(4, 100)).collect();
         for now in 1..=5000u64 {
             // Table 0 takes half the lookups; tables 1..40 share the rest.
@@ -291,7 +373,7 @@ mod tests {
     fn a_table_accessed_since_it_was_filed_is_not_a_victim() {
         // Budget for 2 units. Table 1 takes both, then table 0 (cold until now) asks: table
         // 1 was filed long ago but accessed just before, so it is not expired.
-        let mut el = ElasticState::new(ElasticPolicy { life_time: 10, budget_bytes: 200 });
+        let mut el = ElasticState::new(ElasticPolicy { life_time: 10, budget_bytes: 200 }, 200, None);
         let (t0, t1) = (state(2, 100), state(2, 100));
         access(&mut el, 1, &t1, 1);
         access(&mut el, 1, &t1, 2);
@@ -319,7 +401,7 @@ mod tests {
         // Budget for 3 small units, all taken by A, B, C (filed in that order). B is then
         // accessed (lock-free: its one unit is enabled), and D needs two small units' worth:
         // the victims are A and C, not B, though B's queue entry is older than C's.
-        let mut el = ElasticState::new(ElasticPolicy { life_time: 10, budget_bytes: 300 });
+        let mut el = ElasticState::new(ElasticPolicy { life_time: 10, budget_bytes: 300 }, 300, None);
         let (a, b, c, d) = (state(1, 100), state(1, 100), state(1, 100), state(1, 200));
         access(&mut el, 1, &a, 1);
         access(&mut el, 2, &b, 2);
@@ -335,7 +417,7 @@ mod tests {
 
     #[test]
     fn forgetting_a_table_releases_its_units() {
-        let mut el = ElasticState::new(ElasticPolicy { life_time: 10, budget_bytes: 1000 });
+        let mut el = ElasticState::new(ElasticPolicy { life_time: 10, budget_bytes: 1000 }, 1000, None);
         let s = state(2, 100);
         for now in 1..10 {
             access(&mut el, 7, &s, now);

@@ -15,17 +15,22 @@
 mod elastic;
 mod estimate;
 pub(crate) mod inherit;
+mod ledger;
+mod residency;
 mod shamba;
 
 pub use estimate::Estimate;
+pub(crate) use ledger::FilterLedger;
+pub(crate) use residency::ResidencyCounters;
 
 use crate::number_map::NumberMap;
 use crate::options::{ProbePolicy, ShambaPolicy, Skipping};
-use crate::table::{ProbePlan, Spot, TableReader};
+use crate::table::{ProbePlan, ResidentParts, Spot, TableReader};
 use crate::version::{FileMeta, FileStatsRecord, Version};
 use elastic::ElasticState;
 use parking_lot::{Mutex, RwLock};
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use residency::Residency;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, OnceLock};
 
 /// Runtime state of one table, created on its first lookup.
@@ -46,6 +51,12 @@ pub(crate) struct FileState {
     prior: Option<FileStatsRecord>,
     /// Elastic units enabled and last access (Elastic only).
     units: elastic::UnitState,
+    /// Filter parts the manager holds in memory (pooled filters only; else no slots).
+    resident: ResidentParts,
+    /// The table was deleted: nothing more is loaded for it.
+    gone: AtomicBool,
+    /// Its recent access rate, for the filter budget (written under the budget's lock).
+    recent: residency::RecentRate,
 }
 
 /// A table as a lookup meets it.
@@ -78,21 +89,34 @@ pub(crate) struct FilterManager {
     level_accesses: Vec<AtomicU64>,
     files: RwLock<NumberMap<u64, Arc<FileState>>>,
     elastic: Option<Mutex<ElasticState>>,
+    /// The filter memory budget of every policy but Elastic (`None`: unbounded).
+    residency: Option<Mutex<Residency>>,
+    /// Whether lookups skip the manager entirely (`Plain` without a budget).
+    hands_off: bool,
+    /// Whether filter parts are pooled (loaded and released by the manager).
+    pooled: bool,
 }
 
 impl FilterManager {
-    /// A manager for a tree of `num_levels` levels.
-    pub(crate) fn new(policy: ProbePolicy, num_levels: usize) -> Self {
-        let elastic = match &policy {
-            ProbePolicy::Elastic(p) => Some(Mutex::new(ElasticState::new(p.clone()))),
-            _ => None,
+    /// A manager for a tree of `num_levels` levels, holding at most `filter_budget` bytes
+    /// of filter parts (`None`: tables pin theirs, except Elastic's units).
+    pub(crate) fn new(policy: ProbePolicy, num_levels: usize, ledger: Option<Arc<FilterLedger>>) -> Self {
+        let (elastic, residency) = match &policy {
+            ProbePolicy::Elastic(p) => {
+                let budget = ledger.as_ref().map_or(p.budget_bytes, |l| l.cap().min(p.budget_bytes));
+                (Some(Mutex::new(ElasticState::new(p.clone(), budget, ledger))), None)
+            }
+            _ => (None, ledger.map(|l| Mutex::new(Residency::new(l)))),
         };
         FilterManager {
+            hands_off: matches!(policy, ProbePolicy::Plain) && residency.is_none(),
+            pooled: elastic.is_some() || residency.is_some(),
             policy,
             lookups: AtomicU64::new(0),
             level_accesses: (0..num_levels).map(|_| AtomicU64::new(0)).collect(),
             files: RwLock::new(NumberMap::default()),
             elastic,
+            residency,
         }
     }
 
@@ -105,7 +129,7 @@ impl FilterManager {
     /// Count one lookup that reached the tables (not under `Plain`).
     #[inline]
     pub(crate) fn begin_lookup(&self) {
-        if !matches!(self.policy, ProbePolicy::Plain) {
+        if !self.hands_off {
             self.lookups.fetch_add(1, Relaxed);
         }
     }
@@ -143,6 +167,9 @@ impl FilterManager {
             part_bytes: filter.part_bytes.clone(),
             prior: meta.stats,
             units: elastic::UnitState::default(),
+            resident: if self.pooled { reader.empty_resident_parts() } else { ResidentParts::empty(0, 0) },
+            gone: AtomicBool::new(false),
+            recent: residency::RecentRate::default(),
         });
         self.files.write().entry(meta.number).or_insert(state).clone()
     }
@@ -151,19 +178,22 @@ impl FilterManager {
     /// Under `Plain` nothing is decided and no statistics are kept: the baseline pays for
     /// nothing it does not use. Every other policy keeps them (and persists them).
     #[inline(always)]
-    pub(crate) fn plan<'a>(&self, c: &Candidate<'a>) -> (ProbePlan, Option<&'a FileState>) {
-        if let ProbePolicy::Plain = self.policy {
+    pub(crate) fn plan<'a>(&self, c: &Candidate<'a>) -> (ProbePlan<'a>, Option<&'a FileState>) {
+        if self.hands_off {
             return (ProbePlan::ALL, None);
         }
         self.plan_by_statistics(c)
     }
 
     /// [`plan`](Self::plan) under a policy that keeps statistics.
-    fn plan_by_statistics<'a>(&self, c: &Candidate<'a>) -> (ProbePlan, Option<&'a FileState>) {
+    fn plan_by_statistics<'a>(&self, c: &Candidate<'a>) -> (ProbePlan<'a>, Option<&'a FileState>) {
         let state = self.state(c);
-        state.accesses.fetch_add(1, Relaxed);
+        let accesses = state.accesses.fetch_add(1, Relaxed) + 1;
         if let Some(a) = self.level_accesses.get(c.level) {
             a.fetch_add(1, Relaxed);
+        }
+        if let Some(residency) = &self.residency {
+            self.maybe_load(residency, c, state, accesses);
         }
         let plan = match &self.policy {
             ProbePolicy::Plain => ProbePlan::ALL,
@@ -179,21 +209,54 @@ impl FilterManager {
             ProbePolicy::Shamba(p) => {
                 let files_in_level = c.version.levels.get(c.level).map_or(0, |l| l.file_count());
                 let e = self.estimate(state, c.level, files_in_level, p.warmup_lookups);
-                shamba::plan(p, &e, &state.part_fprs, |d| c.reader.filter_part_resident(c.spot, d - 1))
+                shamba::plan(p, &e, &state.part_fprs, |d| {
+                    state.resident.is_loaded(d - 1) || c.reader.filter_part_resident(c.spot, d - 1)
+                })
             }
             ProbePolicy::Elastic(_) => match &self.elastic {
                 Some(el) => {
                     let now = self.lookups();
                     if ElasticState::needs_lock(state, now) {
-                        el.lock().on_access(c.meta.number, state, now)
+                        el.lock().on_access(c.meta.number, state, now, c.reader)
                     } else {
-                        ProbePlan { max_parts: state.units.enabled() }
+                        ProbePlan::first(state.units.enabled())
                     }
                 }
                 None => ProbePlan::ALL,
             },
         };
-        (plan, Some(&**state))
+        let resident = if self.pooled { Some(&state.resident) } else { None };
+        (plan.with_resident(resident), Some(&**state))
+    }
+
+    /// Under a filter budget, now and then (a table's first lookups, then one in
+    /// [`LOAD_EVERY`]) ask the budget for the table's first part not resident.
+    fn maybe_load(&self, residency: &Mutex<Residency>, c: &Candidate<'_>, state: &Arc<FileState>, accesses: u64) {
+        let Some(d) = state.resident.first_missing() else { return };
+        if accesses > 2 && !accesses.is_multiple_of(LOAD_EVERY) {
+            return;
+        }
+        let worth = residency::density(&self.rough_estimate(state), state, d);
+        residency.lock().consider(c.meta.number, state, c.reader, d, worth, |s, d| {
+            residency::density(&self.rough_estimate(s), s, d)
+        });
+    }
+
+    /// A table's alpha and absolute beta (no level needed: the relative beta is left 1),
+    /// the beta of its recent lookups once it has some: what the budget values.
+    fn rough_estimate(&self, s: &FileState) -> Estimate {
+        let now = self.lookups();
+        let warmup = match &self.policy {
+            ProbePolicy::Shamba(p) => p.warmup_lookups,
+            _ => ShambaPolicy::default().warmup_lookups,
+        };
+        let (accesses, positives) = (s.accesses.load(Relaxed), s.positives.load(Relaxed));
+        let mut e =
+            Estimate::blend(s.prior.as_ref(), accesses, positives, now.saturating_sub(s.born_at), now, 0, 0, warmup);
+        if let Some(rate) = s.recent.rate(accesses, now) {
+            e.beta_rate = rate;
+        }
+        e
     }
 
     /// Record that a lookup found its key in a table (alpha's numerator).
@@ -236,17 +299,30 @@ impl FilterManager {
         self.estimate_of(meta.number, level, files_in_level).or_else(|| meta.stats.as_ref().map(Estimate::from_record))
     }
 
-    /// Forget a deleted table (and release its elastic units).
+    /// Forget a deleted table (and release its elastic units and resident parts).
     pub(crate) fn forget(&self, number: u64) {
-        let state = self.files.write().remove(&number);
-        if let (Some(el), Some(state)) = (&self.elastic, state) {
+        let Some(state) = self.files.write().remove(&number) else { return };
+        state.gone.store(true, Relaxed);
+        if let Some(el) = &self.elastic {
             el.lock().forget(number, &state);
+        }
+        if let Some(r) = &self.residency {
+            r.lock().forget(number, &state);
         }
     }
 
     /// Bytes of filter units currently enabled (Elastic), or `None` for other policies.
     pub(crate) fn enabled_filter_bytes(&self) -> Option<u64> {
         self.elastic.as_ref().map(|e| e.lock().used_bytes())
+    }
+
+    /// Filter parts held by the manager, with loads and evictions (zero when tables pin
+    /// their filters).
+    pub(crate) fn residency_counters(&self) -> ResidencyCounters {
+        if let Some(el) = &self.elastic {
+            return el.lock().counters;
+        }
+        self.residency.as_ref().map(|r| r.lock().counters).unwrap_or_default()
     }
 }
 
@@ -262,6 +338,22 @@ impl FileState {
             part_bytes: Vec::new(),
             prior: None,
             units: elastic::UnitState::default(),
+            resident: ResidentParts::empty(0, 0),
+            gone: AtomicBool::new(false),
+            recent: residency::RecentRate::default(),
         }
     }
 }
+
+impl FileState {
+    /// Whether the table was deleted.
+    pub(super) fn forgotten(&self) -> bool {
+        self.gone.load(Relaxed)
+    }
+}
+
+/// Under a filter budget, a table with a part not resident asks for it on its first two
+/// lookups and then on one in this many: often enough to follow a shift in hotness within
+/// a few dozen lookups of a table, rarely enough that the budget's lock is not taken per
+/// lookup.
+const LOAD_EVERY: u64 = 16;

@@ -34,7 +34,12 @@ pub(super) fn hit_more_likely(e: &Estimate, fprs: &[f64], d: usize) -> bool {
 
 /// How many leading modules to probe (Algorithm 1, or the hit-odds rule); `resident(d)`
 /// says whether module `d` (1-based) would be probed without a device read.
-pub(super) fn plan(p: &ShambaPolicy, e: &Estimate, fprs: &[f64], resident: impl Fn(usize) -> bool) -> ProbePlan {
+pub(super) fn plan(
+    p: &ShambaPolicy,
+    e: &Estimate,
+    fprs: &[f64],
+    resident: impl Fn(usize) -> bool,
+) -> ProbePlan<'static> {
     let mut probe = 0;
     for d in 1..=fprs.len() {
         let below = match (p.skipping, d) {
@@ -49,7 +54,7 @@ pub(super) fn plan(p: &ShambaPolicy, e: &Estimate, fprs: &[f64], resident: impl 
         }
         probe = d;
     }
-    ProbePlan { max_parts: probe }
+    ProbePlan::first(probe)
 }
 
 #[cfg(test)]

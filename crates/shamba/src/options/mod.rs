@@ -151,6 +151,17 @@ pub struct Options {
     /// Keep index and filter blocks in the block cache (true) or pinned in each table
     /// reader (false). Default: false.
     pub cache_index_and_filter_blocks: bool,
+    /// One hard cap, in bytes, on filter parts held in memory across all tables. `None`
+    /// (the default): every table's filter is pinned when it opens (or cached, with
+    /// `cache_index_and_filter_blocks`), as without a budget. With a budget no filter is
+    /// pinned: the filter manager keeps resident the parts that save the most expected
+    /// reads per byte (from each table's measured alpha and beta and each part's FP rate)
+    /// and releases the others; a part that is not resident is read for the probe that
+    /// needs it (and not kept, unless through the block cache with
+    /// `cache_index_and_filter_blocks`) or skipped, as the probe policy says. The Elastic
+    /// policy's units are resident exactly while enabled, under the smaller of its own
+    /// budget and this one. Every policy keeps per-table statistics under a budget.
+    pub filter_memory_budget: Option<u64>,
     /// Split each table's index and filter into key-range partitions of about
     /// `metadata_partition_size` bytes behind a top-level index that stays pinned in the
     /// table reader (RocksDB's partitioned index and filters; SST format version 2). A
@@ -227,6 +238,7 @@ impl Default for Options {
             cache_capacity: 32 << 20,
             high_priority_ratio: 0.5,
             cache_index_and_filter_blocks: false,
+            filter_memory_budget: None,
             partition_index_and_filters: false,
             metadata_partition_size: 4096,
             max_open_files: default_max_open_files(),
@@ -269,6 +281,7 @@ impl fmt::Debug for Options {
             .field("cache_capacity", &self.cache_capacity)
             .field("high_priority_ratio", &self.high_priority_ratio)
             .field("cache_index_and_filter_blocks", &self.cache_index_and_filter_blocks)
+            .field("filter_memory_budget", &self.filter_memory_budget)
             .field("partition_index_and_filters", &self.partition_index_and_filters)
             .field("metadata_partition_size", &self.metadata_partition_size)
             .field("max_open_files", &self.max_open_files)
@@ -319,6 +332,12 @@ impl Options {
         }
         let per_level = self.compression_per_level.get(level).or(self.compression_per_level.last());
         per_level.copied().unwrap_or(self.compression)
+    }
+
+    /// Whether the filter manager loads and releases filter parts (a filter memory budget,
+    /// or Elastic units resident only while enabled) instead of tables pinning them.
+    pub(crate) fn pools_filters(&self) -> bool {
+        self.filter_memory_budget.is_some() || matches!(self.probe_policy, ProbePolicy::Elastic(_))
     }
 
     /// How many table files the database keeps open: `max_open_files` less the

@@ -178,6 +178,20 @@ pub struct Stats {
     pub lookup_levels: Vec<LevelLookupStats>,
     /// Bytes of filter units enabled by the Elastic policy (0 for other policies).
     pub elastic_enabled_bytes: u64,
+    /// Bytes of filter parts the filter managers of every keyspace hold in memory under
+    /// `Options::filter_memory_budget` or the Elastic policy (0 when tables pin their
+    /// filters: those are in `pinned_table_bytes`).
+    pub filter_resident_bytes: u64,
+    /// The most filter bytes held at once since open, across every keyspace (under
+    /// `filter_memory_budget`, exactly; under Elastic policies alone, the sum of each
+    /// keyspace's own peak).
+    pub filter_resident_peak_bytes: u64,
+    /// Filter parts the manager loaded (each one filter-block read per partition of its
+    /// table, also counted in `io`).
+    pub filter_loads: u64,
+    /// Filter parts the manager released to make room for others (Elastic: units
+    /// disabled).
+    pub filter_evictions: u64,
     /// Bytes in the active memtable.
     pub memtable_bytes: usize,
     /// Frozen memtables waiting for flush.

@@ -36,6 +36,7 @@ pub fn dump_table(storage: &dyn Storage, path: &Path, max_entries: usize) -> Res
         cache_index_and_filter_blocks: false,
         // A dump describes parts of whatever digest version; it never probes them.
         digest_version: None,
+        pool_filters: false,
     };
     let file = TableFile::new(path.to_path_buf(), file, ctx.io.clone(), ctx.device);
     let reader = Arc::new(TableReader::open(file, 0, ctx)?);

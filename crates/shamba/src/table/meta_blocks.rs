@@ -96,13 +96,14 @@ pub(super) struct Partition {
 }
 
 impl Partition {
-    /// A partition's blocks; with `pin`, read and checked now and kept.
+    /// A partition's blocks; with `pin`, read and checked now and kept (the filter parts
+    /// only with `pin_filters` as well: pooled parts are loaded by the filter manager).
     /// Pinned filter parts must have `digest_version` (any when `None`).
     pub(super) fn open(
         file: &TableFile,
         index: BlockHandle,
         filter: &[BlockHandle],
-        pin: bool,
+        (pin, pin_filters): (bool, bool),
         digest_version: Option<u8>,
     ) -> Result<Partition> {
         let index = if pin {
@@ -115,7 +116,7 @@ impl Partition {
         };
         let mut parts = Vec::with_capacity(filter.len());
         for &handle in filter {
-            let part = if pin {
+            let part = if pin && pin_filters {
                 let data = file.read_block(handle, BlockKind::Filter, true)?;
                 let pinned =
                     PinnedPart::new(data, digest_version).map_err(|e| e.in_file(file.path(), Some(handle.offset)))?;
@@ -135,6 +136,11 @@ impl TableReader {
     pub(super) fn filter_block(&self, part: &MetaBlock<PinnedPart>, i: usize) -> Result<(Arc<[u8]>, bool)> {
         match part {
             MetaBlock::Pinned { pinned, .. } => Ok((pinned.bytes().clone(), false)),
+            // Pooled and not loaded: read for this probe and not kept, so filter memory
+            // stays what the manager's budget allows.
+            MetaBlock::Cached(handle) if self.ctx.pool_filters && !self.ctx.cache_index_and_filter_blocks => {
+                Ok((self.file.read_block(*handle, BlockKind::Filter, true)?, true))
+            }
             MetaBlock::Cached(handle) => {
                 self.cached_block(*handle, BlockKind::Filter, CacheFill::At(self.filter_priority(i)), true, None)
             }

@@ -13,7 +13,8 @@
 //! - `builder.rs`: writing a table (and cutting partitions); `reader.rs`: opening one, the
 //!   point lookup and the entry points of the filter manager (probe plans, filter layout,
 //!   prefetch); `meta_blocks.rs`: pinned or cached index and filter blocks, and their
-//!   cache priorities;
+//!   cache priorities; `resident_parts.rs`: filter parts the filter manager loads and
+//!   releases under a memory budget (pooled filters);
 //! - `file.rs`: the one place table bytes are read from storage (charged and counted);
 //!   `file_handles.rs`: the database's bounded cache of open table files it reads through;
 //! - `two_level_cursor.rs`: the table cursor, over `index_cursor.rs` (index entries across
@@ -38,6 +39,7 @@ mod partition;
 mod pinned_part;
 mod properties;
 mod reader;
+mod resident_parts;
 mod table_cache;
 mod top_level;
 mod two_level_cursor;
@@ -60,6 +62,7 @@ pub(crate) use meta_index::{decode_filter_index, decode_handles};
 pub(crate) use partition::decode_top_level;
 pub(crate) use properties::TableProperties;
 pub(crate) use reader::{Spot, TableReader};
+pub(crate) use resident_parts::ResidentParts;
 pub(crate) use table_cache::TableCache;
 pub(crate) use verify::verify_table;
 
@@ -162,6 +165,11 @@ pub(crate) struct TableContext {
     /// version is corrupt: probing it would give false negatives); `None` accepts any, for
     /// tools that only describe parts.
     pub digest_version: Option<u8>,
+    /// Filter parts are neither pinned at open nor kept by the block cache: the filter
+    /// manager loads and releases them ([`ResidentParts`]) to keep them under one budget.
+    /// A part probed while not loaded is read for that probe only (through the block cache
+    /// when `cache_index_and_filter_blocks`, whose capacity then bounds it).
+    pub pool_filters: bool,
 }
 
 /// What a table knows about a key, with the version's sequence number.
@@ -199,17 +207,31 @@ pub(crate) enum BlockProbe {
 /// Parts are probed in order (modules), or as a subset (units: the first `max_parts`
 /// enabled units). Probing fewer parts costs fewer filter-block reads and more false
 /// positives; it never changes an answer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct ProbePlan {
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ProbePlan<'a> {
     /// Probe at most this many leading parts; 0 skips the filter.
     pub max_parts: usize,
+    /// With pooled filters, the table's loaded parts (probed in place of a read).
+    pub resident: Option<&'a ResidentParts>,
 }
 
-impl ProbePlan {
+impl ProbePlan<'static> {
     /// Probe every part.
-    pub(crate) const ALL: ProbePlan = ProbePlan { max_parts: usize::MAX };
+    pub(crate) const ALL: ProbePlan<'static> = ProbePlan { max_parts: usize::MAX, resident: None };
     /// Skip the filter: go straight to the index.
-    pub(crate) const SKIP: ProbePlan = ProbePlan { max_parts: 0 };
+    pub(crate) const SKIP: ProbePlan<'static> = ProbePlan { max_parts: 0, resident: None };
+
+    /// Probe at most `max_parts` leading parts.
+    pub(crate) const fn first(max_parts: usize) -> ProbePlan<'static> {
+        ProbePlan { max_parts, resident: None }
+    }
+}
+
+impl<'a> ProbePlan<'a> {
+    /// The same plan, probing `resident`'s loaded parts in place.
+    pub(crate) fn with_resident(self, resident: Option<&'a ResidentParts>) -> ProbePlan<'a> {
+        ProbePlan { resident, ..self }
+    }
 }
 
 /// What one table lookup's filter probe did.

@@ -70,6 +70,8 @@ pub(crate) struct TableReader {
 /// first filter part once a prefetch pass took it from the block cache.
 pub(crate) struct Spot<'r> {
     partition: Option<&'r Partition>,
+    /// The partition's number (its slots among pooled filter parts).
+    partition_index: usize,
     first_part: Option<TakenPart>,
 }
 
@@ -121,7 +123,8 @@ impl TableReader {
                         ),
                     ));
                 }
-                let partition = Partition::open(&file, footer.index, &filter_handles, pin, ctx.digest_version)?;
+                let pins = (pin, !ctx.pool_filters);
+                let partition = Partition::open(&file, footer.index, &filter_handles, pins, ctx.digest_version)?;
                 (TopLevelKeys::default(), 0, vec![partition])
             }
             FORMAT_VERSION_PARTITIONED => {
@@ -130,7 +133,7 @@ impl TableReader {
                         file.corruption(footer.filter_index.offset, "filter index of a partitioned table lists parts")
                     );
                 }
-                open_partitions(&file, &footer, &properties, pin, ctx.digest_version)?
+                open_partitions(&file, &footer, &properties, (pin, !ctx.pool_filters), ctx.digest_version)?
             }
             v => return Err(file.corruption(footer.index.offset, format!("unsupported format version {v}"))),
         };
@@ -153,7 +156,12 @@ impl TableReader {
     /// the filter manager and the probe.
     #[inline]
     pub(crate) fn locate(&self, seek: &[u8]) -> Spot<'_> {
-        Spot { partition: self.partition_for(seek), first_part: None }
+        let partition_index = self.partition_index_for(seek);
+        Spot {
+            partition: partition_index.and_then(|i| self.partitions.get(i)),
+            partition_index: partition_index.unwrap_or(0),
+            first_part: None,
+        }
     }
 
     /// The newest version of the seek key's user key with sequence `<=` the seek key's, at a
@@ -171,7 +179,7 @@ impl TableReader {
         seek: &[u8],
         digest: &Digest,
         ro: &ReadOptions,
-        plan: ProbePlan,
+        plan: ProbePlan<'_>,
     ) -> Result<(TableGet, ProbeOutcome)> {
         let mut outcome = ProbeOutcome::default();
         let start = C::start();
@@ -195,10 +203,17 @@ impl TableReader {
         partition: &Partition,
         spot: &Spot<'_>,
         digest: &Digest,
-        plan: ProbePlan,
+        plan: ProbePlan<'_>,
         outcome: &mut ProbeOutcome,
     ) -> Result<bool> {
         for (i, meta) in partition.filter.iter().enumerate().take(plan.max_parts) {
+            if let Some(loaded) = plan.resident.and_then(|r| r.get(spot.partition_index, i)) {
+                outcome.parts_probed += 1;
+                match &*loaded {
+                    Some(part) if !part.part().may_contain(digest) => return Ok(false),
+                    _ => continue,
+                }
+            }
             let fetched;
             let part = match (meta.pinned(), i, &spot.first_part) {
                 (Some(pinned), _, _) => pinned.part(),
@@ -447,13 +462,9 @@ impl TableReader {
         (self.top_level_bytes + index, filter)
     }
 
-    /// The partition whose key range holds `seek`: the first whose top-level key is
-    /// `>= seek` (`None` past the last). An unpartitioned table's one partition holds all.
-    pub(super) fn partition_for(&self, seek: &[u8]) -> Option<&Partition> {
-        self.partitions.get(self.partition_index_for(seek)?)
-    }
-
-    /// Number of the partition [`partition_for`](Self::partition_for) finds.
+    /// Number of the partition whose key range holds `seek`: the first whose top-level key
+    /// is `>= seek` (`None` past the last). An unpartitioned table's one partition holds
+    /// all.
     pub(super) fn partition_index_for(&self, seek: &[u8]) -> Option<usize> {
         if !self.is_partitioned() {
             return Some(0);
@@ -491,7 +502,7 @@ impl TableReader {
         spot: &Spot<'_>,
         seek: &[u8],
         digest: &Digest,
-        plan: ProbePlan,
+        plan: ProbePlan<'_>,
     ) -> Result<(BlockProbe, ProbeOutcome)> {
         let mut outcome = ProbeOutcome::default();
         let start = C::start();
@@ -560,7 +571,7 @@ fn open_partitions(
     file: &TableFile,
     footer: &Footer,
     properties: &TableProperties,
-    pin: bool,
+    pin: (bool, bool),
     digest_version: Option<u8>,
 ) -> Result<OpenedPartitions> {
     let at = footer.index.offset;

@@ -200,6 +200,7 @@ pub(super) fn read_table(image: &[u8], cached: bool) -> usize {
         device: DeviceModel::None,
         cache_index_and_filter_blocks: cached,
         digest_version: Some(crate::filter::DIGEST_VERSION),
+        pool_filters: false,
     };
     let file = TableFile::new(path, file, ctx.io.clone(), ctx.device);
     let Ok(reader) = TableReader::open(file, 999, ctx) else { return 0 };

@@ -34,7 +34,7 @@ impl TableReader {
         seek: &[u8],
         digest: &Digest,
         ro: &ReadOptions,
-        plan: ProbePlan,
+        plan: ProbePlan<'_>,
     ) -> crate::error::Result<(TableGet, ProbeOutcome)> {
         self.get_at_spot::<crate::options::Untimed>(&self.locate(seek), seek, digest, ro, plan)
     }
@@ -140,6 +140,7 @@ pub(super) fn ctx(cache_bytes: usize, cache_meta: bool) -> TableContext {
         device: DeviceModel::None,
         cache_index_and_filter_blocks: cache_meta,
         digest_version: Some(crate::filter::DIGEST_VERSION),
+        pool_filters: false,
     }
 }
 

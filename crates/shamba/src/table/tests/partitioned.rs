@@ -280,7 +280,7 @@ fn probe_plans_limit_the_parts_of_the_partition_and_never_change_answers() {
     let ro = ReadOptions::default();
     for (uk, versions) in versions_by_user_key(&f.entries).iter().step_by(7) {
         for max_parts in [0, 1, 2, 3, usize::MAX] {
-            let plan = ProbePlan { max_parts };
+            let plan = ProbePlan::first(max_parts);
             let (got, outcome) = r.get_planned(&seek_key(uk, MAX_SEQ), &Digest::of(uk), &ro, plan).unwrap();
             let (seq, kind, value) = versions[0].clone();
             assert_eq!(got, TableGet::Found { seq, kind, value }, "{max_parts} parts");
