@@ -416,7 +416,9 @@ impl VersionSet {
             if id == DEFAULT_KEYSPACE {
                 edit.next_file_number = Some(self.next_file_number);
                 edit.last_sequence = Some(self.last_sequence);
-                edit.next_keyspace = Some(self.next_keyspace);
+                // Only once a keyspace was ever created: a database that never used them
+                // stays readable by a release from before keyspaces.
+                edit.next_keyspace = (self.next_keyspace > DEFAULT_KEYSPACE + 1).then_some(self.next_keyspace);
             }
             edits.push(edit);
         }

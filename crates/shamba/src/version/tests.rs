@@ -234,3 +234,54 @@ fn current_naming_a_missing_manifest_is_corruption() {
     std::fs::remove_file(dir.path().join(CURRENT)).unwrap();
     assert!(matches!(recover(dir.path()), Err(Error::Io(e)) if e.kind() == std::io::ErrorKind::NotFound));
 }
+
+/// Every edit of a manifest, decoded.
+fn manifest_edits(set: &VersionSet) -> Vec<VersionEdit> {
+    let bytes = std::fs::read(set.manifest_path()).unwrap();
+    let log = crate::wal::read_log_report(&bytes, &set.manifest_path(), crate::options::WalRecovery::TolerateTornTail)
+        .unwrap();
+    log.records.iter().map(|r| VersionEdit::decode(&r.data).unwrap()).collect()
+}
+
+#[test]
+fn a_database_without_keyspaces_writes_no_keyspace_field_and_one_with_them_keeps_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut set = VersionSet::create(fs(), dir.path(), 4).unwrap();
+    grow(&mut set, 3);
+    let (mut set, _) = recover(dir.path()).unwrap();
+    let n = set.new_file_number();
+    set.log_and_apply(add(0, n, n, b"x", b"y")).unwrap();
+    // A release from before keyspaces refuses fields it does not know: none is written.
+    for edit in manifest_edits(&set) {
+        assert_eq!(edit.keyspace, DEFAULT_KEYSPACE);
+        assert!(edit.create_keyspace.is_none() && !edit.drop_keyspace && edit.next_keyspace.is_none(), "{edit:?}");
+    }
+    // A keyspace, created and dropped: ids are never reused, across a recovery too.
+    let record = KeyspaceRecord { name: "ks".into(), style: crate::options::CompactionStyle::Tiered, size_ratio: 4 };
+    let id = set.next_keyspace();
+    let log_number = set.new_file_number();
+    let create = VersionEdit {
+        keyspace: id,
+        create_keyspace: Some(record.clone()),
+        log_number: Some(log_number),
+        ..VersionEdit::default()
+    };
+    set.log_and_apply(create.clone()).unwrap();
+    assert!(set.log_and_apply(create).is_err(), "created twice");
+    set.log_and_apply(VersionEdit { keyspace: id, ..add(0, 900, 900, b"a", b"b") }).unwrap();
+    assert_eq!(set.keyspaces(), vec![(DEFAULT_KEYSPACE, None), (id, Some(record))]);
+    // Read back without writing (a recovery would start a manifest this set does not use).
+    let (versions, _) = VersionSet::read_only(fs(), dir.path(), 4).unwrap();
+    let files: Vec<(u32, Vec<u64>)> = versions.iter().map(|(k, v)| (*k, v.file_numbers().collect())).collect();
+    assert_eq!(files.last(), Some(&(id, vec![900])));
+    set.log_and_apply(VersionEdit { keyspace: id, drop_keyspace: true, ..VersionEdit::default() }).unwrap();
+    assert!(set.current(id).is_none());
+    assert!(!set.live_files().contains(&900), "a dropped keyspace's tables are obsolete");
+    let (got, _) = recover(dir.path()).unwrap();
+    assert_eq!(got.keyspaces().len(), 1);
+    assert_eq!(got.next_keyspace(), id + 1, "the next id survives the drop and the recovery");
+    assert!(got.current(id).is_none());
+    let mut got = got;
+    let edit = VersionEdit { keyspace: id, ..add(0, 901, 901, b"a", b"b") };
+    assert!(got.log_and_apply(edit).is_err(), "an edit of a dropped keyspace");
+}
