@@ -14,6 +14,7 @@ mod divergence;
 mod engine_options;
 mod expected;
 mod slot;
+mod spaces;
 mod values;
 mod verify;
 mod workers;

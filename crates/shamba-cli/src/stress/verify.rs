@@ -16,9 +16,10 @@
 use super::divergence::{Divergence, Divergences};
 use super::expected::ExpectedState;
 use super::slot::{Slot, State};
+use super::spaces::{handles, merged_range, space_of, ScanError, Source};
 use super::values::{index_of, key_of, Found};
 use crate::admin::show;
-use shamba::Db;
+use shamba::{Db, Keyspace};
 use std::collections::BTreeMap;
 use std::error::Error;
 
@@ -53,9 +54,12 @@ pub fn verify_all(db: &Db, state: &ExpectedState, backward: bool, out: &Divergen
     // What each key holds according to `get` (its expected state where `get` diverged).
     let mut holds: Vec<Option<u32>> = Vec::with_capacity(keys as usize);
     let mut cut: BTreeMap<u32, CutOp> = BTreeMap::new();
+    let spaces = handles(db)?;
     for index in 0..keys {
         let slot = state.peek(index);
-        let value = db.get(key_of(index)).map_err(|e| format!("get of key {index} during verification: {e}"))?;
+        let value = spaces[space_of(index)]
+            .get(key_of(index))
+            .map_err(|e| format!("get of key {index} during verification: {e}"))?;
         let found = Found::of(index, value.as_deref());
         seen.keys += 1;
         match found.as_state() {
@@ -86,7 +90,7 @@ pub fn verify_all(db: &Db, state: &ExpectedState, backward: bool, out: &Divergen
             ));
         }
     }
-    seen.scanned = scan_matches(db, &holds, backward, out)?;
+    seen.scanned = scan_matches(&spaces, &holds, backward, out)?;
     // The files themselves: every block checksum, key order, the manifest's records.
     let report = db.verify().map_err(|e| format!("verify could not run: {e}"))?;
     for problem in report.problems() {
@@ -109,10 +113,17 @@ pub fn verify_all(db: &Db, state: &ExpectedState, backward: bool, out: &Divergen
 
 /// One full scan of `db` against what `get` found (where `get` diverged, the expected
 /// state); returns the pairs it returned.
-fn scan_matches(db: &Db, holds: &[Option<u32>], backward: bool, out: &Divergences) -> Res<u64> {
+fn scan_matches(spaces: &[Keyspace], holds: &[Option<u32>], backward: bool, out: &Divergences) -> Res<u64> {
     let direction = if backward { "backward" } else { "forward" };
-    let iter = db.iter();
-    let items: Box<dyn Iterator<Item = _>> = if backward { Box::new(iter.rev()) } else { Box::new(iter) };
+    // Every keyspace walked whole, merged in key order.
+    let items = match merged_range(spaces, Source::Now, b"", None, backward) {
+        Ok(items) => items,
+        Err(ScanError::Diverged(divergence)) => {
+            out.record(Divergence::scan(format!("the full {direction} scan: {divergence}")));
+            return Ok(0);
+        }
+        Err(ScanError::Engine(e)) => return Err(format!("full {direction} scan: {e}").into()),
+    };
     // Indices in the walk's order; `next` is the next index the walk may return.
     let order: Box<dyn Fn(usize) -> usize> =
         if backward { Box::new(move |i| holds.len() - 1 - i) } else { Box::new(|i| i) };
@@ -130,8 +141,7 @@ fn scan_matches(db: &Db, holds: &[Option<u32>], backward: bool, out: &Divergence
             *next += 1;
         }
     };
-    for item in items {
-        let (key, value) = item.map_err(|e| format!("full {direction} scan: {e}"))?;
+    for (key, value) in items {
         pairs += 1;
         let Some(index) = index_of(&key).filter(|i| (*i as usize) < holds.len()) else {
             out.record(Divergence::scan(format!(

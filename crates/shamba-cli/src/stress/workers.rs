@@ -19,12 +19,13 @@ use super::counters::{Counters, Op};
 use super::divergence::{Divergence, Divergences};
 use super::expected::ExpectedState;
 use super::slot::{Slot, State, Write};
+use super::spaces::{handles, merged_range, space_of, ScanError, Source};
 use super::values::{index_of, key_of, value_of, Found};
 use crate::admin::show;
 use rand::rngs::StdRng;
 use rand::seq::index::sample;
 use rand::{Rng, SeedableRng};
-use shamba::{Db, WriteBatch, WriteOptions};
+use shamba::{Db, Keyspace, WriteBatch, WriteOptions};
 use std::error::Error;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, RwLock};
@@ -97,24 +98,26 @@ fn one_op(db: &Db, s: &Shared, rng: &mut StdRng) -> Res<()> {
         _ => Op::Compact,
     };
     let keys = s.state.keys();
+    let spaces = handles(db)?;
+    let sp = spaces.as_slice();
     match op {
         Op::Put | Op::Delete => {
             let index = rng.gen_range(0..keys);
-            write_keys(db, s, rng, &[index], if op == Op::Put { 1.0 } else { 0.0 })?;
+            write_keys(db, sp, s, rng, &[index], if op == Op::Put { 1.0 } else { 0.0 })?;
         }
         Op::Batch => {
             let indices = random_keys(rng, keys, 2, 8);
-            write_keys(db, s, rng, &indices, 0.8)?;
+            write_keys(db, sp, s, rng, &indices, 0.8)?;
         }
         Op::DeleteRange => {
             // Up to 32 neighbouring keys: key names order as their indices.
             let lo = rng.gen_range(0..keys);
             let hi = lo.saturating_add(rng.gen_range(1..=32)).min(keys);
-            delete_range(db, s, rng, lo, hi)?;
+            delete_range(db, sp, s, rng, lo, hi)?;
         }
-        Op::Get => get(db, s, rng.gen_range(0..keys))?,
-        Op::Scan => scan(db, s, rng)?,
-        Op::SnapshotRead => snapshot_read(db, s, rng)?,
+        Op::Get => get(sp, s, rng.gen_range(0..keys))?,
+        Op::Scan => scan(sp, s, rng)?,
+        Op::SnapshotRead => snapshot_read(db, sp, s, rng)?,
         Op::Flush => db.flush().map_err(|e| format!("flush: {e}"))?,
         Op::Compact => db.compact().map_err(|e| format!("compact: {e}"))?,
     }
@@ -122,9 +125,10 @@ fn one_op(db: &Db, s: &Shared, rng: &mut StdRng) -> Res<()> {
     Ok(())
 }
 
-/// Delete the keys `lo..hi` with one range delete: each key's slot says a delete by this
-/// op, pending then settled, as a batch of deletes would (all or nothing after a kill).
-fn delete_range(db: &Db, s: &Shared, rng: &mut StdRng, lo: u32, hi: u32) -> Res<()> {
+/// Delete the keys `lo..hi` with one range delete per keyspace, in one batch: each key's
+/// slot says a delete by this op, pending then settled, as a batch of deletes would (all
+/// or nothing after a kill, across keyspaces).
+fn delete_range(db: &Db, spaces: &[Keyspace], s: &Shared, rng: &mut StdRng, lo: u32, hi: u32) -> Res<()> {
     let mut locks: Vec<_> = (lo..hi).map(|i| s.state.lock(i)).collect();
     let op = s.state.next_id()?;
     for key in &mut locks {
@@ -132,7 +136,9 @@ fn delete_range(db: &Db, s: &Shared, rng: &mut StdRng, lo: u32, hi: u32) -> Res<
         key.set(pending)?;
     }
     let mut batch = WriteBatch::new();
-    batch.delete_range(key_of(lo)..key_of(hi));
+    for ks in spaces {
+        batch.delete_range_in(ks, key_of(lo)..key_of(hi));
+    }
     let sync = rng.gen_bool(s.sync_fraction);
     // On an error the slots stay pending: the write may or may not have landed.
     db.write_opt(batch, &WriteOptions { sync, ..WriteOptions::default() })
@@ -155,7 +161,14 @@ fn random_keys(rng: &mut StdRng, keys: u32, least: u32, most: u32) -> Vec<u32> {
 /// Write `indices` (in index order) in one database write, each key a put with
 /// probability `put_fraction`, else a delete: one key alone by `put` or `delete` (or a
 /// synced batch of one), several as a batch.
-fn write_keys(db: &Db, s: &Shared, rng: &mut StdRng, indices: &[u32], put_fraction: f64) -> Res<()> {
+fn write_keys(
+    db: &Db,
+    spaces: &[Keyspace],
+    s: &Shared,
+    rng: &mut StdRng,
+    indices: &[u32],
+    put_fraction: f64,
+) -> Res<()> {
     let mut locks: Vec<_> = indices.iter().map(|&i| s.state.lock(i)).collect();
     let op = s.state.next_id()?;
     let mut writes = Vec::with_capacity(locks.len());
@@ -167,14 +180,15 @@ fn write_keys(db: &Db, s: &Shared, rng: &mut StdRng, indices: &[u32], put_fracti
     }
     let sync = rng.gen_bool(s.sync_fraction);
     let result = match (indices, writes.as_slice(), sync) {
-        ([i], [Write::Put(id)], false) => db.put(key_of(*i), value_of(*i, *id)),
-        ([i], [Write::Delete(_)], false) => db.delete(key_of(*i)),
+        ([i], [Write::Put(id)], false) => spaces[space_of(*i)].put(key_of(*i), value_of(*i, *id)),
+        ([i], [Write::Delete(_)], false) => spaces[space_of(*i)].delete(key_of(*i)),
         _ => {
             let mut batch = WriteBatch::new();
             for (&i, w) in indices.iter().zip(&writes) {
+                let ks = &spaces[space_of(i)];
                 match w {
-                    Write::Put(id) => batch.put(key_of(i), value_of(i, *id)),
-                    Write::Delete(_) => batch.delete(key_of(i)),
+                    Write::Put(id) => batch.put_in(ks, key_of(i), value_of(i, *id)),
+                    Write::Delete(_) => batch.delete_in(ks, key_of(i)),
                 };
             }
             db.write_opt(batch, &WriteOptions { sync, ..WriteOptions::default() })
@@ -188,9 +202,9 @@ fn write_keys(db: &Db, s: &Shared, rng: &mut StdRng, indices: &[u32], put_fracti
     Ok(())
 }
 
-fn get(db: &Db, s: &Shared, index: u32) -> Res<()> {
+fn get(spaces: &[Keyspace], s: &Shared, index: u32) -> Res<()> {
     let key = s.state.lock(index);
-    let value = db.get(key_of(index)).map_err(|e| format!("get of key {index}: {e}"))?;
+    let value = spaces[space_of(index)].get(key_of(index)).map_err(|e| format!("get of key {index}: {e}"))?;
     let found = Found::of(index, value.as_deref());
     let slot = key.slot();
     if !found.as_state().is_some_and(|f| slot.allows(f)) {
@@ -215,20 +229,27 @@ fn scan_allows(pre: Slot, post: Slot, found: &Found) -> bool {
     }
 }
 
-fn scan(db: &Db, s: &Shared, rng: &mut StdRng) -> Res<()> {
+fn scan(spaces: &[Keyspace], s: &Shared, rng: &mut StdRng) -> Res<()> {
     let keys = s.state.keys();
     let start = rng.gen_range(0..keys);
     let end = (start + rng.gen_range(1..=64)).min(keys);
     let backward = rng.gen_bool(0.5);
-    let pre: Vec<Slot> = (start..end).map(|i| s.state.peek(i)).collect();
-    let iter = db.range(key_of(start)..key_of(end));
-    let post: Vec<Slot> = (start..end).map(|i| s.state.peek(i)).collect();
-    let items: Box<dyn Iterator<Item = _>> = if backward { Box::new(iter.rev()) } else { Box::new(iter) };
     let direction = if backward { "backward" } else { "forward" };
+    let pre: Vec<Slot> = (start..end).map(|i| s.state.peek(i)).collect();
+    // Each keyspace's iterator is made (fixing what it sees) inside `merged_range`.
+    let merged = merged_range(spaces, Source::Now, &key_of(start), Some(&key_of(end)), backward);
+    let post: Vec<Slot> = (start..end).map(|i| s.state.peek(i)).collect();
+    let items = match merged {
+        Ok(items) => items,
+        Err(ScanError::Diverged(divergence)) => {
+            s.diverged(Divergence::scan(format!("a {direction} scan of keys {start}..{end}: {divergence}")));
+            return Ok(());
+        }
+        Err(ScanError::Engine(e)) => return Err(format!("{direction} scan of keys {start}..{end}: {e}").into()),
+    };
     let mut returned = vec![false; (end - start) as usize];
     let mut last: Option<u32> = None;
-    for item in items {
-        let (key, value) = item.map_err(|e| format!("{direction} scan of keys {start}..{end}: {e}"))?;
+    for (key, value) in items {
         let Some(index) = index_of(&key).filter(|i| (start..end).contains(i)) else {
             s.diverged(Divergence::scan(format!(
                 "a {direction} scan of keys {start}..{end} returned key {}, outside its range",
@@ -262,7 +283,7 @@ fn scan(db: &Db, s: &Shared, rng: &mut StdRng) -> Res<()> {
     Ok(())
 }
 
-fn snapshot_read(db: &Db, s: &Shared, rng: &mut StdRng) -> Res<()> {
+fn snapshot_read(db: &Db, spaces: &[Keyspace], s: &Shared, rng: &mut StdRng) -> Res<()> {
     let keys = s.state.keys();
     let indices = random_keys(rng, keys, 1, 4);
     let (snap, then): (_, Vec<Slot>) = {
@@ -274,7 +295,7 @@ fn snapshot_read(db: &Db, s: &Shared, rng: &mut StdRng) -> Res<()> {
     for _ in 0..rng.gen_range(1..=3) {
         let subset: Vec<u32> = indices.iter().copied().filter(|_| rng.gen_bool(0.7)).collect();
         if !subset.is_empty() {
-            write_keys(db, s, rng, &subset, 0.7)?;
+            write_keys(db, spaces, s, rng, &subset, 0.7)?;
         }
     }
     if rng.gen_bool(0.1) {
@@ -282,7 +303,9 @@ fn snapshot_read(db: &Db, s: &Shared, rng: &mut StdRng) -> Res<()> {
     }
     let seq = snap.sequence();
     for (&index, slot) in indices.iter().zip(&then) {
-        let value = snap.get(key_of(index)).map_err(|e| format!("snapshot get of key {index}: {e}"))?;
+        let value = snap
+            .get_in(&spaces[space_of(index)], key_of(index))
+            .map_err(|e| format!("snapshot get of key {index}: {e}"))?;
         let found = Found::of(index, value.as_deref());
         if !found.as_state().is_some_and(|f| slot.allows(f)) {
             s.diverged(Divergence::key(
@@ -293,8 +316,17 @@ fn snapshot_read(db: &Db, s: &Shared, rng: &mut StdRng) -> Res<()> {
     }
     let (first, last) = (indices.first().copied().unwrap_or(0), indices.last().copied().unwrap_or(0));
     let mut seen = vec![None; indices.len()];
-    for item in snap.range(key_of(first)..=key_of(last)) {
-        let (key, value) = item.map_err(|e| format!("snapshot scan of keys {first}..={last}: {e}"))?;
+    let items = match merged_range(spaces, Source::At(&snap), &key_of(first), Some(&key_of(last + 1)), false) {
+        Ok(items) => items,
+        Err(ScanError::Diverged(divergence)) => {
+            s.diverged(Divergence::scan(format!(
+                "a scan through snapshot {seq} of keys {first}..={last}: {divergence}"
+            )));
+            return Ok(());
+        }
+        Err(ScanError::Engine(e)) => return Err(format!("snapshot scan of keys {first}..={last}: {e}").into()),
+    };
+    for (key, value) in items {
         if let Some(at) = index_of(&key).and_then(|i| indices.binary_search(&i).ok()) {
             seen[at] = Some(Found::of(indices[at], Some(&value)));
         }
