@@ -8,14 +8,16 @@
 //! written; after a torn write, the latter), the database is reopened on what survived,
 //! and every key is compared with the model of the workload's writes: what was acknowledged
 //! is there, what failed is there whole or not at all, nothing panicked; and
-//! `Db::verify_dir` finds no damage before the reopen nor after it.
+//! `Db::verify_dir` finds no damage before the reopen nor after it. Keys from `IN_KS` on
+//! live in a second keyspace, created in the middle of the workload (its creation is a
+//! fault point too), so batches and a range delete span two keyspaces.
 //!
 //! CI runs every operation with every fault kind; `SHAMBA_FAULT_POINTS_STRIDE=k` runs one
 //! operation in k (a quick local check).
 
 use shamba::lab::{CrashKeeps, SimFault, SimStorage};
 use shamba::storage::Storage;
-use shamba::{Db, Options, WriteBatch, WriteOptions};
+use shamba::{Db, Keyspace, Options, WriteBatch, WriteOptions};
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -24,8 +26,31 @@ use std::sync::Arc;
 const DIR: &str = "/sim/db";
 const KEYS: u32 = 64;
 
+/// Keys from this index on live in the keyspace `ks`.
+const IN_KS: u32 = 40;
+
 fn key(i: u32) -> Vec<u8> {
     format!("key-{i:03}").into_bytes()
+}
+
+/// Whether key `k` lives in the keyspace `ks`.
+fn in_ks(k: &[u8]) -> bool {
+    let digits = k.strip_prefix(b"key-").unwrap_or_default();
+    std::str::from_utf8(digits).ok().and_then(|d| d.parse::<u32>().ok()).is_some_and(|i| i >= IN_KS)
+}
+
+/// The keyspace `ks`, created if need be; after a failed creation, once more after
+/// resuming writes. `None` if it still fails.
+fn open_ks(db: &Db) -> Option<Keyspace> {
+    db.keyspace("ks").ok().or_else(|| {
+        resume(db);
+        db.keyspace("ks").ok()
+    })
+}
+
+/// Every pair of both keyspaces, the default one's first.
+fn scan_both(db: &Db, ks: &Keyspace) -> shamba::Result<Vec<(Vec<u8>, Vec<u8>)>> {
+    db.iter().chain(ks.iter()).collect()
 }
 
 fn options(disk: &SimStorage) -> Options {
@@ -91,16 +116,24 @@ impl Model {
     }
 }
 
-/// One write of the workload: a batch of puts (`Some`) and deletes (`None`), synced.
-fn write(db: &Db, model: &mut Model, ops: Vec<Op>) -> bool {
+/// One write of the workload: a batch of puts (`Some`) and deletes (`None`), synced, each
+/// into its key's keyspace (if `ks` could not be created, its writes fail).
+fn write(db: &Db, ks: Option<&Keyspace>, model: &mut Model, ops: Vec<Op>) -> bool {
     let mut batch = WriteBatch::new();
+    let mut writable = true;
     for (k, v) in &ops {
-        match v {
-            Some(v) => batch.put(k, v),
-            None => batch.delete(k),
+        match (v, in_ks(k).then_some(ks)) {
+            (Some(v), None) => batch.put(k, v),
+            (None, None) => batch.delete(k),
+            (Some(v), Some(Some(ks))) => batch.put_in(ks, k, v),
+            (None, Some(Some(ks))) => batch.delete_in(ks, k),
+            (_, Some(None)) => {
+                writable = false;
+                &mut batch
+            }
         };
     }
-    let ok = db.write_opt(batch, &WriteOptions { sync: true, ..WriteOptions::default() }).is_ok();
+    let ok = writable && db.write_opt(batch, &WriteOptions { sync: true, ..WriteOptions::default() }).is_ok();
     model.record(&ops, ok);
     if !ok {
         resume(db);
@@ -118,11 +151,18 @@ fn resume(db: &Db) {
     }
 }
 
-/// A range delete of keys `lo..hi`, synced, as the model sees it: a delete of each key in it.
-fn delete_range(db: &Db, model: &mut Model, lo: u32, hi: u32) {
+/// A range delete of keys `lo..hi` (of both keyspaces, in one batch), synced, as the model
+/// sees it: a delete of each key in it.
+fn delete_range(db: &Db, ks: Option<&Keyspace>, model: &mut Model, lo: u32, hi: u32) {
     let mut batch = WriteBatch::new();
     batch.delete_range(key(lo)..key(hi));
-    let ok = db.write_opt(batch, &WriteOptions { sync: true, ..WriteOptions::default() }).is_ok();
+    let ok = match ks {
+        Some(ks) => {
+            batch.delete_range_in(ks, key(lo)..key(hi));
+            db.write_opt(batch, &WriteOptions { sync: true, ..WriteOptions::default() }).is_ok()
+        }
+        None => false,
+    };
     let ops: Vec<Op> = (lo..hi).map(del).collect();
     model.record(&ops, ok);
     if !ok {
@@ -146,15 +186,17 @@ fn step(db: &Db, r: shamba::Result<()>) {
 }
 
 /// Reads during the workload may fail, but what they return must be allowed.
-fn check_reads(db: &Db, model: &Model) -> Result<(), String> {
+fn check_reads(db: &Db, ks: Option<&Keyspace>, model: &Model) -> Result<(), String> {
+    let Some(ks) = ks else { return Ok(()) };
     for i in (0..KEYS).step_by(7) {
-        if let Ok(v) = db.get(key(i)) {
+        let got = if in_ks(&key(i)) { ks.get(key(i)) } else { db.get(key(i)) };
+        if let Ok(v) = got {
             if !model.allows(&key(i), &v) {
                 return Err(format!("get of key {i} during the workload returned {v:?}"));
             }
         }
     }
-    for item in db.iter().flatten() {
+    for item in db.iter().chain(ks.iter()).flatten() {
         if !model.allows(&item.0, &Some(item.1.clone())) {
             return Err(format!("scan during the workload returned {item:?}"));
         }
@@ -167,36 +209,41 @@ fn workload(disk: &SimStorage, model: &mut Model) -> Result<(), String> {
     let dir = Path::new(DIR);
     if let Ok(db) = Db::open(dir, options(disk)) {
         for i in 0..24 {
-            write(&db, model, vec![put(i, "a")]);
+            write(&db, None, model, vec![put(i, "a")]);
         }
-        write(&db, model, vec![put(24, "b"), put(25, "b"), put(26, "b"), del(0), del(1)]);
+        write(&db, None, model, vec![put(24, "b"), put(25, "b"), put(26, "b"), del(0), del(1)]);
         step(&db, db.flush());
+        let ks = open_ks(&db);
+        let ks = ks.as_ref();
         for i in 8..32 {
-            write(&db, model, vec![put(i, "c")]);
+            write(&db, ks, model, vec![put(i, "c")]);
         }
+        write(&db, ks, model, vec![put(40, "c"), put(3, "c"), put(41, "c")]);
         for i in 3..6 {
-            write(&db, model, vec![del(i)]);
+            write(&db, ks, model, vec![del(i)]);
         }
-        delete_range(&db, model, 14, 20);
+        delete_range(&db, ks, model, 14, 20);
         step(&db, db.flush());
         step(&db, db.compact());
-        check_reads(&db, model)?;
-        write(&db, model, vec![put(40, "d"), put(2, "d"), del(9), put(41, "d")]);
+        check_reads(&db, ks, model)?;
+        write(&db, ks, model, vec![put(40, "d"), put(2, "d"), del(9), put(41, "d")]);
         for i in 42..48 {
-            write(&db, model, vec![put(i, "d")]);
+            write(&db, ks, model, vec![put(i, "d")]);
         }
         let _ = db.close();
     }
-    // Reopening replays the WAL into a table and starts a fresh manifest.
+    // Reopening replays the WAL into tables and starts a fresh manifest.
     if let Ok(db) = Db::open(dir, options(disk)) {
-        check_reads(&db, model)?;
+        let ks = open_ks(&db);
+        let ks = ks.as_ref();
+        check_reads(&db, ks, model)?;
         for i in 48..56 {
-            write(&db, model, vec![put(i, "e")]);
+            write(&db, ks, model, vec![put(i, "e")]);
         }
-        write(&db, model, vec![del(10), del(11), put(12, "e"), put(56, "e")]);
-        delete_range(&db, model, 50, 53);
+        write(&db, ks, model, vec![del(10), del(11), put(12, "e"), put(56, "e")]);
+        delete_range(&db, ks, model, 50, 53);
         step(&db, db.flush());
-        write(&db, model, vec![put(57, "f")]);
+        write(&db, ks, model, vec![put(57, "f"), put(7, "f")]);
         let _ = db.close();
     }
     Ok(())
@@ -220,9 +267,11 @@ fn verify(disk: &SimStorage, when: &str) -> Result<(), String> {
 fn check_recovered(disk: &SimStorage, model: &Model) -> Result<(), String> {
     verify(disk, "after the crash")?;
     let db = Db::open(Path::new(DIR), options(disk)).map_err(|e| format!("reopen failed: {e}"))?;
+    let ks = db.keyspace("ks").map_err(|e| format!("keyspace ks after reopen: {e}"))?;
     let mut found = BTreeMap::new();
     for k in model.allowed.keys() {
-        let v = db.get(k).map_err(|e| format!("get of {} failed after reopen: {e}", String::from_utf8_lossy(k)))?;
+        let v = if in_ks(k) { ks.get(k) } else { db.get(k) };
+        let v = v.map_err(|e| format!("get of {} failed after reopen: {e}", String::from_utf8_lossy(k)))?;
         if !model.allows(k, &v) {
             return Err(format!(
                 "key {} holds {:?}; the model allows {:?}",
@@ -233,8 +282,8 @@ fn check_recovered(disk: &SimStorage, model: &Model) -> Result<(), String> {
         }
         found.insert(k.clone(), v);
     }
-    let scanned: Vec<(Vec<u8>, Vec<u8>)> =
-        db.iter().collect::<shamba::Result<_>>().map_err(|e| format!("scan failed after reopen: {e}"))?;
+    let scanned = scan_both(&db, &ks).map_err(|e| format!("scan failed after reopen: {e}"))?;
+    // The default keyspace's keys sort before the others: the gets in that order.
     let from_gets: Vec<(Vec<u8>, Vec<u8>)> = found.iter().filter_map(|(k, v)| Some((k.clone(), v.clone()?))).collect();
     if scanned != from_gets {
         return Err(format!("the scan ({} pairs) disagrees with the gets ({} pairs)", scanned.len(), from_gets.len()));
@@ -251,6 +300,7 @@ fn check_recovered(disk: &SimStorage, model: &Model) -> Result<(), String> {
             return Err(format!("a failed batch is half visible: {batch:?}"));
         }
     }
+    drop(ks);
     db.close().map_err(|e| format!("close after the check failed: {e}"))?;
     verify(disk, "after recovery")
 }
