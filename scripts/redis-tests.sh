@@ -2,7 +2,8 @@
 # `shamba serve` driven by Redis's own tools: every command through redis-cli, pipelined
 # input through `redis-cli --pipe`, bad frames through a raw socket, then
 # `redis-benchmark -t set,get,mset -n 100000 -P 16` to completion and its keys read back,
-# then SIGTERM and a restart that still has the data. Installs Debian's redis-tools when
+# SELECT's databases kept apart (keys, DBSIZE, FLUSHDB per database), then SIGTERM and a
+# restart that still has the data (in every database), then FLUSHALL. Installs Debian's redis-tools when
 # redis-cli is missing. Run by CI after the cargo steps:
 #   scripts/redis-tests.sh [SHAMBA_BIN]     (default: target/debug/shamba, built if missing)
 set -euo pipefail
@@ -69,7 +70,10 @@ expect '1) "a"|2) "k"|3) "s"' KEYS '*'
 expect '1) "a"' KEYS '[a-b]'
 expect '(integer) 3' DBSIZE
 expect 'OK' SELECT 0
-expect '(error) ERR DB index is out of range (shamba serves database 0 only)' SELECT 1
+expect '(error) ERR DB index is out of range' SELECT 16
+expect '(error) ERR DB index is out of range' SELECT -1
+expect '(error) ERR value is not an integer or out of range' SELECT one
+expect '1) "databases"|2) "16"' CONFIG GET databases
 expect 'OK' CLIENT SETNAME tester
 check "COMMAND COUNT is a number" bash -c "[[ \$(redis-cli -p $port COMMAND COUNT) =~ ^[0-9]+$ ]]"
 check "COMMAND DOCS describes GET" bash -c "redis-cli -p $port COMMAND DOCS get | grep -q \"Get a key's value\""
@@ -81,6 +85,33 @@ check "RESP3 null" bash -c "[ \"\$(redis-cli -3 -p $port --no-raw GET nope)\" ==
 for i in $(seq 1 120); do echo "SET scan:$i x"; done | redis-cli -p "$port" >/dev/null
 check "redis-cli --scan walks every key once" bash -c "[ \"\$(redis-cli -p $port --scan --pattern 'scan:*' | sort | uniq | wc -l)\" == 120 ]"
 expect 'OK' QUIT
+
+# SELECT: one keyspace per database. redis-cli -n N selects database N before its command.
+expect 'OK' -n 1 SET k in-db1
+expect 'OK' -n 1 MSET only1 x other1 y
+expect '"in-db1"' -n 1 GET k
+expect '"v4"' -n 0 GET k
+expect '(nil)' GET only1
+expect '(integer) 0' EXISTS only1 other1
+expect '(integer) 2' -n 1 EXISTS only1 other1
+expect '1) "k"|2) "only1"|3) "other1"' -n 1 KEYS '*'
+expect '(integer) 3' -n 1 DBSIZE
+expect '(integer) 0' -n 2 DBSIZE
+expect '(integer) 7' -n 2 INCRBY k 7
+expect '"in-db1"' -n 1 GET k
+check "SCAN walks only the selected database" bash -c "[ \"\$(redis-cli -p $port -n 1 --scan | sort | paste -sd' ' -)\" == 'k only1 other1' ]"
+check "INFO names the selected database" bash -c "redis-cli -p $port -n 1 INFO server | grep -q '^db_keyspace:db1'"
+# SELECT within one connection: its later commands use the database it chose.
+check "SELECT switches a connection's database" bash -c "[ \"\$(printf 'SELECT 1\nGET k\nSELECT 0\nGET k\n' | redis-cli -p $port | paste -sd' ' -)\" == 'OK in-db1 OK v4' ]"
+n0=$(redis-cli -p "$port" DBSIZE)
+expect 'OK' -n 1 FLUSHDB
+expect '(integer) 0' -n 1 DBSIZE
+expect '(nil)' -n 1 GET k
+check "FLUSHDB of db 1 leaves db 0" test "$(redis-cli -p "$port" DBSIZE)" == "$n0"
+expect '"7"' -n 2 GET k
+expect '"v4"' GET k
+expect 'OK' -n 1 SET after-flush yes
+expect '"yes"' -n 1 GET after-flush
 
 # Pipelined input: 20000 SETs in RESP through --pipe, its summary checked.
 python3 - "$tmp/pipe.txt" <<'EOF'
@@ -128,6 +159,12 @@ check "SIGTERM: flushed and closed" grep -q "flushed and closed" "$tmp/err"
 start
 expect '"yes"' GET survivor
 check "benchmark keys survive" bash -c "[ \"\$(redis-cli -p $port STRLEN key:000000000001)\" == 3 ]"
+expect '"yes"' -n 1 GET after-flush
+expect '"7"' -n 2 GET k
+# FLUSHALL: every database at once (one batch of range deletes).
+expect 'OK' FLUSHALL
+for n in 0 1 2; do expect '(integer) 0' -n "$n" DBSIZE; done
+expect '(nil)' -n 1 GET after-flush
 kill -TERM "$pid"; wait "$pid" || true; pid=""
 
 echo "redis-tests: $passed passed, $failed failed"

@@ -1,6 +1,6 @@
 //! Admin commands: put, get, delete, scan, inspect, sst, verify.
 
-use shamba::{Db, Options};
+use shamba::{Db, Keyspace, Options};
 use std::error::Error;
 use std::path::Path;
 
@@ -30,15 +30,25 @@ fn open_existing(db: &Path) -> Result<Db, Box<dyn Error>> {
     Ok(Db::open(db, Options { create_if_missing: false, ..Options::default() })?)
 }
 
-pub fn put(db: &Path, key: &str, value: &str) -> CliResult {
+/// The keyspace `name` of `db`, which must exist: reading or deleting in a misspelt
+/// keyspace should fail, not create it.
+fn existing_keyspace(db: &Db, name: &str) -> Result<Keyspace, Box<dyn Error>> {
+    let names = db.keyspace_names();
+    if !names.iter().any(|n| n == name) {
+        return Err(format!("no keyspace is named {name:?} (keyspaces: {})", names.join(", ")).into());
+    }
+    Ok(db.keyspace(name)?)
+}
+
+pub fn put(db: &Path, keyspace: &str, key: &str, value: &str) -> CliResult {
     let db = Db::open(db, Options::default())?;
-    db.put(parse_bytes(key)?, parse_bytes(value)?)?;
+    db.keyspace(keyspace)?.put(parse_bytes(key)?, parse_bytes(value)?)?;
     Ok(db.close()?)
 }
 
-pub fn get(db: &Path, key: &str) -> CliResult {
+pub fn get(db: &Path, keyspace: &str, key: &str) -> CliResult {
     let db = open_existing(db)?;
-    match db.get(parse_bytes(key)?)? {
+    match existing_keyspace(&db, keyspace)?.get(parse_bytes(key)?)? {
         Some(v) => println!("{}", show(&v)),
         None => {
             eprintln!("not found");
@@ -48,9 +58,9 @@ pub fn get(db: &Path, key: &str) -> CliResult {
     Ok(db.close()?)
 }
 
-pub fn delete(db: &Path, key: &str) -> CliResult {
+pub fn delete(db: &Path, keyspace: &str, key: &str) -> CliResult {
     let db = open_existing(db)?;
-    db.delete(parse_bytes(key)?)?;
+    existing_keyspace(&db, keyspace)?.delete(parse_bytes(key)?)?;
     Ok(db.close()?)
 }
 
@@ -76,9 +86,17 @@ pub fn checkpoint(db: &Path, out: &Path) -> CliResult {
     Ok(db.close()?)
 }
 
-pub fn scan(db: &Path, from: Option<&str>, to: Option<&str>, limit: Option<usize>, reverse: bool) -> CliResult {
+pub fn scan(
+    db: &Path,
+    keyspace: &str,
+    from: Option<&str>,
+    to: Option<&str>,
+    limit: Option<usize>,
+    reverse: bool,
+) -> CliResult {
     use std::ops::Bound;
     let db = open_existing(db)?;
+    let ks = existing_keyspace(&db, keyspace)?;
     let lo = match from {
         Some(f) => Bound::Included(parse_bytes(f)?),
         None => Bound::Unbounded,
@@ -87,7 +105,7 @@ pub fn scan(db: &Path, from: Option<&str>, to: Option<&str>, limit: Option<usize
         Some(t) => Bound::Excluded(parse_bytes(t)?),
         None => Bound::Unbounded,
     };
-    let it = db.range::<Vec<u8>, _>((lo, hi));
+    let it = ks.range::<Vec<u8>, _>((lo, hi));
     let it: Box<dyn Iterator<Item = _>> = if reverse { Box::new(it.rev()) } else { Box::new(it) };
     for kv in it.take(limit.unwrap_or(usize::MAX)) {
         let (k, v) = kv?;
@@ -100,11 +118,32 @@ pub fn inspect(db: &Path, files: bool) -> CliResult {
     let db = open_existing(db)?;
     let s = db.stats();
     println!("database {}", db.path().display());
-    println!(
-        "last sequence {}, memtable {} B, frozen memtables {}",
-        s.last_sequence, s.memtable_bytes, s.immutable_memtables
-    );
+    println!("last sequence {}, keyspaces: {}", s.last_sequence, db.keyspace_names().join(", "));
+    for name in db.keyspace_names() {
+        inspect_keyspace(&db.keyspace(&name)?, files);
+    }
     println!();
+    println!("device reads since open:");
+    for kind in shamba::BlockKind::ALL {
+        println!("  {:<7}{:>10} reads {:>14} bytes", kind.name(), s.io.reads_of(kind), s.io.bytes_of(kind));
+    }
+    println!("block cache: {} / {} bytes", s.cache_usage, s.cache_capacity);
+    println!("open table files: {} / {}", s.open_table_files, s.max_open_table_files);
+    println!("pinned index and filter bytes: {}", s.pinned_table_bytes);
+    Ok(db.close()?)
+}
+
+/// One keyspace's memtables and levels, and with `files` its table files.
+fn inspect_keyspace(ks: &Keyspace, files: bool) {
+    let s = ks.stats();
+    println!();
+    println!(
+        "keyspace {}: memtable {} B, frozen memtables {}, range tombstones {}",
+        ks.name(),
+        s.memtable_bytes,
+        s.immutable_memtables,
+        s.range_tombstones
+    );
     println!(
         "{:<6}{:>7}{:>6}{:>14}{:>12}{:>13}{:>12}{:>10}",
         "level", "files", "runs", "bytes", "entries", "filter B", "index B", "bits/key"
@@ -119,46 +158,37 @@ pub fn inspect(db: &Path, files: bool) -> CliResult {
             i, l.files, l.runs, l.bytes, l.entries, l.filter_bytes, l.index_bytes, bpk
         );
     }
-    if files {
-        println!();
+    if !files {
+        return;
+    }
+    println!(
+        "{:<6}{:>8}{:>8}{:>12}{:>10}{:>10}{:>10}{:>8}  key range",
+        "level", "file", "run", "bytes", "entries", "filter B", "beta", "alpha"
+    );
+    for f in ks.files() {
+        // Persisted statistics: lookups reaching the file per table-reaching lookup
+        // (beta) and the fraction of them that found their key (alpha).
+        let (beta, alpha) = match f.stats {
+            Some(r) => {
+                let e = shamba::lab::Estimate::from_record(&r);
+                (format!("{:.4}", e.beta_rate), format!("{:.3}", e.alpha))
+            }
+            None => ("-".into(), "-".into()),
+        };
         println!(
-            "{:<6}{:>8}{:>8}{:>12}{:>10}{:>10}{:>10}{:>8}  key range",
-            "level", "file", "run", "bytes", "entries", "filter B", "beta", "alpha"
+            "L{:<5}{:>8}{:>8}{:>12}{:>10}{:>10}{:>10}{:>8}  {} .. {}",
+            f.level,
+            f.number,
+            f.run,
+            f.size,
+            f.entries,
+            f.filter_bytes,
+            beta,
+            alpha,
+            show(&f.smallest_key),
+            show(&f.largest_key)
         );
-        for f in db.files() {
-            // Persisted statistics: lookups reaching the file per table-reaching lookup
-            // (beta) and the fraction of them that found their key (alpha).
-            let (beta, alpha) = match f.stats {
-                Some(r) => {
-                    let e = shamba::lab::Estimate::from_record(&r);
-                    (format!("{:.4}", e.beta_rate), format!("{:.3}", e.alpha))
-                }
-                None => ("-".into(), "-".into()),
-            };
-            println!(
-                "L{:<5}{:>8}{:>8}{:>12}{:>10}{:>10}{:>10}{:>8}  {} .. {}",
-                f.level,
-                f.number,
-                f.run,
-                f.size,
-                f.entries,
-                f.filter_bytes,
-                beta,
-                alpha,
-                show(&f.smallest_key),
-                show(&f.largest_key)
-            );
-        }
     }
-    println!();
-    println!("device reads since open:");
-    for kind in shamba::BlockKind::ALL {
-        println!("  {:<7}{:>10} reads {:>14} bytes", kind.name(), s.io.reads_of(kind), s.io.bytes_of(kind));
-    }
-    println!("block cache: {} / {} bytes", s.cache_usage, s.cache_capacity);
-    println!("open table files: {} / {}", s.open_table_files, s.max_open_table_files);
-    println!("pinned index and filter bytes: {}", s.pinned_table_bytes);
-    Ok(db.close()?)
 }
 
 pub fn sst(path: &Path, max_entries: usize) -> CliResult {

@@ -28,6 +28,9 @@ enum Command {
         /// Database directory.
         #[arg(long)]
         db: PathBuf,
+        /// The keyspace (created if it does not exist; default: the default keyspace).
+        #[arg(long, default_value = "default")]
+        keyspace: String,
         /// The key.
         key: String,
         /// The value.
@@ -38,6 +41,9 @@ enum Command {
         /// Database directory.
         #[arg(long)]
         db: PathBuf,
+        /// The keyspace (default: the default keyspace).
+        #[arg(long, default_value = "default")]
+        keyspace: String,
         /// The key.
         key: String,
     },
@@ -46,6 +52,9 @@ enum Command {
         /// Database directory.
         #[arg(long)]
         db: PathBuf,
+        /// The keyspace (default: the default keyspace).
+        #[arg(long, default_value = "default")]
+        keyspace: String,
         /// The key.
         key: String,
     },
@@ -54,6 +63,9 @@ enum Command {
         /// Database directory.
         #[arg(long)]
         db: PathBuf,
+        /// The keyspace (default: the default keyspace).
+        #[arg(long, default_value = "default")]
+        keyspace: String,
         /// First key (inclusive).
         #[arg(long)]
         from: Option<String>,
@@ -67,7 +79,8 @@ enum Command {
         #[arg(long)]
         reverse: bool,
     },
-    /// Show levels, files, sizes, key ranges, filter sizes and I/O counters.
+    /// Show every keyspace's levels (and files: sizes, key ranges, filter sizes) and the
+    /// I/O counters.
     Inspect {
         /// Database directory.
         #[arg(long)]
@@ -139,11 +152,11 @@ fn main() {
         restore_sigpipe();
     }
     let result = match &cli.command {
-        Command::Put { db, key, value } => admin::put(db, key, value),
-        Command::Get { db, key } => admin::get(db, key),
-        Command::Delete { db, key } => admin::delete(db, key),
-        Command::Scan { db, from, to, limit, reverse } => {
-            admin::scan(db, from.as_deref(), to.as_deref(), *limit, *reverse)
+        Command::Put { db, keyspace, key, value } => admin::put(db, keyspace, key, value),
+        Command::Get { db, keyspace, key } => admin::get(db, keyspace, key),
+        Command::Delete { db, keyspace, key } => admin::delete(db, keyspace, key),
+        Command::Scan { db, keyspace, from, to, limit, reverse } => {
+            admin::scan(db, keyspace, from.as_deref(), to.as_deref(), *limit, *reverse)
         }
         Command::Inspect { db, files } => admin::inspect(db, *files),
         Command::Checkpoint { db, out } => admin::checkpoint(db, out),

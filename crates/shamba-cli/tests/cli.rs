@@ -170,3 +170,40 @@ fn verify_exits_zero_on_a_sound_database_and_one_naming_the_damaged_file() {
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("does not exist"), "{err}");
 }
+
+#[test]
+fn keyspace_flag_reads_and_writes_one_keyspace_and_inspect_lists_every_keyspace() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("db");
+    let db = db.to_str().expect("utf8 path");
+    assert_eq!(run(&["put", "--db", db, "k", "in-default"]).0, 0);
+    assert_eq!(run(&["put", "--db", db, "--keyspace", "users", "k", "in-users"]).0, 0);
+    assert_eq!(run(&["put", "--db", db, "--keyspace", "users", "alice", "1"]).0, 0);
+    let (code, out, _) = run(&["get", "--db", db, "k"]);
+    assert_eq!((code, out.trim()), (0, "in-default"));
+    let (code, out, _) = run(&["get", "--db", db, "--keyspace", "users", "k"]);
+    assert_eq!((code, out.trim()), (0, "in-users"));
+    let (code, out, _) = run(&["get", "--db", db, "--keyspace", "default", "k"]);
+    assert_eq!((code, out.trim()), (0, "in-default"), "the default keyspace by name");
+    assert_eq!(run(&["get", "--db", db, "alice"]).0, 2, "users' key is not in the default keyspace");
+    let (_, out, _) = run(&["scan", "--db", db, "--keyspace", "users"]);
+    assert_eq!(out, "alice\t1\nk\tin-users\n");
+    assert_eq!(run(&["delete", "--db", db, "--keyspace", "users", "k"]).0, 0);
+    assert_eq!(run(&["get", "--db", db, "--keyspace", "users", "k"]).0, 2);
+    let (_, out, _) = run(&["get", "--db", db, "k"]);
+    assert_eq!(out.trim(), "in-default", "a delete in users leaves the default keyspace");
+    // Reading a keyspace that does not exist fails and creates nothing.
+    let (code, _, err) = run(&["scan", "--db", db, "--keyspace", "nosuch"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("no keyspace is named \"nosuch\" (keyspaces: default, users)"), "{err}");
+    assert_eq!(run(&["get", "--db", db, "--keyspace", "nosuch", "k"]).0, 1);
+
+    assert_eq!(run(&["compact", "--db", db]).0, 0);
+    let (code, out, _) = run(&["inspect", "--db", db, "--files"]);
+    assert_eq!(code, 0);
+    assert!(out.contains("keyspaces: default, users"), "{out}");
+    let users = out.split("keyspace users:").nth(1).expect("a section for users");
+    let default = out.split("keyspace default:").nth(1).expect("a section for default");
+    assert!(users.contains(" alice .. "), "users' table: {out}");
+    assert!(default.split("keyspace users:").next().unwrap_or("").contains(" k .. k"), "default's table: {out}");
+}

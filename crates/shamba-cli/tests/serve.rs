@@ -16,8 +16,13 @@ struct Server {
 
 impl Server {
     fn start(db: &Path, sync: &str) -> Server {
+        Server::start_with(db, &["--sync", sync])
+    }
+
+    fn start_with(db: &Path, flags: &[&str]) -> Server {
         let mut child = Command::new(env!("CARGO_BIN_EXE_shamba"))
-            .args(["serve", "--db", db.to_str().expect("utf8"), "--bind", "127.0.0.1:0", "--sync", sync])
+            .args(["serve", "--db", db.to_str().expect("utf8"), "--bind", "127.0.0.1:0"])
+            .args(flags)
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
@@ -301,8 +306,10 @@ fn server_commands() {
     assert!(one.starts_with("# Shamba_cache\r\n") && !one.contains("# Server"), "{one}");
 
     assert_eq!(c.cmd("SELECT 0"), ok());
-    assert!(err_starts(&c.cmd("SELECT 1"), "ERR DB index is out of range"));
+    assert_eq!(c.cmd("SELECT 16"), V::Err("ERR DB index is out of range".into()));
+    assert_eq!(c.cmd("SELECT -1"), V::Err("ERR DB index is out of range".into()));
     assert!(err_starts(&c.cmd("SELECT x"), "ERR value is not an integer"));
+    assert_eq!(c.cmd("CONFIG GET databases"), V::Array(vec![b("databases"), b("16")]));
     let V::Int(n) = c.cmd("COMMAND COUNT") else { panic!() };
     let V::Array(all) = c.cmd("COMMAND") else { panic!() };
     assert_eq!(all.len() as i64, n);
@@ -324,6 +331,78 @@ fn server_commands() {
     assert_eq!(c.cmd("PING"), V::Simple("PONG".into()), "errors leave the connection usable");
     assert_eq!(c.cmd("QUIT"), ok());
     assert!(c.closed());
+}
+
+/// Every key of the database a connection selected.
+fn all_keys(c: &mut Client) -> Vec<V> {
+    let V::Array(keys) = c.cmd("KEYS *") else { panic!("keys reply") };
+    keys
+}
+
+#[test]
+fn select_keeps_databases_apart_and_flushdb_clears_only_its_own() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("db");
+    let s = Server::start_with(&db, &["--sync", "never", "--databases", "4"]);
+    let (mut zero, mut one) = (s.connect(), s.connect());
+    assert_eq!(zero.cmd("CONFIG GET databases"), V::Array(vec![b("databases"), b("4")]));
+    assert_eq!(one.cmd("SELECT 4"), V::Err("ERR DB index is out of range".into()));
+    assert_eq!(one.cmd("SELECT 1"), ok());
+    assert_eq!(zero.cmd("MSET k zero a 1"), ok());
+    assert_eq!(one.cmd("MSET k one b 2 c 3"), ok());
+    assert_eq!(zero.cmd("GET k"), b("zero"));
+    assert_eq!(one.cmd("GET k"), b("one"));
+    assert_eq!(one.cmd("GET a"), V::Null, "a key of db 0 is not in db 1");
+    assert_eq!(one.cmd("EXISTS a b c"), V::Int(2));
+    assert_eq!(one.cmd("MGET a b"), V::Array(vec![V::Null, b("2")]));
+    assert_eq!(one.cmd("INCR b"), V::Int(3));
+    assert_eq!(one.cmd("APPEND k !"), V::Int(4));
+    assert_eq!(zero.cmd("DBSIZE"), V::Int(2));
+    assert_eq!(one.cmd("DBSIZE"), V::Int(3));
+    assert_eq!(all_keys(&mut one), vec![b("b"), b("c"), b("k")]);
+    assert_eq!(one.cmd("SCAN 0 COUNT 100"), V::Array(vec![b("0"), V::Array(vec![b("b"), b("c"), b("k")])]));
+    assert_eq!(one.cmd("DEL a k"), V::Int(1));
+    assert_eq!(zero.cmd("GET k"), b("zero"), "DEL in db 1 leaves db 0's key");
+    let V::Bulk(info) = one.cmd("INFO server") else { panic!("info") };
+    assert!(String::from_utf8_lossy(&info).contains("db_keyspace:db1\r\n"));
+
+    // One connection switching back and forth.
+    assert_eq!(zero.cmd("SELECT 2"), ok());
+    assert_eq!(zero.cmd("SET k two"), ok());
+    assert_eq!(zero.cmd("SELECT 0"), ok());
+    assert_eq!(zero.cmd("GET k"), b("zero"));
+
+    // FLUSHDB: the selected database only.
+    assert_eq!(one.cmd("FLUSHDB"), ok());
+    assert_eq!(one.cmd("DBSIZE"), V::Int(0));
+    assert_eq!(one.cmd("GET b"), V::Null);
+    assert_eq!(zero.cmd("DBSIZE"), V::Int(2));
+    assert_eq!(one.cmd("SET late yes"), ok(), "writes after a FLUSHDB are seen");
+    assert_eq!(all_keys(&mut one), vec![b("late")]);
+    drop((zero, one));
+    let (clean, err) = s.stop();
+    assert!(clean, "{err}");
+
+    // A restart finds every database where it was; the CLI reads them by keyspace.
+    let out = Command::new(env!("CARGO_BIN_EXE_shamba"))
+        .args(["get", "--db", db.to_str().unwrap(), "--keyspace", "db2", "k"])
+        .output()
+        .expect("shamba get");
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "two");
+    let s = Server::start_with(&db, &["--sync", "never", "--databases", "4"]);
+    let mut c = s.connect();
+    assert_eq!(c.cmd("GET k"), b("zero"));
+    assert_eq!(c.cmd("SELECT 1"), ok());
+    assert_eq!(c.cmd("GET late"), b("yes"));
+    assert_eq!(c.cmd("SELECT 2"), ok());
+    assert_eq!(c.cmd("GET k"), b("two"));
+
+    // FLUSHALL: every database.
+    assert_eq!(c.cmd("FLUSHALL"), ok());
+    for n in 0..4 {
+        assert_eq!(c.cmd(&format!("SELECT {n}")), ok());
+        assert_eq!(c.cmd("DBSIZE"), V::Int(0), "db {n}");
+    }
 }
 
 #[test]

@@ -4,9 +4,11 @@ use crate::batch::WriteBatch;
 use crate::bytes_arg::{byte_keys, bytes_arg, opt_bytes_arg, values_list, BytesArg};
 use crate::errors::IntoPyResult;
 use crate::iter::{Iterator, Yields};
+use crate::keyspace::Keyspace;
 use crate::options::{self, DbConfig};
 use crate::report;
 use crate::snapshot::Snapshot;
+use crate::tree_options::keyspace_options;
 use parking_lot::RwLock;
 use pyo3::exceptions::PyKeyError;
 use pyo3::prelude::*;
@@ -23,6 +25,9 @@ use std::path::PathBuf;
 /// looking: raising would cost a lookup per delete). There is no `len()`: counting means a
 /// full scan. Iterating over the database yields its keys in order.
 ///
+/// `db.keyspace(name)` opens (or creates) a named keyspace with the same API; the database's
+/// own methods are the keyspace named `"default"`.
+///
 /// Every call releases the interpreter while the engine works, so threads sharing one `Db`
 /// run in parallel. `close()` (or leaving a `with` block) closes it for every thread;
 /// calls afterwards raise `ClosedError`, and so do its snapshots' reads. An iterator made
@@ -38,7 +43,11 @@ pub(crate) struct Db {
 
 impl Db {
     /// Run `f` on the open database with the interpreter released.
-    fn with<T: Send>(&self, py: Python<'_>, f: impl FnOnce(&shamba::Db) -> shamba::Result<T> + Send) -> PyResult<T> {
+    pub(crate) fn with<T: Send>(
+        &self,
+        py: Python<'_>,
+        f: impl FnOnce(&shamba::Db) -> shamba::Result<T> + Send,
+    ) -> PyResult<T> {
         py.detach(|| match self.db.read().as_ref() {
             Some(db) => f(db),
             None => Err(shamba::Error::Closed),
@@ -52,7 +61,7 @@ impl Db {
         self.db.read().is_none()
     }
 
-    fn write_options(&self, sync: Option<bool>) -> WriteOptions {
+    pub(crate) fn write_options(&self, sync: Option<bool>) -> WriteOptions {
         WriteOptions { sync: sync.unwrap_or(self.sync), ..WriteOptions::default() }
     }
 
@@ -103,7 +112,7 @@ impl Db {
 
     /// The database directory.
     #[getter]
-    fn path(&self) -> PathBuf {
+    pub(crate) fn path(&self) -> PathBuf {
         self.path.clone()
     }
 
@@ -252,6 +261,38 @@ impl Db {
 
     fn __iter__(&self, py: Python<'_>) -> PyResult<Iterator> {
         self.iterator(py, false, Yields::Keys)
+    }
+
+    /// The keyspace `name`, created if it does not exist. With keyword options (the tree
+    /// options of `Db()`: `bits_per_key`, `layout`, `policy`, `compression`,
+    /// `compaction_style`, `block_size`, ...) it is created with them over the database's
+    /// own; an existing keyspace must run with exactly those (else `InvalidOptionsError`:
+    /// give a keyspace its options at open with `Db(path, keyspaces={name: {...}})`).
+    #[pyo3(signature = (name, **options))]
+    fn keyspace(slf: &Bound<'_, Self>, name: &str, options: Option<&Bound<'_, PyDict>>) -> PyResult<Keyspace> {
+        let py = slf.py();
+        let this = slf.get();
+        let ks = match options.filter(|o| !o.is_empty()) {
+            None => this.with(py, |db| db.keyspace(name))?,
+            Some(kwargs) => {
+                let base = this.with(py, |db| Ok(db.keyspace("default")?.options()))?;
+                let opts = keyspace_options(&base, Some(kwargs), "keyspace()")?;
+                this.with(py, |db| db.keyspace_with(name, opts))?
+            }
+        };
+        Ok(Keyspace::new(ks, slf.clone().unbind()))
+    }
+
+    /// Drop the keyspace `name`: its data is gone at once, its handles raise
+    /// `InvalidArgumentError`, and a reopen never sees it. The default keyspace cannot be
+    /// dropped.
+    fn drop_keyspace(&self, py: Python<'_>, name: &str) -> PyResult<()> {
+        self.with(py, |db| db.drop_keyspace(name))
+    }
+
+    /// The names of every keyspace, `"default"` first, then the others in name order.
+    fn keyspace_names(&self, py: Python<'_>) -> PyResult<Vec<String>> {
+        self.with(py, |db| Ok(db.keyspace_names()))
     }
 
     /// A consistent read view as of now (`with db.snapshot() as s:` releases it at the end).

@@ -1,7 +1,8 @@
 //! `shamba._shamba`: the Python extension module of the `shamba` package.
 //!
-//! It wraps the engine's front door only (`shamba::Db`, `Options`, `WriteBatch`, `Snapshot`,
-//! `DbIterator`, `Stats`, `VerifyReport`, `Error`); the Python package (`python/shamba/`)
+//! It wraps the engine's front door only (`shamba::Db`, `Keyspace`, `Options`, `WriteBatch`,
+//! `Snapshot`, `DbIterator`, `Stats`, `VerifyReport`, `Error`); the Python package
+//! (`python/shamba/`)
 //! re-exports these classes and defines the exception classes engine errors map to. Every
 //! engine call runs with the interpreter released (`Python::detach`), so threads sharing one
 //! `Db` run in parallel.
@@ -16,16 +17,20 @@ mod bytes_arg;
 mod db;
 mod errors;
 mod iter;
+mod keyspace;
 mod options;
 mod report;
 mod snapshot;
+mod tree_options;
 
 use pyo3::prelude::*;
 
-/// The extension module: the classes `Db`, `WriteBatch`, `Snapshot` and `Iterator`.
+/// The extension module: the classes `Db`, `Keyspace`, `WriteBatch`, `Snapshot` and
+/// `Iterator`.
 #[pymodule]
 fn _shamba(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<db::Db>()?;
+    m.add_class::<keyspace::Keyspace>()?;
     m.add_class::<batch::WriteBatch>()?;
     m.add_class::<snapshot::Snapshot>()?;
     m.add_class::<iter::Iterator>()?;

@@ -242,3 +242,22 @@ fn a_checkpoint_holds_every_keyspace() {
     assert_eq!(ks.get(b"after").unwrap(), None);
     assert_eq!(copy.keyspace_names(), ["default", "ks"]);
 }
+
+#[test]
+fn a_keyspace_lists_its_own_table_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), small()).unwrap();
+    let ks = db.keyspace("logs").unwrap();
+    ks.put(b"a", b"1").unwrap();
+    ks.put(b"z", b"2").unwrap();
+    db.put(b"m", b"default").unwrap();
+    db.flush().unwrap();
+    let files = ks.files();
+    assert_eq!(files.len(), 1, "{files:?}");
+    assert_eq!((files[0].smallest_key.as_slice(), files[0].largest_key.as_slice()), (&b"a"[..], &b"z"[..]));
+    assert_eq!(db.files().len(), 1, "the default keyspace's table is its own");
+    assert_eq!(db.files()[0].smallest_key, b"m");
+    assert_eq!(db.keyspace("default").unwrap().files().len(), 1);
+    db.drop_keyspace("logs").unwrap();
+    assert!(ks.files().is_empty(), "a dropped keyspace has no files");
+}

@@ -3,12 +3,14 @@
 //!
 //! `resp` reads requests, `reply` writes answers, `commands` is the command table,
 //! `session` the state commands run against, `store` the engine with striped key locks
-//! and the chosen durability (`durability`), `connection` one client's loop; this file
+//! and the chosen durability (`durability`), `databases` SELECT's numbered databases (one
+//! keyspace each), `connection` one client's loop; this file
 //! starts the runtime, accepts clients and stops cleanly on SIGTERM or SIGINT.
 
 mod commands;
 mod connection;
 mod cursor;
+mod databases;
 mod durability;
 mod glob;
 mod reply;
@@ -51,6 +53,10 @@ pub struct ServeArgs {
     /// Threads serving connections (default: one per core).
     #[arg(long)]
     threads: Option<usize>,
+    /// Databases SELECT chooses among: 0 is the default keyspace, n the keyspace "db{n}"
+    /// (created when first selected).
+    #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u16).range(1..))]
+    databases: u16,
 }
 
 /// Run the server until SIGTERM or SIGINT.
@@ -73,7 +79,7 @@ async fn serve(args: &ServeArgs, db: Db, limits: Limits) -> Result<(), Box<dyn E
     let listener = TcpListener::bind(args.bind).await?;
     let bind = listener.local_addr()?;
     let server = Arc::new(Server {
-        store: Store::new(db, args.sync),
+        store: Store::new(db, args.sync, usize::from(args.databases))?,
         cursors: cursor::CursorTable::new(),
         limits,
         bind,

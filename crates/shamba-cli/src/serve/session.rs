@@ -4,7 +4,7 @@ use super::commands;
 use super::cursor::CursorTable;
 use super::reply::{Protocol, Reply};
 use super::resp::{Args, Limits};
-use super::store::Store;
+use super::store::{Selected, Store};
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
@@ -48,13 +48,15 @@ pub(super) struct Session {
     pub(super) id: u64,
     pub(super) proto: Protocol,
     pub(super) name: Option<Vec<u8>>,
+    /// The database SELECT chose (0 until then).
+    pub(super) db: usize,
     /// Set by QUIT: reply, then close.
     pub(super) closing: bool,
 }
 
 impl Session {
     pub(super) fn new(id: u64) -> Session {
-        Session { id, proto: Protocol::Resp2, name: None, closing: false }
+        Session { id, proto: Protocol::Resp2, name: None, db: 0, closing: false }
     }
 }
 
@@ -62,6 +64,18 @@ impl Session {
 pub(super) struct Ctx<'a> {
     pub(super) server: &'a Server,
     pub(super) session: &'a mut Session,
+}
+
+impl<'a> Ctx<'a> {
+    /// The database this connection selected; an error reply if its keyspace cannot be
+    /// had (SELECT made it, so only a database closed under it fails here).
+    pub(super) fn selected(&self) -> Result<Selected<'a>, Reply> {
+        match self.server.store.select(self.session.db) {
+            Some(Ok(s)) => Ok(s),
+            Some(Err(e)) => Err(commands::engine_error(e)),
+            None => Err(Reply::err("DB index is out of range")),
+        }
+    }
 }
 
 impl Server {

@@ -6,7 +6,7 @@
 ...     db[b"apple"]
 b'red'
 
-See ``Db`` for the dict-like API, ``Db.stats()`` for the engine's counters as plain data,
+See ``Db`` for the dict-like API (``Db.keyspace(name)`` for named keyspaces, ``Keyspace``), ``Db.stats()`` for the engine's counters as plain data,
 and the exception classes under ``Error`` for what can go wrong.
 """
 
@@ -20,10 +20,11 @@ from ._errors import (
     LockedError,
     ReadOnlyError,
 )
-from ._shamba import Db, Iterator, Snapshot, WriteBatch
+from ._shamba import Db, Iterator, Keyspace, Snapshot, WriteBatch
 
 __all__ = [
     "Db",
+    "Keyspace",
     "WriteBatch",
     "Snapshot",
     "Iterator",

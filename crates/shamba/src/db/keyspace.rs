@@ -7,7 +7,7 @@ use super::inner::{DbInner, SuperVersion};
 use super::iter::{prefix_range, DbIterator};
 use super::open::DEFAULT_NAME;
 use super::tree::Tree;
-use super::{Db, WriteBatch};
+use super::{Db, FileInfo, WriteBatch};
 use crate::error::{Error, Result};
 use crate::memtable::MemTable;
 use crate::options::{KeyspaceOptions, ReadOptions};
@@ -166,6 +166,16 @@ impl Keyspace {
     /// tombstones and lookup counters.
     pub fn stats(&self) -> Stats {
         self.db.stats_of(&self.tree)
+    }
+
+    /// The table files of this keyspace's current version, as [`Db::files`] lists the
+    /// default keyspace's (empty once the keyspace is dropped).
+    pub fn files(&self) -> Vec<FileInfo> {
+        if self.tree.is_dropped() {
+            return Vec::new();
+        }
+        let sv = self.tree.super_version();
+        sv.version.all_files().map(|(level, f)| FileInfo::of(level, f)).collect()
     }
 }
 

@@ -68,12 +68,20 @@ pub(super) fn hello(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
     ])
 }
 
-/// SELECT: database 0 only, until the engine has keyspaces.
-pub(super) fn select(_ctx: &mut Ctx<'_>, args: &Args) -> Reply {
-    match parse_int(arg(args, 1)) {
-        Some(0) => Reply::OK,
-        Some(_) => Reply::err("DB index is out of range (shamba serves database 0 only)"),
-        None => not_an_integer(),
+/// SELECT n: the connection's commands act on database n from now on (its keyspace is
+/// created here the first time any connection selects it).
+pub(super) fn select(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
+    let Some(n) = parse_int(arg(args, 1)) else {
+        return not_an_integer();
+    };
+    let selected = usize::try_from(n).ok().and_then(|n| ctx.server.store.select(n).map(|s| (n, s)));
+    match selected {
+        Some((n, Ok(_))) => {
+            ctx.session.db = n;
+            Reply::OK
+        }
+        Some((_, Err(e))) => super::engine_error(e),
+        None => Reply::err("DB index is out of range"),
     }
 }
 
@@ -159,7 +167,8 @@ pub(super) fn config(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
         return Reply::err("CONFIG supports only GET pattern [pattern ...]");
     }
     let sync = ctx.server.store.sync_mode().name();
-    let settings = [("save", ""), ("appendonly", "yes"), ("appendfsync", sync), ("databases", "1")];
+    let databases = ctx.server.store.databases().count().to_string();
+    let settings = [("save", ""), ("appendonly", "yes"), ("appendfsync", sync), ("databases", databases.as_str())];
     let mut pairs = Vec::new();
     for (k, v) in settings {
         if args.iter().skip(2).any(|p| glob::matches(&p.to_ascii_lowercase(), k.as_bytes())) {

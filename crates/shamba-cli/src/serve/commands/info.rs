@@ -1,9 +1,10 @@
 //! INFO [section ...]: Redis's `server`, `clients`, `persistence` and `stats` sections,
-//! then the engine's own statistics from `Db::stats()`: block reads by kind, the block
-//! cache, filter probes and false positives per level, the write path, and the tree.
+//! then the engine's own statistics from `Keyspace::stats()` of the selected database: block
+//! reads by kind, the block cache, filter probes and false positives per level, the write
+//! path, and that database's tree. `db_index` and `db_keyspace` say which.
 
 use super::admin::REDIS_COMPAT_VERSION;
-use super::Args;
+use super::{selected, Args};
 use crate::serve::reply::Reply;
 use crate::serve::session::{Ctx, ServerCounters};
 use shamba::{BlockKind, Stats};
@@ -27,7 +28,7 @@ const SECTIONS: &[(&str, Section)] = &[
 pub(super) fn info(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
     let wanted: Vec<String> = args.iter().skip(1).map(|a| String::from_utf8_lossy(a).to_lowercase()).collect();
     let all = wanted.is_empty() || wanted.iter().any(|w| matches!(w.as_str(), "all" | "everything" | "default"));
-    let stats = ctx.server.store.db().stats();
+    let stats = selected!(ctx).stats();
     let mut out = String::new();
     for (name, section) in SECTIONS {
         if all || wanted.iter().any(|w| w == name) {
@@ -61,6 +62,9 @@ fn server(ctx: &Ctx<'_>, _: &Stats, out: &mut String) {
     line(out, "tcp_port", s.bind.port());
     line(out, "uptime_in_seconds", s.started.elapsed().as_secs());
     line(out, "db_path", s.store.db().path().display());
+    line(out, "db_index", ctx.session.db);
+    line(out, "db_keyspace", crate::serve::databases::keyspace_name(ctx.session.db));
+    line(out, "databases", s.store.databases().count());
 }
 
 fn clients(ctx: &Ctx<'_>, _: &Stats, out: &mut String) {

@@ -1,24 +1,23 @@
-//! Keyspace commands: DEL, EXISTS, TYPE, SCAN, KEYS, DBSIZE, FLUSHDB.
+//! Keyspace commands: DEL, EXISTS, TYPE, SCAN, KEYS, DBSIZE, FLUSHDB, FLUSHALL, each on the
+//! connection's selected database.
 //!
-//! KEYS, DBSIZE and FLUSHDB walk every key (the engine keeps no count, and its iterator
-//! yields values with keys), so they cost a full scan, as KEYS does in Redis; a pattern
-//! with a literal prefix (`user:*`) walks only the keys with that prefix.
+//! KEYS and DBSIZE walk every key (the engine keeps no count, and its iterator yields
+//! values with keys), so they cost a full scan, as KEYS does in Redis; a pattern with a
+//! literal prefix (`user:*`) walks only the keys with that prefix. FLUSHDB and FLUSHALL
+//! are range deletes: one record per database whatever it holds.
 
-use super::{arg, engine_error, is, not_an_integer, parse_int, syntax_error, Args};
+use super::{arg, engine_error, is, not_an_integer, parse_int, selected, syntax_error, Args};
 use crate::serve::glob;
 use crate::serve::reply::Reply;
 use crate::serve::session::Ctx;
+use crate::serve::store::Selected;
 use shamba::WriteBatch;
-
-/// Keys FLUSHDB deletes per batch: big enough to amortise a write, small enough not to
-/// hold the write queue for long.
-const FLUSH_BATCH: usize = 1000;
 
 pub(super) fn del(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
     let keys = args.get(1..).unwrap_or_default();
-    let store = &ctx.server.store;
-    let _lock = store.lock(keys.iter().map(Vec::as_slice));
-    let found = match store.get_many(keys.iter().map(Vec::as_slice)) {
+    let db = selected!(ctx);
+    let _lock = db.lock(keys.iter().map(Vec::as_slice));
+    let found = match db.get_many(keys.iter().map(Vec::as_slice)) {
         Ok(v) => v,
         Err(e) => return engine_error(e),
     };
@@ -27,23 +26,23 @@ pub(super) fn del(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
     for (k, v) in keys.iter().zip(found) {
         // A key named twice is deleted (and counted) once, as in Redis.
         if v.is_some() && seen.insert(k.as_slice()) {
-            batch.delete(k);
+            batch.delete_in(db.keyspace(), k);
         }
     }
     let n = batch.len() as i64;
-    store.write(batch).map_or_else(engine_error, |()| Reply::Int(n))
+    db.write(batch).map_or_else(engine_error, |()| Reply::Int(n))
 }
 
 pub(super) fn exists(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
     // A key named twice counts twice, as in Redis.
-    match ctx.server.store.get_many(args.iter().skip(1).map(Vec::as_slice)) {
+    match selected!(ctx).get_many(args.iter().skip(1).map(Vec::as_slice)) {
         Ok(v) => Reply::Int(v.iter().filter(|v| v.is_some()).count() as i64),
         Err(e) => engine_error(e),
     }
 }
 
 pub(super) fn type_of(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
-    match ctx.server.store.get(arg(args, 1)) {
+    match selected!(ctx).get(arg(args, 1)) {
         Ok(Some(_)) => Reply::Simple("string"),
         Ok(None) => Reply::Simple("none"),
         Err(e) => engine_error(e),
@@ -88,6 +87,7 @@ pub(super) fn scan(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
         Err(r) => return r,
     };
     let server = ctx.server;
+    let db = selected!(ctx);
     if opts.no_type_matches {
         // Every value is a string: a scan for another type is over at once.
         return Reply::Array(vec![Reply::text_bulk("0"), Reply::Array(Vec::new())]);
@@ -105,7 +105,7 @@ pub(super) fn scan(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
         },
     };
     let prefix = opts.pattern.as_deref().map(glob::literal_prefix).unwrap_or_default();
-    let mut it = server.store.db().prefix(&prefix);
+    let mut it = db.prefix(&prefix);
     if let Some(after) = &after {
         it.seek(after);
     }
@@ -140,10 +140,10 @@ pub(super) fn scan(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
 }
 
 /// Every key matching `pattern`, walking only its literal prefix.
-fn matching_keys(ctx: &Ctx<'_>, pattern: &[u8], mut each: impl FnMut(Vec<u8>)) -> shamba::Result<()> {
+fn matching_keys(db: Selected<'_>, pattern: &[u8], mut each: impl FnMut(Vec<u8>)) -> shamba::Result<()> {
     let prefix = glob::literal_prefix(pattern);
     let everything = pattern == b"*";
-    for item in ctx.server.store.db().prefix(&prefix) {
+    for item in db.prefix(&prefix) {
         let (key, _) = item?;
         if everything || glob::matches(pattern, &key) {
             each(key);
@@ -154,7 +154,7 @@ fn matching_keys(ctx: &Ctx<'_>, pattern: &[u8], mut each: impl FnMut(Vec<u8>)) -
 
 pub(super) fn keys(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
     let mut found = Vec::new();
-    match matching_keys(ctx, arg(args, 1), |k| found.push(Reply::Bulk(k))) {
+    match matching_keys(selected!(ctx), arg(args, 1), |k| found.push(Reply::Bulk(k))) {
         Ok(()) => Reply::Array(found),
         Err(e) => engine_error(e),
     }
@@ -162,34 +162,44 @@ pub(super) fn keys(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
 
 pub(super) fn dbsize(ctx: &mut Ctx<'_>, _args: &Args) -> Reply {
     let mut n = 0;
-    match matching_keys(ctx, b"*", |_| n += 1) {
+    match matching_keys(selected!(ctx), b"*", |_| n += 1) {
         Ok(()) => Reply::Int(n),
         Err(e) => engine_error(e),
     }
 }
 
-/// FLUSHDB [ASYNC|SYNC]: deletes every key in batches as it walks them. Not one atomic
-/// step: a key written while it runs may survive it.
-pub(super) fn flushdb(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
+/// FLUSHDB/FLUSHALL's optional ASYNC or SYNC (both run at once: a range delete is one
+/// record either way).
+fn flush_mode(args: &Args) -> Result<(), Reply> {
     match args.get(1..).unwrap_or_default() {
-        [] => {}
-        [mode] if is(mode, "ASYNC") || is(mode, "SYNC") => {}
-        _ => return syntax_error(),
+        [] => Ok(()),
+        [mode] if is(mode, "ASYNC") || is(mode, "SYNC") => Ok(()),
+        _ => Err(syntax_error()),
+    }
+}
+
+/// FLUSHDB [ASYNC|SYNC]: every key of the selected database, deleted by one range delete
+/// over its keyspace (atomic: a read sees all of it or none).
+pub(super) fn flushdb(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
+    if let Err(r) = flush_mode(args) {
+        return r;
+    }
+    let db = selected!(ctx);
+    let mut batch = WriteBatch::new();
+    batch.delete_range_in::<&[u8], _>(db.keyspace(), ..);
+    db.write(batch).map_or_else(engine_error, |()| Reply::OK)
+}
+
+/// FLUSHALL [ASYNC|SYNC]: every key of every database, by one batch of range deletes
+/// across their keyspaces (all or nothing, after a crash too).
+pub(super) fn flushall(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
+    if let Err(r) = flush_mode(args) {
+        return r;
     }
     let store = &ctx.server.store;
     let mut batch = WriteBatch::new();
-    let flush = |batch: &mut WriteBatch| store.write(std::mem::take(batch));
-    for item in store.db().iter() {
-        let key = match item {
-            Ok((k, _)) => k,
-            Err(e) => return engine_error(e),
-        };
-        batch.delete(&key);
-        if batch.len() >= FLUSH_BATCH {
-            if let Err(e) = flush(&mut batch) {
-                return engine_error(e);
-            }
-        }
+    for (_, ks) in store.databases().existing() {
+        batch.delete_range_in::<&[u8], _>(ks, ..);
     }
-    flush(&mut batch).map_or_else(engine_error, |()| Reply::OK)
+    store.write(batch).map_or_else(engine_error, |()| Reply::OK)
 }

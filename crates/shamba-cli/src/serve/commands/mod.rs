@@ -10,6 +10,18 @@ mod strings;
 use super::reply::Reply;
 use super::session::Ctx;
 
+/// The connection's selected database, or return the error reply that says why there is
+/// none.
+macro_rules! selected {
+    ($ctx:expr) => {
+        match $ctx.selected() {
+            Ok(db) => db,
+            Err(reply) => return reply,
+        }
+    };
+}
+use selected;
+
 /// A request's words: the command name first.
 pub(super) type Args = [Vec<u8>];
 
@@ -41,14 +53,15 @@ pub(super) static TABLE: &[Spec] = &[
     Spec { name: "ping", arity: -1, flags: C, keys: (0, 0, 0), group: "connection", summary: "Reply PONG, or the argument", run: admin::ping },
     Spec { name: "echo", arity: 2, flags: C, keys: (0, 0, 0), group: "connection", summary: "Reply the argument", run: admin::echo },
     Spec { name: "hello", arity: -1, flags: C, keys: (0, 0, 0), group: "connection", summary: "Choose RESP2 or RESP3 and describe the server", run: admin::hello },
-    Spec { name: "select", arity: 2, flags: C, keys: (0, 0, 0), group: "connection", summary: "Choose the database (only 0 exists)", run: admin::select },
+    Spec { name: "select", arity: 2, flags: C, keys: (0, 0, 0), group: "connection", summary: "Choose the database (0 to databases - 1)", run: admin::select },
     Spec { name: "quit", arity: -1, flags: C, keys: (0, 0, 0), group: "connection", summary: "Close the connection", run: admin::quit },
     Spec { name: "client", arity: -2, flags: C, keys: (0, 0, 0), group: "connection", summary: "SETNAME, GETNAME, SETINFO, ID", run: admin::client },
     Spec { name: "command", arity: -1, flags: C, keys: (0, 0, 0), group: "server", summary: "Describe the commands", run: admin::command },
     Spec { name: "config", arity: -2, flags: C, keys: (0, 0, 0), group: "server", summary: "CONFIG GET of a few settings", run: admin::config },
     Spec { name: "info", arity: -1, flags: C, keys: (0, 0, 0), group: "server", summary: "Server and engine statistics", run: info::info },
     Spec { name: "dbsize", arity: 1, flags: RS, keys: (0, 0, 0), group: "server", summary: "Count the keys (walks every key)", run: keys::dbsize },
-    Spec { name: "flushdb", arity: -1, flags: W, keys: (0, 0, 0), group: "server", summary: "Delete every key", run: keys::flushdb },
+    Spec { name: "flushdb", arity: -1, flags: W, keys: (0, 0, 0), group: "server", summary: "Delete every key of the selected database", run: keys::flushdb },
+    Spec { name: "flushall", arity: -1, flags: W, keys: (0, 0, 0), group: "server", summary: "Delete every key of every database", run: keys::flushall },
     Spec { name: "get", arity: 2, flags: R, keys: (1, 1, 1), group: "string", summary: "Get a key's value", run: strings::get },
     Spec { name: "set", arity: -3, flags: W, keys: (1, 1, 1), group: "string", summary: "Set a key (NX, XX, GET)", run: strings::set },
     Spec { name: "getset", arity: 3, flags: W, keys: (1, 1, 1), group: "string", summary: "Set a key, reply its old value", run: strings::getset },

@@ -1,7 +1,7 @@
 //! String commands: GET, SET, GETSET, MGET, MSET, INCR and friends, APPEND, STRLEN.
 //! Every write holds its keys' stripe locks from read to write (see `store`).
 
-use super::{arg, engine_error, is, not_an_integer, parse_int, syntax_error, wrong_arity, Args};
+use super::{arg, engine_error, is, not_an_integer, parse_int, selected, syntax_error, wrong_arity, Args};
 use crate::serve::reply::Reply;
 use crate::serve::session::Ctx;
 use shamba::WriteBatch;
@@ -11,7 +11,7 @@ fn bulk_or_null(v: Option<Vec<u8>>) -> Reply {
 }
 
 pub(super) fn get(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
-    ctx.server.store.get(arg(args, 1)).map_or_else(engine_error, bulk_or_null)
+    selected!(ctx).get(arg(args, 1)).map_or_else(engine_error, bulk_or_null)
 }
 
 /// SET's options.
@@ -53,10 +53,10 @@ pub(super) fn set(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
         Err(r) => return r,
     };
     let (key, value) = (arg(args, 1), arg(args, 2));
-    let store = &ctx.server.store;
-    let _lock = store.lock([key]);
+    let db = selected!(ctx);
+    let _lock = db.lock([key]);
     let old = if opts.nx || opts.xx || opts.get {
-        match store.get(key) {
+        match db.get(key) {
             Ok(v) => v,
             Err(e) => return engine_error(e),
         }
@@ -65,7 +65,7 @@ pub(super) fn set(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
     };
     let allowed = !(opts.nx && old.is_some() || opts.xx && old.is_none());
     if allowed {
-        if let Err(e) = store.put(key, value) {
+        if let Err(e) = db.put(key, value) {
             return engine_error(e);
         }
     }
@@ -78,18 +78,18 @@ pub(super) fn set(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
 
 pub(super) fn getset(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
     let (key, value) = (arg(args, 1), arg(args, 2));
-    let store = &ctx.server.store;
-    let _lock = store.lock([key]);
-    let old = match store.get(key) {
+    let db = selected!(ctx);
+    let _lock = db.lock([key]);
+    let old = match db.get(key) {
         Ok(v) => v,
         Err(e) => return engine_error(e),
     };
-    store.put(key, value).map_or_else(engine_error, |()| bulk_or_null(old))
+    db.put(key, value).map_or_else(engine_error, |()| bulk_or_null(old))
 }
 
 pub(super) fn mget(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
     let keys = args.iter().skip(1).map(Vec::as_slice);
-    match ctx.server.store.get_many(keys) {
+    match selected!(ctx).get_many(keys) {
         Ok(values) => Reply::Array(values.into_iter().map(bulk_or_null).collect()),
         Err(e) => engine_error(e),
     }
@@ -100,22 +100,22 @@ pub(super) fn mset(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
     if pairs.len() % 2 != 0 {
         return wrong_arity("mset");
     }
-    let store = &ctx.server.store;
-    let _lock = store.lock(pairs.iter().step_by(2).map(Vec::as_slice));
+    let db = selected!(ctx);
+    let _lock = db.lock(pairs.iter().step_by(2).map(Vec::as_slice));
     let mut batch = WriteBatch::new();
     for kv in pairs.chunks_exact(2) {
         if let [k, v] = kv {
-            batch.put(k, v);
+            batch.put_in(db.keyspace(), k, v);
         }
     }
-    store.write(batch).map_or_else(engine_error, |()| Reply::OK)
+    db.write(batch).map_or_else(engine_error, |()| Reply::OK)
 }
 
 /// Add `by` to the integer at `key` (absent: 0), atomically.
 fn add(ctx: &mut Ctx<'_>, key: &[u8], by: i64) -> Reply {
-    let store = &ctx.server.store;
-    let _lock = store.lock([key]);
-    let current = match store.get(key) {
+    let db = selected!(ctx);
+    let _lock = db.lock([key]);
+    let current = match db.get(key) {
         Ok(None) => 0,
         Ok(Some(v)) => match parse_int(&v) {
             Some(n) => n,
@@ -126,7 +126,7 @@ fn add(ctx: &mut Ctx<'_>, key: &[u8], by: i64) -> Reply {
     let Some(next) = current.checked_add(by) else {
         return Reply::err("increment or decrement would overflow");
     };
-    store.put(key, next.to_string().as_bytes()).map_or_else(engine_error, |()| Reply::Int(next))
+    db.put(key, next.to_string().as_bytes()).map_or_else(engine_error, |()| Reply::Int(next))
 }
 
 pub(super) fn incr(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
@@ -153,16 +153,16 @@ pub(super) fn decrby(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
 
 pub(super) fn append(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
     let (key, tail) = (arg(args, 1), arg(args, 2));
-    let store = &ctx.server.store;
-    let _lock = store.lock([key]);
-    let mut value = match store.get(key) {
+    let db = selected!(ctx);
+    let _lock = db.lock([key]);
+    let mut value = match db.get(key) {
         Ok(v) => v.unwrap_or_default(),
         Err(e) => return engine_error(e),
     };
     value.extend_from_slice(tail);
-    store.put(key, &value).map_or_else(engine_error, |()| Reply::Int(value.len() as i64))
+    db.put(key, &value).map_or_else(engine_error, |()| Reply::Int(value.len() as i64))
 }
 
 pub(super) fn strlen(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
-    ctx.server.store.get(arg(args, 1)).map_or_else(engine_error, |v| Reply::Int(v.map_or(0, |v| v.len() as i64)))
+    selected!(ctx).get(arg(args, 1)).map_or_else(engine_error, |v| Reply::Int(v.map_or(0, |v| v.len() as i64)))
 }
