@@ -141,7 +141,15 @@ impl DbInner {
                 }
             }
             let range = first..candidates.len();
-            lookups.push(KeyLookup { seek, floor, digest, candidates: range.clone(), next: range.start, trace, answer });
+            lookups.push(KeyLookup {
+                seek,
+                floor,
+                digest,
+                candidates: range.clone(),
+                next: range.start,
+                trace,
+                answer,
+            });
         }
 
         // Every key's filter lines at once: part headers first, then probe lines.

@@ -98,7 +98,13 @@ impl IndexFences {
 
     /// The answer of [`find`](Self::find) once the prefixes below `target` are known to
     /// end at `lo`.
-    fn resolve<'b>(&self, block: &'b Block, seek: &[u8], target: u64, lo: usize) -> Result<Option<&'b [u8]>, DecodeError> {
+    fn resolve<'b>(
+        &self,
+        block: &'b Block,
+        seek: &[u8],
+        target: u64,
+        lo: usize,
+    ) -> Result<Option<&'b [u8]>, DecodeError> {
         // Entries before `lo` have smaller prefixes (smaller user keys), entries from `hi`
         // larger ones; only a tie needs the separators themselves.
         // Ties are rare: look at the one entry before searching the rest for their end

@@ -22,8 +22,8 @@
 
 use super::block::Block;
 use super::file::TableFile;
-use super::index_fences::{FenceSearch, IndexFences};
 use super::format::{BlockHandle, Footer, FORMAT_VERSION_FLAT, FORMAT_VERSION_PARTITIONED};
+use super::index_fences::{FenceSearch, IndexFences};
 use super::meta_blocks::{MetaBlock, Partition};
 use super::meta_index::{decode_filter_index, decode_handles};
 use super::partition::decode_top_level;
@@ -554,7 +554,9 @@ impl TableReader {
             _ => {
                 let index = self.index_block(partition)?;
                 let found = match partition.index.pinned().and_then(|p| p.fences.as_ref()) {
-                    Some(fences) => fences.find(&index, seek).map_err(|e| e.in_file(self.path(), Some(index_offset)))?,
+                    Some(fences) => {
+                        fences.find(&index, seek).map_err(|e| e.in_file(self.path(), Some(index_offset)))?
+                    }
                     None => {
                         let mut index = index.into_owned().cursor(compare_internal_keys);
                         index.seek(seek).map_err(|e| e.in_file(self.path(), Some(index_offset)))?;
