@@ -97,7 +97,14 @@ impl<'a> FilterPart<'a> {
     #[inline]
     pub fn prefetch(&self, digest: &Digest) {
         match &self.body {
-            Body::Blocked(f) => prefetch_line(f.payload(), f.block_offset(digest)),
+            Body::Blocked(f) => {
+                let (bytes, at) = (f.payload(), f.block_offset(digest));
+                let (first, second) = block_lines(bytes.as_ptr() as usize, at);
+                prefetch_line(bytes, first);
+                if let Some(second) = second {
+                    prefetch_line(bytes, second);
+                }
+            }
             Body::Standard(f) => prefetch_line(f.payload(), f.first_probe_offset(digest)),
             Body::Ribbon(f) => {
                 let bytes = f.payload();
@@ -173,6 +180,18 @@ impl<'a> FilterPart<'a> {
 
 /// Bytes per CPU cache line (x86-64 and most others).
 const CACHE_LINE: usize = 64;
+
+/// Offsets from a payload at address `base` that fall in the cache lines of the 64-byte
+/// bloom block at offset `at`: its first byte's, and its last byte's when that is another
+/// line. The payload need not start on a line boundary (it follows the part's header, in
+/// whatever allocation holds the part), so a block usually spans two lines, and a probe's
+/// bits fall in both: prefetching only the first left the second to miss at the probe.
+#[inline(always)]
+fn block_lines(base: usize, at: usize) -> (usize, Option<usize>) {
+    let last = at + crate::bloom_blocked::BLOCK_BYTES - 1;
+    let line = |offset: usize| base.wrapping_add(offset) / CACHE_LINE;
+    (at, (line(last) != line(at)).then_some(last))
+}
 
 /// Ask the CPU to start loading the first cache line of `bytes` (a part's header), and
 /// return at once; nothing for an empty slice. Only a hint.
@@ -271,6 +290,23 @@ mod tests {
     use super::*;
     use crate::testing::digests;
     use crate::{build_filter_parts, BloomLayout, FilterSpec, ModuleSizes, Probing};
+
+    #[test]
+    fn a_bloom_blocks_lines_are_both_prefetched() {
+        // Aligned: one line. Any other start: the block's first and last bytes, in two.
+        assert_eq!(block_lines(4096, 128), (128, None));
+        assert_eq!(block_lines(4096 + 32, 128), (128, Some(191)));
+        assert_eq!(block_lines(4096 + 63, 0), (0, Some(63)));
+        for base in 0..256usize {
+            for at in [0, 64, 640] {
+                let (first, second) = block_lines(base, at);
+                let lines: std::collections::BTreeSet<usize> = (at..at + 64).map(|o| (base + o) / CACHE_LINE).collect();
+                let asked: std::collections::BTreeSet<usize> =
+                    std::iter::once(first).chain(second).map(|o| (base + o) / CACHE_LINE).collect();
+                assert_eq!(asked, lines, "base {base}, block at {at}");
+            }
+        }
+    }
 
     #[test]
     fn prefetch_ref_changes_nothing() {
