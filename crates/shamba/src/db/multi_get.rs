@@ -4,11 +4,13 @@
 //! has the key's digest and its candidate tables, and prefetches them all before probing
 //! the first (`read.rs`). A batch knows them for all its keys at once: every key's digest,
 //! then every key's candidates, then the filter lines of all of them prefetched together,
-//! so the DRAM misses of the whole batch overlap rather than those of one key. Then each
-//! key is probed table by table, as a single lookup is, up to the first table whose filter
-//! says maybe and whose index names a data block; the keys waiting on the same block of
-//! the same table share one read of it. A key the block does not hold (a false positive)
-//! goes on to its next table in the next round.
+//! so the DRAM misses of the whole batch overlap rather than those of one key. Then rounds:
+//! each key's filters are probed table by table, as a single lookup's are, up to the first
+//! that says maybe; the index searches of all those keys then run interleaved, a step of
+//! each in turn, each step prefetching what its next one reads, so the misses of 32
+//! binary searches overlap where one lookup waits for each of its own in turn; the keys
+//! waiting on the same block of the same table share one read of it. A key the index or
+//! the block rules out (a false positive) goes on to its next table in the next round.
 //!
 //! Range tombstones apply as in a single lookup: each key's floor (the newest tombstone over
 //! it) is computed with its digest, and a version found below it is deleted, in a memtable
