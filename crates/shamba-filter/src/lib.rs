@@ -51,5 +51,5 @@ pub use format::{FallbackReason, PartKind, Role};
 pub use hashes::HashFn;
 pub use modular_bloom::{BloomLayout, ModuleSizes};
 pub use monkey::settled_level_entries;
-pub use part::{prefetch_bytes, FilterPart};
+pub use part::{prefetch_bytes, prefetch_ref, FilterPart};
 pub use policy::{bloom_equivalent_fp_rate, Allocation, BuildPolicy, FilterLayout, FilterSpec};

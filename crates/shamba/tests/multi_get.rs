@@ -146,3 +146,110 @@ fn a_bad_key_or_a_damaged_block_fails_only_its_own_keys() {
     db.close().expect("close");
     assert!(handle.multi_get(&[key(1), key(2)]).iter().all(|r| matches!(r, Err(Error::Closed))));
 }
+
+/// A tree with versions of the keys on several levels, range deletes, a snapshot and a
+/// memtable: every batch answers as the single gets do, key by key, whether the index
+/// blocks are pinned (the batch's index searches then run interleaved, step by step, on
+/// their fences) or read through the block cache (searched whole).
+#[test]
+fn batches_over_every_level_answer_as_single_gets() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let shape = Options {
+        write_buffer_size: 64 << 10,
+        target_file_size: 64 << 10,
+        max_bytes_for_level_base: 256 << 10,
+        level0_compaction_trigger: 2,
+        size_ratio: 4,
+        ..Options::default()
+    };
+    let n = 12_000u32;
+    let db = Db::open(dir.path(), shape.clone()).expect("open");
+    for i in 0..n {
+        db.put(key(i), value(i)).expect("put");
+    }
+    db.flush().expect("flush");
+    db.wait_for_compactions().expect("settle");
+    for i in (0..n).step_by(3) {
+        db.put(key(i), format!("second-{i}")).expect("put");
+    }
+    for i in (0..n).step_by(7) {
+        db.delete(key(i)).expect("delete");
+    }
+    db.delete_range(key(4000)..key(4500)).expect("delete_range");
+    db.flush().expect("flush");
+    let snapshot = db.snapshot();
+    for i in (0..n).step_by(11) {
+        db.put(key(i), format!("third-{i}")).expect("put");
+    }
+    db.delete_range(key(9000)..key(9100)).expect("delete_range");
+    db.flush().expect("flush");
+    db.wait_for_compactions().expect("settle");
+    // And some only in the memtable.
+    for i in (0..n).step_by(13) {
+        db.put(key(i), format!("fourth-{i}")).expect("put");
+    }
+    let levels: std::collections::BTreeSet<usize> = db.files().iter().map(|f| f.level).collect();
+    assert!(levels.len() >= 2, "versions on several levels: {levels:?}");
+
+    // Present, overwritten, deleted, range-deleted and absent keys (past the end too), in
+    // batches with repeats.
+    let mut state = 0x2545_f491_4f6c_dd1du64;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    let batches: Vec<Vec<Vec<u8>>> = (0..40)
+        .map(|_| {
+            (0..64)
+                .map(|_| match next() % 10 {
+                    0 => format!("key-{:06}-absent", next() % u64::from(n)).into_bytes(),
+                    1 => key(n + (next() % 1000) as u32),
+                    2 => key(4000 + (next() % 600) as u32),
+                    _ => key((next() % u64::from(n)) as u32),
+                })
+                .collect()
+        })
+        .collect();
+    let check = |db: &Db, snapshot: &shamba::Snapshot| {
+        for keys in &batches {
+            let want: Vec<_> = keys.iter().map(|k| db.get(k).expect("get")).collect();
+            let got: Vec<_> = db.multi_get(keys).into_iter().map(|r| r.expect("multi_get")).collect();
+            assert_eq!(got, want);
+            let want: Vec<_> = keys.iter().map(|k| snapshot.get(k).expect("snapshot get")).collect();
+            let got: Vec<_> = snapshot.multi_get(keys).into_iter().map(|r| r.expect("snapshot multi_get")).collect();
+            assert_eq!(got, want);
+        }
+    };
+    check(&db, &snapshot);
+    // Spot checks of the answers themselves, not only their agreement.
+    let sample = [key(0), key(3), key(7), key(11), key(4100), key(9050), key(1), key(n + 5)];
+    let got: Vec<_> = db.multi_get(&sample).into_iter().map(|r| r.expect("multi_get")).collect();
+    assert_eq!(
+        got,
+        [
+            Some(b"fourth-0".to_vec()),
+            Some(b"second-3".to_vec()),
+            None,
+            Some(b"third-11".to_vec()),
+            None,
+            None,
+            Some(value(1)),
+            None
+        ]
+    );
+    let old: Vec<_> = snapshot.multi_get(&sample).into_iter().map(|r| r.expect("snapshot")).collect();
+    assert_eq!(
+        old,
+        [None, Some(b"second-3".to_vec()), None, Some(value(11)), None, Some(value(9050)), Some(value(1)), None]
+    );
+    drop(snapshot);
+    db.close().expect("close");
+
+    // Index blocks through the block cache: the batch searches them whole.
+    let cached = Options { cache_index_and_filter_blocks: true, ..shape };
+    let db = Db::open(dir.path(), cached).expect("reopen");
+    let snapshot = db.snapshot();
+    check(&db, &snapshot);
+}

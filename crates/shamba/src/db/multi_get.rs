@@ -4,11 +4,13 @@
 //! has the key's digest and its candidate tables, and prefetches them all before probing
 //! the first (`read.rs`). A batch knows them for all its keys at once: every key's digest,
 //! then every key's candidates, then the filter lines of all of them prefetched together,
-//! so the DRAM misses of the whole batch overlap rather than those of one key. Then each
-//! key is probed table by table, as a single lookup is, up to the first table whose filter
-//! says maybe and whose index names a data block; the keys waiting on the same block of
-//! the same table share one read of it. A key the block does not hold (a false positive)
-//! goes on to its next table in the next round.
+//! so the DRAM misses of the whole batch overlap rather than those of one key. Then rounds:
+//! each key's filters are probed table by table, as a single lookup's are, up to the first
+//! that says maybe; the index searches of all those keys then run interleaved, a step of
+//! each in turn, each step prefetching what its next one reads, so the misses of 32
+//! binary searches overlap where one lookup waits for each of its own in turn; the keys
+//! waiting on the same block of the same table share one read of it. A key the index or
+//! the block rules out (a false positive) goes on to its next table in the next round.
 //!
 //! Range tombstones apply as in a single lookup: each key's floor (the newest tombstone over
 //! it) is computed with its digest, and a version found below it is deleted, in a memtable
@@ -27,7 +29,8 @@ use crate::key::{seek_key, SeqNo, ValueKind};
 use crate::manager::FileState;
 use crate::options::{ReadOptions, StageClock, Timed, Untimed};
 use crate::stats::LookupTrace;
-use crate::table::{BlockHandle, BlockProbe, ProbeOutcome, TableGet};
+use crate::table::{BlockHandle, BlockProbe, IndexSearch, ProbeOutcome, TableGet};
+use crate::version::Version;
 use std::ops::Range;
 
 /// A key's answer: its value, `None` when absent or deleted, or what kept it from one.
@@ -35,7 +38,8 @@ pub(crate) type KeyAnswer = Result<Option<Vec<u8>>>;
 
 /// One key of the batch on its way down the tree.
 struct KeyLookup<'s, C: StageClock> {
-    seek: Vec<u8>,
+    /// Its seek key in the batch's `seeks`.
+    seek: Range<usize>,
     /// The newest range tombstone over the key (a version older than it is deleted).
     floor: SeqNo,
     digest: Digest,
@@ -45,6 +49,15 @@ struct KeyLookup<'s, C: StageClock> {
     next: usize,
     trace: LookupTrace<'s, C>,
     answer: Option<KeyAnswer>,
+}
+
+/// A key whose filter said maybe at a candidate, searching that table's index.
+struct Searching<'v> {
+    key: usize,
+    candidate: usize,
+    search: IndexSearch,
+    outcome: ProbeOutcome,
+    state: Option<&'v FileState>,
 }
 
 /// A key waiting for a data block: the key, the candidate that named the block, the
@@ -96,18 +109,27 @@ impl DbInner {
         let version = &sv.version;
         let last_level = version.deepest_nonempty_level();
 
+        // Every key's seek key, in one buffer.
+        let mut seeks = Vec::with_capacity(keys.iter().map(|k| k.as_ref().len() + 8).sum());
+        let mut seek_ranges = Vec::with_capacity(keys.len());
+        for key in keys {
+            let at = seeks.len();
+            seeks.extend_from_slice(&seek_key(key.as_ref(), seq));
+            seek_ranges.push(at..seeks.len());
+        }
+        let seek_of = |r: &Range<usize>| seeks.get(r.clone()).unwrap_or_default();
+
         // Memtables first; then one digest per key that goes on to the tables, and its
         // candidate tables, opened.
-        let mut candidates: Vec<OpenCandidate<'_>> = Vec::new();
+        let mut candidates: Vec<OpenCandidate<'_>> = Vec::with_capacity(keys.len() * 8);
         let mut lookups: Vec<KeyLookup<'_, C>> = Vec::with_capacity(keys.len());
-        for key in keys {
+        for (key, seek) in keys.iter().zip(seek_ranges) {
             let key = key.as_ref();
-            let seek = seek_key(key, seq);
             let floor = sv.range_del_floor(key, seq);
             let mut trace = sv.trace::<C>();
             let mut answer = match self.check_key(key) {
                 Err(e) => Some(Err(e)),
-                Ok(()) => search_memtables(&sv, &seek, floor, &mut trace).map(Ok),
+                Ok(()) => search_memtables(&sv, seek_of(&seek), floor, &mut trace).map(Ok),
             };
             let mut digest = Digest::default();
             let first = candidates.len();
@@ -117,7 +139,7 @@ impl DbInner {
                 trace.hashing_took(C::nanos_since(start));
                 tree.manager.begin_lookup();
                 for file in version.candidates(key) {
-                    match self.open_candidate(&sv.tables, file, &seek) {
+                    match self.open_candidate(&sv.tables, file, seek_of(&seek)) {
                         Ok(c) => candidates.push(c),
                         Err(e) => {
                             answer = Some(Err(e));
@@ -153,27 +175,30 @@ impl DbInner {
             }
         }
 
-        // Rounds: each key probes on to the first table that names a data block; then
-        // each such block is read once for every key waiting on it.
-        let mut waiting: Vec<Waiting<'_>> = Vec::new();
+        // Rounds: each key probes filters on to the first table that says maybe; then the
+        // index searches of all those keys run interleaved, step by step; then each data
+        // block they name is read once for every key waiting on it.
+        let mut searching: Vec<Searching<'_>> = Vec::with_capacity(keys.len());
+        let mut waiting: Vec<Waiting<'_>> = Vec::with_capacity(keys.len());
         loop {
-            waiting.clear();
+            searching.clear();
             for (i, k) in lookups.iter_mut().enumerate() {
                 if k.answer.is_none() {
-                    if let Some(w) = self.probe_on(tree, i, k, &candidates, version, last_level) {
-                        waiting.push(w);
+                    if let Some(s) = self.filter_on(tree, i, k, &candidates, &seeks, version, last_level) {
+                        searching.push(s);
                     }
                 }
             }
-            if waiting.is_empty() {
+            if searching.is_empty() {
                 break;
             }
+            self.search_indexes::<C>(&mut searching, &mut waiting, &candidates, &seeks, &mut lookups);
             waiting.sort_by_key(|w| (candidates[w.candidate].file.number, w.handle.offset));
             for group in waiting.chunk_by(|a, b| {
                 candidates[a.candidate].file.number == candidates[b.candidate].file.number
                     && a.handle.offset == b.handle.offset
             }) {
-                self.read_shared_block(tree, group, &candidates, &mut lookups, ro);
+                self.read_shared_block(tree, group, &candidates, &seeks, &mut lookups, ro);
             }
         }
 
@@ -186,41 +211,95 @@ impl DbInner {
             .collect()
     }
 
-    /// Probe key `i`'s next tables until one names a data block (returned, for the shared
-    /// read), or none is left (the key is absent), or a probe fails.
-    fn probe_on<'v, C: StageClock>(
+    /// Probe key `i`'s next tables' filters until one says maybe (returned, its index
+    /// search started), or none is left (the key is absent), or a probe fails.
+    #[expect(clippy::too_many_arguments, reason = "the batch's state, borrowed as it is on the hot path")]
+    fn filter_on<'v, C: StageClock>(
         &self,
         tree: &Tree,
         i: usize,
         k: &mut KeyLookup<'_, C>,
         candidates: &'v [OpenCandidate<'v>],
-        version: &'v crate::version::Version,
+        seeks: &[u8],
+        version: &'v Version,
         last_level: Option<usize>,
-    ) -> Option<Waiting<'v>> {
+    ) -> Option<Searching<'v>> {
         while k.next < k.candidates.end {
             let at = k.next;
             k.next += 1;
             let c = &candidates[at];
             let (plan, state) = tree.manager.plan(&c.planned(version, last_level));
-            let has_filter = c.reader.filter_part_count() > 0;
-            match c.reader.probe_to_block::<C>(&c.spot, &k.seek, &k.digest, plan) {
+            match c.reader.probe_filters_at::<C>(&c.spot, &k.digest, plan) {
                 Err(e) => {
                     k.answer = Some(Err(e));
                     return None;
                 }
-                Ok((BlockProbe::FilteredOut, outcome)) => {
-                    k.trace.table_visit(c.level, &outcome, &TableGet::FilteredOut, has_filter);
+                Ok((Some(done), outcome)) => {
+                    let got = if done == BlockProbe::FilteredOut { TableGet::FilteredOut } else { TableGet::NotFound };
+                    k.trace.table_visit(c.level, &outcome, &got, c.reader.filter_part_count() > 0);
                 }
-                Ok((BlockProbe::NotFound, outcome)) => {
-                    k.trace.table_visit(c.level, &outcome, &TableGet::NotFound, has_filter);
-                }
-                Ok((BlockProbe::Block(handle), outcome)) => {
-                    return Some(Waiting { key: i, candidate: at, handle, outcome, state });
+                Ok((None, outcome)) => {
+                    let seek = seeks.get(k.seek.clone()).unwrap_or_default();
+                    let search = c.reader.start_index_search(&c.spot, seek);
+                    return Some(Searching { key: i, candidate: at, search, outcome, state });
                 }
             }
         }
         k.answer = Some(Ok(None));
         None
+    }
+
+    /// The index searches of every key in `searching`, interleaved: one step of each in
+    /// turn, so that the cache miss each step starts is loaded while the other keys step;
+    /// then the entries they land on, asked for together. A key whose index names a data
+    /// block goes to `waiting`; one whose index rules the table out probes on next round.
+    fn search_indexes<'v, C: StageClock>(
+        &self,
+        searching: &mut Vec<Searching<'v>>,
+        waiting: &mut Vec<Waiting<'v>>,
+        candidates: &[OpenCandidate<'_>],
+        seeks: &[u8],
+        lookups: &mut [KeyLookup<'_, C>],
+    ) {
+        waiting.clear();
+        let start = C::start();
+        loop {
+            let mut more = false;
+            for s in searching.iter_mut() {
+                let c = &candidates[s.candidate];
+                more |= c.reader.step_index_search(&c.spot, &mut s.search);
+            }
+            if !more {
+                break;
+            }
+        }
+        for s in searching.iter_mut() {
+            let c = &candidates[s.candidate];
+            c.reader.settle_index_search(&c.spot, &mut s.search);
+        }
+        for s in searching.iter() {
+            let c = &candidates[s.candidate];
+            c.reader.prefetch_index_answer(&c.spot, &s.search);
+        }
+        // The interleaved steps' time, shared out over the keys.
+        let index_nanos = C::nanos_since(start) / searching.len().max(1) as u64;
+        for s in searching.drain(..) {
+            let c = &candidates[s.candidate];
+            let k = &mut lookups[s.key];
+            let seek = seeks.get(k.seek.clone()).unwrap_or_default();
+            let start = C::start();
+            let found = c.reader.finish_index_search(&c.spot, seek, s.search);
+            let outcome = ProbeOutcome { index_nanos: index_nanos + C::nanos_since(start), ..s.outcome };
+            match found {
+                Err(e) => k.answer = Some(Err(e)),
+                Ok(BlockProbe::Block(handle)) => {
+                    waiting.push(Waiting { key: s.key, candidate: s.candidate, handle, outcome, state: s.state });
+                }
+                Ok(_) => {
+                    k.trace.table_visit(c.level, &outcome, &TableGet::NotFound, c.reader.filter_part_count() > 0);
+                }
+            }
+        }
     }
 
     /// Read one data block for every key of `group` (all waiting on it) and settle what it
@@ -230,14 +309,15 @@ impl DbInner {
         tree: &Tree,
         group: &[Waiting<'_>],
         candidates: &[OpenCandidate<'_>],
+        seeks: &[u8],
         lookups: &mut [KeyLookup<'_, C>],
         ro: &ReadOptions,
     ) {
         let Some(first) = group.first() else { return };
         let c = &candidates[first.candidate];
         let start = C::start();
-        let seeks = group.iter().map(|w| lookups[w.key].seek.as_slice());
-        let found = c.reader.get_in_data_block(first.handle, ro, seeks);
+        let keys = group.iter().map(|w| seeks.get(lookups[w.key].seek.clone()).unwrap_or_default());
+        let found = c.reader.get_in_data_block(first.handle, ro, keys);
         // The block's read and search, shared out over the keys that asked for it.
         let data_nanos = C::nanos_since(start) / group.len() as u64;
         let has_filter = c.reader.filter_part_count() > 0;

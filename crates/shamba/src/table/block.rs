@@ -75,6 +75,23 @@ impl Block {
             .ok_or_else(|| DecodeError::new(format!("restart point {i} out of range")))
     }
 
+    /// Ask the CPU to load restart point `i`'s slot of the restart array (a hint; nothing
+    /// when out of range), so a batch's index searches overlap the miss.
+    pub(crate) fn prefetch_restart_point(&self, i: usize) {
+        if let Some(slot) = self.data.get(self.restarts_at.saturating_add(i.saturating_mul(4))) {
+            crate::filter::prefetch_ref(slot);
+        }
+    }
+
+    /// Ask the CPU to load the head of restart entry `i` (reads its restart point, so
+    /// after [`prefetch_restart_point`](Self::prefetch_restart_point)); nothing when out
+    /// of range.
+    pub(crate) fn prefetch_restart_entry(&self, i: usize) {
+        if let Some(entry) = self.restart_point(i).ok().and_then(|off| self.data.get(off)) {
+            crate::filter::prefetch_ref(entry);
+        }
+    }
+
     /// Decode the entry at `off`.
     #[inline]
     fn entry_at(&self, off: usize) -> Result<Entry<'_>, DecodeError> {

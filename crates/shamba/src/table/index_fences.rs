@@ -21,6 +21,29 @@ use crate::error::DecodeError;
 use crate::key::{compare_internal_keys, user_key, user_key_prefix};
 use std::cmp::Ordering;
 
+/// Where a seek key stands against the separators' shared prefix.
+enum Target {
+    /// Past the shared prefix: this prefix of the rest is what the fences compare.
+    Prefix(u64),
+    /// Below every separator.
+    First,
+    /// Above every separator.
+    Past,
+}
+
+/// A fenced index search taken a step at a time ([`IndexFences::start_search`]).
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum FenceSearch {
+    /// Narrowing: the first prefix not below `target` is at `base` or within the `size`
+    /// entries from it (or just past them).
+    Narrowing { target: u64, base: usize, size: usize },
+    /// Narrowed to `lo`: the first entry whose prefix is not below `target` (`None`: the
+    /// seek key is below every separator, the answer is the first entry).
+    Settled { target: Option<u64>, lo: usize },
+    /// Above every separator.
+    Past,
+}
+
 /// The separators' user-key prefixes of one index block, entry by entry.
 pub(crate) struct IndexFences {
     /// The bytes every separator's user key starts with.
@@ -52,18 +75,44 @@ impl IndexFences {
     /// whose separator is `>= seek` in internal-key order; `None` when every separator is
     /// below `seek`.
     pub(crate) fn find<'b>(&self, block: &'b Block, seek: &[u8]) -> Result<Option<&'b [u8]>, DecodeError> {
+        let target = match self.target(seek) {
+            Target::Prefix(target) => target,
+            Target::First => return Ok(Some(block.restart_entry(0, false)?.1)),
+            Target::Past => return Ok(None),
+        };
+        let lo = self.prefixes.partition_point(|&p| p < target);
+        self.resolve(block, seek, target, lo)
+    }
+
+    /// Where `seek` stands against the shared prefix.
+    fn target(&self, seek: &[u8]) -> Target {
         let user = user_key(seek);
-        let target = match user.strip_prefix(&*self.common) {
-            Some(rest) => user_key_prefix(rest),
+        match user.strip_prefix(&*self.common) {
+            Some(rest) => Target::Prefix(user_key_prefix(rest)),
             // Below every separator (a byte below the shared prefix, or a prefix of it), or
             // above every one.
-            _ if user < &*self.common => return Ok(Some(block.restart_entry(0, false)?.1)),
-            _ => return Ok(None),
-        };
+            _ if user < &*self.common => Target::First,
+            _ => Target::Past,
+        }
+    }
+
+    /// The answer of [`find`](Self::find) once the prefixes below `target` are known to
+    /// end at `lo`.
+    fn resolve<'b>(
+        &self,
+        block: &'b Block,
+        seek: &[u8],
+        target: u64,
+        lo: usize,
+    ) -> Result<Option<&'b [u8]>, DecodeError> {
         // Entries before `lo` have smaller prefixes (smaller user keys), entries from `hi`
         // larger ones; only a tie needs the separators themselves.
-        let lo = self.prefixes.partition_point(|&p| p < target);
-        let hi = lo + self.prefixes.get(lo..).map_or(0, |tied| tied.partition_point(|&p| p == target));
+        // Ties are rare: look at the one entry before searching the rest for their end
+        // (a search of the whole rest would cost as many misses as the search for `lo`).
+        let hi = match self.prefixes.get(lo..) {
+            Some(tied @ [first, ..]) if *first == target => lo + tied.partition_point(|&p| p == target),
+            _ => lo,
+        };
         let (mut left, mut right) = (lo, hi);
         while left < right {
             let mid = left + (right - left) / 2;
@@ -78,6 +127,89 @@ impl IndexFences {
             return Ok(None);
         }
         Ok(Some(block.restart_entry(left, false)?.1))
+    }
+
+    /// [`find`](Self::find) a step at a time, so that a batch of lookups can interleave
+    /// their searches: every step asks the CPU for the line its next step reads, and the
+    /// other keys' steps run while it arrives (one search alone waits for each of its
+    /// misses in turn). Start with this, [`step`](Self::step) until it says done, then
+    /// [`settle`](Self::settle), [`prefetch_answer`](Self::prefetch_answer) and
+    /// [`finish`](Self::finish).
+    pub(crate) fn start_search(&self, seek: &[u8]) -> FenceSearch {
+        match self.target(seek) {
+            Target::Prefix(target) => {
+                let search = FenceSearch::Narrowing { target, base: 0, size: self.prefixes.len() };
+                self.prefetch_step(&search);
+                search
+            }
+            Target::First => FenceSearch::Settled { target: None, lo: 0 },
+            Target::Past => FenceSearch::Past,
+        }
+    }
+
+    /// One halving of the search's range (a lower bound over the prefixes, as
+    /// `partition_point`); `false` once the range is down to its last candidate.
+    pub(crate) fn step(&self, search: &mut FenceSearch) -> bool {
+        let FenceSearch::Narrowing { target, base, size } = search else { return false };
+        if *size <= 1 {
+            return false;
+        }
+        let half = *size / 2;
+        let mid = *base + half;
+        if self.prefixes.get(mid).is_some_and(|p| p < target) {
+            *base = mid;
+        }
+        *size -= half;
+        self.prefetch_step(search);
+        true
+    }
+
+    /// Ask for the prefix the next step of `search` compares.
+    fn prefetch_step(&self, search: &FenceSearch) {
+        if let FenceSearch::Narrowing { base, size, .. } = *search {
+            let at = if size > 1 { base + size / 2 } else { base };
+            if let Some(p) = self.prefixes.get(at) {
+                crate::filter::prefetch_ref(p);
+            }
+        }
+    }
+
+    /// End the narrowing: the first entry whose prefix is not below the target, and ask for
+    /// its slot in `block`'s restart array.
+    pub(crate) fn settle(&self, block: &Block, search: &mut FenceSearch) {
+        if let FenceSearch::Narrowing { target, base, .. } = *search {
+            let lo = base + usize::from(self.prefixes.get(base).is_some_and(|&p| p < target));
+            *search = FenceSearch::Settled { target: Some(target), lo };
+        }
+        if let FenceSearch::Settled { lo, .. } = *search {
+            block.prefetch_restart_point(lo);
+        }
+    }
+
+    /// Ask for the entry a settled search lands on (after [`settle`](Self::settle)).
+    pub(crate) fn prefetch_answer(&self, block: &Block, search: &FenceSearch) {
+        if let FenceSearch::Settled { lo, .. } = *search {
+            block.prefetch_restart_entry(lo);
+        }
+    }
+
+    /// What [`find`](Self::find) answers, from a search started for `seek` and stepped to
+    /// its end (an unfinished one is finished here).
+    pub(crate) fn finish<'b>(
+        &self,
+        block: &'b Block,
+        seek: &[u8],
+        mut search: FenceSearch,
+    ) -> Result<Option<&'b [u8]>, DecodeError> {
+        while self.step(&mut search) {}
+        if matches!(search, FenceSearch::Narrowing { .. }) {
+            self.settle(block, &mut search);
+        }
+        match search {
+            FenceSearch::Settled { target: Some(target), lo } => self.resolve(block, seek, target, lo),
+            FenceSearch::Settled { target: None, .. } => Ok(Some(block.restart_entry(0, false)?.1)),
+            FenceSearch::Past | FenceSearch::Narrowing { .. } => Ok(None),
+        }
     }
 
     /// Bytes held.
@@ -130,7 +262,17 @@ mod tests {
                         cursor.seek(&seek).unwrap();
                         let want = cursor.valid().then(|| cursor.value().to_vec());
                         let got = fences.find(block, &seek).unwrap().map(<[u8]>::to_vec);
-                        prop_assert_eq!(got, want);
+                        prop_assert_eq!(&got, &want);
+                        // Stepped as a batch steps it, with every prefetch on the way.
+                        let mut search = fences.start_search(&seek);
+                        while fences.step(&mut search) {}
+                        fences.settle(block, &mut search);
+                        fences.prefetch_answer(block, &search);
+                        let stepped = fences.finish(block, &seek, search).unwrap().map(<[u8]>::to_vec);
+                        prop_assert_eq!(&stepped, &want);
+                        // Or finished at once.
+                        let at_once = fences.finish(block, &seek, fences.start_search(&seek)).unwrap().map(<[u8]>::to_vec);
+                        prop_assert_eq!(at_once, want);
                     }
                 }
             }

@@ -61,7 +61,7 @@ pub(crate) use index_fences::IndexFences;
 pub(crate) use meta_index::{decode_filter_index, decode_handles};
 pub(crate) use partition::decode_top_level;
 pub(crate) use properties::TableProperties;
-pub(crate) use reader::{Spot, TableReader};
+pub(crate) use reader::{IndexSearch, Spot, TableReader};
 pub(crate) use resident_parts::ResidentParts;
 pub(crate) use table_cache::TableCache;
 pub(crate) use verify::verify_table;
@@ -191,7 +191,7 @@ pub(crate) enum TableGet {
 }
 
 /// Where a batched lookup's probe of one table leaves a key, before any data block is
-/// read (`TableReader::probe_to_block`).
+/// read (`TableReader::probe_filters_at` and `finish_index_search`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum BlockProbe {
     /// The filter said no.

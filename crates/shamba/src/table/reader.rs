@@ -23,6 +23,7 @@
 use super::block::Block;
 use super::file::TableFile;
 use super::format::{BlockHandle, Footer, FORMAT_VERSION_FLAT, FORMAT_VERSION_PARTITIONED};
+use super::index_fences::{FenceSearch, IndexFences};
 use super::meta_blocks::{MetaBlock, Partition};
 use super::meta_index::{decode_filter_index, decode_handles};
 use super::partition::decode_top_level;
@@ -495,45 +496,92 @@ impl TableReader {
 /// filter probe (`probe_filters`); the model test compares `multi_get` with `get` on every
 /// policy and layout.
 impl TableReader {
-    /// The filter parts `plan` allows at `spot`, as `get_at_spot` probes them, then on a
-    /// maybe the index: which data block may hold the key.
-    pub(crate) fn probe_to_block<C: StageClock>(
+    /// The filter parts `plan` allows at `spot`, as `get_at_spot` probes them: `Some` when
+    /// the table is done with the key (filtered out, or past its last partition), `None`
+    /// when the filter says maybe and the index is next ([`start_index_search`]).
+    ///
+    /// [`start_index_search`]: Self::start_index_search
+    pub(crate) fn probe_filters_at<C: StageClock>(
         &self,
         spot: &Spot<'_>,
-        seek: &[u8],
         digest: &Digest,
         plan: ProbePlan<'_>,
-    ) -> Result<(BlockProbe, ProbeOutcome)> {
+    ) -> Result<(Option<BlockProbe>, ProbeOutcome)> {
         let mut outcome = ProbeOutcome::default();
         let start = C::start();
         let Some(partition) = spot.partition else {
-            return Ok((BlockProbe::NotFound, outcome));
+            return Ok((Some(BlockProbe::NotFound), outcome));
         };
         let may_contain = self.probe_filters(partition, spot, digest, plan, &mut outcome)?;
         outcome.filter_nanos = C::nanos_since(start);
-        if !may_contain {
-            return Ok((BlockProbe::FilteredOut, outcome));
+        Ok(((!may_contain).then_some(BlockProbe::FilteredOut), outcome))
+    }
+
+    /// Start the index search of `seek` at `spot` (whose filter said maybe). On a pinned
+    /// index with fences the search goes a step at a time ([`step_index_search`]), so a
+    /// batch interleaves its keys' searches and their cache misses overlap; any other
+    /// index is searched whole by [`finish_index_search`].
+    ///
+    /// [`step_index_search`]: Self::step_index_search
+    /// [`finish_index_search`]: Self::finish_index_search
+    pub(crate) fn start_index_search(&self, spot: &Spot<'_>, seek: &[u8]) -> IndexSearch {
+        IndexSearch(spot.partition.and_then(fenced).map(|(_, fences)| fences.start_search(seek)))
+    }
+
+    /// One step of the search; `false` once it has no step left before settling.
+    pub(crate) fn step_index_search(&self, spot: &Spot<'_>, search: &mut IndexSearch) -> bool {
+        match (spot.partition.and_then(fenced), &mut search.0) {
+            (Some((_, fences)), Some(s)) => fences.step(s),
+            _ => false,
         }
-        let index_start = C::start();
+    }
+
+    /// End the narrowing and ask for the index entry's restart slot.
+    pub(crate) fn settle_index_search(&self, spot: &Spot<'_>, search: &mut IndexSearch) {
+        if let (Some((block, fences)), Some(s)) = (spot.partition.and_then(fenced), &mut search.0) {
+            fences.settle(block, s);
+        }
+    }
+
+    /// Ask for the index entry a settled search lands on.
+    pub(crate) fn prefetch_index_answer(&self, spot: &Spot<'_>, search: &IndexSearch) {
+        if let (Some((block, fences)), Some(s)) = (spot.partition.and_then(fenced), &search.0) {
+            fences.prefetch_answer(block, s);
+        }
+    }
+
+    /// The data block the index names for `seek` (what `get_at_spot` reads after a maybe),
+    /// from a search [`start_index_search`](Self::start_index_search) began for it.
+    pub(crate) fn finish_index_search(&self, spot: &Spot<'_>, seek: &[u8], search: IndexSearch) -> Result<BlockProbe> {
+        let Some(partition) = spot.partition else {
+            return Ok(BlockProbe::NotFound);
+        };
         let index_offset = partition.index.handle().offset;
-        let index = self.index_block(partition)?;
-        let handle = match partition.index.pinned().and_then(|p| p.fences.as_ref()) {
-            Some(fences) => {
-                let found = fences.find(&index, seek).map_err(|e| e.in_file(self.path(), Some(index_offset)))?;
+        let handle = match (fenced(partition), search.0) {
+            (Some((block, fences)), Some(s)) => {
+                let found = fences.finish(block, seek, s).map_err(|e| e.in_file(self.path(), Some(index_offset)))?;
                 found.map(|value| self.decode_index_value(value, index_offset)).transpose()?
             }
-            None => {
-                let mut index = index.into_owned().cursor(compare_internal_keys);
-                index.seek(seek).map_err(|e| e.in_file(self.path(), Some(index_offset)))?;
-                if index.valid() {
-                    Some(self.decode_index_value(index.value(), index_offset)?)
-                } else {
-                    None
-                }
+            _ => {
+                let index = self.index_block(partition)?;
+                let found = match partition.index.pinned().and_then(|p| p.fences.as_ref()) {
+                    Some(fences) => {
+                        fences.find(&index, seek).map_err(|e| e.in_file(self.path(), Some(index_offset)))?
+                    }
+                    None => {
+                        let mut index = index.into_owned().cursor(compare_internal_keys);
+                        index.seek(seek).map_err(|e| e.in_file(self.path(), Some(index_offset)))?;
+                        return if index.valid() {
+                            Ok(BlockProbe::Block(self.decode_index_value(index.value(), index_offset)?))
+                        } else {
+                            Ok(BlockProbe::NotFound)
+                        };
+                    }
+                };
+                found.map(|value| self.decode_index_value(value, index_offset)).transpose()?
             }
         };
-        outcome.index_nanos = C::nanos_since(index_start);
-        Ok((handle.map_or(BlockProbe::NotFound, BlockProbe::Block), outcome))
+        Ok(handle.map_or(BlockProbe::NotFound, BlockProbe::Block))
     }
 
     /// Read the data block at `handle` once and look up every seek key of `seeks` in it
@@ -560,6 +608,17 @@ impl TableReader {
             })
             .collect())
     }
+}
+
+/// An index search of a batched lookup in progress ([`TableReader::start_index_search`]):
+/// stepped through the pinned index's fences, or (`None`) left whole for the finish.
+pub(crate) struct IndexSearch(Option<FenceSearch>);
+
+/// A partition's pinned index block with its fences, when it has both.
+#[inline]
+fn fenced(partition: &Partition) -> Option<(&Block, &IndexFences)> {
+    let pinned = partition.index.pinned()?;
+    Some((&pinned.block, pinned.fences.as_ref()?))
 }
 
 /// What the top-level index of a partitioned table gives an open reader: (top-level keys,
