@@ -30,6 +30,7 @@ const KEYWORDS: &[&str] = &[
     "cache_mb",
     "cache_pct",
     "cache_index_and_filter",
+    "filter_memory_budget",
     "partition",
     "compression",
     "compaction_style",
@@ -97,6 +98,7 @@ pub(crate) fn parse(kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<DbConfig> {
             "cache_mb" => o.cache_capacity = (float(v, n, 0.0)? * MIB) as usize,
             "cache_pct" => cache_pct = if v.is_none() { None } else { Some(float(v, n, 0.0)?) },
             "cache_index_and_filter" => o.cache_index_and_filter_blocks = boolean(v, n)?,
+            "filter_memory_budget" => o.filter_memory_budget = if v.is_none() { None } else { Some(int(v, n, 0)?) },
             "partition" => o.partition_index_and_filters = boolean(v, n)?,
             "compression" => {
                 o.compression = match choice(v, n, &["none", "lz4"])?.as_str() {

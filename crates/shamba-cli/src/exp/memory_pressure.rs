@@ -54,19 +54,10 @@ pub struct Grid {
 
 impl Grid {
     /// `exp memory-bound`'s grid: the budgets of the bound (10, 25, 40%), empty lookups,
-    /// the baselines and one policy of each family.
+    /// the baselines, SHaMBa-eq-F, Elastic, and the partitioned Ribbon policies (modular and
+    /// first module sized to the budget) with hit odds.
     fn bound(quick: bool) -> Grid {
-        let names = [
-            "plain",
-            "plain-part",
-            "eq-F",
-            "prop-F",
-            "elastic",
-            "eq-F-part",
-            "ribbon-eq-F-part",
-            "ribbon-prop-O-part",
-            "combined-O",
-        ];
+        let names = ["plain", "plain-part", "eq-F", "elastic", "ribbon-eq-O-part", "ribbon-prop-O-part"];
         Grid {
             num: 2_000_000,
             pcts: BOUND_PCTS.to_vec(),
