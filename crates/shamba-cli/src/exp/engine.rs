@@ -467,6 +467,40 @@ mod tests {
         assert!(tables_per_op(&empty) > 0.5, "{}", tables_per_op(&empty));
     }
 
+    /// Open descriptors of this process on `.sst` files under `dir`, and whether each was
+    /// opened with `O_DIRECT` (from `/proc/self/fdinfo`).
+    #[cfg(target_os = "linux")]
+    fn table_fds_direct(dir: &Path) -> Vec<bool> {
+        let mut out = Vec::new();
+        for entry in std::fs::read_dir("/proc/self/fd").unwrap().flatten() {
+            let Ok(target) = std::fs::read_link(entry.path()) else { continue };
+            if !target.starts_with(dir) || !is_table(&target) {
+                continue;
+            }
+            let info = std::fs::read_to_string(format!("/proc/self/fdinfo/{}", entry.file_name().to_string_lossy()));
+            let Ok(info) = info else { continue };
+            let flags = info.lines().find_map(|l| l.strip_prefix("flags:")).map(str::trim).unwrap();
+            let flags = u32::from_str_radix(flags, 8).unwrap();
+            out.push(flags & libc::O_DIRECT as u32 != 0);
+        }
+        out
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_tree_reopened_with_direct_reads_reads_its_tables_with_o_direct() {
+        let tree = tiny_tree();
+        let all = ReadSpec { existing: 1.0, ..ReadSpec::empty(0, 500, 7) };
+        for direct in [false, true] {
+            let db = tree.open_reads(tree.spec.options.clone(), direct).unwrap();
+            assert_eq!(measure(&db, 5_000, 16, &all).unwrap().found, 500);
+            let fds = table_fds_direct(tree.dir.path());
+            assert!(!fds.is_empty(), "lookups opened no table");
+            assert!(fds.iter().all(|&d| d == direct), "direct {direct}: {fds:?}");
+            db.close().unwrap();
+        }
+    }
+
     #[test]
     fn reopening_forgets_the_statistics_of_earlier_measurements() {
         let tree = tiny_tree();
