@@ -17,7 +17,7 @@ use super::engine::{measure_cached, ratio, tables_per_op, LoadedTree, ReadSpec, 
 use super::filter_bound::{min_reads, Floor, TableCost};
 use super::report::{Cell, Plot, Report, Table};
 use super::unit_oracle::{empty_lookup_visits, Table as OracleTable};
-use super::variants::{build_options, Build, Variant, ALL};
+use super::variants::{build_options, Build, Variant, ALL, BUDGETED};
 use super::ExpArgs;
 use crate::bench::keys::KeyDistribution;
 use crate::bench::report::PhaseResult;
@@ -55,15 +55,17 @@ pub struct Grid {
 impl Grid {
     /// `exp memory-bound`'s grid: the budgets of the bound (10, 25, 40%), empty lookups,
     /// the baselines, SHaMBa-eq-F, Elastic, and the partitioned Ribbon policies (modular and
-    /// first module sized to the budget) with hit odds.
+    /// first module sized to the budget) with hit odds, and the [`BUDGETED`] variants.
     fn bound(quick: bool) -> Grid {
         let names = ["plain", "plain-part", "eq-F", "elastic", "ribbon-eq-O-part", "ribbon-prop-O-part"];
+        let mut variants: Vec<Variant> = ALL.iter().copied().filter(|v| names.contains(&v.name)).collect();
+        variants.extend(BUDGETED);
         Grid {
             num: 2_000_000,
             pcts: BOUND_PCTS.to_vec(),
             dists: vec![KeyDistribution::Uniform, KeyDistribution::Zipfian],
             alphas: vec![0.0],
-            variants: ALL.iter().copied().filter(|v| names.contains(&v.name)).collect(),
+            variants,
             warmup: if quick { 5_000 } else { 10_000 },
             reads: if quick { 5_000 } else { 15_000 },
         }
@@ -86,7 +88,7 @@ impl Grid {
                 pcts: vec![10.0, 25.0, 40.0, 70.0, 100.0, 150.0],
                 dists: vec![KeyDistribution::Uniform, KeyDistribution::Normal, KeyDistribution::Zipfian],
                 alphas: vec![0.0, 0.5, 1.0],
-                variants: ALL.to_vec(),
+                variants: ALL.iter().chain(&BUDGETED).copied().collect(),
                 warmup: 30_000,
                 reads: 30_000,
             }
