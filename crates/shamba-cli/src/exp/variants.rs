@@ -233,7 +233,7 @@ mod tests {
         for v in ALL.iter().chain(&BUDGETED) {
             for pct in [10.0, 40.0, 150.0] {
                 build_policy(v.build, 10.0, false, pct).validate().unwrap();
-                probe_policy(&v, 1 << 20).validate().unwrap();
+                probe_policy(v, 1 << 20).validate().unwrap();
             }
         }
     }
