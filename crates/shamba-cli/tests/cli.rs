@@ -120,6 +120,36 @@ fn bench_prints_json_with_the_promised_fields() {
 }
 
 #[test]
+fn bench_holds_filters_under_its_memory_budget() {
+    let budget = 2_500u64;
+    let (code, out, err) = run(&[
+        "bench",
+        "--num",
+        "3000",
+        "--reads",
+        "2000",
+        "--write-buffer-mb",
+        "0.05",
+        "--target-file-mb",
+        "0.05",
+        "--filter-memory-budget",
+        &budget.to_string(),
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).expect("one JSON object");
+    assert_eq!(v["config"]["filter_memory_budget"], budget);
+    let filters: u64 =
+        v["tree"]["levels"].as_array().expect("levels").iter().map(|l| l["filter_bytes"].as_u64().unwrap_or(0)).sum();
+    assert!(filters > budget, "the tree's filters ({filters} B) must not all fit the budget");
+    let memory = &v["filter_memory"];
+    let peak = memory["resident_peak_bytes"].as_u64().expect("peak");
+    assert!(0 < peak && peak <= budget, "peak {peak} outside (0, {budget}]");
+    assert!(memory["loads"].as_u64().expect("loads") > 0, "{memory}");
+    assert_eq!(v["phases"][1]["found"], 2000, "every existing key is found under the budget");
+}
+
+#[test]
 fn verify_exits_zero_on_a_sound_database_and_one_naming_the_damaged_file() {
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("db");

@@ -19,6 +19,7 @@ import shamba
         dict(write_buffer_size=1 << 16, target_file_size=1 << 16, block_size=1024, max_open_files=64),
         dict(paranoid_file_checks=True, sync=True, error_if_exists=False),
         dict(cache_pct=50),
+        dict(filter_memory_budget=1 << 20),
     ],
 )
 def test_valid_options_open_a_working_database(tmp_path, options):
@@ -40,6 +41,25 @@ def test_cache_pct_sizes_the_cache_against_the_metadata(tmp_path):
     assert metadata > 0
     with shamba.Db(path, cache_pct=50) as db:
         assert db.stats()["cache"]["capacity"] == metadata * 50 // 100
+
+
+def test_filter_memory_budget_caps_the_resident_filter_bytes(tmp_path):
+    path = tmp_path / "db"
+    budget = 2500
+    with shamba.Db(path, target_file_size=1 << 14, write_buffer_size=1 << 16) as db:
+        for i in range(3000):
+            db[b"%06d" % (2 * i)] = b"v" * 40
+        db.flush()
+        db.compact()
+        filters = sum(level["filter_bytes"] for level in db.stats()["levels"])
+    assert filters > budget
+    with shamba.Db(path, filter_memory_budget=budget) as db:
+        for i in range(3000):
+            assert db[b"%06d" % (2 * i)] == b"v" * 40
+            assert b"%06d" % (2 * i + 1) not in db
+        memory = db.stats()["memory"]
+        assert 0 < memory["filter_resident_peak_bytes"] <= budget
+        assert memory["filter_loads"] > 0
 
 
 def test_unknown_keyword_is_a_type_error_naming_it(tmp_path):
@@ -68,6 +88,8 @@ def test_unknown_keyword_is_a_type_error_naming_it(tmp_path):
         (dict(max_open_files=3), ValueError, "max_open_files must be at least 16"),
         (dict(cache_mb=-5), ValueError, "cache_mb"),
         (dict(cache_pct="50%"), TypeError, "cache_pct must be a number"),
+        (dict(filter_memory_budget=-1), ValueError, "filter_memory_budget"),
+        (dict(filter_memory_budget=1.5), TypeError, "filter_memory_budget must be an int"),
     ],
 )
 def test_bad_values_raise_with_the_option_named(tmp_path, options, error, words):

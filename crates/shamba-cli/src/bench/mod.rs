@@ -106,6 +106,11 @@ pub struct BenchArgs {
     /// (overrides --cache-mb for the read phases: the database is reopened with it).
     #[arg(long)]
     pub cache_pct: Option<f64>,
+    /// Hold at most this many bytes of filters in memory, across all tables
+    /// (`Options::filter_memory_budget`): the filter manager keeps the parts that save the
+    /// most reads per byte and reads or skips the others, as the probe policy says.
+    #[arg(long, value_name = "BYTES")]
+    pub filter_memory_budget: Option<u64>,
     /// Partition index and filters into ~4 KiB blocks behind a pinned top-level index.
     #[arg(long)]
     pub partition: bool,
@@ -285,6 +290,7 @@ impl BenchArgs {
         if self.direct_io {
             o.storage = std::sync::Arc::new(shamba::storage::DirectReadFsStorage);
         }
+        o.filter_memory_budget = self.filter_memory_budget;
         o.filter_policy.bits_per_key = self.bits_per_key;
         o.filter_policy.ribbon_from_level = self.ribbon_from_level;
         if self.monkey {
@@ -361,6 +367,12 @@ pub fn run(args: &BenchArgs) -> Result<(), Box<dyn Error>> {
             "settle_seconds": settle_secs,
             "tree": tree_json(&stats),
             "phases": rows,
+            "filter_memory": {
+                "resident_bytes": stats.filter_resident_bytes,
+                "resident_peak_bytes": stats.filter_resident_peak_bytes,
+                "loads": stats.filter_loads,
+                "evictions": stats.filter_evictions,
+            },
         });
         println!("{}", serde_json::to_string_pretty(&out)?);
     } else {
@@ -368,6 +380,15 @@ pub fn run(args: &BenchArgs) -> Result<(), Box<dyn Error>> {
         println!();
         println!("lookups: {}", args.distribution.describe(args.zipf_theta, args.normal_sd, args.num));
         report::print_table(&rows);
+        if args.filter_memory_budget.is_some() {
+            println!(
+                "filter memory: {} KiB resident (peak {} KiB), {} loads, {} evictions",
+                stats.filter_resident_bytes >> 10,
+                stats.filter_resident_peak_bytes >> 10,
+                stats.filter_loads,
+                stats.filter_evictions
+            );
+        }
     }
     db.close()?;
     Ok(())
@@ -590,7 +611,7 @@ fn config_json(a: &BenchArgs) -> serde_json::Value {
         "bottommost_compression": a.bottommost_compression.map(|c| format!("{c:?}")),
         "order": format!("{:?}", a.order), "reads": a.reads, "existing_fraction": a.existing_fraction, "multi_get": a.multi_get,
         "distribution": a.distribution.describe(a.zipf_theta, a.normal_sd, a.num), "threads": a.threads, "bits_per_key": a.bits_per_key,
-        "cache_mb": a.cache_mb, "cache_pct": a.cache_pct, "cache_index_and_filter": a.cache_index_and_filter, "partition": a.partition,
+        "cache_mb": a.cache_mb, "cache_pct": a.cache_pct, "filter_memory_budget": a.filter_memory_budget, "cache_index_and_filter": a.cache_index_and_filter, "partition": a.partition,
         "layout": format!("{:?}", a.layout), "parts": a.parts, "first_bits_per_key": a.first_bits_per_key,
         "ribbon_from_level": a.ribbon_from_level, "monkey": a.monkey, "policy": format!("{:?}", a.policy),
         "elastic_budget_mb": a.elastic_budget_mb, "life_time": a.life_time, "write_buffer_mb": a.write_buffer_mb, "target_file_mb": a.target_file_mb,

@@ -35,10 +35,10 @@ use super::ExpArgs;
 use crate::bench::keys::KeyDistribution;
 
 /// Bits per key of enabled filter memory, both systems.
-const BUDGET_BITS: f64 = 4.0;
+pub(super) const BUDGET_BITS: f64 = 4.0;
 /// Elastic units per table and bits per key of each.
-const UNITS: u8 = 6;
-const UNIT_BITS: f64 = 2.0;
+pub(super) const UNITS: u8 = 6;
+pub(super) const UNIT_BITS: f64 = 2.0;
 /// Block cache: small, like the seed's direct I/O.
 const CACHE: usize = 256 << 10;
 /// Keys per memtable flush: LevelDB's 4 MB memtable of 1 KB pairs.
@@ -57,17 +57,17 @@ fn seed_options(policy: BuildPolicy) -> shamba::Options {
 }
 
 /// A moment of the tree's L0 cycle, by the number of keys loaded.
-struct Moment {
-    name: &'static str,
-    num: u64,
+pub(super) struct Moment {
+    pub(super) name: &'static str,
+    pub(super) num: u64,
 }
 
 /// 500 flushes (a multiple of 4: the last one's L0 compaction leaves L0 empty) and 503
 /// (three L0 files since the last compaction).
-const MOMENTS: [Moment; 2] =
+pub(super) const MOMENTS: [Moment; 2] =
     [Moment { name: "L0 empty", num: 2_000_000 }, Moment { name: "L0 3 files", num: 2_000_000 + 3 * FLUSH_KEYS }];
 
-fn tree(num: u64, policy: BuildPolicy, seed: u64) -> TreeSpec {
+pub(super) fn tree(num: u64, policy: BuildPolicy, seed: u64) -> TreeSpec {
     TreeSpec { num, key_size: 32, value_size: 32, options: seed_options(policy), seed, flush_every: Some(FLUSH_KEYS) }
 }
 
@@ -131,20 +131,9 @@ pub fn run(args: &ExpArgs) -> Result<Report, Box<dyn Error>> {
         report.note(format!("{}, Plain 4 bits/key: {}", moment.name, plain.describe()));
         report.note(format!("{}, Elastic units: {}", moment.name, elastic.describe()));
         let budget = (num as f64 * BUDGET_BITS / 8.0) as u64;
-        // The seed's lifeTime is 20K for ~50K tables: 0.4 x tables (in lookups).
-        let life_time = ((elastic.stats.total_files() as f64 * 0.4) as u64).max(10);
+        let setting = elastic_seed::Setting::new(moment, &plain, &elastic);
+        let life_time = setting.life_time;
         life_times.push(format!("{}: {life_time}", moment.name));
-        // The same resident bytes: what Plain's 4 bits/key filters take whole (block
-        // overheads make them a little more than 4 bits/key), so Plain never evicts.
-        let resident = budget.max(plain.filter_bytes());
-        let setting = elastic_seed::Setting {
-            name: moment.name,
-            num,
-            plain: &plain,
-            elastic: &elastic,
-            budget: resident,
-            life_time,
-        };
         elastic_seed::rows(&mut seed_table, &setting, reads, args.seed)?;
         // The ceiling: units allocated in hindsight from the measured lookups' table visits.
         let tables: Vec<OracleTable> = {

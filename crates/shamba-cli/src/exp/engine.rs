@@ -18,7 +18,7 @@ use std::time::Instant;
 
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
-use shamba::storage::{DirLock, FsStorage, RandomRead, SequentialWrite, Storage};
+use shamba::storage::{DirLock, DirectReadFsStorage, FsStorage, RandomRead, SequentialWrite, Storage};
 use shamba::{Db, Options, Stats, WriteOptions};
 use tempfile::TempDir;
 
@@ -133,6 +133,29 @@ impl LoadedTree {
     /// Open the tree as loaded with `options` (which must keep the load's shape; the probe
     /// policy, cache, device and pinning may differ). The block cache starts cold.
     pub fn open(&self, options: Options) -> Result<Db, Box<dyn Error>> {
+        self.reopen(without_sync(options))
+    }
+
+    /// [`LoadedTree::open`] with table reads through `O_DIRECT` (`direct`) or the OS page
+    /// cache: with `O_DIRECT` a block the engine does not hold costs a read from this
+    /// machine's disk, filter loads included.
+    pub fn open_reads(&self, options: Options, direct: bool) -> Result<Db, Box<dyn Error>> {
+        if !direct {
+            return self.open(options);
+        }
+        let db = self.reopen(with_direct_reads(options))?;
+        // A file system that refuses O_DIRECT (tmpfs) fails at the first table read, not
+        // at open: say so before any figure is taken.
+        if let Some(f) = db.files().first() {
+            let path = self.dir.path().join(format!("{:06}.sst", f.number));
+            DirectReadFsStorage
+                .open_read(&path)
+                .map_err(|e| format!("O_DIRECT reads in {}: {e}", self.dir.path().display()))?;
+        }
+        Ok(db)
+    }
+
+    fn reopen(&self, options: Options) -> Result<Db, Box<dyn Error>> {
         for entry in std::fs::read_dir(self.dir.path())? {
             let path = entry?.path();
             if !is_table(&path) && path.is_file() {
@@ -145,7 +168,7 @@ impl LoadedTree {
                 std::fs::copy(&path, self.dir.path().join(name))?;
             }
         }
-        Ok(Db::open(self.dir.path(), without_sync(options))?)
+        Ok(Db::open(self.dir.path(), options)?)
     }
 
     /// Filter plus index bytes: what cache sizes are a percentage of.
@@ -194,12 +217,21 @@ pub fn describe_tree(s: &Stats, num: u64, key_size: usize, value_size: usize) ->
 /// machine's fsync latency otherwise (hundreds of small flushes), and a crash only loses a
 /// database the experiment would delete anyway. Reads are the file system's, unchanged.
 pub fn without_sync(mut options: Options) -> Options {
-    options.storage = Arc::new(NoSyncStorage);
+    options.storage = Arc::new(NoSyncStorage { direct: false });
     options
 }
 
-/// The local file system with `sync` and `sync_dir` as no-ops.
-struct NoSyncStorage;
+/// [`without_sync`], with table reads through `O_DIRECT`.
+pub fn with_direct_reads(mut options: Options) -> Options {
+    options.storage = Arc::new(NoSyncStorage { direct: true });
+    options
+}
+
+/// The local file system with `sync` and `sync_dir` as no-ops; positional reads through
+/// `O_DIRECT` when `direct`.
+struct NoSyncStorage {
+    direct: bool,
+}
 
 /// A writer whose `sync` only flushes.
 struct NoSyncWrite(Box<dyn SequentialWrite>);
@@ -221,7 +253,11 @@ impl SequentialWrite for NoSyncWrite {
 
 impl Storage for NoSyncStorage {
     fn open_read(&self, path: &Path) -> shamba::Result<Arc<dyn RandomRead>> {
-        FsStorage.open_read(path)
+        if self.direct {
+            DirectReadFsStorage.open_read(path)
+        } else {
+            FsStorage.open_read(path)
+        }
     }
     fn create(&self, path: &Path) -> shamba::Result<Box<dyn SequentialWrite>> {
         Ok(Box::new(NoSyncWrite(FsStorage.create(path)?)))
@@ -309,6 +345,8 @@ pub struct ReadSpec {
     pub fill_cache: bool,
     /// Keys per `multi_get` call (1: single gets).
     pub multi_get: usize,
+    /// Read tables through `O_DIRECT` (where the harness opens the database itself).
+    pub direct_io: bool,
 }
 
 impl ReadSpec {
@@ -324,6 +362,7 @@ impl ReadSpec {
             profile: false,
             fill_cache: true,
             multi_get: 1,
+            direct_io: false,
         }
     }
 }
@@ -363,7 +402,8 @@ pub fn measure_cached(
     elastic_budget: u64,
     spec: &ReadSpec,
 ) -> Result<PhaseResult, Box<dyn Error>> {
-    let db = tree.open(super::variants::cached_options(&tree.spec.options, v, cache, elastic_budget))?;
+    let db =
+        tree.open_reads(super::variants::cached_options(&tree.spec.options, v, cache, elastic_budget), spec.direct_io)?;
     let r = measure(&db, tree.spec.num, tree.spec.key_size, spec)?;
     db.close()?;
     Ok(r)
@@ -425,6 +465,40 @@ mod tests {
         // Most empty lookups visit a table per level; a key in the gap between two files of
         // a run visits none there, so the average over a small tree may dip below 1.
         assert!(tables_per_op(&empty) > 0.5, "{}", tables_per_op(&empty));
+    }
+
+    /// Open descriptors of this process on `.sst` files under `dir`, and whether each was
+    /// opened with `O_DIRECT` (from `/proc/self/fdinfo`).
+    #[cfg(target_os = "linux")]
+    fn table_fds_direct(dir: &Path) -> Vec<bool> {
+        let mut out = Vec::new();
+        for entry in std::fs::read_dir("/proc/self/fd").unwrap().flatten() {
+            let Ok(target) = std::fs::read_link(entry.path()) else { continue };
+            if !target.starts_with(dir) || !is_table(&target) {
+                continue;
+            }
+            let info = std::fs::read_to_string(format!("/proc/self/fdinfo/{}", entry.file_name().to_string_lossy()));
+            let Ok(info) = info else { continue };
+            let flags = info.lines().find_map(|l| l.strip_prefix("flags:")).map(str::trim).unwrap();
+            let flags = u32::from_str_radix(flags, 8).unwrap();
+            out.push(flags & libc::O_DIRECT as u32 != 0);
+        }
+        out
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_tree_reopened_with_direct_reads_reads_its_tables_with_o_direct() {
+        let tree = tiny_tree();
+        let all = ReadSpec { existing: 1.0, ..ReadSpec::empty(0, 500, 7) };
+        for direct in [false, true] {
+            let db = tree.open_reads(tree.spec.options.clone(), direct).unwrap();
+            assert_eq!(measure(&db, 5_000, 16, &all).unwrap().found, 500);
+            let fds = table_fds_direct(tree.dir.path());
+            assert!(!fds.is_empty(), "lookups opened no table");
+            assert!(fds.iter().all(|&d| d == direct), "direct {direct}: {fds:?}");
+            db.close().unwrap();
+        }
     }
 
     #[test]

@@ -11,15 +11,22 @@
 use std::collections::BTreeMap;
 use std::error::Error;
 
+use shamba::FileInfo;
+
 use super::engine::{measure_cached, ratio, tables_per_op, LoadedTree, ReadSpec, Shape, TreeSpec, MEASUREMENT_NOTE};
+use super::filter_bound::{min_reads, Floor, TableCost};
 use super::report::{Cell, Plot, Report, Table};
-use super::variants::{build_options, Build, Variant, ALL};
+use super::unit_oracle::{empty_lookup_visits, Table as OracleTable};
+use super::variants::{build_options, Build, Variant, ALL, BUDGETED};
 use super::ExpArgs;
 use crate::bench::keys::KeyDistribution;
 use crate::bench::report::PhaseResult;
 
 /// Bits per key of every filter.
 pub const BITS_PER_KEY: f64 = 10.0;
+
+/// Cache sizes (% of the metadata) at which each policy is held against the bound.
+pub const BOUND_PCTS: [f64; 3] = [10.0, 25.0, 40.0];
 
 /// The tree of the issue's RocksDB figures: 2M keys of 32 B + 32 B values, T = 4, 3 levels.
 pub fn pressure_tree(num: u64, build: Build, pct: f64, seed: u64) -> TreeSpec {
@@ -46,6 +53,24 @@ pub struct Grid {
 }
 
 impl Grid {
+    /// `exp memory-bound`'s grid: the budgets of the bound (10, 25, 40%), empty lookups,
+    /// the baselines, SHaMBa-eq-F, Elastic, and the partitioned Ribbon policies (modular and
+    /// first module sized to the budget) with hit odds, and the [`BUDGETED`] variants.
+    fn bound(quick: bool) -> Grid {
+        let names = ["plain", "plain-part", "eq-F", "elastic", "ribbon-eq-O-part", "ribbon-prop-O-part"];
+        let mut variants: Vec<Variant> = ALL.iter().copied().filter(|v| names.contains(&v.name)).collect();
+        variants.extend(BUDGETED);
+        Grid {
+            num: 2_000_000,
+            pcts: BOUND_PCTS.to_vec(),
+            dists: vec![KeyDistribution::Uniform, KeyDistribution::Zipfian],
+            alphas: vec![0.0],
+            variants,
+            warmup: if quick { 5_000 } else { 10_000 },
+            reads: if quick { 5_000 } else { 15_000 },
+        }
+    }
+
     fn new(quick: bool) -> Grid {
         if quick {
             Grid {
@@ -63,7 +88,7 @@ impl Grid {
                 pcts: vec![10.0, 25.0, 40.0, 70.0, 100.0, 150.0],
                 dists: vec![KeyDistribution::Uniform, KeyDistribution::Normal, KeyDistribution::Zipfian],
                 alphas: vec![0.0, 0.5, 1.0],
-                variants: ALL.to_vec(),
+                variants: ALL.iter().chain(&BUDGETED).copied().collect(),
                 warmup: 30_000,
                 reads: 30_000,
             }
@@ -96,10 +121,27 @@ pub fn dist_name(d: KeyDistribution) -> &'static str {
     }
 }
 
-/// Run every variant of `grid`, loading one tree per build.
-pub fn run_grid(grid: &Grid, seed: u64, notes: &mut Vec<String>) -> Result<Vec<CellResult>, Box<dyn Error>> {
+/// What a grid's run leaves: its cells and the Plain tree's tables (the bound's).
+pub struct GridRun {
+    /// Every measured cell.
+    pub cells: Vec<CellResult>,
+    /// The Plain tree's tables.
+    pub plain_files: Vec<FileInfo>,
+    /// The Plain tree's filter + index bytes (what cache sizes are a percentage of).
+    pub metadata: u64,
+}
+
+/// Run every variant of `grid`, loading one tree per build; tables read with `O_DIRECT`
+/// if `direct_io`.
+pub fn run_grid(grid: &Grid, seed: u64, direct_io: bool, notes: &mut Vec<String>) -> Result<GridRun, Box<dyn Error>> {
     let plain = LoadedTree::load(pressure_tree(grid.num, Build::Whole, 100.0, seed))?;
     let metadata = plain.metadata_bytes();
+    let plain_files = {
+        let db = plain.open(plain.spec.options.clone())?;
+        let files = db.files();
+        db.close()?;
+        files
+    };
     let filter_share = ratio(plain.filter_bytes() as f64, metadata as f64);
     notes.push(format!("Plain tree: {} (loaded in {:.1} s)", plain.describe(), plain.load_seconds));
     // Trees by build (SHaMBa-prop: by budget), kept for the variants that share them.
@@ -130,7 +172,8 @@ pub fn run_grid(grid: &Grid, seed: u64, notes: &mut Vec<String>) -> Result<Vec<C
                     let spec = ReadSpec {
                         existing: alpha,
                         distribution: dist,
-                        ..ReadSpec::empty(warmup, grid.reads, seed ^ (pct as u64))
+                        direct_io,
+                        ..ReadSpec::empty(warmup, grid.reads, lookup_seed(seed, pct))
                     };
                     let result = measure_cached(tree, v, cache, elastic_budget, &spec)?;
                     cells.push(CellResult { variant: v.name, pct, dist, alpha, result });
@@ -138,7 +181,12 @@ pub fn run_grid(grid: &Grid, seed: u64, notes: &mut Vec<String>) -> Result<Vec<C
             }
         }
     }
-    Ok(cells)
+    Ok(GridRun { cells, plain_files, metadata })
+}
+
+/// The seed of the measured lookups of the cells at `pct`.
+fn lookup_seed(seed: u64, pct: f64) -> u64 {
+    seed ^ (pct as u64)
 }
 
 fn tree_key(build: Build, pct: f64) -> String {
@@ -193,7 +241,8 @@ pub fn run(args: &ExpArgs) -> Result<Report, Box<dyn Error>> {
     let grid = Grid::new(args.quick);
     let mut report = Report::new("memory-pressure");
     let mut notes = Vec::new();
-    let cells = run_grid(&grid, args.seed, &mut notes)?;
+    let run = run_grid(&grid, args.seed, args.direct_io, &mut notes)?;
+    let cells = &run.cells;
 
     let mut long = Table::new(
         "grid",
@@ -216,7 +265,7 @@ pub fn run(args: &ExpArgs) -> Result<Report, Box<dyn Error>> {
             "filters skipped",
         ],
     );
-    for c in &cells {
+    for c in cells {
         let r = &c.result;
         long.row(vec![
             Cell::text(dist_name(c.dist)),
@@ -260,7 +309,7 @@ pub fn run(args: &ExpArgs) -> Result<Report, Box<dyn Error>> {
                 row.extend(
                     grid.variants
                         .iter()
-                        .map(|v| Cell::opt(find(&cells, v.name, pct, dist, alpha).map(|r| r.ios_per_op), 3)),
+                        .map(|v| Cell::opt(find(cells, v.name, pct, dist, alpha).map(|r| r.ios_per_op), 3)),
                 );
                 t.row(row);
             }
@@ -268,7 +317,7 @@ pub fn run(args: &ExpArgs) -> Result<Report, Box<dyn Error>> {
                 let pts = grid
                     .pcts
                     .iter()
-                    .filter_map(|&p| find(&cells, v.name, p, dist, alpha).map(|r| (p, r.ios_per_op)))
+                    .filter_map(|&p| find(cells, v.name, p, dist, alpha).map(|r| (p, r.ios_per_op)))
                     .collect();
                 plot.series(v.name, pts);
             }
@@ -284,9 +333,9 @@ pub fn run(args: &ExpArgs) -> Result<Report, Box<dyn Error>> {
         &["cache %", "seed KB", "ours KB", "seed x of 100%", "ours x of 100%", "ours I/Os"],
     );
     let seed_t1 = [(10.0, 279.0, 23.2), (40.0, 88.0, 7.3), (70.0, 17.0, 1.4), (100.0, 12.0, 1.0)];
-    let at100 = find(&cells, "plain", 100.0, KeyDistribution::Uniform, 0.0).map(|r| r.bytes_read_per_op);
+    let at100 = find(cells, "plain", 100.0, KeyDistribution::Uniform, 0.0).map(|r| r.bytes_read_per_op);
     for &pct in &grid.pcts {
-        let Some(r) = find(&cells, "plain", pct, KeyDistribution::Uniform, 0.0) else { continue };
+        let Some(r) = find(cells, "plain", pct, KeyDistribution::Uniform, 0.0) else { continue };
         let seed = seed_t1.iter().find(|s| s.0 == pct);
         t1.row(vec![
             Cell::num(pct, 0),
@@ -298,10 +347,11 @@ pub fn run(args: &ExpArgs) -> Result<Report, Box<dyn Error>> {
         ]);
     }
 
-    let bars = bar_table(&grid, &cells);
+    let bars = bar_table(&grid, cells);
     report.tables.push(t1);
     report.tables.push(bars);
-    report.tables.push(scorecard(&grid, &cells));
+    report.tables.push(scorecard(&grid, cells));
+    report.tables.push(bound_table(&grid, &run, args.seed)?);
     report.tables.push(long);
     report.notes.extend(notes);
     report.note("best SHaMBa = the SHaMBa variant (eq/prop, none/P/F, modular Ribbon, eq-F on partitioned filters) with the fewest I/Os in that cell (chosen after the fact: the scorecard shows fixed policies); plain-part = Plain with ~4 KiB partitioned index and filters behind a pinned top-level index (RocksDB's partitioned filters), eq-F-part = SHaMBa-eq-F on the same partitions (seed 002 Fig. 11)");
@@ -312,8 +362,138 @@ pub fn run(args: &ExpArgs) -> Result<Report, Box<dyn Error>> {
         grid.warmup, grid.reads
     ));
     report.note("every tree is settled with L0 empty, so builds differ only slightly in how L1 is split (background compaction timing); the 'tables' column gives tables visited per lookup");
+    report.note(BOUND_NOTE);
     report.note(MEASUREMENT_NOTE);
+    if args.direct_io {
+        report.note(DIRECT_IO_NOTE);
+    }
     Ok(report)
+}
+
+/// `shamba exp memory-bound`: the bound table alone, on a small grid (10, 25, 40%, empty
+/// lookups, the baselines and a policy of each family).
+pub fn run_bound(args: &ExpArgs) -> Result<Report, Box<dyn Error>> {
+    let grid = Grid::bound(args.quick);
+    let mut report = Report::new("memory-bound");
+    let mut notes = Vec::new();
+    let run = run_grid(&grid, args.seed, args.direct_io, &mut notes)?;
+    report.tables.push(bound_table(&grid, &run, args.seed)?);
+    let mut io = Table::new(
+        "grid",
+        "I/Os and lookups/s per empty lookup",
+        &["dist", "cache %", "variant", "I/Os", "data", "index", "filter", "ops/s"],
+    );
+    for c in &run.cells {
+        let r = &c.result;
+        io.row(vec![
+            Cell::text(dist_name(c.dist)),
+            Cell::num(c.pct, 0),
+            Cell::text(c.variant),
+            Cell::num(r.ios_per_op, 3),
+            Cell::num(r.reads_per_op_by_kind[0], 3),
+            Cell::num(r.reads_per_op_by_kind[1], 3),
+            Cell::num(r.reads_per_op_by_kind[2], 3),
+            Cell::num(r.ops_per_sec, 0),
+        ]);
+    }
+    report.tables.push(io);
+    report.notes.extend(notes);
+    report.note(format!("{} warm-up + {} measured lookups per cell", grid.warmup, grid.reads));
+    report.note(BOUND_NOTE);
+    report.note(MEASUREMENT_NOTE);
+    if args.direct_io {
+        report.note(DIRECT_IO_NOTE);
+    }
+    Ok(report)
+}
+
+/// What `--direct-io` changes.
+const DIRECT_IO_NOTE: &str = "--direct-io: tables read with O_DIRECT, so a block read is a read from this machine's disk (a VM's virtual disk, shared with other work), not from the OS page cache";
+
+/// What the bound table means.
+const BOUND_NOTE: &str = "bound: the fewest reads per empty lookup any static assignment of the cache's bytes to (table, filter bits, index share) could give on the measured lookups' trace of table visits, fractional (the LP of a multiple-choice knapsack, solved exactly by convex hulls and reads saved per byte); a visit costs its false positive's data read plus an index read when the index is not resident, or one read for the rest of the filter. Floors: Bloom = 2^(-b ln 2) per b bits/key (any Bloom filter, split or not), any filter = 2^-b (Ribbon included; Monkey's bits up to twice the built bits). Each policy is divided by its family's bound (Ribbon builds by the any-filter one); the cache also keeps data blocks, which the bound does not model, so under skewed lookups a policy may come under it";
+
+/// Whether `build`'s filters are Ribbon (some part of them), so only the any-filter floor
+/// bounds them.
+fn floor_of(build: Build) -> Floor {
+    match build {
+        Build::RibbonEq(_) | Build::PartitionedRibbonEq(_) | Build::Combined(_) | Build::PartitionedRibbonProp => {
+            Floor::AnyFilter
+        }
+        _ => Floor::Bloom,
+    }
+}
+
+/// Each policy's empty-lookup reads over the bound at [`BOUND_PCTS`] (those in the grid).
+fn bound_table(grid: &Grid, run: &GridRun, seed: u64) -> Result<Table, Box<dyn Error>> {
+    let mut headers: Vec<String> = [
+        "dist",
+        "cache %",
+        "bloom bound",
+        "any-filter bound",
+        "best",
+        "best I/Os",
+        "best / any-filter bound",
+        "best bloom",
+        "best bloom / bloom bound",
+    ]
+    .map(String::from)
+    .to_vec();
+    headers.extend(grid.variants.iter().map(|v| format!("{} / bound", v.name)));
+    let h: Vec<&str> = headers.iter().map(String::as_str).collect();
+    let mut t =
+        Table::new("bound", "Distance to the optimum: empty-lookup reads over the offline bound at the same bytes", &h);
+    let tables: Vec<OracleTable> = run.plain_files.iter().map(OracleTable::of).collect();
+    let zipf_theta = crate::bench::BenchArgs::defaults().zipf_theta;
+    let key_size = pressure_tree(grid.num, Build::Whole, 100.0, seed).key_size;
+    for &dist in &grid.dists {
+        for pct in BOUND_PCTS.iter().copied().filter(|p| grid.pcts.contains(p)) {
+            let visits =
+                empty_lookup_visits(&tables, grid.num, key_size, dist, zipf_theta, grid.reads, lookup_seed(seed, pct))
+                    .map_err(|e| format!("bound: {e}"))?;
+            let costs: Vec<TableCost> = run
+                .plain_files
+                .iter()
+                .zip(&visits)
+                .map(|(f, &visits)| TableCost { visits, entries: f.entries, index_bytes: f.index_bytes })
+                .collect();
+            let budget = (run.metadata as f64 * pct / 100.0) as u64;
+            let per_lookup = |floor: Floor, bits: f64| min_reads(&costs, floor, bits, budget) / grid.reads as f64;
+            let bloom = per_lookup(Floor::Bloom, BITS_PER_KEY);
+            let any = per_lookup(Floor::AnyFilter, 2.0 * BITS_PER_KEY);
+            let measured: Vec<(&Variant, Option<f64>)> = grid
+                .variants
+                .iter()
+                .map(|v| (v, find(&run.cells, v.name, pct, dist, 0.0).map(|r| r.ios_per_op)))
+                .collect();
+            let best_of = |only_bloom: bool| {
+                measured
+                    .iter()
+                    .filter(|(v, _)| !only_bloom || floor_of(v.build) == Floor::Bloom)
+                    .filter_map(|(v, r)| r.map(|r| (v.name, r)))
+                    .min_by(|a, b| a.1.total_cmp(&b.1))
+            };
+            let best = best_of(false);
+            let best_bloom = best_of(true);
+            let mut row = vec![
+                Cell::text(dist_name(dist)),
+                Cell::num(pct, 0),
+                Cell::num(bloom, 4),
+                Cell::num(any, 4),
+                Cell::text(best.map_or("-", |b| b.0)),
+                Cell::opt(best.map(|b| b.1), 4),
+                Cell::opt(best.map(|b| ratio(b.1, any)), 2),
+                Cell::text(best_bloom.map_or("-", |b| b.0)),
+                Cell::opt(best_bloom.map(|b| ratio(b.1, bloom)), 2),
+            ];
+            row.extend(measured.iter().map(|(v, r)| {
+                let bound = if floor_of(v.build) == Floor::Bloom { bloom } else { any };
+                Cell::opt(r.map(|r| ratio(r, bound)), 2)
+            }));
+            t.row(row);
+        }
+    }
+    Ok(t)
 }
 
 /// The issue-4 bars on this grid: best SHaMBa vs Plain (partitioned and whole) per workload

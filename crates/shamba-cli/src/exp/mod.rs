@@ -12,8 +12,10 @@
 //! | `ribbon` | 004 | bits/key vs FPR, build and query ns: Bloom vs Ribbon |
 //! | `hash-sharing` | 000, Fig. 5-9 | engine: empty lookups with one shared digest vs one per table |
 //! | `memory-pressure` | 002, Fig. 6-7, Table 1 | engine: I/Os per lookup vs cache size, every policy |
+//! | `memory-bound` | - | engine: `memory-pressure`'s distance to the offline bound alone, on a small grid |
 //! | `modules` | 002, Fig. 8-10 | engine: SHaMBa-eq with 1, 2, 3, 7 modules |
 //! | `elastic` | 003, Fig. 5 | engine: ElasticBF vs Plain at 4 bits/key |
+//! | `elastic-seed` | 003, Fig. 5-6 | engine: `elastic`'s seed003 table alone (O_DIRECT, filter loads counted) |
 //! | `monkey` | 002, Fig. 12 | engine: uniform vs Monkey bits/key at equal memory |
 //! | `headline` | 002 | engine: Plain vs SHaMBa under memory pressure, default options |
 //! | `prefetch` | - | engine: every candidate's filter line prefetched vs level by level |
@@ -24,6 +26,7 @@ use std::error::Error;
 mod elastic;
 mod elastic_seed;
 mod engine;
+mod filter_bound;
 mod hash_cost;
 mod hash_fpr;
 mod hash_sharing;
@@ -45,7 +48,7 @@ mod variants;
 #[derive(Debug, clap::Args)]
 pub struct ExpArgs {
     /// Experiment name (hash-cost, hash-fpr, units-fpr, mbf, ribbon, hash-sharing, memory-pressure,
-    /// modules, elastic, monkey, headline, prefetch, multi-get).
+    /// memory-bound, modules, elastic, elastic-seed, monkey, headline, prefetch, multi-get).
     pub name: String,
     /// A short run (a few minutes at most).
     #[arg(long)]
@@ -56,6 +59,10 @@ pub struct ExpArgs {
     /// Where CSV and SVG files go.
     #[arg(long, default_value = "results")]
     pub out: std::path::PathBuf,
+    /// Read tables with O_DIRECT (memory-pressure, memory-bound): a block the engine does not hold is
+    /// read from this machine's disk, not from the OS page cache.
+    #[arg(long)]
+    pub direct_io: bool,
     /// Random seed for keys and queries.
     #[arg(long, default_value_t = 42)]
     pub seed: u64,
@@ -71,15 +78,17 @@ pub fn run(args: &ExpArgs) -> Result<(), Box<dyn Error>> {
         "ribbon" => ribbon::run(args)?,
         "hash-sharing" => hash_sharing::run(args)?,
         "memory-pressure" => memory_pressure::run(args)?,
+        "memory-bound" => memory_pressure::run_bound(args)?,
         "modules" => modules::run(args)?,
         "elastic" => elastic::run(args)?,
+        "elastic-seed" => elastic_seed::run(args)?,
         "monkey" => monkey::run(args)?,
         "headline" => headline::run(args)?,
         "prefetch" => prefetch::run(args)?,
         "multi-get" => multi_get::run(args)?,
         other => {
             return Err(
-                format!("unknown experiment {other:?} (known: hash-cost, hash-fpr, units-fpr, mbf, ribbon, hash-sharing, memory-pressure, modules, elastic, monkey, headline, prefetch, multi-get)").into()
+                format!("unknown experiment {other:?} (known: hash-cost, hash-fpr, units-fpr, mbf, ribbon, hash-sharing, memory-pressure, memory-bound, modules, elastic, elastic-seed, monkey, headline, prefetch, multi-get)").into()
             )
         }
     };

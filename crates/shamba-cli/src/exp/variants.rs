@@ -107,6 +107,20 @@ pub const ALL: [Variant; 19] = [
     Variant::new("no-last-level", Build::Whole, Probe::Plain),
 ];
 
+/// Variants whose filters are held under `Options::filter_memory_budget` (the filter share
+/// of the bytes; the block cache, with the rest, holds index and data blocks and the parts
+/// read for one probe) instead of competing for the block cache by recency: the filter
+/// manager keeps the parts worth the most reads per byte. Named `*-budget`.
+pub const BUDGETED: [Variant; 2] = [
+    Variant::new("eq-F-budget", Build::Eq(2), Probe::Shamba(Skipping::Full)),
+    Variant::new("ribbon-eq-O-part-budget", Build::PartitionedRibbonEq(2), Probe::Shamba(Skipping::HitOdds)),
+];
+
+/// Whether `v` holds its filters under a filter memory budget ([`BUDGETED`]).
+pub fn budgeted(v: &Variant) -> bool {
+    v.name.ends_with("-budget")
+}
+
 /// First-module bits per key of SHaMBa-prop at a budget of `pct`% of the metadata (seed
 /// 002: 7 of 10 bits at 70%), or `None` when the budget holds everything (one module).
 pub fn prop_first_bits(bits_per_key: f64, pct: f64) -> Option<f64> {
@@ -179,10 +193,16 @@ pub fn build_options(base: &Options, build: Build, bits_per_key: f64, monkey: bo
     o
 }
 
-/// `base` with index and filter blocks in a block cache of `cache_bytes` and `v`'s probes.
+/// `base` with index and filter blocks in a block cache of `cache_bytes` and `v`'s probes
+/// (a [`BUDGETED`] variant: `elastic_budget` of those bytes, the filter share, as its
+/// filter memory budget, the rest as the block cache).
 pub fn cached_options(base: &Options, v: &Variant, cache_bytes: usize, elastic_budget: u64) -> Options {
     let mut o = base.clone();
     o.cache_capacity = cache_bytes;
+    if budgeted(v) {
+        o.filter_memory_budget = Some(elastic_budget);
+        o.cache_capacity = cache_bytes.saturating_sub(elastic_budget as usize);
+    }
     o.cache_index_and_filter_blocks = true;
     o.probe_policy = probe_policy(v, elastic_budget);
     o
@@ -201,11 +221,19 @@ mod tests {
     }
 
     #[test]
+    fn a_budgeted_variant_splits_the_bytes_between_its_filters_and_the_cache() {
+        let o = cached_options(&Options::default(), &BUDGETED[0], 1000, 700);
+        assert_eq!((o.filter_memory_budget, o.cache_capacity), (Some(700), 300));
+        let o = cached_options(&Options::default(), &ALL[0], 1000, 700);
+        assert_eq!((o.filter_memory_budget, o.cache_capacity), (None, 1000));
+    }
+
+    #[test]
     fn every_variant_builds_a_valid_policy() {
-        for v in ALL {
+        for v in ALL.iter().chain(&BUDGETED) {
             for pct in [10.0, 40.0, 150.0] {
                 build_policy(v.build, 10.0, false, pct).validate().unwrap();
-                probe_policy(&v, 1 << 20).validate().unwrap();
+                probe_policy(v, 1 << 20).validate().unwrap();
             }
         }
     }

@@ -121,7 +121,8 @@ class Db:
     ``first_bits_per_key``, ``ribbon_from_level``, ``monkey``, ``policy`` ("plain",
     "no-last-level", "shamba", "shamba-p", "shamba-f", "shamba-odds", "elastic"),
     ``elastic_budget_mb``, ``life_time``, ``cache_mb``, ``cache_pct``,
-    ``cache_index_and_filter``, ``partition``, ``compression`` ("none", "lz4"),
+    ``cache_index_and_filter``, ``filter_memory_budget`` (bytes of filters held in memory
+    across all tables; None: unbounded), ``partition``, ``compression`` ("none", "lz4"),
     ``compaction_style`` ("leveled", "tiered"), ``write_buffer_size``, ``target_file_size``,
     ``block_size``, ``max_open_files``, ``paranoid_file_checks``, ``sync``, ``keyspaces``
     (``{name: {tree options}}``: keyspaces' own options, over the database's).
@@ -145,6 +146,7 @@ class Db:
         cache_mb: float = 32.0,
         cache_pct: Optional[float] = None,
         cache_index_and_filter: bool = False,
+        filter_memory_budget: Optional[int] = None,
         partition: bool = False,
         compression: str = "none",
         compaction_style: str = "leveled",
