@@ -39,6 +39,7 @@ mod ribbon;
 mod unit_oracle;
 mod units_fpr;
 mod variants;
+pub mod workload;
 
 /// Arguments of `shamba exp`.
 #[derive(Debug, clap::Args)]
@@ -58,6 +59,23 @@ pub struct ExpArgs {
     /// Random seed for keys and queries.
     #[arg(long, default_value_t = 42)]
     pub seed: u64,
+    /// Which lookups run.
+    #[command(flatten)]
+    pub workload: workload::WorkloadArgs,
+}
+
+impl ExpArgs {
+    /// Empty lookups (`ReadSpec::empty`) from the one distribution the workload options name
+    /// (uniform unless `--distribution` says otherwise).
+    pub fn lookups(&self, warmup: u64, reads: u64, seed: u64) -> engine::ReadSpec {
+        let dist = self.workload.single(crate::bench::keys::KeyDistribution::Uniform);
+        self.workload.spec(dist, engine::ReadSpec::empty(warmup, reads, seed))
+    }
+
+    /// The report line naming the distribution [`ExpArgs::lookups`] draws from, over `n` keys.
+    pub fn lookups_note(&self, n: u64) -> String {
+        self.workload.describe(&[self.workload.single(crate::bench::keys::KeyDistribution::Uniform)], n)
+    }
 }
 
 /// Run the named experiment.
