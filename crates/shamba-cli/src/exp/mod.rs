@@ -18,6 +18,7 @@
 //! | `headline` | 002 | engine: Plain vs SHaMBa under memory pressure, default options |
 //! | `prefetch` | - | engine: every candidate's filter line prefetched vs level by level |
 //! | `multi-get` | - | engine: `multi_get` of 32 keys vs 32 single gets on `prefetch`'s tree |
+//! | `sst-skew` | 002, Fig. 2, 3, 5 | engine: accesses over tables, heat map by level, utility histogram, which beta |
 
 use std::error::Error;
 
@@ -36,6 +37,7 @@ mod multi_get;
 mod prefetch;
 pub mod report;
 mod ribbon;
+mod sst_skew;
 mod unit_oracle;
 mod units_fpr;
 mod variants;
@@ -45,7 +47,7 @@ pub mod workload;
 #[derive(Debug, clap::Args)]
 pub struct ExpArgs {
     /// Experiment name (hash-cost, hash-fpr, units-fpr, mbf, ribbon, hash-sharing, memory-pressure,
-    /// modules, elastic, monkey, headline, prefetch, multi-get).
+    /// modules, elastic, monkey, headline, prefetch, multi-get, sst-skew).
     pub name: String,
     /// A short run (a few minutes at most).
     #[arg(long)]
@@ -94,9 +96,10 @@ pub fn run(args: &ExpArgs) -> Result<(), Box<dyn Error>> {
         "headline" => headline::run(args)?,
         "prefetch" => prefetch::run(args)?,
         "multi-get" => multi_get::run(args)?,
+        "sst-skew" => sst_skew::run(args)?,
         other => {
             return Err(
-                format!("unknown experiment {other:?} (known: hash-cost, hash-fpr, units-fpr, mbf, ribbon, hash-sharing, memory-pressure, modules, elastic, monkey, headline, prefetch, multi-get)").into()
+                format!("unknown experiment {other:?} (known: hash-cost, hash-fpr, units-fpr, mbf, ribbon, hash-sharing, memory-pressure, modules, elastic, monkey, headline, prefetch, multi-get, sst-skew)").into()
             )
         }
     };

@@ -14,6 +14,7 @@ mod read;
 mod resume;
 mod snapshot;
 mod super_version;
+mod table_accesses;
 mod table_slots;
 mod verify;
 mod write;
