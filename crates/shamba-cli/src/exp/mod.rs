@@ -19,6 +19,7 @@
 //! | `prefetch` | - | engine: every candidate's filter line prefetched vs level by level |
 //! | `multi-get` | - | engine: `multi_get` of 32 keys vs 32 single gets on `prefetch`'s tree |
 //! | `sst-skew` | 002, Fig. 2, 3, 5 | engine: accesses over tables, heat map by level, utility histogram, which beta |
+//! | `index-vs-filter` | 002, Table 2, Fig. 15 | engine: index / filter bytes over entry and key sizes; SHaMBa-eq speedup as the index grows |
 
 use std::error::Error;
 
@@ -28,6 +29,7 @@ mod hash_cost;
 mod hash_fpr;
 mod hash_sharing;
 mod headline;
+mod index_vs_filter;
 mod mbf;
 pub mod measure;
 mod memory_pressure;
@@ -47,7 +49,7 @@ pub mod workload;
 #[derive(Debug, clap::Args)]
 pub struct ExpArgs {
     /// Experiment name (hash-cost, hash-fpr, units-fpr, mbf, ribbon, hash-sharing, memory-pressure,
-    /// modules, elastic, monkey, headline, prefetch, multi-get, sst-skew).
+    /// modules, elastic, monkey, headline, prefetch, multi-get, sst-skew, index-vs-filter).
     pub name: String,
     /// A short run (a few minutes at most).
     #[arg(long)]
@@ -97,9 +99,10 @@ pub fn run(args: &ExpArgs) -> Result<(), Box<dyn Error>> {
         "prefetch" => prefetch::run(args)?,
         "multi-get" => multi_get::run(args)?,
         "sst-skew" => sst_skew::run(args)?,
+        "index-vs-filter" => index_vs_filter::run(args)?,
         other => {
             return Err(
-                format!("unknown experiment {other:?} (known: hash-cost, hash-fpr, units-fpr, mbf, ribbon, hash-sharing, memory-pressure, modules, elastic, monkey, headline, prefetch, multi-get, sst-skew)").into()
+                format!("unknown experiment {other:?} (known: hash-cost, hash-fpr, units-fpr, mbf, ribbon, hash-sharing, memory-pressure, modules, elastic, monkey, headline, prefetch, multi-get, sst-skew, index-vs-filter)").into()
             )
         }
     };

@@ -74,7 +74,8 @@ pub struct Variant {
 }
 
 impl Variant {
-    const fn new(name: &'static str, build: Build, probe: Probe) -> Variant {
+    /// A variant named `name`.
+    pub const fn new(name: &'static str, build: Build, probe: Probe) -> Variant {
         Variant { name, build, probe }
     }
 
