@@ -20,6 +20,7 @@
 //! | `multi-get` | - | engine: `multi_get` of 32 keys vs 32 single gets on `prefetch`'s tree |
 //! | `sst-skew` | 002, Fig. 2, 3, 5 | engine: accesses over tables, heat map by level, utility histogram, which beta |
 //! | `index-vs-filter` | 002, Table 2, Fig. 15 | engine: index / filter bytes over entry and key sizes; SHaMBa-eq speedup as the index grows |
+//! | `ribbon-hybrid` | 004 | engine: Ribbon from level L (memory, build CPU, lookups), construction memory, cache entries by kind |
 
 use std::error::Error;
 
@@ -39,6 +40,7 @@ mod multi_get;
 mod prefetch;
 pub mod report;
 mod ribbon;
+mod ribbon_hybrid;
 mod sst_skew;
 mod unit_oracle;
 mod units_fpr;
@@ -49,7 +51,7 @@ pub mod workload;
 #[derive(Debug, clap::Args)]
 pub struct ExpArgs {
     /// Experiment name (hash-cost, hash-fpr, units-fpr, mbf, ribbon, hash-sharing, memory-pressure,
-    /// modules, elastic, monkey, headline, prefetch, multi-get, sst-skew, index-vs-filter).
+    /// modules, elastic, monkey, headline, prefetch, multi-get, sst-skew, index-vs-filter, ribbon-hybrid).
     pub name: String,
     /// A short run (a few minutes at most).
     #[arg(long)]
@@ -100,9 +102,10 @@ pub fn run(args: &ExpArgs) -> Result<(), Box<dyn Error>> {
         "multi-get" => multi_get::run(args)?,
         "sst-skew" => sst_skew::run(args)?,
         "index-vs-filter" => index_vs_filter::run(args)?,
+        "ribbon-hybrid" => ribbon_hybrid::run(args)?,
         other => {
             return Err(
-                format!("unknown experiment {other:?} (known: hash-cost, hash-fpr, units-fpr, mbf, ribbon, hash-sharing, memory-pressure, modules, elastic, monkey, headline, prefetch, multi-get, sst-skew, index-vs-filter)").into()
+                format!("unknown experiment {other:?} (known: hash-cost, hash-fpr, units-fpr, mbf, ribbon, hash-sharing, memory-pressure, modules, elastic, monkey, headline, prefetch, multi-get, sst-skew, index-vs-filter, ribbon-hybrid)").into()
             )
         }
     };
