@@ -21,6 +21,7 @@
 //! | `sst-skew` | 002, Fig. 2, 3, 5 | engine: accesses over tables, heat map by level, utility histogram, which beta |
 //! | `index-vs-filter` | 002, Table 2, Fig. 15 | engine: index / filter bytes over entry and key sizes; SHaMBa-eq speedup as the index grows |
 //! | `ribbon-hybrid` | 004 | engine: Ribbon from level L (memory, build CPU, lookups), construction memory, cache entries by kind |
+//! | `partitioned` | 002, Fig. 11 | engine: SHaMBa on partitioned filters at 5-35%, modules of at least a page |
 
 use std::error::Error;
 
@@ -37,6 +38,7 @@ mod memory_pressure;
 mod modules;
 mod monkey;
 mod multi_get;
+mod partitioned;
 mod prefetch;
 pub mod report;
 mod ribbon;
@@ -51,7 +53,7 @@ pub mod workload;
 #[derive(Debug, clap::Args)]
 pub struct ExpArgs {
     /// Experiment name (hash-cost, hash-fpr, units-fpr, mbf, ribbon, hash-sharing, memory-pressure,
-    /// modules, elastic, monkey, headline, prefetch, multi-get, sst-skew, index-vs-filter, ribbon-hybrid).
+    /// modules, elastic, monkey, headline, prefetch, multi-get, sst-skew, index-vs-filter, ribbon-hybrid, partitioned).
     pub name: String,
     /// A short run (a few minutes at most).
     #[arg(long)]
@@ -103,9 +105,10 @@ pub fn run(args: &ExpArgs) -> Result<(), Box<dyn Error>> {
         "sst-skew" => sst_skew::run(args)?,
         "index-vs-filter" => index_vs_filter::run(args)?,
         "ribbon-hybrid" => ribbon_hybrid::run(args)?,
+        "partitioned" => partitioned::run(args)?,
         other => {
             return Err(
-                format!("unknown experiment {other:?} (known: hash-cost, hash-fpr, units-fpr, mbf, ribbon, hash-sharing, memory-pressure, modules, elastic, monkey, headline, prefetch, multi-get, sst-skew, index-vs-filter, ribbon-hybrid)").into()
+                format!("unknown experiment {other:?} (known: hash-cost, hash-fpr, units-fpr, mbf, ribbon, hash-sharing, memory-pressure, modules, elastic, monkey, headline, prefetch, multi-get, sst-skew, index-vs-filter, ribbon-hybrid, partitioned)").into()
             )
         }
     };
