@@ -128,6 +128,7 @@ pub fn inspect(db: &Path, files: bool) -> CliResult {
         println!("  {:<7}{:>10} reads {:>14} bytes", kind.name(), s.io.reads_of(kind), s.io.bytes_of(kind));
     }
     println!("block cache: {} / {} bytes", s.cache_usage, s.cache_capacity);
+    println!("{}", cache_entries_table(&s));
     println!("open table files: {} / {}", s.open_table_files, s.max_open_table_files);
     println!("pinned index and filter bytes: {}", s.pinned_table_bytes);
     Ok(db.close()?)
@@ -189,6 +190,24 @@ fn inspect_keyspace(ks: &Keyspace, files: bool) {
             show(&f.largest_key)
         );
     }
+}
+
+/// The block cache's entries by block kind (RocksDB's block-cache entry statistics):
+/// blocks, bytes and share of the capacity, with hits and misses since open.
+pub fn cache_entries_table(s: &shamba::Stats) -> String {
+    let mut out = format!("  {:<7}{:>10}{:>14}{:>9}{:>12}{:>12}", "kind", "blocks", "bytes", "share", "hits", "misses");
+    for ((kind, (blocks, bytes, share)), c) in shamba::BlockKind::ALL.into_iter().zip(s.cache_entries()).zip(s.cache) {
+        out.push_str(&format!(
+            "\n  {:<7}{:>10}{:>14}{:>8.1}%{:>12}{:>12}",
+            kind.name(),
+            blocks,
+            bytes,
+            100.0 * share,
+            c.hits,
+            c.misses
+        ));
+    }
+    out
 }
 
 pub fn sst(path: &Path, max_entries: usize) -> CliResult {

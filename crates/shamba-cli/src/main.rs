@@ -5,12 +5,16 @@
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
 mod admin;
+mod alloc_meter;
 mod bench;
 mod exp;
 mod serve;
 mod stress;
 
 use clap::{Parser, Subcommand};
+
+#[global_allocator]
+static ALLOCATOR: alloc_meter::Meter = alloc_meter::Meter;
 use std::path::PathBuf;
 
 /// Shamba: an LSM-tree key-value store built around its read path.

@@ -184,7 +184,8 @@ impl BuildPolicy {
         Ok(())
     }
 
-    fn is_ribbon_level(&self, level: usize) -> bool {
+    /// Whether tables written to `level` get Ribbon filters (`ribbon_from_level` and below).
+    pub fn is_ribbon_level(&self, level: usize) -> bool {
         self.ribbon_from_level.is_some_and(|from| level >= from)
     }
 

@@ -22,7 +22,7 @@ fn dict<'py, V: IntoPyObject<'py>>(
 /// - `io`: device reads by block kind (`data`, `index`, `filter`, `other`), each
 ///   `{"reads", "bytes"}`;
 /// - `cache`: `{"capacity", "usage", "kinds": {kind: {"hits", "misses", "bytes_inserted",
-///   "bytes_resident"}}}`;
+///   "bytes_resident", "entries_resident"}}}`;
 /// - `levels`: one dict per level (`files`, `runs`, `bytes`, `entries`, `filter_bytes`,
 ///   `index_bytes`, and `lookups`: its table visits, filter parts probed, filter negatives,
 ///   false positives, filters skipped, hits);
@@ -42,6 +42,7 @@ pub(crate) fn stats_dict<'py>(py: Python<'py>, s: &Stats) -> PyResult<Bound<'py,
                     ("misses", c.misses),
                     ("bytes_inserted", c.bytes_inserted),
                     ("bytes_resident", c.bytes_resident),
+                    ("entries_resident", c.entries_resident),
                 ],
             )?,
         )?;

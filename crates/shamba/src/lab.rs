@@ -6,7 +6,7 @@
 
 pub use crate::io::{CrashKeeps, DeviceModel, FaultPlan, FaultyStorage, SimFault, SimStorage};
 pub use crate::key::user_key;
-pub use crate::manager::Estimate;
+pub use crate::manager::{Estimate, TableAccesses};
 pub use crate::options::{LabOptions, ReadLab};
 pub use crate::table::dump_table;
 
@@ -22,5 +22,13 @@ pub use crate::table::dump_table;
 /// compaction making the database read-only as a background one does.
 pub fn compact_level(db: &crate::Db, level: usize) -> crate::Result<()> {
     db.compact_level(level)
+}
+
+/// Table-reaching lookups since `db` opened, and for every table of its current version
+/// that a lookup reached, what the filter manager counted (accesses, positives, its age in
+/// lookups, its filter parts' FP rates and bytes). Empty under `ProbePolicy::Plain`, which
+/// counts nothing; `Shamba` with `Skipping::None` counts without changing any probe.
+pub fn table_accesses(db: &crate::Db) -> (u64, Vec<TableAccesses>) {
+    db.table_accesses()
 }
 pub mod fuzz;

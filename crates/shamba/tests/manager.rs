@@ -135,3 +135,37 @@ fn no_last_level_never_probes_the_deepest_level() {
     assert_eq!(l.filter_parts_probed, 0, "{l:?}");
     assert_eq!(l.filters_skipped, l.table_lookups);
 }
+
+#[test]
+fn lab_table_accesses_counts_every_lookup_at_the_tables_it_reached() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let opts = Options { probe_policy: ProbePolicy::Shamba(ShambaPolicy::default()), ..base() };
+    let db = Db::open(dir.path(), opts).expect("open");
+    load(&db, 6000);
+    db.flush().expect("flush");
+    db.wait_for_compactions().expect("settle");
+    // 300 lookups of loaded keys, all in the first tenth of the key space, and 200 of
+    // missing keys spread over all of it.
+    for i in 0..300 {
+        assert!(db.get(key(2 * (i % 600))).expect("get").is_some());
+    }
+    for i in 0..200 {
+        assert!(db.get(key(2 * (i * 29) + 1)).expect("get").is_none());
+    }
+    let (lookups, tables) = shamba::lab::table_accesses(&db);
+    assert_eq!(lookups, 500);
+    assert_eq!(tables.iter().map(|t| t.positives).sum::<u64>(), 300, "each found key counted once");
+    assert!(tables.iter().all(|t| t.positives <= t.accesses && t.age <= 500 && t.accesses > 0));
+    assert!(tables.iter().any(|t| t.age >= 499), "the first table reached was born at the first lookup");
+    assert!(tables.iter().all(|t| t.part_fprs.len() == 2 && t.part_bytes.len() == 2), "{tables:?}");
+    // The found keys all sit in the first tenth: the table holding key 0 got them.
+    let first = db.files().into_iter().filter(|f| f.smallest_key <= key(0)).map(|f| f.number).collect::<Vec<_>>();
+    let hot: u64 = tables.iter().filter(|t| first.contains(&t.number)).map(|t| t.positives).sum();
+    assert!(hot > 0, "{tables:?}");
+    db.close().expect("close");
+
+    // Plain counts nothing.
+    let db = Db::open(dir.path(), base()).expect("reopen");
+    db.get(key(0)).expect("get");
+    assert_eq!(shamba::lab::table_accesses(&db), (0, Vec::new()));
+}

@@ -335,6 +335,10 @@ pub struct ReadSpec {
     pub existing: f64,
     /// How keys are picked.
     pub distribution: KeyDistribution,
+    /// Zipf exponent (`zipfian`, `zipf-contiguous`).
+    pub zipf_theta: f64,
+    /// Standard deviation of `normal` in keys (`None`: a tenth of the keys).
+    pub normal_sd: Option<f64>,
     /// Share one digest per lookup (false: the unshared baseline).
     pub share_hash: bool,
     /// Random seed of the lookups.
@@ -357,6 +361,8 @@ impl ReadSpec {
             reads,
             existing: 0.0,
             distribution: KeyDistribution::Uniform,
+            zipf_theta: super::workload::YCSB_ZIPF_THETA,
+            normal_sd: None,
             share_hash: true,
             seed,
             profile: false,
@@ -375,6 +381,8 @@ pub fn measure(db: &Db, num: u64, key_size: usize, spec: &ReadSpec) -> Result<Ph
     args.key_size = key_size;
     args.existing_fraction = spec.existing;
     args.distribution = spec.distribution;
+    args.zipf_theta = spec.zipf_theta;
+    args.normal_sd = spec.normal_sd;
     args.no_share_hash = !spec.share_hash;
     args.profile = spec.profile;
     args.no_fill_cache = !spec.fill_cache;

@@ -216,7 +216,8 @@ fn digests_per_lookup(r: &PhaseResult, shared: bool) -> f64 {
 pub fn run(args: &ExpArgs) -> Result<Report, Box<dyn Error>> {
     let plan = Plan::new(args.quick);
     let mut report = Report::new("hash-sharing");
-    let empty = ReadSpec::empty(plan.warmup, plan.reads, args.seed);
+    let dist = args.workload.single(KeyDistribution::Uniform);
+    let empty = args.workload.spec(dist, ReadSpec::empty(plan.warmup, plan.reads, args.seed));
 
     // Fig. 5a: key size, NVM.
     let mut t5a = Table::new(
@@ -294,6 +295,7 @@ pub fn run(args: &ExpArgs) -> Result<Report, Box<dyn Error>> {
     report.note("seed 000 used RocksDB's 64-bit MurmurHash; we use xxh3-128, about 2-4x cheaper per byte, so the hashing share of a lookup (and the gain) is smaller at equal key size. The seed's 'NVM' is a RAM disk (a syscall per read): closest to our device 'none' (page-cache pread); our 'nvm' adds 70 ns to that");
     report.note("paper figures are plots; the seed column gives the values stated in the text (Fig. 5a: 10-33%, >30% at 1 KB; Fig. 6: 15% SSD .. >80% NVM; Fig. 7: 20% PCIe, >65% NVM at 10 bits/key; Fig. 9: 75% at alpha 0, >15% at alpha 1)");
     report.note(format!("filters and indexes pinned, block cache {} KiB; per point {} warm-up lookups, then {} alternating shared/unshared runs of the same {} lookups, fastest run kept", SMALL_CACHE >> 10, plan.warmup, plan.repeats, plan.reads));
+    report.note(args.workload.describe(&[dist], keys_for_levels(plan.flush_keys, plan.tree_levels)));
     report.note(MEASUREMENT_NOTE);
     Ok(report)
 }
@@ -355,7 +357,16 @@ fn height_sweep(plan: &Plan, args: &ExpArgs, hash_fn: HashFn, report: &mut Repor
             continue;
         }
         let stats = db.stats();
-        let (s, u) = pair(&db, max, ks, plan, &ReadSpec::empty(plan.warmup, plan.reads, args.seed))?;
+        let (s, u) = pair(
+            &db,
+            max,
+            ks,
+            plan,
+            &args.workload.spec(
+                args.workload.single(KeyDistribution::Uniform),
+                ReadSpec::empty(plan.warmup, plan.reads, args.seed),
+            ),
+        )?;
         let levels = stats.non_empty_levels();
         let n = flushes * fk;
         table.row(vec![
@@ -513,7 +524,7 @@ fn fraction_sweep(plan: &Plan, tree: &LoadedTree, empty: &ReadSpec, report: &mut
         let empty = &ReadSpec { warmup: empty.warmup.min(plan.reads), ..empty.clone() };
         let mut pts = Vec::new();
         for &alpha in &plan.fractions {
-            let spec = ReadSpec { existing: alpha, distribution: KeyDistribution::Uniform, ..empty.clone() };
+            let spec = ReadSpec { existing: alpha, ..empty.clone() };
             let (s, u) = pair(&db, tree.spec.num, tree.spec.key_size, plan, &spec)?;
             let seed = match (dev, alpha) {
                 ("nvm", 0.0) => "75 (RAM disk)",

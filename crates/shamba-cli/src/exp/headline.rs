@@ -9,7 +9,7 @@ use std::error::Error;
 use shamba::Options;
 use shamba::Skipping;
 
-use super::engine::{measure_cached, ratio, tables_per_op, LoadedTree, ReadSpec, TreeSpec, MEASUREMENT_NOTE};
+use super::engine::{measure_cached, ratio, tables_per_op, LoadedTree, TreeSpec, MEASUREMENT_NOTE};
 use super::memory_pressure::BITS_PER_KEY;
 use super::report::{Cell, Plot, Report, Table};
 use super::variants::{build_options, Build, Probe, Variant};
@@ -105,7 +105,7 @@ pub fn run(args: &ExpArgs) -> Result<Report, Box<dyn Error>> {
                 Build::PartitionedRibbonProp => prop,
                 _ => &eq,
             };
-            let r = measure_cached(t, v, cache, 0, &ReadSpec::empty(warmup, reads, args.seed ^ pct as u64))?;
+            let r = measure_cached(t, v, cache, 0, &args.lookups(warmup, reads, args.seed ^ pct as u64))?;
             let b = base.get_or_insert_with(|| r.clone());
             table.row(vec![
                 Cell::num(pct, 0),
@@ -134,6 +134,7 @@ pub fn run(args: &ExpArgs) -> Result<Report, Box<dyn Error>> {
     report.note("Plain: one 10 bits/key Bloom filter per table; eq: two 5 bits/key modules probed in order; eq-F: the same, skipping modules (or whole filters) whose utility is under 0.1 (0.2) (seed 002, Algorithm 1); ribbon-eq-F: eq-F on two-module Ribbon filters at the Bloom-equivalent FP rate (about 30% smaller, so more of them fit in the same cache); ribbon-eq-part: two-module Ribbon filters in each ~4 KiB partition (first modules in the cache's high pool, second modules in the low pool), no skipping; ribbon-eq-F-part: the same with SHaMBa-F skipping; combined: ribbon-eq-part with Monkey-allocated bits per level (the same total memory); ribbon-prop-O-part: two Ribbon modules per partition, the first sized to the cache (bits/key x cache %, as SHaMBa-prop; one module at 150%), with hit odds; ribbon-eq-O-part: ribbon-eq-part fetching a module that is not resident only while a miss is at least as likely as a hit (Skipping::HitOdds, beyond the seed; for empty lookups the same as no skipping, see memory-pressure for lookups that find their key). Cache = % of the Plain tree's filter + index bytes, cold at open; warm-up lookups are not counted");
     report.note("plain-part: Plain on ~4 KiB partitioned index and filters behind a pinned top-level index (RocksDB's partitioned filters). For scale (issue 4): RocksDB 11.8 on this machine, same data, at 10%: 2.05 block reads and 148 KB per empty lookup with whole filters, 1.96 and 7.1 KB with partitioned filters");
     report.note(format!("{warmup} warm-up + {reads} measured lookups per row"));
+    report.note(args.lookups_note(num));
     report.note(MEASUREMENT_NOTE);
     Ok(report)
 }

@@ -71,12 +71,20 @@ impl Grid {
         }
     }
 
-    fn new(quick: bool) -> Grid {
+    fn new(args: &ExpArgs) -> Grid {
+        let mut grid = Grid::own(args.quick);
+        grid.dists = args.workload.list(&grid.dists);
+        grid
+    }
+
+    /// The grid of a run before the workload options: the seed's three distributions
+    /// (uniform, normal with sd 5 keys, Zipf 2 with the hot keys neighbours).
+    fn own(quick: bool) -> Grid {
         if quick {
             Grid {
                 num: 2_000_000,
                 pcts: vec![10.0, 25.0, 40.0, 100.0, 150.0],
-                dists: vec![KeyDistribution::Uniform, KeyDistribution::Zipfian],
+                dists: vec![KeyDistribution::Uniform, KeyDistribution::ZipfContiguous],
                 alphas: vec![0.0, 1.0],
                 variants: ALL.iter().copied().filter(|v| v.name != "no-last-level").collect(),
                 warmup: 10_000,
@@ -86,7 +94,7 @@ impl Grid {
             Grid {
                 num: 2_000_000,
                 pcts: vec![10.0, 25.0, 40.0, 70.0, 100.0, 150.0],
-                dists: vec![KeyDistribution::Uniform, KeyDistribution::Normal, KeyDistribution::Zipfian],
+                dists: vec![KeyDistribution::Uniform, KeyDistribution::Normal, KeyDistribution::ZipfContiguous],
                 alphas: vec![0.0, 0.5, 1.0],
                 variants: ALL.iter().chain(&BUDGETED).copied().collect(),
                 warmup: 30_000,
@@ -131,9 +139,15 @@ pub struct GridRun {
     pub metadata: u64,
 }
 
-/// Run every variant of `grid`, loading one tree per build; tables read with `O_DIRECT`
-/// if `direct_io`.
-pub fn run_grid(grid: &Grid, seed: u64, direct_io: bool, notes: &mut Vec<String>) -> Result<GridRun, Box<dyn Error>> {
+/// Run every variant of `grid` under `workload`'s distributions, loading one tree per
+/// build; tables read with `O_DIRECT` if `direct_io`.
+pub fn run_grid(
+    grid: &Grid,
+    workload: &super::workload::WorkloadArgs,
+    seed: u64,
+    direct_io: bool,
+    notes: &mut Vec<String>,
+) -> Result<GridRun, Box<dyn Error>> {
     let plain = LoadedTree::load(pressure_tree(grid.num, Build::Whole, 100.0, seed))?;
     let metadata = plain.metadata_bytes();
     let plain_files = {
@@ -171,9 +185,8 @@ pub fn run_grid(grid: &Grid, seed: u64, direct_io: bool, notes: &mut Vec<String>
                 for &alpha in &grid.alphas {
                     let spec = ReadSpec {
                         existing: alpha,
-                        distribution: dist,
                         direct_io,
-                        ..ReadSpec::empty(warmup, grid.reads, lookup_seed(seed, pct))
+                        ..workload.spec(dist, ReadSpec::empty(warmup, grid.reads, lookup_seed(seed, pct)))
                     };
                     let result = measure_cached(tree, v, cache, elastic_budget, &spec)?;
                     cells.push(CellResult { variant: v.name, pct, dist, alpha, result });
@@ -238,10 +251,10 @@ pub fn best_shamba<'a>(
 
 /// Run the experiment.
 pub fn run(args: &ExpArgs) -> Result<Report, Box<dyn Error>> {
-    let grid = Grid::new(args.quick);
+    let grid = Grid::new(args);
     let mut report = Report::new("memory-pressure");
     let mut notes = Vec::new();
-    let run = run_grid(&grid, args.seed, args.direct_io, &mut notes)?;
+    let run = run_grid(&grid, &args.workload, args.seed, args.direct_io, &mut notes)?;
     let cells = &run.cells;
 
     let mut long = Table::new(
@@ -358,8 +371,8 @@ pub fn run(args: &ExpArgs) -> Result<Report, Box<dyn Error>> {
     report.note("issue bars: at 10-40% cache, best SHaMBa <= 1/2 the block reads and <= 1/3 the bytes per empty lookup of Plain with partitioned filters; at 150%, the best policy within 5% of Plain. RocksDB 11.8 on this machine: 2.05 reads / 148 KB (whole filters), 1.96 / 7.1 KB (partitioned) at 10%");
     report.note("seed 002 gives Fig. 6-7 as plots only; its text: SHaMBa needs about a third of the memory of the state of the art for the same I/Os, SHaMBa-prop is best under 50% budget, eq at 50% and more; Table 1 (RocksDB-based prototype, 1 GB, 64 B entries) is reproduced for Plain");
     report.note(format!(
-        "Elastic: 5 units of 2 bits/key, enabled-unit budget = cache x filter share of the metadata; Zipf exponent 0.99 (seed 002 uses 2), normal sd = n/10 (seed: 5 keys); {} warm-up + {} measured lookups per cell, each cell from a freshly opened database (cold block cache, tree as loaded)",
-        grid.warmup, grid.reads
+        "Elastic: 5 units of 2 bits/key, enabled-unit budget = cache x filter share of the metadata; {}; {} warm-up + {} measured lookups per cell, each cell from a freshly opened database (cold block cache, tree as loaded)",
+        args.workload.describe(&grid.dists, grid.num), grid.warmup, grid.reads
     ));
     report.note("every tree is settled with L0 empty, so builds differ only slightly in how L1 is split (background compaction timing); the 'tables' column gives tables visited per lookup");
     report.note(BOUND_NOTE);
@@ -376,7 +389,7 @@ pub fn run_bound(args: &ExpArgs) -> Result<Report, Box<dyn Error>> {
     let grid = Grid::bound(args.quick);
     let mut report = Report::new("memory-bound");
     let mut notes = Vec::new();
-    let run = run_grid(&grid, args.seed, args.direct_io, &mut notes)?;
+    let run = run_grid(&grid, &args.workload, args.seed, args.direct_io, &mut notes)?;
     report.tables.push(bound_table(&grid, &run, args.seed)?);
     let mut io = Table::new(
         "grid",

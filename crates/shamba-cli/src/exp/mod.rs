@@ -20,6 +20,10 @@
 //! | `headline` | 002 | engine: Plain vs SHaMBa under memory pressure, default options |
 //! | `prefetch` | - | engine: every candidate's filter line prefetched vs level by level |
 //! | `multi-get` | - | engine: `multi_get` of 32 keys vs 32 single gets on `prefetch`'s tree |
+//! | `sst-skew` | 002, Fig. 2, 3, 5 | engine: accesses over tables, heat map by level, utility histogram, which beta |
+//! | `index-vs-filter` | 002, Table 2, Fig. 15 | engine: index / filter bytes over entry and key sizes; SHaMBa-eq speedup as the index grows |
+//! | `ribbon-hybrid` | 004 | engine: Ribbon from level L (memory, build CPU, lookups), construction memory, cache entries by kind |
+//! | `partitioned` | 002, Fig. 11 | engine: SHaMBa on partitioned filters at 5-35%, modules of at least a page |
 
 use std::error::Error;
 
@@ -31,24 +35,30 @@ mod hash_cost;
 mod hash_fpr;
 mod hash_sharing;
 mod headline;
+mod index_vs_filter;
 mod mbf;
 pub mod measure;
 mod memory_pressure;
 mod modules;
 mod monkey;
 mod multi_get;
+mod partitioned;
 mod prefetch;
 pub mod report;
 mod ribbon;
+mod ribbon_hybrid;
+mod sst_skew;
 mod unit_oracle;
 mod units_fpr;
 mod variants;
+pub mod workload;
 
 /// Arguments of `shamba exp`.
 #[derive(Debug, clap::Args)]
 pub struct ExpArgs {
     /// Experiment name (hash-cost, hash-fpr, units-fpr, mbf, ribbon, hash-sharing, memory-pressure,
-    /// memory-bound, modules, elastic, elastic-seed, monkey, headline, prefetch, multi-get).
+    /// memory-bound, modules, elastic, elastic-seed, monkey, headline, prefetch, multi-get, sst-skew,
+    /// index-vs-filter, ribbon-hybrid, partitioned).
     pub name: String,
     /// A short run (a few minutes at most).
     #[arg(long)]
@@ -66,6 +76,23 @@ pub struct ExpArgs {
     /// Random seed for keys and queries.
     #[arg(long, default_value_t = 42)]
     pub seed: u64,
+    /// Which lookups run.
+    #[command(flatten)]
+    pub workload: workload::WorkloadArgs,
+}
+
+impl ExpArgs {
+    /// Empty lookups (`ReadSpec::empty`) from the one distribution the workload options name
+    /// (uniform unless `--distribution` says otherwise).
+    pub fn lookups(&self, warmup: u64, reads: u64, seed: u64) -> engine::ReadSpec {
+        let dist = self.workload.single(crate::bench::keys::KeyDistribution::Uniform);
+        self.workload.spec(dist, engine::ReadSpec::empty(warmup, reads, seed))
+    }
+
+    /// The report line naming the distribution [`ExpArgs::lookups`] draws from, over `n` keys.
+    pub fn lookups_note(&self, n: u64) -> String {
+        self.workload.describe(&[self.workload.single(crate::bench::keys::KeyDistribution::Uniform)], n)
+    }
 }
 
 /// Run the named experiment.
@@ -86,9 +113,13 @@ pub fn run(args: &ExpArgs) -> Result<(), Box<dyn Error>> {
         "headline" => headline::run(args)?,
         "prefetch" => prefetch::run(args)?,
         "multi-get" => multi_get::run(args)?,
+        "sst-skew" => sst_skew::run(args)?,
+        "index-vs-filter" => index_vs_filter::run(args)?,
+        "ribbon-hybrid" => ribbon_hybrid::run(args)?,
+        "partitioned" => partitioned::run(args)?,
         other => {
             return Err(
-                format!("unknown experiment {other:?} (known: hash-cost, hash-fpr, units-fpr, mbf, ribbon, hash-sharing, memory-pressure, memory-bound, modules, elastic, elastic-seed, monkey, headline, prefetch, multi-get)").into()
+                format!("unknown experiment {other:?} (known: hash-cost, hash-fpr, units-fpr, mbf, ribbon, hash-sharing, memory-pressure, memory-bound, modules, elastic, elastic-seed, monkey, headline, prefetch, multi-get, sst-skew, index-vs-filter, ribbon-hybrid, partitioned)").into()
             )
         }
     };

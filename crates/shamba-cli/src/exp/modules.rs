@@ -9,7 +9,7 @@ use shamba::filter::modular_bloom::{expected_module_accesses, module_fprs, modul
 use shamba::filter::{BloomLayout, ModuleSizes};
 use shamba::Skipping;
 
-use super::engine::{measure, measure_cached, ratio, tables_per_op, LoadedTree, ReadSpec, MEASUREMENT_NOTE};
+use super::engine::{measure, measure_cached, ratio, tables_per_op, LoadedTree, MEASUREMENT_NOTE};
 use super::memory_pressure::{pressure_tree, BITS_PER_KEY};
 use super::report::{Cell, Plot, Report, Table};
 use super::variants::{cached_options, Build, Probe, Variant};
@@ -77,7 +77,7 @@ pub fn run(args: &ExpArgs) -> Result<Report, Box<dyn Error>> {
         let mut o = cached_options(&tree.spec.options, &pinned, 8 << 20, 0);
         o.cache_index_and_filter_blocks = false;
         let db = tree.open(o)?;
-        let r = measure(&db, num, 32, &ReadSpec::empty(warmup, reads * 2, args.seed))?;
+        let r = measure(&db, num, 32, &args.lookups(warmup, reads * 2, args.seed))?;
         db.close()?;
         let visits = tables_per_op(&r) - r.filters_skipped_per_op;
         let ours_acc = ratio(r.filter_parts_probed_per_op, visits);
@@ -110,7 +110,7 @@ pub fn run(args: &ExpArgs) -> Result<Report, Box<dyn Error>> {
             let mut pts = Vec::new();
             for &pct in &pcts {
                 let cache = (metadata as f64 * pct / 100.0) as usize;
-                let r = measure_cached(&tree, &v, cache, 0, &ReadSpec::empty(warmup, reads, args.seed ^ pct as u64))?;
+                let r = measure_cached(&tree, &v, cache, 0, &args.lookups(warmup, reads, args.seed ^ pct as u64))?;
                 row.push(Cell::num(r.ios_per_op, 3));
                 pts.push((pct, r.ios_per_op));
             }
@@ -124,6 +124,7 @@ pub fn run(args: &ExpArgs) -> Result<Report, Box<dyn Error>> {
     report.note("seed 002, Fig. 8: more (smaller) modules give fewer I/Os under memory pressure; Fig. 10: with full skipping the module count matters less; both are plots only. Fig. 9 / Table 3 numbers are the seed's microbenchmark (500K keys, standard Bloom modules); the analytic column is 1 + f1 + f1 f2 + ... for the engine's blocked modules");
     report.note("ours % ending at module 1 is derived from the mean (exact for 2 modules); the engine counts parts probed per level, not per lookup position");
     report.note(format!("{num} keys of 32 B + 32 B values, 10 bits/key; cache = % of the 1-module tree's filter + index bytes; {warmup} warm-up + {reads} measured uniform empty lookups per cell, each from a fresh open (cold block cache)"));
+    report.note(args.lookups_note(num));
     report.note(MEASUREMENT_NOTE);
     Ok(report)
 }

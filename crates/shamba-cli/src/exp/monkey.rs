@@ -8,9 +8,7 @@ use std::error::Error;
 use shamba::filter::monkey::{monkey_fp_rates, CostModel};
 use shamba::Skipping;
 
-use super::engine::{
-    measure, measure_cached, ratio, tables_per_op, LoadedTree, ReadSpec, Shape, TreeSpec, MEASUREMENT_NOTE,
-};
+use super::engine::{measure, measure_cached, ratio, tables_per_op, LoadedTree, Shape, TreeSpec, MEASUREMENT_NOTE};
 use super::report::{Cell, Plot, Report, Table};
 use super::variants::{build_policy, Build, Probe, Variant};
 use super::ExpArgs;
@@ -93,7 +91,7 @@ pub fn run(args: &ExpArgs) -> Result<Report, Box<dyn Error>> {
         let mut o = t.spec.options.clone();
         o.cache_capacity = 256 << 10;
         let db = t.open(o)?;
-        let r = measure(&db, num, 32, &ReadSpec::empty(warmup, reads * 5, args.seed))?;
+        let r = measure(&db, num, 32, &args.lookups(warmup, reads * 5, args.seed))?;
         db.close()?;
         pinned.row(vec![
             Cell::text(name),
@@ -137,7 +135,7 @@ pub fn run(args: &ExpArgs) -> Result<Report, Box<dyn Error>> {
         let mut pts = Vec::new();
         for &pct in &pcts {
             let cache = (metadata as f64 * pct / 100.0) as usize;
-            let r = measure_cached(t, &v, cache, 0, &ReadSpec::empty(warmup, reads, args.seed ^ pct as u64))?;
+            let r = measure_cached(t, &v, cache, 0, &args.lookups(warmup, reads, args.seed ^ pct as u64))?;
             row.push(Cell::num(r.ios_per_op, 3));
             pts.push((pct, r.ios_per_op));
         }
@@ -158,6 +156,7 @@ pub fn run(args: &ExpArgs) -> Result<Report, Box<dyn Error>> {
     report.note("an empty lookup visits a level only where a file's key range covers the key (leveled partial compaction leaves gaps between the files of the upper levels), so fp per lookup depends on the tree's coverage as much as on the filters: compare fp per table visit, and the analytic sum (every level visited)");
     report.note("Monkey's bits are chosen when each table is written, for the settled tree that the levels of that moment grow into (entries spread with ratio T down to the deepest level): tables written while the tree had fewer levels (and never rewritten, or moved down by trivial moves) keep that allocation, so the built bits sit near, not at, the final tree's optimum");
     report.note(format!("{num} keys of 32 B + 32 B values, T = 4; {warmup} warm-up + {reads} measured uniform empty lookups per cell (x5 with filters in memory)"));
+    report.note(args.lookups_note(num));
     report.note(MEASUREMENT_NOTE);
     Ok(report)
 }

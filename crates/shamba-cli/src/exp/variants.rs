@@ -74,7 +74,8 @@ pub struct Variant {
 }
 
 impl Variant {
-    const fn new(name: &'static str, build: Build, probe: Probe) -> Variant {
+    /// A variant named `name`.
+    pub const fn new(name: &'static str, build: Build, probe: Probe) -> Variant {
         Variant { name, build, probe }
     }
 
@@ -190,7 +191,32 @@ pub fn build_options(base: &Options, build: Build, bits_per_key: f64, monkey: bo
     let mut o = base.clone();
     o.filter_policy = build_policy(build, bits_per_key, monkey, pct);
     o.partition_index_and_filters = build.partitioned();
+    if build.partitioned() {
+        o.metadata_partition_size = feasible_partition_size(build, bits_per_key, pct);
+    }
     o
+}
+
+/// The page seed 002's feasibility condition counts in.
+pub const PAGE_BYTES: usize = 4096;
+
+/// The partition size (a partition's filter parts together) that gives every module at
+/// least one page (seed 002, Eq. 10 with the file size replaced by the partition's, as its
+/// Sec. 4.2 says for partitioned filters): one page for a whole filter, n pages for n equal
+/// modules, and for SHaMBa-prop's unequal pair enough that the smaller one fills a page.
+/// Below that a module is read as part of a page it shares, and skipping it saves nothing.
+pub fn feasible_partition_size(build: Build, bits_per_key: f64, pct: f64) -> usize {
+    match build {
+        Build::PartitionedEq(n) | Build::PartitionedRibbonEq(n) | Build::Combined(n) => PAGE_BYTES * n.max(1) as usize,
+        Build::PartitionedRibbonProp => match prop_first_bits(bits_per_key, pct) {
+            Some(first) => {
+                let smaller = first.min(bits_per_key - first).max(0.1);
+                (PAGE_BYTES as f64 * bits_per_key / smaller).ceil() as usize
+            }
+            None => PAGE_BYTES,
+        },
+        _ => PAGE_BYTES,
+    }
 }
 
 /// `base` with index and filter blocks in a block cache of `cache_bytes` and `v`'s probes
@@ -226,6 +252,26 @@ mod tests {
         assert_eq!((o.filter_memory_budget, o.cache_capacity), (Some(700), 300));
         let o = cached_options(&Options::default(), &ALL[0], 1000, 700);
         assert_eq!((o.filter_memory_budget, o.cache_capacity), (None, 1000));
+    }
+
+    #[test]
+    fn partitioned_modules_fill_at_least_a_page() {
+        assert_eq!(feasible_partition_size(Build::PartitionedWhole, 10.0, 10.0), PAGE_BYTES);
+        assert_eq!(feasible_partition_size(Build::PartitionedEq(2), 10.0, 10.0), 2 * PAGE_BYTES);
+        // Prop at 10%: a 1 bit/key first module of 10 needs ten pages of partition.
+        assert_eq!(feasible_partition_size(Build::PartitionedRibbonProp, 10.0, 10.0), 10 * PAGE_BYTES);
+        assert_eq!(feasible_partition_size(Build::PartitionedRibbonProp, 10.0, 150.0), PAGE_BYTES);
+        for v in ALL {
+            let o = build_options(&Options::default(), v.build, 10.0, false, 25.0);
+            o.validate().unwrap();
+            if v.build.partitioned() {
+                let modules = match o.filter_policy.layout {
+                    FilterLayout::Modules(ModuleSizes::Equal { count }) => count as usize,
+                    _ => 1,
+                };
+                assert!(o.metadata_partition_size >= modules * PAGE_BYTES, "{}", v.name);
+            }
+        }
     }
 
     #[test]

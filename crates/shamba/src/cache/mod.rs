@@ -8,7 +8,7 @@
 //! limited to `high_priority_ratio` of the capacity, and a low-priority pool for the rest.
 //! Blocks evicted from the high pool get a second round at the head of the low pool.
 //!
-//! Counters per block kind (hits, misses, bytes inserted, bytes resident) are kept under the
+//! Counters per block kind (hits, misses, bytes inserted, bytes and blocks resident) are kept under the
 //! shard locks and summed on demand; all byte figures are charged bytes.
 
 mod lru;
@@ -42,6 +42,9 @@ pub struct KindCounters {
     pub bytes_inserted: u64,
     /// Bytes resident now.
     pub bytes_resident: u64,
+    /// Blocks resident now (RocksDB's block-cache entry statistics: count, bytes, and with
+    /// the capacity, the share of the cache each kind holds).
+    pub entries_resident: u64,
 }
 
 /// Most shards a cache is split into.
@@ -166,6 +169,7 @@ impl BlockCache {
                 t.misses += c.misses;
                 t.bytes_inserted += c.bytes_inserted;
                 t.bytes_resident += c.bytes_resident;
+                t.entries_resident += c.entries_resident;
             }
         }
         total

@@ -113,6 +113,7 @@ impl Shard {
         let counters = &mut self.counters[kind as usize];
         counters.bytes_inserted += charge as u64;
         counters.bytes_resident += charge as u64;
+        counters.entries_resident += 1;
         self.map.insert(key, slot);
         self.link(slot, priority);
         self.rebalance_high_pool();
@@ -172,7 +173,9 @@ impl Shard {
         };
         self.unlink(slot, pool);
         if let Some(e) = self.slab.release(slot) {
-            self.counters[e.kind as usize].bytes_resident -= e.charge as u64;
+            let counters = &mut self.counters[e.kind as usize];
+            counters.bytes_resident -= e.charge as u64;
+            counters.entries_resident -= 1;
         }
     }
 
@@ -239,6 +242,8 @@ impl Shard {
         assert!(self.high_bytes <= self.high_capacity);
         let resident: u64 = self.counters.iter().map(|c| c.bytes_resident).sum();
         assert_eq!(resident, self.usage() as u64);
+        let entries: u64 = self.counters.iter().map(|c| c.entries_resident).sum();
+        assert_eq!(entries, self.map.len() as u64);
     }
 }
 

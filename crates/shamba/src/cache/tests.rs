@@ -39,9 +39,36 @@ fn counters_are_kept_per_kind() {
     assert!(c.get((9, 9), BlockKind::Filter).is_none());
     let [data, index, filter, other] = c.counters();
     let charged = |n: usize| (n + ENTRY_OVERHEAD) as u64;
-    assert_eq!(data, KindCounters { hits: 2, misses: 1, bytes_inserted: charged(100), bytes_resident: charged(100) });
-    assert_eq!(index, KindCounters { hits: 1, misses: 0, bytes_inserted: charged(50), bytes_resident: charged(50) });
-    assert_eq!(filter, KindCounters { hits: 0, misses: 1, bytes_inserted: charged(30), bytes_resident: charged(30) });
+    assert_eq!(
+        data,
+        KindCounters {
+            hits: 2,
+            misses: 1,
+            bytes_inserted: charged(100),
+            bytes_resident: charged(100),
+            entries_resident: 1
+        }
+    );
+    assert_eq!(
+        index,
+        KindCounters {
+            hits: 1,
+            misses: 0,
+            bytes_inserted: charged(50),
+            bytes_resident: charged(50),
+            entries_resident: 1
+        }
+    );
+    assert_eq!(
+        filter,
+        KindCounters {
+            hits: 0,
+            misses: 1,
+            bytes_inserted: charged(30),
+            bytes_resident: charged(30),
+            entries_resident: 1
+        }
+    );
     assert_eq!(other, KindCounters::default());
     assert_eq!(c.usage() as u64, charged(100) + charged(50) + charged(30));
     assert_eq!(c.high_pool_usage() as u64, charged(50) + charged(30));
@@ -63,6 +90,7 @@ fn erase_file_drops_only_that_files_blocks() {
     }
     assert_eq!(c.counters()[0].bytes_resident, 0);
     assert_eq!(c.counters()[1].bytes_resident as usize, c.usage());
+    assert_eq!((c.counters()[0].entries_resident, c.counters()[1].entries_resident), (0, 40));
 }
 
 #[test]

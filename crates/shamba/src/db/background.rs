@@ -377,14 +377,19 @@ impl DbInner {
     /// The choice `c` made, except that a move whose file is not compressed as its new
     /// level's tables are is a rewrite (RocksDB's `InputCompressionMatchesOutput`): else a
     /// file would reach the bottom without its `bottommost_compression`, or leave it with.
+    /// So is a move whose filter is not of its new level's family (the Ribbon+Bloom
+    /// hybrid): else a file moved into an empty level keeps the Bloom filter it was built
+    /// with above `ribbon_from_level`, and the long-lived bottom saves nothing.
     fn move_or_rewrite(&self, tree: &Tree, c: &Compaction, version: &crate::version::Version) -> CompactionChoice {
         if c.choice != CompactionChoice::Move {
             return c.choice;
         }
         let compression = output_compression(&tree.opts, version, c.output_level);
         // A table that cannot be opened is rewritten: the merge then reports why.
-        let matches =
-            c.input_files().all(|(_, f)| self.tables.reader(f.number).is_ok_and(|r| r.written_with(compression)));
+        let ribbon = tree.opts.filter_policy.is_ribbon_level(c.output_level);
+        let matches = c.input_files().all(|(_, f)| {
+            self.tables.reader(f.number).is_ok_and(|r| r.written_with(compression) && r.filter_family_is(ribbon))
+        });
         if matches {
             CompactionChoice::Move
         } else {

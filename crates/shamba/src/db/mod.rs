@@ -15,6 +15,7 @@ mod read;
 mod resume;
 mod snapshot;
 mod super_version;
+mod table_accesses;
 mod table_slots;
 mod tree;
 mod verify;

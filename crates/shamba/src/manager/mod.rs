@@ -12,6 +12,7 @@
 //! of the way entirely (no statistics, not even a count of lookups: a lookup under it
 //! writes nothing shared); the database keeps its own lookup counters regardless.
 
+mod accesses;
 mod elastic;
 mod estimate;
 pub(crate) mod inherit;
@@ -19,6 +20,7 @@ mod ledger;
 mod residency;
 mod shamba;
 
+pub use accesses::TableAccesses;
 pub use estimate::Estimate;
 pub(crate) use ledger::FilterLedger;
 pub(crate) use residency::ResidencyCounters;
@@ -297,6 +299,23 @@ impl FilterManager {
     /// its inherited record, else `None`.
     pub(crate) fn current_estimate(&self, meta: &FileMeta, level: usize, files_in_level: usize) -> Option<Estimate> {
         self.estimate_of(meta.number, level, files_in_level).or_else(|| meta.stats.as_ref().map(Estimate::from_record))
+    }
+
+    /// What was counted for table `meta` of `level` since open (`None`: no lookup reached
+    /// it, or the policy is `Plain`).
+    pub(crate) fn accesses_of(&self, meta: &FileMeta, level: usize) -> Option<TableAccesses> {
+        let s = self.files.read().get(&meta.number).cloned()?;
+        Some(TableAccesses {
+            level,
+            number: meta.number,
+            smallest_key: crate::key::user_key(&meta.smallest).to_vec(),
+            largest_key: crate::key::user_key(&meta.largest).to_vec(),
+            accesses: s.accesses.load(Relaxed),
+            positives: s.positives.load(Relaxed),
+            age: self.lookups().saturating_sub(s.born_at),
+            part_fprs: s.part_fprs.clone(),
+            part_bytes: s.part_bytes.clone(),
+        })
     }
 
     /// Forget a deleted table (and release its elastic units and resident parts).

@@ -291,4 +291,15 @@ impl Stats {
     pub fn metadata_bytes(&self) -> u64 {
         self.levels.iter().map(|l| l.filter_bytes + l.index_bytes).sum()
     }
+
+    /// The block cache's entries by block kind, indexed like `BlockKind::ALL`: blocks
+    /// resident, their bytes, and their share of the cache's capacity (RocksDB's
+    /// block-cache entry statistics; 0 with no cache).
+    pub fn cache_entries(&self) -> [(u64, u64, f64); 4] {
+        self.cache.map(|c| {
+            let share =
+                if self.cache_capacity == 0 { 0.0 } else { c.bytes_resident as f64 / self.cache_capacity as f64 };
+            (c.entries_resident, c.bytes_resident, share)
+        })
+    }
 }

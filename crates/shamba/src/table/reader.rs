@@ -387,6 +387,13 @@ impl TableReader {
         self.properties.compression == super::format::CompressionType::of(compression) as u8
     }
 
+    /// Whether the table's filter is of the family its level would build (Ribbon or
+    /// Bloom, `ribbon` saying which); a table without a filter matches either.
+    pub(crate) fn filter_family_is(&self, ribbon: bool) -> bool {
+        let f = &self.properties.filter;
+        f.part_bytes.is_empty() || f.kind == "None" || f.kind.contains("Ribbon") == ribbon
+    }
+
     /// Optional meta blocks by name (empty in format versions 1 and 2).
     pub(crate) fn metaindex(&self) -> &[(Vec<u8>, BlockHandle)] {
         &self.metaindex
