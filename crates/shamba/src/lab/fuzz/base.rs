@@ -78,11 +78,15 @@ fn build() -> Result<Vec<(PathBuf, Vec<u8>)>> {
         db.flush()?;
         db.close()?;
     }
-    // Batches left in the WAL, one of them split over fragments.
+    // Batches left in the WAL, one of them split over fragments, one across keyspaces
+    // (the manifest records the keyspace's creation).
     let db = Db::open(dir, options(storage.clone()))?;
+    let ks = db.keyspace("ks")?;
     let mut batch = WriteBatch::new();
     batch.put(key(3), b"from the log").delete(key(4));
+    batch.put_in(&ks, key(6), b"in a keyspace").delete_range_in(&ks, key(0)..key(2));
     db.write(batch)?;
+    drop(ks);
     db.put(key(200), vec![b'w'; 40 * 1024])?;
     db.put(key(5), b"last")?;
     db.close()?;
