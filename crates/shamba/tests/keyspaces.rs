@@ -128,6 +128,8 @@ fn options_named_for_a_keyspace_apply_at_creation_and_at_open() {
     let bad = KeyspaceOptions { size_ratio: 1, ..KeyspaceOptions::default() };
     assert!(matches!(db.keyspace_with("bad", bad), Err(Error::InvalidOptions(_))));
     assert!(matches!(db.keyspace(""), Err(Error::InvalidArgument(_))));
+    let named_default = Options { keyspace_options: vec![("default".into(), zstd.clone())], ..small() };
+    assert!(matches!(named_default.validate(), Err(Error::InvalidOptions(_))), "the default keyspace's are the db's");
     assert_eq!(db.keyspace("default").unwrap().name(), "default");
 }
 

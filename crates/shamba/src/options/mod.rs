@@ -433,6 +433,9 @@ impl Options {
         self.filter_policy.validate().map_err(Error::InvalidOptions)?;
         self.probe_policy.validate().map_err(Error::InvalidOptions)?;
         for (i, (name, ks)) in self.keyspace_options.iter().enumerate() {
+            check(name != "default", || {
+                "keyspace_options cannot name the default keyspace: its options are the database's own".into()
+            })?;
             check(!self.keyspace_options.iter().skip(i + 1).any(|(other, _)| other == name), || {
                 format!("keyspace_options names keyspace {name:?} twice")
             })?;
