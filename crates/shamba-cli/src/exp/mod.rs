@@ -8,6 +8,8 @@
 //! | `hash-cost` | 000, Table 1 | ns to hash 8 B .. 1 KiB keys per hash function |
 //! | `hash-fpr` | 000, Table 2 | FPR with one digest + rotation vs k independent hashes |
 //! | `units-fpr` | 000, Table 3 | 7 filter units: rotation vs double hashing |
+//! | `lookup-breakdown` | 000, Fig. 1 | engine: lookup time by stage (hash, filter, index, data) by data size and device |
+//! | `filter-latency` | 000, Fig. 2-3 | ns per empty probe vs key size: rotation, k hashes, double hashing, blocked |
 //! | `mbf` | 002, Table 3 | modular Bloom filters: FPR and module accesses |
 //! | `ribbon` | 004 | bits/key vs FPR, build and query ns: Bloom vs Ribbon |
 //! | `hash-sharing` | 000, Fig. 5-9 | engine: empty lookups with one shared digest vs one per table |
@@ -31,11 +33,13 @@ mod elastic;
 mod elastic_seed;
 mod engine;
 mod filter_bound;
+mod filter_latency;
 mod hash_cost;
 mod hash_fpr;
 mod hash_sharing;
 mod headline;
 mod index_vs_filter;
+mod lookup_breakdown;
 mod mbf;
 pub mod measure;
 mod memory_pressure;
@@ -44,6 +48,7 @@ mod monkey;
 mod multi_get;
 mod partitioned;
 mod prefetch;
+mod probe_schemes;
 pub mod report;
 mod ribbon;
 mod ribbon_hybrid;
@@ -56,7 +61,7 @@ pub mod workload;
 /// Arguments of `shamba exp`.
 #[derive(Debug, clap::Args)]
 pub struct ExpArgs {
-    /// Experiment name (hash-cost, hash-fpr, units-fpr, mbf, ribbon, hash-sharing, memory-pressure,
+    /// Experiment name (hash-cost, hash-fpr, units-fpr, filter-latency, lookup-breakdown, mbf, ribbon, hash-sharing, memory-pressure,
     /// memory-bound, modules, elastic, elastic-seed, monkey, headline, prefetch, multi-get, sst-skew,
     /// index-vs-filter, ribbon-hybrid, partitioned).
     pub name: String,
@@ -101,6 +106,8 @@ pub fn run(args: &ExpArgs) -> Result<(), Box<dyn Error>> {
         "hash-cost" => hash_cost::run(args)?,
         "hash-fpr" => hash_fpr::run(args)?,
         "units-fpr" => units_fpr::run(args)?,
+        "filter-latency" => filter_latency::run(args)?,
+        "lookup-breakdown" => lookup_breakdown::run(args)?,
         "mbf" => mbf::run(args)?,
         "ribbon" => ribbon::run(args)?,
         "hash-sharing" => hash_sharing::run(args)?,
@@ -119,7 +126,7 @@ pub fn run(args: &ExpArgs) -> Result<(), Box<dyn Error>> {
         "partitioned" => partitioned::run(args)?,
         other => {
             return Err(
-                format!("unknown experiment {other:?} (known: hash-cost, hash-fpr, units-fpr, mbf, ribbon, hash-sharing, memory-pressure, memory-bound, modules, elastic, elastic-seed, monkey, headline, prefetch, multi-get, sst-skew, index-vs-filter, ribbon-hybrid, partitioned)").into()
+                format!("unknown experiment {other:?} (known: hash-cost, hash-fpr, units-fpr, filter-latency, lookup-breakdown, mbf, ribbon, hash-sharing, memory-pressure, memory-bound, modules, elastic, elastic-seed, monkey, headline, prefetch, multi-get, sst-skew, index-vs-filter, ribbon-hybrid, partitioned)").into()
             )
         }
     };
