@@ -287,10 +287,11 @@ mod tests {
     #[test]
     fn plain_bits_are_interpolated_on_the_falling_curve() {
         assert_eq!(plain_bits_for(&CURVE, 0.7), Some(4.0));
-        let b = plain_bits_for(&CURVE, 0.65).expect("inside the curve");
-        assert!((b - 5.0).abs() < 1e-9, "{b}");
-        let b = plain_bits_for(&CURVE, 0.8).expect("inside the curve");
-        assert!((b - 3.0).abs() < 1e-9, "{b}");
+        // Off the segments' midpoints, so that measuring from the wrong end shows.
+        let b = plain_bits_for(&CURVE, 0.62).expect("inside the curve");
+        assert!((b - 5.6).abs() < 1e-9, "{b}");
+        let b = plain_bits_for(&CURVE, 0.85).expect("inside the curve");
+        assert!((b - 2.5).abs() < 1e-9, "{b}");
     }
 
     #[test]
