@@ -69,15 +69,29 @@ impl<'a> Setting<'a> {
     /// 4 bits/key), so Plain never evicts; the seed's lifeTime, 20K lookups for ~50K
     /// tables, as the same share of this tree's tables.
     pub fn new(moment: &'a Moment, plain: &'a LoadedTree, elastic: &'a LoadedTree) -> Setting<'a> {
-        let budget = (moment.num as f64 * BUDGET_BITS / 8.0) as u64;
+        Setting::at(moment.name, moment.num, plain, elastic, BUDGET_BITS)
+    }
+
+    /// [`Setting::new`] at `bits` per key of resident filter memory (`plain`'s filters are
+    /// built at `bits`): `exp elastic-sweep`'s points.
+    pub fn at(name: &'a str, num: u64, plain: &'a LoadedTree, elastic: &'a LoadedTree, bits: f64) -> Setting<'a> {
+        let budget = (num as f64 * bits / 8.0) as u64;
         Setting {
-            name: moment.name,
-            num: moment.num,
+            name,
+            num,
             plain,
             elastic,
             budget: budget.max(plain.filter_bytes()),
             life_time: ((elastic.stats.total_files() as f64 * 0.4) as u64).max(10),
         }
+    }
+
+    /// Plain's probe policy and Elastic's, at this setting's budget and life time.
+    pub fn policies(&self) -> [ProbePolicy; 2] {
+        [
+            ProbePolicy::Plain,
+            ProbePolicy::Elastic(ElasticPolicy { life_time: self.life_time, budget_bytes: self.budget }),
+        ]
     }
 }
 
@@ -113,22 +127,11 @@ pub fn run(args: &ExpArgs) -> Result<Report, Box<dyn Error>> {
 pub fn rows(table: &mut Table, s: &Setting<'_>, reads: u64, seed: u64) -> Result<(), Box<dyn Error>> {
     for dist in [KeyDistribution::Uniform, KeyDistribution::Zipfian] {
         let spec = ReadSpec { existing: 0.5, distribution: dist, fill_cache: false, ..ReadSpec::empty(0, reads, seed) };
-        let run = |tree: &LoadedTree, policy: ProbePolicy| -> Result<_, Box<dyn Error>> {
-            let mut o = tree.spec.options.clone();
-            o.probe_policy = policy;
-            o.filter_memory_budget = Some(s.budget);
-            // The seed's direct I/O: every block the engine does not hold, filter loads
-            // included, is read from this machine's disk.
-            let db = tree.open_reads(o, true)?;
-            let r = measure(&db, s.num, 32, &spec)?;
-            let stats = db.stats();
-            db.close()?;
-            Ok((r, stats))
-        };
-        let (p, ps) = run(s.plain, ProbePolicy::Plain)?;
-        let (e, es) =
-            run(s.elastic, ProbePolicy::Elastic(ElasticPolicy { life_time: s.life_time, budget_bytes: s.budget }))?;
-        let filter_reads = |r: &PhaseResult| r.reads_per_op_by_kind[shamba::BlockKind::Filter as usize];
+        let [plain, elastic] = s.policies();
+        // The seed's direct I/O: every block the engine does not hold, filter loads
+        // included, is read from this machine's disk; no data block is cached.
+        let (p, ps) = measure_under_budget(s.plain, plain, s, None, true, &spec)?;
+        let (e, es) = measure_under_budget(s.elastic, elastic, s, None, true, &spec)?;
         table.row(vec![
             Cell::text(s.name),
             Cell::text(dist_name(dist)),
@@ -148,6 +151,36 @@ pub fn rows(table: &mut Table, s: &Setting<'_>, reads: u64, seed: u64) -> Result
         ]);
     }
     Ok(())
+}
+
+/// Reopen `tree` under `policy` with both systems' filter memory budget of `s`, a block
+/// cache of `cache` bytes (`None`: the default, which lookups that do not fill it leave
+/// empty) and table reads through `O_DIRECT` (`direct`), measure
+/// `spec`, and close it: the figures and the database's statistics after them.
+pub fn measure_under_budget(
+    tree: &LoadedTree,
+    policy: ProbePolicy,
+    s: &Setting<'_>,
+    cache: Option<usize>,
+    direct: bool,
+    spec: &ReadSpec,
+) -> Result<(PhaseResult, shamba::Stats), Box<dyn Error>> {
+    let mut o = tree.spec.options.clone();
+    o.probe_policy = policy;
+    o.filter_memory_budget = Some(s.budget);
+    if let Some(cache) = cache {
+        o.cache_capacity = cache;
+    }
+    let db = tree.open_reads(o, direct)?;
+    let r = measure(&db, s.num, 32, spec)?;
+    let stats = db.stats();
+    db.close()?;
+    Ok((r, stats))
+}
+
+/// Filter-block reads per lookup (filter loads under a budget).
+pub fn filter_reads(r: &PhaseResult) -> f64 {
+    r.reads_per_op_by_kind[shamba::BlockKind::Filter as usize]
 }
 
 /// The note that goes with the table.

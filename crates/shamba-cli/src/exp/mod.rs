@@ -18,6 +18,7 @@
 //! | `modules` | 002, Fig. 8-10 | engine: SHaMBa-eq with 1, 2, 3, 7 modules |
 //! | `elastic` | 003, Fig. 5 | engine: ElasticBF vs Plain at 4 bits/key |
 //! | `elastic-seed` | 003, Fig. 5-6 | engine: `elastic`'s seed003 table alone (O_DIRECT, filter loads counted) |
+//! | `elastic-sweep` | 003, Fig. 6-7 | engine: Elastic vs Plain over 2-8 bits/key with a warmed block cache; load throughput, units vs whole filters |
 //! | `monkey` | 002, Fig. 12 | engine: uniform vs Monkey bits/key at equal memory |
 //! | `headline` | 002 | engine: Plain vs SHaMBa under memory pressure, default options |
 //! | `prefetch` | - | engine: every candidate's filter line prefetched vs level by level |
@@ -31,6 +32,7 @@ use std::error::Error;
 
 mod elastic;
 mod elastic_seed;
+mod elastic_sweep;
 mod engine;
 mod filter_bound;
 mod filter_latency;
@@ -49,6 +51,7 @@ mod multi_get;
 mod partitioned;
 mod prefetch;
 mod probe_schemes;
+mod process_cpu;
 pub mod report;
 mod ribbon;
 mod ribbon_hybrid;
@@ -62,7 +65,7 @@ pub mod workload;
 #[derive(Debug, clap::Args)]
 pub struct ExpArgs {
     /// Experiment name (hash-cost, hash-fpr, units-fpr, filter-latency, lookup-breakdown, mbf, ribbon, hash-sharing, memory-pressure,
-    /// memory-bound, modules, elastic, elastic-seed, monkey, headline, prefetch, multi-get, sst-skew,
+    /// memory-bound, modules, elastic, elastic-seed, elastic-sweep, monkey, headline, prefetch, multi-get, sst-skew,
     /// index-vs-filter, ribbon-hybrid, partitioned).
     pub name: String,
     /// A short run (a few minutes at most).
@@ -116,6 +119,7 @@ pub fn run(args: &ExpArgs) -> Result<(), Box<dyn Error>> {
         "modules" => modules::run(args)?,
         "elastic" => elastic::run(args)?,
         "elastic-seed" => elastic_seed::run(args)?,
+        "elastic-sweep" => elastic_sweep::run(args)?,
         "monkey" => monkey::run(args)?,
         "headline" => headline::run(args)?,
         "prefetch" => prefetch::run(args)?,
@@ -126,7 +130,7 @@ pub fn run(args: &ExpArgs) -> Result<(), Box<dyn Error>> {
         "partitioned" => partitioned::run(args)?,
         other => {
             return Err(
-                format!("unknown experiment {other:?} (known: hash-cost, hash-fpr, units-fpr, filter-latency, lookup-breakdown, mbf, ribbon, hash-sharing, memory-pressure, memory-bound, modules, elastic, elastic-seed, monkey, headline, prefetch, multi-get, sst-skew, index-vs-filter, ribbon-hybrid, partitioned)").into()
+                format!("unknown experiment {other:?} (known: hash-cost, hash-fpr, units-fpr, filter-latency, lookup-breakdown, mbf, ribbon, hash-sharing, memory-pressure, memory-bound, modules, elastic, elastic-seed, elastic-sweep, monkey, headline, prefetch, multi-get, sst-skew, index-vs-filter, ribbon-hybrid, partitioned)").into()
             )
         }
     };
