@@ -31,10 +31,11 @@ fn batches(spec: &KeySpec, mix: Mix, seed: u64, batches: u64) -> EngineResult<Ve
     Ok(out)
 }
 
-/// A row timed per batch, restated per key.
+/// A row timed per batch (`found` = batches whose every key was found), restated per key.
 fn per_key(mut m: Measurement) -> Measurement {
     let k = BATCH as f64;
     m.ops *= BATCH as u64;
+    m.found *= BATCH as u64;
     m.ops_per_sec *= k;
     m.blocks_per_op /= k;
     m.bytes_per_op /= k;
