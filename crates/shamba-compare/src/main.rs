@@ -66,14 +66,8 @@ fn main() -> Result<(), Box<dyn Error + Send + Sync>> {
     let mut summaries = Vec::new();
     let mut rows = Vec::new();
     for &variant in &engines {
-        let run = run_engine(
-            variant,
-            &plan,
-            &args.skip,
-            &root,
-            &order,
-            (&mut reference_bytes, &mut reference_filter_bytes),
-        )?;
+        let run =
+            run_engine(variant, &plan, &args.skip, &root, &order, (&mut reference_bytes, &mut reference_filter_bytes))?;
         summaries.push(run.summary);
         rows.extend(run.rows);
     }

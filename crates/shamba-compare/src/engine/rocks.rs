@@ -8,7 +8,9 @@
 
 use super::{Engine, EngineResult, ReadCounters, Setup, TreeShape, Variant};
 use rocksdb::statistics::{StatsLevel, Ticker};
-use rocksdb::{BlockBasedIndexType, ColumnFamilyDescriptor, BlockBasedOptions, Cache, DBCompressionType, IteratorMode, Options, DB};
+use rocksdb::{
+    BlockBasedIndexType, BlockBasedOptions, Cache, ColumnFamilyDescriptor, DBCompressionType, IteratorMode, Options, DB,
+};
 use std::path::Path;
 
 /// Levels RocksDB is opened with (its default).
