@@ -67,3 +67,33 @@ pub fn rows(engine: &dyn Engine, spec: &KeySpec, seed: u64, keys: u64, table: &s
     }
     Ok(rows)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::Variant;
+
+    #[test]
+    fn a_batch_row_is_restated_per_key() {
+        let m = Measurement {
+            table: "t".into(),
+            phase: "p".into(),
+            engine: Variant::Shamba,
+            ops: 10,
+            seconds: 1.0,
+            cpu_seconds: 1.0,
+            ops_per_sec: 10.0,
+            blocks_per_op: 64.0,
+            bytes_per_op: 3200.0,
+            found: 10,
+        };
+        let k = per_key(m);
+        assert_eq!(k.ops, 320);
+        assert_eq!(k.found, 320);
+        assert_eq!(k.ops_per_sec, 320.0);
+        assert_eq!(k.blocks_per_op, 2.0);
+        assert_eq!(k.bytes_per_op, 100.0);
+        // Per-op times follow from ops: ns per key = 1 s / 320 keys.
+        assert!((k.ns_per_op() - 1e9 / 320.0).abs() < 1e-6);
+    }
+}
