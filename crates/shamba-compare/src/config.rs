@@ -64,6 +64,11 @@ pub struct Args {
     /// Where the databases go (default: a temporary directory, removed at the end).
     #[arg(long)]
     pub dir: Option<PathBuf>,
+    /// Memory-pressure sweep with O_DIRECT table reads (Shamba `DirectReadFsStorage`,
+    /// RocksDB `use_direct_reads`; fjall reads buffered): a block read is a disk read. Put
+    /// `--dir` on a disk file system (O_DIRECT fails on tmpfs).
+    #[arg(long)]
+    pub direct_io: bool,
     /// Print one JSON object instead of tables.
     #[arg(long)]
     pub json: bool,
@@ -74,6 +79,8 @@ pub struct Args {
 pub enum Family {
     /// Point lookups, uniform and Zipfian.
     Point,
+    /// Batches of 32 point lookups: the engine's multi-get against 32 single gets.
+    MultiGet,
     /// Short range scans.
     Scan,
     /// Memory-pressure sweep.
@@ -101,6 +108,8 @@ pub struct Plan {
     pub scan_len: usize,
     /// Seed.
     pub seed: u64,
+    /// O_DIRECT reads in the memory-pressure sweep.
+    pub direct_io: bool,
 }
 
 impl Args {
@@ -144,10 +153,13 @@ impl Plan {
                 target_file_size: file,
                 level_base: 4 * file,
                 size_ratio: a.size_ratio,
+                direct_io: false,
+                filter_memory_budget: None,
             },
             zipf_theta: a.zipf_theta,
             scan_len: a.scan_len,
             seed: a.seed,
+            direct_io: a.direct_io,
         })
     }
 
@@ -179,7 +191,17 @@ impl Plan {
             "page cache: not dropped, buffered reads (no O_DIRECT): a 'block read' is a block-cache miss \
              served by pread, usually from the OS page cache"
                 .into(),
+            "sweep: shamba-budget holds filters under filter_memory_budget = the filter share of the N% \
+             (the reference's filter / (filter + index) bytes), the block cache gets the rest"
+                .into(),
         ];
+        if self.direct_io {
+            lines.push(
+                "--direct-io: the sweep reopens with O_DIRECT table reads (shamba DirectReadFsStorage, rocksdb \
+                 use_direct_reads; fjall has no such option and reads buffered): a block read is a disk read"
+                    .into(),
+            );
+        }
         for v in engines {
             lines.push(format!("{:<20} {}", v.name(), v.describe()));
         }

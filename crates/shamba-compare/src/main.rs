@@ -15,6 +15,7 @@ mod engine;
 #[path = "../../shamba-cli/src/bench/keys.rs"]
 mod keys;
 mod measure;
+mod pressure_table;
 mod report;
 mod workload;
 
@@ -25,7 +26,7 @@ use keys::KeyDistribution;
 use report::{EngineSummary, Measurement};
 use std::error::Error;
 use std::path::Path;
-use workload::{load, point, pressure, scan};
+use workload::{load, multi_get, point, pressure, scan};
 
 /// Results of one engine.
 struct EngineRun {
@@ -61,10 +62,12 @@ fn main() -> Result<(), Box<dyn Error + Send + Sync>> {
     }
     let order = load::shuffled_ids(plan.spec.n, plan.seed);
     let mut reference_bytes = None;
+    let mut reference_filter_bytes = None;
     let mut summaries = Vec::new();
     let mut rows = Vec::new();
     for &variant in &engines {
-        let run = run_engine(variant, &plan, &args.skip, &root, &order, &mut reference_bytes)?;
+        let run =
+            run_engine(variant, &plan, &args.skip, &root, &order, (&mut reference_bytes, &mut reference_filter_bytes))?;
         summaries.push(run.summary);
         rows.extend(run.rows);
     }
@@ -82,6 +85,7 @@ fn main() -> Result<(), Box<dyn Error + Send + Sync>> {
     } else {
         report::print_engines(&summaries);
         report::print_measurements(&rows);
+        pressure_table::print(&rows);
         println!("total {seconds:.0} s");
     }
     Ok(())
@@ -94,7 +98,7 @@ fn run_engine(
     skip: &[Family],
     root: &Path,
     order: &[u64],
-    reference_bytes: &mut Option<u64>,
+    (reference_bytes, reference_filter_bytes): (&mut Option<u64>, &mut Option<u64>),
 ) -> Result<EngineRun, Box<dyn Error + Send + Sync>> {
     let window = measure::start_window();
     let dir = root.join(variant.name());
@@ -107,11 +111,16 @@ fn run_engine(
     let loaded = load::load(db.as_ref(), spec, order, &format!("random load, {key_table}"))?;
     let shape = db.shape()?;
     let reference = *reference_bytes.get_or_insert(shape.metadata_bytes());
+    let reference_filter = *reference_filter_bytes.get_or_insert(shape.filter_bytes);
     if !skip.contains(&Family::Point) {
         for (dist, name) in [(KeyDistribution::Uniform, "uniform"), (KeyDistribution::Zipfian, "Zipfian")] {
             let table = format!("point lookups, {name}, {key_table}, filters in memory");
             rows.extend(point::all_mixes(db.as_ref(), spec, dist, plan.zipf_theta, plan.seed, plan.reads, &table)?);
         }
+    }
+    if !skip.contains(&Family::MultiGet) {
+        let table = format!("multi_get: batches of {} keys, uniform, {key_table}, filters in memory", multi_get::BATCH);
+        rows.extend(multi_get::rows(db.as_ref(), spec, plan.seed, plan.reads, &table)?);
     }
     if !skip.contains(&Family::Scan) {
         let table = format!("short range scans, {key_table}");
@@ -125,11 +134,15 @@ fn run_engine(
             setup: &plan.setup,
             spec: *spec,
             reference_bytes: reference,
+            reference_filter_bytes: reference_filter,
+            direct_io: plan.direct_io,
             ops: plan.reads / 2,
             seed: plan.seed,
         };
         let table = format!(
-            "memory pressure: empty lookups, index+filter in a cache of N% of {} KiB (the first engine's)",
+            "{}{}: empty lookups, index+filter in a cache of N% of {} KiB (the first engine's)",
+            pressure_table::TABLE_PREFIX,
+            if plan.direct_io { ", O_DIRECT reads" } else { "" },
             reference / 1024
         );
         rows.extend(sweep.run(variant, &table)?);

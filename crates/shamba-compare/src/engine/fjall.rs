@@ -58,6 +58,11 @@ impl Engine for FjallEngine {
         Ok(self.ks.get(key)?.is_some())
     }
 
+    fn multi_get(&self, _keys: &[Vec<u8>]) -> EngineResult<Option<usize>> {
+        // fjall 3.1 has no batched get.
+        Ok(None)
+    }
+
     fn scan(&self, from: &[u8], len: usize) -> EngineResult<usize> {
         let mut seen = 0;
         for guard in self.ks.range(from.to_vec()..).take(len) {

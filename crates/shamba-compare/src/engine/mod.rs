@@ -134,6 +134,12 @@ pub struct Setup {
     pub level_base: u64,
     /// Growth factor between levels.
     pub size_ratio: u32,
+    /// Read tables with O_DIRECT (Shamba: `DirectReadFsStorage`; RocksDB:
+    /// `use_direct_reads`; fjall has no such option and reads buffered).
+    pub direct_io: bool,
+    /// Shamba's `filter_memory_budget` (shamba-budget in the memory-pressure sweep); the
+    /// peers ignore it.
+    pub filter_memory_budget: Option<u64>,
 }
 
 /// Cumulative block reads that missed the block cache and went to a file.
@@ -181,6 +187,9 @@ pub trait Engine {
     fn put(&self, key: &[u8], value: &[u8]) -> EngineResult<()>;
     /// Point lookup; true if the key was found.
     fn get(&self, key: &[u8]) -> EngineResult<bool>;
+    /// Batched point lookups (the engine's own multi-get); the number of keys found, or
+    /// `None` where the engine has no batched get (fjall).
+    fn multi_get(&self, keys: &[Vec<u8>]) -> EngineResult<Option<usize>>;
     /// Forward scan of at most `len` entries from `from`; returns the entries seen.
     fn scan(&self, from: &[u8], len: usize) -> EngineResult<usize>;
     /// Flush the memtable and wait until no flush or compaction is running, so lookups

@@ -28,6 +28,9 @@ impl ShambaEngine {
             ..Options::default()
         };
         opts.filter_policy.bits_per_key = setup.bits_per_key;
+        if setup.direct_io {
+            opts.storage = std::sync::Arc::new(shamba::storage::DirectReadFsStorage);
+        }
         match variant {
             Variant::ShambaRibbon => opts.filter_policy.ribbon_from_level = Some(0),
             Variant::ShambaBudget => {
@@ -35,6 +38,7 @@ impl ShambaEngine {
                 opts.filter_policy.allocation = Allocation::Monkey;
                 opts.filter_policy.layout = FilterLayout::Modules(ModuleSizes::Equal { count: 2 });
                 opts.partition_index_and_filters = true;
+                opts.filter_memory_budget = setup.filter_memory_budget;
                 opts.probe_policy =
                     ProbePolicy::Shamba(ShambaPolicy { skipping: Skipping::HitOdds, ..Default::default() });
             }
@@ -55,6 +59,16 @@ impl Engine for ShambaEngine {
 
     fn get(&self, key: &[u8]) -> EngineResult<bool> {
         Ok(self.db.get(key)?.is_some())
+    }
+
+    fn multi_get(&self, keys: &[Vec<u8>]) -> EngineResult<Option<usize>> {
+        let mut found = 0;
+        for v in self.db.multi_get(keys) {
+            if v?.is_some() {
+                found += 1;
+            }
+        }
+        Ok(Some(found))
     }
 
     fn scan(&self, from: &[u8], len: usize) -> EngineResult<usize> {

@@ -7,6 +7,7 @@
 //! missing key lies inside every file's key range and reaches the filters.
 
 pub mod load;
+pub mod multi_get;
 pub mod point;
 pub mod pressure;
 pub mod scan;

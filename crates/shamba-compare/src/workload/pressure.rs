@@ -22,6 +22,11 @@ pub struct Sweep<'a> {
     pub spec: KeySpec,
     /// Filter + index bytes the percentages refer to.
     pub reference_bytes: u64,
+    /// The filter part of `reference_bytes`: shamba-budget's filter memory budget is this
+    /// share of each cache size.
+    pub reference_filter_bytes: u64,
+    /// Reopen with O_DIRECT table reads.
+    pub direct_io: bool,
     /// Measured lookups per cache size (plus half as many to warm the cache).
     pub ops: u64,
     /// Seed of the lookups.
@@ -34,7 +39,15 @@ impl Sweep<'_> {
         let mut rows = Vec::new();
         for pct in PERCENTS {
             let cache = (self.reference_bytes * pct / 100).max(4096) as usize;
-            let setup = Setup { cache_bytes: cache, metadata_in_cache: true, ..self.setup.clone() };
+            let mut setup =
+                Setup { cache_bytes: cache, metadata_in_cache: true, direct_io: self.direct_io, ..self.setup.clone() };
+            if variant == Variant::ShambaBudget {
+                // The same total memory: filters under the budget, index and data in the cache.
+                let share = self.reference_filter_bytes as f64 / self.reference_bytes.max(1) as f64;
+                let filters = (cache as f64 * share) as u64;
+                setup.filter_memory_budget = Some(filters);
+                setup.cache_bytes = (cache - filters as usize).max(4096);
+            }
             let db = engine::open(variant, self.dir, &setup)?;
             let lookups = Lookups {
                 spec: self.spec,
