@@ -73,5 +73,5 @@ pub use version::FileStatsRecord;
 /// The file-system interface a database runs on ([`Options::storage`]): real files by
 /// default; wrap [`FsStorage`](storage::FsStorage) to count, delay or fail operations.
 pub mod storage {
-    pub use crate::io::{DirLock, DirectReadFsStorage, FsStorage, RandomRead, SequentialWrite, Storage};
+    pub use crate::io::{BatchTarget, DirLock, DirectReadFsStorage, FsStorage, RandomRead, SequentialWrite, Storage};
 }

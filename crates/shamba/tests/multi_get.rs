@@ -253,3 +253,34 @@ fn batches_over_every_level_answer_as_single_gets() {
     let snapshot = db.snapshot();
     check(&db, &snapshot);
 }
+
+/// With `O_DIRECT` the round's block reads go to the device in flight together: the
+/// answers and the count of reads are those of the same batch through the page cache.
+#[test]
+fn direct_reads_in_flight_together_answer_as_buffered_ones() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    one_table(dir.path(), 3000).close().expect("close");
+    let keys: Vec<Vec<u8>> = (0..40).map(|i| key(i * 73 % 3000)).chain([b"key-000001-absent".to_vec()]).collect();
+    let mut answers = Vec::new();
+    for direct in [false, true] {
+        let mut options = Options::default();
+        if direct {
+            options.storage = std::sync::Arc::new(shamba::storage::DirectReadFsStorage);
+        }
+        let db = match Db::open(dir.path(), options) {
+            Ok(db) => db,
+            // A file system that refuses O_DIRECT (tmpfs): nothing to compare.
+            Err(_) if direct => return,
+            Err(e) => panic!("{e}"),
+        };
+        let before = data_reads(&db);
+        let got: Vec<_> = db.multi_get_opt(&keys, &uncached()).into_iter().map(|r| r.expect("multi_get")).collect();
+        answers.push((got, data_reads(&db) - before));
+        db.close().expect("close");
+    }
+    let (buffered, direct) = (&answers[0], &answers[1]);
+    assert_eq!(buffered, direct);
+    assert!(buffered.1 >= 10, "the keys span many blocks: {} reads", buffered.1);
+    let expected: Vec<_> = (0..40).map(|i| Some(value(i * 73 % 3000))).chain([None]).collect();
+    assert_eq!(buffered.0, expected);
+}

@@ -29,7 +29,7 @@ use crate::key::{seek_key, SeqNo, ValueKind};
 use crate::manager::FileState;
 use crate::options::{ReadOptions, StageClock, Timed, Untimed};
 use crate::stats::LookupTrace;
-use crate::table::{BlockHandle, BlockProbe, IndexSearch, ProbeOutcome, TableGet};
+use crate::table::{read_data_blocks, Block, BlockHandle, BlockProbe, IndexSearch, ProbeOutcome, TableGet};
 use crate::version::Version;
 use std::ops::Range;
 
@@ -194,11 +194,20 @@ impl DbInner {
             }
             self.search_indexes::<C>(&mut searching, &mut waiting, &candidates, &seeks, &mut lookups);
             waiting.sort_by_key(|w| (candidates[w.candidate].file.number, w.handle.offset));
-            for group in waiting.chunk_by(|a, b| {
-                candidates[a.candidate].file.number == candidates[b.candidate].file.number
-                    && a.handle.offset == b.handle.offset
-            }) {
-                self.read_shared_block(tree, group, &candidates, &seeks, &mut lookups, ro);
+            let groups: Vec<&[Waiting<'_>]> = waiting
+                .chunk_by(|a, b| {
+                    candidates[a.candidate].file.number == candidates[b.candidate].file.number
+                        && a.handle.offset == b.handle.offset
+                })
+                .collect();
+            // The round's blocks, read together: in flight at once where the storage allows.
+            let start = C::start();
+            let wanted: Vec<_> =
+                groups.iter().filter_map(|g| g.first()).map(|w| (candidates[w.candidate].reader, w.handle)).collect();
+            let blocks = read_data_blocks(&wanted, ro);
+            let read_nanos = C::nanos_since(start) / waiting.len().max(1) as u64;
+            for (group, block) in groups.into_iter().zip(blocks) {
+                self.settle_shared_block(tree, group, block, read_nanos, &candidates, &seeks, &mut lookups);
             }
         }
 
@@ -302,27 +311,23 @@ impl DbInner {
         }
     }
 
-    /// Read one data block for every key of `group` (all waiting on it) and settle what it
-    /// answers; a key it does not hold probes on in the next round.
-    fn read_shared_block<C: StageClock>(
+    /// Look up every key of `group` (all waiting on one data block) in that block and settle
+    /// what it answers; a key it does not hold probes on in the next round.
+    #[expect(clippy::too_many_arguments, reason = "the batch's state, borrowed as it is on the hot path")]
+    fn settle_shared_block<C: StageClock>(
         &self,
         tree: &Tree,
         group: &[Waiting<'_>],
+        block: Result<Block>,
+        read_nanos: u64,
         candidates: &[OpenCandidate<'_>],
         seeks: &[u8],
         lookups: &mut [KeyLookup<'_, C>],
-        ro: &ReadOptions,
     ) {
         let Some(first) = group.first() else { return };
         let c = &candidates[first.candidate];
-        let start = C::start();
-        let keys = group.iter().map(|w| seeks.get(lookups[w.key].seek.clone()).unwrap_or_default());
-        let found = c.reader.get_in_data_block(first.handle, ro, keys);
-        // The block's read and search, shared out over the keys that asked for it.
-        let data_nanos = C::nanos_since(start) / group.len() as u64;
-        let has_filter = c.reader.filter_part_count() > 0;
-        let found = match found {
-            Ok(found) => found,
+        let block = match block {
+            Ok(block) => block,
             Err(e) => {
                 for w in group {
                     lookups[w.key].answer = Some(Err(e.duplicate()));
@@ -330,6 +335,12 @@ impl DbInner {
                 return;
             }
         };
+        let start = C::start();
+        let keys = group.iter().map(|w| seeks.get(lookups[w.key].seek.clone()).unwrap_or_default());
+        let found = c.reader.get_in_block(block, first.handle, keys);
+        // The round's reads, shared out over its keys, and this block's search over its own.
+        let data_nanos = read_nanos + C::nanos_since(start) / group.len() as u64;
+        let has_filter = c.reader.filter_part_count() > 0;
         for (w, got) in group.iter().zip(found) {
             let k = &mut lookups[w.key];
             let got = match got {

@@ -1,6 +1,7 @@
 //! The real file system.
 
-use super::{DirLock, RandomRead, SequentialWrite, Storage};
+use super::batch_read::DIRECT_ALIGN;
+use super::{BatchTarget, DirLock, RandomRead, SequentialWrite, Storage};
 use crate::error::{Error, Result};
 use std::fs::{self, File, OpenOptions};
 use std::io::{BufWriter, Write};
@@ -24,10 +25,6 @@ pub struct FsStorage;
 /// replay) stay buffered.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct DirectReadFsStorage;
-
-/// Alignment `O_DIRECT` asks of offsets, lengths and buffers (the logical block size of
-/// common devices is 512 or 4096 bytes; 4096 satisfies both).
-const DIRECT_ALIGN: u64 = 4096;
 
 struct FsRandom {
     file: File,
@@ -73,6 +70,10 @@ impl RandomRead for FsRandom {
     }
     fn len(&self) -> u64 {
         self.len
+    }
+    fn batch_target(&self) -> Option<BatchTarget> {
+        use std::os::fd::AsRawFd;
+        Some(BatchTarget::new(self.file.as_raw_fd(), self.direct))
     }
 }
 

@@ -6,6 +6,7 @@
 //! with numbered operations, faults at one of them, and crashes).
 
 mod accounting;
+mod batch_read;
 mod device;
 mod fault;
 mod fs;
@@ -14,6 +15,8 @@ mod sync_watch;
 
 pub(crate) use accounting::IoStats;
 pub use accounting::{BlockKind, IoCounters};
+pub use batch_read::BatchTarget;
+pub(crate) use batch_read::{read_batch, BatchRead};
 pub use device::DeviceModel;
 pub use fault::{FaultPlan, FaultyStorage};
 pub use fs::{DirectReadFsStorage, FsStorage};
@@ -35,6 +38,13 @@ pub trait RandomRead: Send + Sync {
     fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<()>;
     /// The file's length in bytes.
     fn len(&self) -> u64;
+    /// How a batch of reads may reach this file in flight together (one `io_uring`
+    /// submission) rather than one [`read_at`](Self::read_at) after another. `None`, the
+    /// default, reads each with `read_at`: only the engine's own file storages give a
+    /// target, and a wrapper that must see every read (fault injection) gives none.
+    fn batch_target(&self) -> Option<BatchTarget> {
+        None
+    }
     /// Whether the file is empty.
     fn is_empty(&self) -> bool {
         self.len() == 0

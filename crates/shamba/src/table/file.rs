@@ -11,7 +11,7 @@
 use super::file_handles::FileHandles;
 use super::format::{read_block, BlockHandle, Footer, FOOTER_LEN};
 use crate::error::{Error, Result};
-use crate::io::{BlockKind, DeviceModel, IoStats, RandomRead};
+use crate::io::{BatchRead, BlockKind, DeviceModel, IoStats, RandomRead};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -90,6 +90,30 @@ impl TableFile {
         self.handle()?.read_at(offset, &mut buf)?;
         self.io.record(kind, len as u64);
         Ok(buf)
+    }
+
+    /// A read of the block at `handle` for a batch ([`crate::io::read_batch`]): checked
+    /// against the file and charged to the device now, counted when it is finished
+    /// ([`TableFile::finish_batch_read`]). The emulated device charges each read in full,
+    /// as if the batch's reads did not overlap: only real devices show the overlap.
+    pub(crate) fn batch_read(&self, handle: BlockHandle, kind: BlockKind) -> Result<BatchRead> {
+        let len = self.block_len(handle, kind)?;
+        let file = self.handle()?;
+        self.device.charge();
+        Ok(BatchRead::new(file, handle.offset, len))
+    }
+
+    /// Count a batch's read of the block at `handle`, check its trailer and decompress it.
+    pub(crate) fn finish_batch_read(
+        &self,
+        handle: BlockHandle,
+        kind: BlockKind,
+        read: &mut BatchRead,
+        verify: bool,
+    ) -> Result<Arc<[u8]>> {
+        let physical = read.take()?;
+        self.io.record(kind, physical.len() as u64);
+        self.decode_block(handle, kind, physical, verify)
     }
 
     /// Read and check the footer.

@@ -177,6 +177,11 @@ impl TableReader {
     ) -> Result<Block> {
         let fill = if ro.fill_cache { CacheFill::At(Priority::Low) } else { CacheFill::Skip };
         let (data, _) = self.cached_block(handle, BlockKind::Data, fill, ro.verify_checksums, ahead)?;
+        self.parse_data_block(data, handle)
+    }
+
+    /// Parse the contents of the data block at `handle`.
+    pub(super) fn parse_data_block(&self, data: Arc<[u8]>, handle: BlockHandle) -> Result<Block> {
         Block::new(data).map_err(|e| e.in_file(self.path(), Some(handle.offset)))
     }
 

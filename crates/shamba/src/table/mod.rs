@@ -23,6 +23,7 @@
 //!   key of a file (`Db::verify`), read around the cache.
 
 mod block;
+mod block_batch;
 mod block_builder;
 mod builder;
 mod coding;
@@ -55,6 +56,7 @@ pub(crate) use format::{BLOCK_TRAILER_LEN, FOOTER_LEN};
 pub(crate) use format::{FORMAT_VERSION_FLAT, FORMAT_VERSION_PARTITIONED};
 // The decoders, for the fuzz targets (`lab::fuzz`), which drive them directly.
 pub(crate) use block::{bytewise, Block};
+pub(crate) use block_batch::read_data_blocks;
 pub(crate) use file::TableFile;
 pub(crate) use format::{mask_crc, read_block, BlockHandle, Footer};
 pub(crate) use index_fences::IndexFences;

@@ -591,17 +591,16 @@ impl TableReader {
         Ok(handle.map_or(BlockProbe::NotFound, BlockProbe::Block))
     }
 
-    /// Read the data block at `handle` once and look up every seek key of `seeks` in it
-    /// (what `get_at_spot` does after the index, for many keys): the outer error is the
-    /// block's, which every one of those keys shares.
-    pub(crate) fn get_in_data_block<'k>(
+    /// Look up every seek key of `seeks` in `block`, this table's data block at `handle`
+    /// (read by [`super::read_data_blocks`] with others).
+    pub(crate) fn get_in_block<'k>(
         &self,
+        block: Block,
         handle: BlockHandle,
-        ro: &ReadOptions,
         seeks: impl IntoIterator<Item = &'k [u8]>,
-    ) -> Result<Vec<Result<TableGet>>> {
-        let mut data = self.data_block(handle, ro, None)?.cursor(compare_internal_keys);
-        Ok(seeks
+    ) -> Vec<Result<TableGet>> {
+        let mut data = block.cursor(compare_internal_keys);
+        seeks
             .into_iter()
             .map(|seek| {
                 data.seek(seek).map_err(|e| e.in_file(self.path(), Some(handle.offset)))?;
@@ -613,7 +612,7 @@ impl TableReader {
                 };
                 Ok(TableGet::Found { seq: parsed.seq, kind: parsed.kind, value: data.value().to_vec() })
             })
-            .collect())
+            .collect()
     }
 }
 

@@ -1,0 +1,56 @@
+//! The data blocks of a `multi_get` round, read together: each from the block cache when it
+//! holds it, the rest in one batch of reads in flight at once ([`crate::io::read_batch`]),
+//! then checked, cached and parsed as a single lookup's block read would be.
+
+use super::block::Block;
+use super::format::BlockHandle;
+use super::reader::TableReader;
+use crate::cache::Priority;
+use crate::error::Result;
+use crate::io::{read_batch, BatchRead, BlockKind};
+use crate::options::ReadOptions;
+
+/// Where a block of the batch comes from.
+enum Source {
+    /// Settled without a read: found in the cache (parsed), or its read could not start.
+    Settled(Result<Block>),
+    /// The read of this index in the batch.
+    Read(usize),
+}
+
+/// The data block of each `(table, handle)` of `wanted`, in order, each with its own result
+/// (a block that fails to read or check fails only the keys waiting on it).
+pub(crate) fn read_data_blocks(wanted: &[(&TableReader, BlockHandle)], ro: &ReadOptions) -> Vec<Result<Block>> {
+    let mut reads: Vec<BatchRead> = Vec::new();
+    let sources: Vec<Source> = wanted
+        .iter()
+        .map(|&(table, handle)| {
+            if let Some(data) = table.ctx.cache.get((table.number, handle.offset), BlockKind::Data) {
+                return Source::Settled(table.parse_data_block(data, handle));
+            }
+            match table.file.batch_read(handle, BlockKind::Data) {
+                Ok(read) => {
+                    reads.push(read);
+                    Source::Read(reads.len() - 1)
+                }
+                Err(e) => Source::Settled(Err(e)),
+            }
+        })
+        .collect();
+    read_batch(&mut reads);
+    sources
+        .into_iter()
+        .zip(wanted)
+        .map(|(source, &(table, handle))| match source {
+            Source::Settled(block) => block,
+            Source::Read(r) => {
+                let read = reads.get_mut(r).ok_or_else(|| table.file.corruption(handle.offset, "batch read lost"))?;
+                let data = table.file.finish_batch_read(handle, BlockKind::Data, read, ro.verify_checksums)?;
+                if ro.fill_cache {
+                    table.ctx.cache.insert((table.number, handle.offset), data.clone(), BlockKind::Data, Priority::Low);
+                }
+                table.parse_data_block(data, handle)
+            }
+        })
+        .collect()
+}
