@@ -125,39 +125,39 @@ impl DbInner {
         let mut lookups: Vec<KeyLookup<'_, C>> = Vec::with_capacity(keys.len());
         for (key, seek) in keys.iter().zip(seek_ranges) {
             let key = key.as_ref();
-            let floor = sv.range_del_floor(key, seq);
-            let mut trace = sv.trace::<C>();
-            let mut answer = match self.check_key(key) {
-                Err(e) => Some(Err(e)),
-                Ok(()) => search_memtables(&sv, seek_of(&seek), floor, &mut trace).map(Ok),
-            };
-            let mut digest = Digest::default();
             let first = candidates.len();
-            if answer.is_none() {
+            // Built where it stays: a key's state is a few hundred bytes, and every move of
+            // it is a copy.
+            lookups.push(KeyLookup {
+                floor: sv.range_del_floor(key, seq),
+                seek,
+                digest: Digest::default(),
+                candidates: first..first,
+                next: first,
+                trace: sv.trace::<C>(),
+                answer: None,
+            });
+            let Some(k) = lookups.last_mut() else { continue };
+            k.answer = match self.check_key(key) {
+                Err(e) => Some(Err(e)),
+                Ok(()) => search_memtables(&sv, seek_of(&k.seek), k.floor, &mut k.trace).map(Ok),
+            };
+            if k.answer.is_none() {
                 let start = C::start();
-                digest = self.opts.lab.digest_hash.digest(key);
-                trace.hashing_took(C::nanos_since(start));
+                k.digest = self.opts.lab.digest_hash.digest(key);
+                k.trace.hashing_took(C::nanos_since(start));
                 tree.manager.begin_lookup();
                 for file in version.candidates(key) {
-                    match self.open_candidate(&sv.tables, file, seek_of(&seek)) {
+                    match self.open_candidate(&sv.tables, file, seek_of(&k.seek)) {
                         Ok(c) => candidates.push(c),
                         Err(e) => {
-                            answer = Some(Err(e));
+                            k.answer = Some(Err(e));
                             break;
                         }
                     }
                 }
+                k.candidates = first..candidates.len();
             }
-            let range = first..candidates.len();
-            lookups.push(KeyLookup {
-                seek,
-                floor,
-                digest,
-                candidates: range.clone(),
-                next: range.start,
-                trace,
-                answer,
-            });
         }
 
         // Every key's filter lines at once: part headers first, then probe lines.
@@ -212,10 +212,10 @@ impl DbInner {
         }
 
         lookups
-            .into_iter()
+            .iter_mut()
             .map(|k| {
-                k.trace.finish();
-                k.answer.unwrap_or(Ok(None))
+                k.trace.finish_in_place();
+                k.answer.take().unwrap_or(Ok(None))
             })
             .collect()
     }

@@ -235,6 +235,13 @@ impl<'s, C: StageClock> LookupTrace<'s, C> {
     /// Record the lookup.
     #[inline]
     pub(crate) fn finish(mut self) {
+        self.finish_in_place();
+    }
+
+    /// Record the lookup of a trace kept in a batch's state, where moving it out to
+    /// [`finish`](Self::finish) would copy it: the trace must not be used again.
+    #[inline]
+    pub(crate) fn finish_in_place(&mut self) {
         let (sink, w) = (self.sink, self.writer);
         w.add(&sink.gets, 1);
         w.add(&sink.memtable_hits, u64::from(self.memtable_hit));
