@@ -64,9 +64,9 @@ pub struct Args {
     /// Where the databases go (default: a temporary directory, removed at the end).
     #[arg(long)]
     pub dir: Option<PathBuf>,
-    /// Memory-pressure sweep with O_DIRECT table reads (Shamba `DirectReadFsStorage`,
-    /// RocksDB `use_direct_reads`; fjall reads buffered): a block read is a disk read. Put
-    /// `--dir` on a disk file system (O_DIRECT fails on tmpfs).
+    /// Memory-pressure sweep and multi_get rows again with O_DIRECT table reads (Shamba
+    /// `DirectReadFsStorage`, RocksDB `use_direct_reads`; fjall reads buffered): a block
+    /// read is a disk read. Put `--dir` on a disk file system (O_DIRECT fails on tmpfs).
     #[arg(long)]
     pub direct_io: bool,
     /// Print one JSON object instead of tables.
