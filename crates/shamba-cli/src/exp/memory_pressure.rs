@@ -74,6 +74,7 @@ impl Grid {
     fn new(args: &ExpArgs) -> Grid {
         let mut grid = Grid::own(args.quick);
         grid.dists = args.workload.list(&grid.dists);
+        grid.warmup = args.warmup.unwrap_or(grid.warmup);
         grid
     }
 
@@ -386,7 +387,8 @@ pub fn run(args: &ExpArgs) -> Result<Report, Box<dyn Error>> {
 /// `shamba exp memory-bound`: the bound table alone, on a small grid (10, 25, 40%, empty
 /// lookups, the baselines and a policy of each family).
 pub fn run_bound(args: &ExpArgs) -> Result<Report, Box<dyn Error>> {
-    let grid = Grid::bound(args.quick);
+    let mut grid = Grid::bound(args.quick);
+    grid.warmup = args.warmup.unwrap_or(grid.warmup);
     let mut report = Report::new("memory-bound");
     let mut notes = Vec::new();
     let run = run_grid(&grid, &args.workload, args.seed, args.direct_io, &mut notes)?;

@@ -87,6 +87,10 @@ pub struct ExpArgs {
     /// Which lookups run.
     #[command(flatten)]
     pub workload: workload::WorkloadArgs,
+    /// Warm-up lookups per cell (memory-pressure, memory-bound), instead of the grid's: a
+    /// policy under a filter budget settles which parts stay resident over its warm-up.
+    #[arg(long)]
+    pub warmup: Option<u64>,
 }
 
 impl ExpArgs {
