@@ -1,6 +1,5 @@
 //! A filter part kept parsed with its bytes: pinned in a table reader (parsed once when the
-//! table is opened), or taken from the block cache by a lookup's prefetch pass (parsed
-//! once for that lookup's prefetch and probe).
+//! table is opened), or resident in the filter manager's pool.
 //!
 //! A probe of a part parsed on every use reads the part's header first: one more cache line,
 //! usually a miss, before the probe line, and a dependent one (the header says where the

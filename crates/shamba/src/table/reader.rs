@@ -73,15 +73,12 @@ pub(crate) struct Spot<'r> {
     partition: Option<&'r Partition>,
     /// The partition's number (its slots among pooled filter parts).
     partition_index: usize,
-    first_part: Option<TakenPart>,
-}
-
-/// The first filter part of a spot, taken from the block cache by the prefetch passes:
-/// its bytes after the first pass, parsed by the second (which needs the header to find
-/// the probe lines), so the probe does not parse it again.
-enum TakenPart {
-    Bytes(Arc<[u8]>),
-    Parsed(PinnedPart),
+    /// The first filter part, taken from the block cache by the prefetch passes. Kept as
+    /// bytes, parsed by the second pass and again by the probe: the header is in the CPU
+    /// cache by then, so the second parse costs a few instructions, where keeping the
+    /// parsed part would make every spot (a batch holds one per key and candidate) several
+    /// times larger to move.
+    first_part: Option<Arc<[u8]>>,
 }
 
 impl TableReader {
@@ -218,8 +215,7 @@ impl TableReader {
             let fetched;
             let part = match (meta.pinned(), i, &spot.first_part) {
                 (Some(pinned), _, _) => pinned.part(),
-                (None, 0, Some(TakenPart::Parsed(taken))) => taken.part(),
-                (None, 0, Some(TakenPart::Bytes(taken))) => self.parse_part(taken, meta)?,
+                (None, 0, Some(taken)) => self.parse_part(taken, meta)?,
                 _ => {
                     let (bytes, from_device) = self.filter_block(meta, i)?;
                     if from_device {
@@ -309,13 +305,13 @@ impl TableReader {
         // probe counts the miss.
         if let Some(bytes) = self.ctx.cache.get_resident((self.number, handle.offset), BlockKind::Filter) {
             crate::filter::prefetch_bytes(&bytes);
-            spot.first_part = Some(TakenPart::Bytes(bytes));
+            spot.first_part = Some(bytes);
         }
     }
 
     /// The second pass: ask the first filter part of the spot (pinned, or taken by
-    /// [`prefetch_filter_header`](Self::prefetch_filter_header), parsed here once for the
-    /// probe too) to prefetch `digest`'s probe lines. Returns whether there was a resident
+    /// [`prefetch_filter_header`](Self::prefetch_filter_header) and parsed here) to
+    /// prefetch `digest`'s probe lines. Returns whether there was a resident
     /// part. A taken part that does not parse is let go: the probe fetches it again and
     /// reports the error.
     pub(crate) fn prefetch_filter_at(&self, spot: &mut Spot<'_>, digest: &Digest) -> bool {
@@ -323,14 +319,11 @@ impl TableReader {
             pinned.part().prefetch(digest);
             return true;
         }
-        let Some(taken) = spot.first_part.take() else { return false };
-        spot.first_part = match taken {
-            TakenPart::Bytes(bytes) => PinnedPart::new(bytes, self.ctx.digest_version).ok().map(|parsed| {
-                parsed.part().prefetch(digest);
-                TakenPart::Parsed(parsed)
-            }),
-            parsed @ TakenPart::Parsed(_) => Some(parsed),
-        };
+        let Some(taken) = &spot.first_part else { return false };
+        match FilterPart::parse_expecting(taken, self.ctx.digest_version) {
+            Ok(part) => part.prefetch(digest),
+            Err(_) => spot.first_part = None,
+        }
         true
     }
 
