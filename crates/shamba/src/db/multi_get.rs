@@ -25,7 +25,7 @@ use super::read::{search_memtables, OpenCandidate};
 use super::tree::Tree;
 use crate::error::Result;
 use crate::filter::Digest;
-use crate::key::{seek_key, SeqNo, ValueKind};
+use crate::key::{compare_user_keys, seek_key, SeqNo, ValueKind};
 use crate::manager::FileState;
 use crate::options::{ReadOptions, StageClock, Timed, Untimed};
 use crate::stats::LookupTrace;
@@ -119,21 +119,19 @@ impl DbInner {
         }
         let seek_of = |r: &Range<usize>| seeks.get(r.clone()).unwrap_or_default();
 
-        // Memtables first; then one digest per key that goes on to the tables, and its
-        // candidate tables, opened.
+        // Memtables first; then one digest per key that goes on to the tables.
         let mut candidates: Vec<OpenCandidate<'_>> = Vec::with_capacity(keys.len() * 8);
         let mut lookups: Vec<KeyLookup<'_, C>> = Vec::with_capacity(keys.len());
         for (key, seek) in keys.iter().zip(seek_ranges) {
             let key = key.as_ref();
-            let first = candidates.len();
             // Built where it stays: a key's state is a few hundred bytes, and every move of
             // it is a copy.
             lookups.push(KeyLookup {
                 floor: sv.range_del_floor(key, seq),
                 seek,
                 digest: Digest::default(),
-                candidates: first..first,
-                next: first,
+                candidates: 0..0,
+                next: 0,
                 trace: sv.trace::<C>(),
                 answer: None,
             });
@@ -147,17 +145,28 @@ impl DbInner {
                 k.digest = self.opts.lab.digest_hash.digest(key);
                 k.trace.hashing_took(C::nanos_since(start));
                 tree.manager.begin_lookup();
-                for file in version.candidates(key) {
-                    match self.open_candidate(&sv.tables, file, seek_of(&k.seek)) {
-                        Ok(c) => candidates.push(c),
-                        Err(e) => {
-                            k.answer = Some(Err(e));
-                            break;
-                        }
+            }
+        }
+
+        // Their candidate tables, found for all of them in one walk of each run in key
+        // order, and opened.
+        let user_keys: Vec<&[u8]> = keys.iter().map(AsRef::as_ref).collect();
+        let mut sorted: Vec<usize> = (0..keys.len()).filter(|&i| lookups[i].answer.is_none()).collect();
+        sorted.sort_unstable_by(|&a, &b| compare_user_keys(user_keys[a], user_keys[b]));
+        let found = version.candidates_of_sorted(&user_keys, &sorted);
+        for (i, k) in lookups.iter_mut().enumerate().filter(|(_, k)| k.answer.is_none()) {
+            let first = candidates.len();
+            for file in found.of(i) {
+                match self.open_candidate(&sv.tables, file, seek_of(&k.seek)) {
+                    Ok(c) => candidates.push(c),
+                    Err(e) => {
+                        k.answer = Some(Err(e));
+                        break;
                     }
                 }
-                k.candidates = first..candidates.len();
             }
+            k.candidates = first..candidates.len();
+            k.next = first;
         }
 
         // Every key's filter lines at once: part headers first, then probe lines.

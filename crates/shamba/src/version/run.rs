@@ -97,23 +97,68 @@ impl Run {
             return self.find_by_keys(user_key);
         }
         let sought = user_key_prefix(user_key);
-        // The first file whose largest key is not below the sought key.
-        let (mut lo, mut hi) = (0, self.files.len());
+        let lo = self.lower_bound(fences, sought, user_key, 0, self.files.len());
+        self.covering(fences, lo, sought, user_key)
+    }
+
+    /// [`Run::find`] for a key not below the key of an earlier search, which returned
+    /// `from` as its first value: the search gallops forward from there, so keys in
+    /// ascending order walk the run once instead of each searching it whole. Returns where
+    /// the next (not smaller) key's search starts, and the covering file.
+    pub(crate) fn find_from(&self, user_key: &[u8], from: usize) -> (usize, Option<(usize, &Arc<FileMeta>)>) {
+        let fences = self.fences.get_or_build(&self.files);
+        if fences.largest.len() != self.files.len() {
+            return (0, self.find_by_keys(user_key));
+        }
+        let sought = user_key_prefix(user_key);
+        let len = self.files.len();
+        // Gallop: widen a window past `from` until its end is not below the key.
+        let (mut lo, mut step) = (from.min(len), 1);
+        let mut hi = len;
+        while lo < len {
+            let probe = (lo + step - 1).min(len - 1);
+            if self.largest_below(fences, probe, sought, user_key) {
+                lo = probe + 1;
+                step *= 2;
+            } else {
+                hi = probe;
+                break;
+            }
+        }
+        let lo = self.lower_bound(fences, sought, user_key, lo, hi.max(lo));
+        (lo, self.covering(fences, lo, sought, user_key))
+    }
+
+    /// Whether file `i`'s largest key is below the sought key (`false` past the end).
+    #[inline]
+    fn largest_below(&self, fences: &Fences, i: usize, sought: u64, user_key: &[u8]) -> bool {
+        match fences.largest.get(i).map(|f| f.cmp(&sought)) {
+            Some(Ordering::Less) => true,
+            Some(Ordering::Greater) | None => false,
+            Some(Ordering::Equal) => {
+                self.files.get(i).is_some_and(|f| compare_user_keys(f.largest_user_key(), user_key) == Ordering::Less)
+            }
+        }
+    }
+
+    /// The first file in `[lo, hi)` whose largest key is not below the sought key (`hi` if
+    /// none), given that every file before `lo` is below it.
+    #[inline]
+    fn lower_bound(&self, fences: &Fences, sought: u64, user_key: &[u8], mut lo: usize, mut hi: usize) -> usize {
         while lo < hi {
             let mid = lo + (hi - lo) / 2;
-            let below = match fences.largest.get(mid)?.cmp(&sought) {
-                Ordering::Less => true,
-                Ordering::Greater => false,
-                Ordering::Equal => {
-                    compare_user_keys(self.files.get(mid)?.largest_user_key(), user_key) == Ordering::Less
-                }
-            };
-            if below {
+            if self.largest_below(fences, mid, sought, user_key) {
                 lo = mid + 1;
             } else {
                 hi = mid;
             }
         }
+        lo
+    }
+
+    /// File `lo` if its range starts at or before the key (it ends at or after it).
+    #[inline]
+    fn covering(&self, fences: &Fences, lo: usize, sought: u64, user_key: &[u8]) -> Option<(usize, &Arc<FileMeta>)> {
         let file = self.files.get(lo)?;
         let starts_at_or_before = match fences.smallest.get(lo)?.cmp(&sought) {
             Ordering::Less => true,
@@ -234,6 +279,18 @@ mod tests {
                 if let Some((i, f)) = r.find(key) {
                     proptest::prop_assert!(Arc::ptr_eq(&r.files[i], f), "the index names the file found");
                 }
+            }
+            // Keys in ascending order, each search galloping on from the last: the same
+            // files (repeated keys included).
+            let mut sorted: Vec<&Vec<u8>> = sought.iter().chain(&bounds).chain(&sought).collect();
+            sorted.sort_by(|a, b| compare_user_keys(a, b));
+            let mut from = 0;
+            for key in sorted {
+                let (next, found) = r.find_from(key, from);
+                proptest::prop_assert!(next >= from, "the walk goes forward");
+                from = next;
+                let want = r.find_by_keys(key).map(|(i, f)| (i, f.number));
+                proptest::prop_assert_eq!(found.map(|(i, f)| (i, f.number)), want, "key {:?}", key);
             }
         }
     }

@@ -18,6 +18,22 @@ pub(crate) struct FileRef<'a> {
     pub meta: &'a Arc<FileMeta>,
 }
 
+/// The candidate files of a batch's keys ([`Version::candidates_of_sorted`]): for each run
+/// in visiting order, each key's file in it, if any.
+pub(crate) struct BatchCandidates<'a> {
+    runs: usize,
+    keys: usize,
+    /// Run-major: `files[run * keys + key]`.
+    files: Vec<Option<FileRef<'a>>>,
+}
+
+impl<'a> BatchCandidates<'a> {
+    /// Key `key`'s candidates, in the order a lookup visits them.
+    pub(crate) fn of(&self, key: usize) -> impl Iterator<Item = FileRef<'a>> + '_ {
+        (0..self.runs).filter_map(move |r| self.files.get(r * self.keys + key).copied().flatten())
+    }
+}
+
 /// An immutable set of files: the tree at one moment.
 ///
 /// Shape: level 0 holds one run per flushed file (run id = file number), newest first.
@@ -58,6 +74,35 @@ impl Version {
                 run.find(user_key).map(|(i, meta)| FileRef { level, ordinal: base + i, meta })
             },
         )
+    }
+
+    /// The candidates of many keys at once, each key's as [`candidates`](Self::candidates)
+    /// gives them: `sorted` lists the keys' indices in `keys` in ascending key order, and
+    /// each run is walked once forward over them (`Run::find_from`), where searching it
+    /// whole for each key would repeat the top of the same binary search.
+    pub(crate) fn candidates_of_sorted<'a>(&'a self, keys: &[&[u8]], sorted: &[usize]) -> BatchCandidates<'a> {
+        let mut files = Vec::new();
+        let mut first = 0;
+        let mut runs = 0;
+        for (level, l) in self.levels.iter().enumerate() {
+            for run in &l.runs {
+                let base = first;
+                first += run.files.len();
+                let at = files.len();
+                files.resize(at + keys.len(), None);
+                let mut from = 0;
+                for &k in sorted {
+                    let Some(key) = keys.get(k) else { continue };
+                    let (next, found) = run.find_from(key, from);
+                    from = next;
+                    if let Some(slot) = files.get_mut(at + k) {
+                        *slot = found.map(|(i, meta)| FileRef { level, ordinal: base + i, meta });
+                    }
+                }
+                runs += 1;
+            }
+        }
+        BatchCandidates { runs, keys: keys.len(), files }
     }
 
     /// Whether a table written to `level` goes to the bottom of the tree: no level below it
@@ -149,6 +194,24 @@ mod tests {
         assert_eq!(c(b"b"), vec![(0, 9), (1, 4), (2, 6), (2, 1)]);
         assert_eq!(c(b"p"), vec![(0, 9), (2, 2)]);
         assert_eq!(c(b"zz"), Vec::<(usize, u64)>::new());
+    }
+
+    #[test]
+    fn a_batch_finds_each_key_the_candidates_it_finds_alone() {
+        let v = tree();
+        let keys: Vec<&[u8]> = vec![b"p", b"e", b"zz", b"b", b"e", b"0", b"d", b"k", b"c"];
+        let mut sorted: Vec<usize> = (0..keys.len()).collect();
+        sorted.sort_by(|&a, &b| keys[a].cmp(keys[b]));
+        let found = v.candidates_of_sorted(&keys, &sorted);
+        for (i, key) in keys.iter().enumerate() {
+            let alone: Vec<_> = v.candidates(key).map(|f| (f.level, f.ordinal, f.meta.number)).collect();
+            let batched: Vec<_> = found.of(i).map(|f| (f.level, f.ordinal, f.meta.number)).collect();
+            assert_eq!(batched, alone, "key {:?}", String::from_utf8_lossy(key));
+        }
+        // Keys left out of `sorted` (answered by a memtable) have no candidates.
+        let found = v.candidates_of_sorted(&keys, &[1]);
+        assert_eq!(found.of(1).count(), 5);
+        assert_eq!(found.of(0).count(), 0);
     }
 
     #[test]
