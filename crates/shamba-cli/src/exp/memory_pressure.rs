@@ -157,7 +157,7 @@ pub fn run_grid(
         db.close()?;
         files
     };
-    let filter_share = ratio(plain.filter_bytes() as f64, metadata as f64);
+    let filter_bytes = plain.filter_bytes();
     notes.push(format!("Plain tree: {} (loaded in {:.1} s)", plain.describe(), plain.load_seconds));
     // Trees by build (SHaMBa-prop: by budget), kept for the variants that share them.
     let mut trees: BTreeMap<String, LoadedTree> = BTreeMap::new();
@@ -176,8 +176,11 @@ pub fn run_grid(
                 &trees[&key]
             };
             let cache = (metadata as f64 * pct / 100.0) as usize;
-            // Elastic may enable as many unit bytes as the filter share of the cache.
-            let elastic_budget = (cache as f64 * filter_share) as u64;
+            // Filters first for the variants that hold them outside the block cache (Elastic's
+            // units, the `-budget` variants): an empty lookup's filter saves a read on every
+            // visit, an index block only after a positive (measured against other splits:
+            // DESIGN.md, filter manager).
+            let elastic_budget = (cache as u64).min(filter_bytes);
             // With everything fitting, measure the steady state: a partitioned index has
             // ~10K partitions, each read the first time a false positive lands in it, so a
             // short warm-up leaves most of them cold (Plain's few index blocks are warm).

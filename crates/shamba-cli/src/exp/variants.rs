@@ -219,14 +219,17 @@ pub fn feasible_partition_size(build: Build, bits_per_key: f64, pct: f64) -> usi
     }
 }
 
-/// `base` with index and filter blocks in a block cache of `cache_bytes` and `v`'s probes
-/// (a [`BUDGETED`] variant: `elastic_budget` of those bytes, the filter share, as its
-/// filter memory budget, the rest as the block cache).
+/// `base` with index and filter blocks in a block cache of `cache_bytes` and `v`'s probes.
+/// A variant that holds filters outside the block cache takes them out of the same bytes:
+/// a [`BUDGETED`] variant has `elastic_budget` of them as its filter memory budget, Elastic
+/// as the bytes of units it may enable, and the block cache gets the rest.
 pub fn cached_options(base: &Options, v: &Variant, cache_bytes: usize, elastic_budget: u64) -> Options {
     let mut o = base.clone();
     o.cache_capacity = cache_bytes;
     if budgeted(v) {
         o.filter_memory_budget = Some(elastic_budget);
+    }
+    if budgeted(v) || v.probe == Probe::Elastic {
         o.cache_capacity = cache_bytes.saturating_sub(elastic_budget as usize);
     }
     o.cache_index_and_filter_blocks = true;
@@ -252,6 +255,11 @@ mod tests {
         assert_eq!((o.filter_memory_budget, o.cache_capacity), (Some(700), 300));
         let o = cached_options(&Options::default(), &ALL[0], 1000, 700);
         assert_eq!((o.filter_memory_budget, o.cache_capacity), (None, 1000));
+        // Elastic's enabled units live outside the block cache: the same bytes, not more.
+        let elastic = ALL.iter().find(|v| v.probe == Probe::Elastic).expect("an Elastic variant");
+        let o = cached_options(&Options::default(), elastic, 1000, 700);
+        assert_eq!((o.filter_memory_budget, o.cache_capacity), (None, 300));
+        assert!(matches!(o.probe_policy, ProbePolicy::Elastic(ElasticPolicy { budget_bytes: 700, .. })));
     }
 
     #[test]
