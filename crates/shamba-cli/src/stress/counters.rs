@@ -10,18 +10,20 @@ pub enum Op {
     Batch,
     DeleteRange,
     Get,
+    MultiGet,
     Scan,
     SnapshotRead,
     Flush,
     Compact,
 }
 
-const KINDS: [(Op, &str); 9] = [
+const KINDS: [(Op, &str); 10] = [
     (Op::Put, "puts"),
     (Op::Delete, "deletes"),
     (Op::Batch, "batches"),
     (Op::DeleteRange, "range deletes"),
     (Op::Get, "gets"),
+    (Op::MultiGet, "multi_gets"),
     (Op::Scan, "scans"),
     (Op::SnapshotRead, "snapshot reads"),
     (Op::Flush, "flushes"),

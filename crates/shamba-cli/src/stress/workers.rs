@@ -91,7 +91,8 @@ fn one_op(db: &Db, s: &Shared, rng: &mut StdRng) -> Res<()> {
         3_000..3_800 => Op::Delete,
         3_800..4_700 => Op::Batch,
         4_700..4_800 => Op::DeleteRange,
-        4_800..7_900 => Op::Get,
+        4_800..7_100 => Op::Get,
+        7_100..7_900 => Op::MultiGet,
         7_900..9_100 => Op::Scan,
         9_100..9_945 => Op::SnapshotRead,
         9_945..9_995 => Op::Flush,
@@ -116,6 +117,7 @@ fn one_op(db: &Db, s: &Shared, rng: &mut StdRng) -> Res<()> {
             delete_range(db, sp, s, rng, lo, hi)?;
         }
         Op::Get => get(sp, s, rng.gen_range(0..keys))?,
+        Op::MultiGet => multi_get(sp, s, &random_keys(rng, keys, 2, 32))?,
         Op::Scan => scan(sp, s, rng)?,
         Op::SnapshotRead => snapshot_read(db, sp, s, rng)?,
         Op::Flush => db.flush().map_err(|e| format!("flush: {e}"))?,
@@ -209,6 +211,29 @@ fn get(spaces: &[Keyspace], s: &Shared, index: u32) -> Res<()> {
     let slot = key.slot();
     if !found.as_state().is_some_and(|f| slot.allows(f)) {
         s.diverged(Divergence::key(index, format!("get found {found}, expected {slot}")));
+    }
+    Ok(())
+}
+
+/// Look `indices` (in index order, so locks are taken in the order writers take them) up
+/// with one `multi_get` per keyspace, each answer checked as a get's is.
+fn multi_get(spaces: &[Keyspace], s: &Shared, indices: &[u32]) -> Res<()> {
+    let locks: Vec<_> = indices.iter().map(|&i| s.state.lock(i)).collect();
+    for (space, ks) in spaces.iter().enumerate() {
+        let mine: Vec<usize> = (0..indices.len()).filter(|&j| space_of(indices[j]) == space).collect();
+        if mine.is_empty() {
+            continue;
+        }
+        let keys: Vec<_> = mine.iter().map(|&j| key_of(indices[j])).collect();
+        for (&j, value) in mine.iter().zip(ks.multi_get(&keys)) {
+            let index = indices[j];
+            let value = value.map_err(|e| format!("multi_get of key {index} (of {indices:?}): {e}"))?;
+            let found = Found::of(index, value.as_deref());
+            let slot = locks[j].slot();
+            if !found.as_state().is_some_and(|f| slot.allows(f)) {
+                s.diverged(Divergence::key(index, format!("multi_get found {found}, expected {slot}")));
+            }
+        }
     }
     Ok(())
 }
