@@ -81,7 +81,8 @@ impl Version {
     /// each run is walked once forward over them (`Run::find_from`), where searching it
     /// whole for each key would repeat the top of the same binary search.
     pub(crate) fn candidates_of_sorted<'a>(&'a self, keys: &[&[u8]], sorted: &[usize]) -> BatchCandidates<'a> {
-        let mut files = Vec::new();
+        let all_runs: usize = self.levels.iter().map(|l| l.runs.len()).sum();
+        let mut files = Vec::with_capacity(all_runs * keys.len());
         let mut first = 0;
         let mut runs = 0;
         for (level, l) in self.levels.iter().enumerate() {
