@@ -15,6 +15,7 @@ use shamba::FileInfo;
 
 use super::engine::{measure_cached, ratio, tables_per_op, LoadedTree, ReadSpec, Shape, TreeSpec, MEASUREMENT_NOTE};
 use super::filter_bound::{min_reads, Floor, TableCost};
+use super::pressure_ordering::{ordering_table, same_ios_table, Panel};
 use super::report::{Cell, Plot, Report, Table};
 use super::unit_oracle::{empty_lookup_visits, Table as OracleTable};
 use super::variants::{build_options, Build, Variant, ALL, BUDGETED};
@@ -71,10 +72,16 @@ impl Grid {
         }
     }
 
-    fn new(args: &ExpArgs) -> Grid {
+    fn new(args: &ExpArgs) -> Result<Grid, Box<dyn Error>> {
         let mut grid = Grid::own(args.quick);
         grid.dists = args.workload.list(&grid.dists);
-        grid
+        if let Some(num) = args.num {
+            grid.num = num;
+        }
+        if !args.variants.is_empty() {
+            grid.variants = pick_variants(&args.variants)?;
+        }
+        Ok(grid)
     }
 
     /// The grid of a run before the workload options: the seed's three distributions
@@ -102,6 +109,21 @@ impl Grid {
             }
         }
     }
+}
+
+/// The variants named by `--variants`, in the order named; an unknown name is an error
+/// listing the known ones.
+fn pick_variants(names: &[String]) -> Result<Vec<Variant>, Box<dyn Error>> {
+    let known: Vec<Variant> = ALL.iter().chain(&BUDGETED).copied().collect();
+    names
+        .iter()
+        .map(|n| {
+            known.iter().find(|v| v.name == n.as_str()).copied().ok_or_else(|| {
+                let all: Vec<&str> = known.iter().map(|v| v.name).collect();
+                format!("--variants: unknown variant {n:?} (known: {})", all.join(", ")).into()
+            })
+        })
+        .collect()
 }
 
 /// One measured cell.
@@ -251,7 +273,7 @@ pub fn best_shamba<'a>(
 
 /// Run the experiment.
 pub fn run(args: &ExpArgs) -> Result<Report, Box<dyn Error>> {
-    let grid = Grid::new(args);
+    let grid = Grid::new(args)?;
     let mut report = Report::new("memory-pressure");
     let mut notes = Vec::new();
     let run = run_grid(&grid, &args.workload, args.seed, args.direct_io, &mut notes)?;
@@ -362,6 +384,10 @@ pub fn run(args: &ExpArgs) -> Result<Report, Box<dyn Error>> {
 
     let bars = bar_table(&grid, cells);
     report.tables.push(t1);
+    let panels: Vec<Panel> =
+        grid.dists.iter().flat_map(|&dist| grid.alphas.iter().map(move |&alpha| Panel { dist, alpha })).collect();
+    report.tables.push(ordering_table(&grid.pcts, &panels, cells));
+    report.tables.push(same_ios_table(&grid.pcts, &panels, cells));
     report.tables.push(bars);
     report.tables.push(scorecard(&grid, cells));
     report.tables.push(bound_table(&grid, &run, args.seed)?);
@@ -601,4 +627,19 @@ fn scorecard(grid: &Grid, cells: &[CellResult]) -> Table {
         t.row(vec![Cell::text(v.name), Cell::num(gm(io), 2), Cell::num(gm(bytes), 2), Cell::num(worst, 2)]);
     }
     t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn variants_are_picked_by_name_in_order() -> Result<(), Box<dyn Error>> {
+        let names: Vec<String> = ["prop-F", "plain", "eq-F-budget"].map(String::from).to_vec();
+        let picked: Vec<&str> = pick_variants(&names)?.iter().map(|v| v.name).collect();
+        assert_eq!(picked, ["prop-F", "plain", "eq-F-budget"]);
+        let err = pick_variants(&["nope".to_string()]).err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(err.contains("unknown variant \"nope\"") && err.contains("prop-P"), "{err}");
+        Ok(())
+    }
 }

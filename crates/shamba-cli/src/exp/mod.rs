@@ -49,6 +49,7 @@ mod modules;
 mod monkey;
 mod multi_get;
 mod partitioned;
+mod pressure_ordering;
 mod prefetch;
 mod probe_schemes;
 mod process_cpu;
@@ -84,6 +85,14 @@ pub struct ExpArgs {
     /// Random seed for keys and queries.
     #[arg(long, default_value_t = 42)]
     pub seed: u64,
+    /// Keys to load, replacing the experiment's own count (memory-pressure): the seed's 1 GB
+    /// tree of 64 B entries is 16M keys.
+    #[arg(long)]
+    pub num: Option<u64>,
+    /// Variants to run, comma-separated, replacing the experiment's own list
+    /// (memory-pressure; names as in its tables, e.g. plain,eq,eq-P,eq-F,prop,prop-P,prop-F).
+    #[arg(long, value_delimiter = ',')]
+    pub variants: Vec<String>,
     /// Which lookups run.
     #[command(flatten)]
     pub workload: workload::WorkloadArgs,
