@@ -27,6 +27,7 @@
 //! | `index-vs-filter` | 002, Table 2, Fig. 15 | engine: index / filter bytes over entry and key sizes; SHaMBa-eq speedup as the index grows |
 //! | `ribbon-hybrid` | 004 | engine: Ribbon from level L (memory, build CPU, lookups), construction memory, cache entries by kind |
 //! | `partitioned` | 002, Fig. 11 | engine: SHaMBa on partitioned filters at 5-35%, modules of at least a page |
+//! | `latency` | 002, Fig. 13-14, 16 | engine: mean lookup latency of Plain vs SHaMBa eq/prop under memory pressure (emulated SSD); speedup by device |
 
 use std::error::Error;
 
@@ -41,6 +42,7 @@ mod hash_fpr;
 mod hash_sharing;
 mod headline;
 mod index_vs_filter;
+mod latency;
 mod lookup_breakdown;
 mod mbf;
 pub mod measure;
@@ -67,7 +69,7 @@ pub mod workload;
 pub struct ExpArgs {
     /// Experiment name (hash-cost, hash-fpr, units-fpr, filter-latency, lookup-breakdown, mbf, ribbon, hash-sharing, memory-pressure,
     /// memory-bound, modules, elastic, elastic-seed, elastic-sweep, monkey, headline, prefetch, multi-get, sst-skew,
-    /// index-vs-filter, ribbon-hybrid, partitioned).
+    /// index-vs-filter, ribbon-hybrid, partitioned, latency).
     pub name: String,
     /// A short run (a few minutes at most).
     #[arg(long)]
@@ -137,9 +139,10 @@ pub fn run(args: &ExpArgs) -> Result<(), Box<dyn Error>> {
         "index-vs-filter" => index_vs_filter::run(args)?,
         "ribbon-hybrid" => ribbon_hybrid::run(args)?,
         "partitioned" => partitioned::run(args)?,
+        "latency" => latency::run(args)?,
         other => {
             return Err(
-                format!("unknown experiment {other:?} (known: hash-cost, hash-fpr, units-fpr, filter-latency, lookup-breakdown, mbf, ribbon, hash-sharing, memory-pressure, memory-bound, modules, elastic, elastic-seed, elastic-sweep, monkey, headline, prefetch, multi-get, sst-skew, index-vs-filter, ribbon-hybrid, partitioned)").into()
+                format!("unknown experiment {other:?} (known: hash-cost, hash-fpr, units-fpr, filter-latency, lookup-breakdown, mbf, ribbon, hash-sharing, memory-pressure, memory-bound, modules, elastic, elastic-seed, elastic-sweep, monkey, headline, prefetch, multi-get, sst-skew, index-vs-filter, ribbon-hybrid, partitioned, latency)").into()
             )
         }
     };
