@@ -126,7 +126,13 @@ impl Trees {
 
 /// One cell: `v` on its tree with a cold cache of `cache` bytes, every missed block paying
 /// `device`.
-fn cell(tree: &LoadedTree, v: &Variant, cache: usize, device: Device, spec: &ReadSpec) -> Result<PhaseResult, Box<dyn Error>> {
+fn cell(
+    tree: &LoadedTree,
+    v: &Variant,
+    cache: usize,
+    device: Device,
+    spec: &ReadSpec,
+) -> Result<PhaseResult, Box<dyn Error>> {
     let mut o = cached_options(&tree.spec.options, v, cache, 0);
     o.lab.device = DeviceModel::parse(device.model).ok_or_else(|| format!("unknown device {}", device.model))?;
     let db = tree.open_reads(o, device.direct)?;

@@ -28,12 +28,7 @@ pub struct Panel {
 }
 
 /// The family member with the fewest I/Os in a cell.
-fn best_of<'a>(
-    cells: &[CellResult],
-    names: &[&'a str],
-    pct: f64,
-    p: Panel,
-) -> Option<(&'a str, f64)> {
+fn best_of<'a>(cells: &[CellResult], names: &[&'a str], pct: f64, p: Panel) -> Option<(&'a str, f64)> {
     names
         .iter()
         .filter_map(|&n| find(cells, n, pct, p.dist, p.alpha).map(|r| (n, r.ios_per_op)))
@@ -75,7 +70,13 @@ pub fn ordering_table(pcts: &[f64], panels: &[Panel], cells: &[CellResult]) -> T
             };
             let plain = find(cells, "plain", pct, p.dist, p.alpha).map(|r| r.ios_per_op);
             let won = winner(eq.1, prop.1);
-            let agrees = if won == "tie" { "tie" } else if won == seed_winner(pct) { "yes" } else { "no" };
+            let agrees = if won == "tie" {
+                "tie"
+            } else if won == seed_winner(pct) {
+                "yes"
+            } else {
+                "no"
+            };
             t.row(vec![
                 Cell::text(dist_name(p.dist)),
                 Cell::num(p.alpha, 1),
