@@ -390,7 +390,7 @@ pub fn run(args: &ExpArgs) -> Result<Report, Box<dyn Error>> {
     report.tables.push(same_ios_table(&grid.pcts, &panels, cells));
     report.tables.push(bars);
     report.tables.push(scorecard(&grid, cells));
-    report.tables.push(bound_table(&grid, &run, args.seed)?);
+    report.tables.push(bound_table(&grid, &run, &args.workload, args.seed)?);
     report.tables.push(long);
     report.notes.extend(notes);
     report.note("best SHaMBa = the SHaMBa variant (eq/prop, none/P/F, modular Ribbon, eq-F on partitioned filters) with the fewest I/Os in that cell (chosen after the fact: the scorecard shows fixed policies); plain-part = Plain with ~4 KiB partitioned index and filters behind a pinned top-level index (RocksDB's partitioned filters), eq-F-part = SHaMBa-eq-F on the same partitions (seed 002 Fig. 11)");
@@ -416,7 +416,7 @@ pub fn run_bound(args: &ExpArgs) -> Result<Report, Box<dyn Error>> {
     let mut report = Report::new("memory-bound");
     let mut notes = Vec::new();
     let run = run_grid(&grid, &args.workload, args.seed, args.direct_io, &mut notes)?;
-    report.tables.push(bound_table(&grid, &run, args.seed)?);
+    report.tables.push(bound_table(&grid, &run, &args.workload, args.seed)?);
     let mut io = Table::new(
         "grid",
         "I/Os and lookups/s per empty lookup",
@@ -464,7 +464,12 @@ fn floor_of(build: Build) -> Floor {
 }
 
 /// Each policy's empty-lookup reads over the bound at [`BOUND_PCTS`] (those in the grid).
-fn bound_table(grid: &Grid, run: &GridRun, seed: u64) -> Result<Table, Box<dyn Error>> {
+fn bound_table(
+    grid: &Grid,
+    run: &GridRun,
+    workload: &super::workload::WorkloadArgs,
+    seed: u64,
+) -> Result<Table, Box<dyn Error>> {
     let mut headers: Vec<String> = [
         "dist",
         "cache %",
@@ -483,13 +488,21 @@ fn bound_table(grid: &Grid, run: &GridRun, seed: u64) -> Result<Table, Box<dyn E
     let mut t =
         Table::new("bound", "Distance to the optimum: empty-lookup reads over the offline bound at the same bytes", &h);
     let tables: Vec<OracleTable> = run.plain_files.iter().map(OracleTable::of).collect();
-    let zipf_theta = crate::bench::BenchArgs::defaults().zipf_theta;
     let key_size = pressure_tree(grid.num, Build::Whole, 100.0, seed).key_size;
     for &dist in &grid.dists {
         for pct in BOUND_PCTS.iter().copied().filter(|p| grid.pcts.contains(p)) {
-            let visits =
-                empty_lookup_visits(&tables, grid.num, key_size, dist, zipf_theta, grid.reads, lookup_seed(seed, pct))
-                    .map_err(|e| format!("bound: {e}"))?;
+            // The trace of the measured lookups: the workload's exponent and deviation.
+            let visits = empty_lookup_visits(
+                &tables,
+                grid.num,
+                key_size,
+                dist,
+                workload.theta(dist),
+                Some(workload.sd()),
+                grid.reads,
+                lookup_seed(seed, pct),
+            )
+            .map_err(|e| format!("bound: {e}"))?;
             let costs: Vec<TableCost> = run
                 .plain_files
                 .iter()
