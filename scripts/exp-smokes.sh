@@ -13,7 +13,7 @@ cargo build --release -q -p shamba-cli
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 start=$SECONDS
-for e in mbf hash-cost sst-skew index-vs-filter ribbon-hybrid partitioned filter-latency lookup-breakdown elastic-sweep; do
+for e in mbf hash-cost sst-skew index-vs-filter ribbon-hybrid partitioned filter-latency lookup-breakdown elastic-sweep latency; do
     t=$SECONDS
     target/release/shamba exp "$e" --quick --out "$out/$e" > "$out/$e.txt"
     ls "$out/$e"/*.csv > /dev/null

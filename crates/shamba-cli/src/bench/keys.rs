@@ -107,6 +107,7 @@ pub enum RankSampler {
 
 impl RankSampler {
     /// A sampler over `n >= 1` ranks (a normal one with sd n/10).
+    #[cfg(test)]
     pub fn new(dist: KeyDistribution, n: u64, theta: f64) -> Result<Self, String> {
         RankSampler::with_normal_sd(dist, n, theta, None)
     }

@@ -118,8 +118,6 @@ pub fn run(args: &ExpArgs) -> Result<Report, Box<dyn Error>> {
     let (unit_fpr, plain_fpr) = (fpr_at(UNIT_BITS), fpr_at(BUDGET_BITS));
     let mut life_times = Vec::new();
     let mut seed_table = elastic_seed::table();
-    // `measure` reads with `bench`'s default Zipf exponent; the ceiling replays the same keys.
-    let zipf_theta = crate::bench::BenchArgs::defaults().zipf_theta;
     for moment in &MOMENTS {
         let num = moment.num;
         let plain = LoadedTree::load(tree(num, BuildPolicy::uniform(BUDGET_BITS), args.seed))?;
@@ -171,8 +169,9 @@ pub fn run(args: &ExpArgs) -> Result<Report, Box<dyn Error>> {
                 db.close()?;
                 // Empty lookups only: every visit's false positive is a read a unit can save.
                 let hindsight = if alpha == 0.0 {
-                    let visits = empty_lookup_visits(&tables, num, 32, dist, zipf_theta, reads, args.seed)
-                        .map_err(|e| format!("oracle: {e}"))?;
+                    let visits =
+                        empty_lookup_visits(&tables, num, 32, dist, spec.zipf_theta, spec.normal_sd, reads, args.seed)
+                            .map_err(|e| format!("oracle: {e}"))?;
                     let best = best_false_positives(&tables, &visits, UNIT_BITS, u32::from(UNITS), unit_fpr, budget);
                     let plain_expected = visits.iter().sum::<u64>() as f64 * plain_fpr;
                     Some((best / reads as f64, plain_expected / best.max(f64::MIN_POSITIVE)))

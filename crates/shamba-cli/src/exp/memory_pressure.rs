@@ -15,6 +15,7 @@ use shamba::FileInfo;
 
 use super::engine::{measure_cached, ratio, tables_per_op, LoadedTree, ReadSpec, Shape, TreeSpec, MEASUREMENT_NOTE};
 use super::filter_bound::{min_reads, Floor, TableCost};
+use super::pressure_ordering::{ordering_table, same_ios_table, Panel};
 use super::report::{Cell, Plot, Report, Table};
 use super::unit_oracle::{empty_lookup_visits, Table as OracleTable};
 use super::variants::{build_options, Build, Variant, ALL, BUDGETED};
@@ -71,11 +72,17 @@ impl Grid {
         }
     }
 
-    fn new(args: &ExpArgs) -> Grid {
+    fn new(args: &ExpArgs) -> Result<Grid, Box<dyn Error>> {
         let mut grid = Grid::own(args.quick);
         grid.dists = args.workload.list(&grid.dists);
         grid.warmup = args.warmup.unwrap_or(grid.warmup);
-        grid
+        if let Some(num) = args.num {
+            grid.num = num;
+        }
+        if !args.variants.is_empty() {
+            grid.variants = pick_variants(&args.variants)?;
+        }
+        Ok(grid)
     }
 
     /// The grid of a run before the workload options: the seed's three distributions
@@ -103,6 +110,21 @@ impl Grid {
             }
         }
     }
+}
+
+/// The variants named by `--variants`, in the order named; an unknown name is an error
+/// listing the known ones.
+fn pick_variants(names: &[String]) -> Result<Vec<Variant>, Box<dyn Error>> {
+    let known: Vec<Variant> = ALL.iter().chain(&BUDGETED).copied().collect();
+    names
+        .iter()
+        .map(|n| {
+            known.iter().find(|v| v.name == n.as_str()).copied().ok_or_else(|| {
+                let all: Vec<&str> = known.iter().map(|v| v.name).collect();
+                format!("--variants: unknown variant {n:?} (known: {})", all.join(", ")).into()
+            })
+        })
+        .collect()
 }
 
 /// One measured cell.
@@ -255,7 +277,7 @@ pub fn best_shamba<'a>(
 
 /// Run the experiment.
 pub fn run(args: &ExpArgs) -> Result<Report, Box<dyn Error>> {
-    let grid = Grid::new(args);
+    let grid = Grid::new(args)?;
     let mut report = Report::new("memory-pressure");
     let mut notes = Vec::new();
     let run = run_grid(&grid, &args.workload, args.seed, args.direct_io, &mut notes)?;
@@ -366,9 +388,13 @@ pub fn run(args: &ExpArgs) -> Result<Report, Box<dyn Error>> {
 
     let bars = bar_table(&grid, cells);
     report.tables.push(t1);
+    let panels: Vec<Panel> =
+        grid.dists.iter().flat_map(|&dist| grid.alphas.iter().map(move |&alpha| Panel { dist, alpha })).collect();
+    report.tables.push(ordering_table(&grid.pcts, &panels, cells));
+    report.tables.push(same_ios_table(&grid.pcts, &panels, cells));
     report.tables.push(bars);
     report.tables.push(scorecard(&grid, cells));
-    report.tables.push(bound_table(&grid, &run, args.seed)?);
+    report.tables.push(bound_table(&grid, &run, &args.workload, args.seed)?);
     report.tables.push(long);
     report.notes.extend(notes);
     report.note("best SHaMBa = the SHaMBa variant (eq/prop, none/P/F, modular Ribbon, eq-F on partitioned filters) with the fewest I/Os in that cell (chosen after the fact: the scorecard shows fixed policies); plain-part = Plain with ~4 KiB partitioned index and filters behind a pinned top-level index (RocksDB's partitioned filters), eq-F-part = SHaMBa-eq-F on the same partitions (seed 002 Fig. 11)");
@@ -395,7 +421,7 @@ pub fn run_bound(args: &ExpArgs) -> Result<Report, Box<dyn Error>> {
     let mut report = Report::new("memory-bound");
     let mut notes = Vec::new();
     let run = run_grid(&grid, &args.workload, args.seed, args.direct_io, &mut notes)?;
-    report.tables.push(bound_table(&grid, &run, args.seed)?);
+    report.tables.push(bound_table(&grid, &run, &args.workload, args.seed)?);
     let mut io = Table::new(
         "grid",
         "I/Os and lookups/s per empty lookup",
@@ -443,7 +469,12 @@ fn floor_of(build: Build) -> Floor {
 }
 
 /// Each policy's empty-lookup reads over the bound at [`BOUND_PCTS`] (those in the grid).
-fn bound_table(grid: &Grid, run: &GridRun, seed: u64) -> Result<Table, Box<dyn Error>> {
+fn bound_table(
+    grid: &Grid,
+    run: &GridRun,
+    workload: &super::workload::WorkloadArgs,
+    seed: u64,
+) -> Result<Table, Box<dyn Error>> {
     let mut headers: Vec<String> = [
         "dist",
         "cache %",
@@ -462,13 +493,21 @@ fn bound_table(grid: &Grid, run: &GridRun, seed: u64) -> Result<Table, Box<dyn E
     let mut t =
         Table::new("bound", "Distance to the optimum: empty-lookup reads over the offline bound at the same bytes", &h);
     let tables: Vec<OracleTable> = run.plain_files.iter().map(OracleTable::of).collect();
-    let zipf_theta = crate::bench::BenchArgs::defaults().zipf_theta;
     let key_size = pressure_tree(grid.num, Build::Whole, 100.0, seed).key_size;
     for &dist in &grid.dists {
         for pct in BOUND_PCTS.iter().copied().filter(|p| grid.pcts.contains(p)) {
-            let visits =
-                empty_lookup_visits(&tables, grid.num, key_size, dist, zipf_theta, grid.reads, lookup_seed(seed, pct))
-                    .map_err(|e| format!("bound: {e}"))?;
+            // The trace of the measured lookups: the workload's exponent and deviation.
+            let visits = empty_lookup_visits(
+                &tables,
+                grid.num,
+                key_size,
+                dist,
+                workload.theta(dist),
+                Some(workload.sd()),
+                grid.reads,
+                lookup_seed(seed, pct),
+            )
+            .map_err(|e| format!("bound: {e}"))?;
             let costs: Vec<TableCost> = run
                 .plain_files
                 .iter()
@@ -606,4 +645,19 @@ fn scorecard(grid: &Grid, cells: &[CellResult]) -> Table {
         t.row(vec![Cell::text(v.name), Cell::num(gm(io), 2), Cell::num(gm(bytes), 2), Cell::num(worst, 2)]);
     }
     t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn variants_are_picked_by_name_in_order() -> Result<(), Box<dyn Error>> {
+        let names: Vec<String> = ["prop-F", "plain", "eq-F-budget"].map(String::from).to_vec();
+        let picked: Vec<&str> = pick_variants(&names)?.iter().map(|v| v.name).collect();
+        assert_eq!(picked, ["prop-F", "plain", "eq-F-budget"]);
+        let err = pick_variants(&["nope".to_string()]).err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(err.contains("unknown variant \"nope\"") && err.contains("prop-P"), "{err}");
+        Ok(())
+    }
 }

@@ -27,6 +27,7 @@
 //! | `index-vs-filter` | 002, Table 2, Fig. 15 | engine: index / filter bytes over entry and key sizes; SHaMBa-eq speedup as the index grows |
 //! | `ribbon-hybrid` | 004 | engine: Ribbon from level L (memory, build CPU, lookups), construction memory, cache entries by kind |
 //! | `partitioned` | 002, Fig. 11 | engine: SHaMBa on partitioned filters at 5-35%, modules of at least a page |
+//! | `latency` | 002, Fig. 13-14, 16 | engine: mean lookup latency of Plain vs SHaMBa eq/prop under memory pressure (emulated SSD); speedup by device |
 
 use std::error::Error;
 
@@ -41,6 +42,7 @@ mod hash_fpr;
 mod hash_sharing;
 mod headline;
 mod index_vs_filter;
+mod latency;
 mod lookup_breakdown;
 mod mbf;
 pub mod measure;
@@ -50,6 +52,7 @@ mod monkey;
 mod multi_get;
 mod partitioned;
 mod prefetch;
+mod pressure_ordering;
 mod probe_schemes;
 mod process_cpu;
 pub mod report;
@@ -66,7 +69,7 @@ pub mod workload;
 pub struct ExpArgs {
     /// Experiment name (hash-cost, hash-fpr, units-fpr, filter-latency, lookup-breakdown, mbf, ribbon, hash-sharing, memory-pressure,
     /// memory-bound, modules, elastic, elastic-seed, elastic-sweep, monkey, headline, prefetch, multi-get, sst-skew,
-    /// index-vs-filter, ribbon-hybrid, partitioned).
+    /// index-vs-filter, ribbon-hybrid, partitioned, latency).
     pub name: String,
     /// A short run (a few minutes at most).
     #[arg(long)]
@@ -84,6 +87,14 @@ pub struct ExpArgs {
     /// Random seed for keys and queries.
     #[arg(long, default_value_t = 42)]
     pub seed: u64,
+    /// Keys to load, replacing the experiment's own count (memory-pressure): the seed's 1 GB
+    /// tree of 64 B entries is 16M keys.
+    #[arg(long)]
+    pub num: Option<u64>,
+    /// Variants to run, comma-separated, replacing the experiment's own list
+    /// (memory-pressure; names as in its tables, e.g. plain,eq,eq-P,eq-F,prop,prop-P,prop-F).
+    #[arg(long, value_delimiter = ',')]
+    pub variants: Vec<String>,
     /// Which lookups run.
     #[command(flatten)]
     pub workload: workload::WorkloadArgs,
@@ -132,9 +143,10 @@ pub fn run(args: &ExpArgs) -> Result<(), Box<dyn Error>> {
         "index-vs-filter" => index_vs_filter::run(args)?,
         "ribbon-hybrid" => ribbon_hybrid::run(args)?,
         "partitioned" => partitioned::run(args)?,
+        "latency" => latency::run(args)?,
         other => {
             return Err(
-                format!("unknown experiment {other:?} (known: hash-cost, hash-fpr, units-fpr, filter-latency, lookup-breakdown, mbf, ribbon, hash-sharing, memory-pressure, memory-bound, modules, elastic, elastic-seed, elastic-sweep, monkey, headline, prefetch, multi-get, sst-skew, index-vs-filter, ribbon-hybrid, partitioned)").into()
+                format!("unknown experiment {other:?} (known: hash-cost, hash-fpr, units-fpr, filter-latency, lookup-breakdown, mbf, ribbon, hash-sharing, memory-pressure, memory-bound, modules, elastic, elastic-seed, elastic-sweep, monkey, headline, prefetch, multi-get, sst-skew, index-vs-filter, ribbon-hybrid, partitioned, latency)").into()
             )
         }
     };

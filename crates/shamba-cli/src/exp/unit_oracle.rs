@@ -37,17 +37,22 @@ impl Table {
 
 /// Visits per table of `reads` empty lookups drawn as `bench`'s read loop draws them
 /// ([`LookupIds`]: one thread, `seed`, `dist` over `num` keys of `key_size` bytes, Zipf
-/// exponent `zipf_theta`): an empty lookup visits every table whose key range holds its key.
+/// exponent `zipf_theta`, normal standard deviation `normal_sd` in keys, `None` = a tenth of
+/// the keys, as [`RankSampler::with_normal_sd`]): an empty lookup visits every table whose
+/// key range holds its key. The caller passes the parameters its measured lookups ran with,
+/// or the trace is another workload's.
+#[expect(clippy::too_many_arguments, reason = "one parameter per property of the replayed lookups")]
 pub fn empty_lookup_visits(
     tables: &[Table],
     num: u64,
     key_size: usize,
     dist: KeyDistribution,
     zipf_theta: f64,
+    normal_sd: Option<f64>,
     reads: u64,
     seed: u64,
 ) -> Result<Vec<u64>, String> {
-    let sampler = RankSampler::new(dist, num, zipf_theta)?;
+    let sampler = RankSampler::with_normal_sd(dist, num, zipf_theta, normal_sd)?;
     // Tables of each level sorted by smallest key: one binary search per level.
     let levels = tables.iter().map(|t| t.level).max().map_or(0, |m| m + 1);
     let mut by_level: Vec<Vec<usize>> = vec![Vec::new(); levels];
@@ -146,10 +151,22 @@ mod tests {
     fn visits_follow_key_ranges() {
         // Keys 0..2000 (ids 0..4000); L1 covers the lower half only, L2 all of it in two files.
         let tables = [table(1, 0, 1999, 500), table(2, 0, 1999, 1000), table(2, 2000, 3999, 1000)];
-        let v = empty_lookup_visits(&tables, 2000, 16, KeyDistribution::Uniform, 0.99, 10_000, 1).unwrap();
+        let v = empty_lookup_visits(&tables, 2000, 16, KeyDistribution::Uniform, 0.99, None, 10_000, 1).unwrap();
         assert_eq!(v[1] + v[2], 10_000, "every lookup visits one L2 table");
         assert_eq!(v[0], v[1], "the L1 table spans exactly the first L2 table");
         assert!((4_500..5_500).contains(&v[0]), "{v:?}");
+    }
+
+    #[test]
+    fn visits_replay_the_normal_lookups_standard_deviation() {
+        // 2000 keys, centre rank 1000 (id 2000): the middle table holds ids 1900..2099.
+        let tables = [table(1, 0, 1899, 950), table(1, 1900, 2099, 100), table(1, 2100, 3999, 950)];
+        let narrow =
+            empty_lookup_visits(&tables, 2000, 16, KeyDistribution::Normal, 0.99, Some(5.0), 10_000, 1).unwrap();
+        assert_eq!(narrow[1], 10_000, "sd 5 keys stays within +-50 ids of the centre: {narrow:?}");
+        // A tenth of the keys (200, 400 ids) reaches the outer tables.
+        let wide = empty_lookup_visits(&tables, 2000, 16, KeyDistribution::Normal, 0.99, None, 10_000, 1).unwrap();
+        assert!(wide[0] > 2_000 && wide[2] > 2_000, "{wide:?}");
     }
 
     #[test]
