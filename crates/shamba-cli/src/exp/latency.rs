@@ -18,7 +18,7 @@ use shamba::lab::DeviceModel;
 use super::engine::{measure, ratio, LoadedTree, ReadSpec};
 use super::memory_pressure::pressure_tree;
 use super::report::{Cell, Plot, Report, Table};
-use super::variants::{cached_options, prop_first_bits, Build, Variant, ALL, BUDGETED};
+use super::variants::{cached_options, prop_first_bits, Build, Variant, ALL};
 use super::ExpArgs;
 use crate::bench::keys::KeyDistribution;
 use crate::bench::report::PhaseResult;
@@ -94,9 +94,9 @@ impl Plan {
     }
 }
 
-/// The variant named `name`.
+/// The variant named `name` (not a `-budget` one: the cells give no filter budget).
 fn variant(name: &str) -> Result<Variant, Box<dyn Error>> {
-    ALL.iter().chain(&BUDGETED).find(|v| v.name == name).copied().ok_or_else(|| format!("no variant {name}").into())
+    ALL.iter().find(|v| v.name == name).copied().ok_or_else(|| format!("no variant {name}").into())
 }
 
 /// The trees of a run, by build (SHaMBa-prop: by budget), loaded when first needed.

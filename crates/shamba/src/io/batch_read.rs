@@ -22,8 +22,8 @@ use std::os::fd::RawFd;
 use std::sync::Arc;
 
 /// How a batch may reach a file without a call per read: its open descriptor, and whether
-/// it was opened with `O_DIRECT` (offsets, lengths and buffers then aligned to
-/// [`DIRECT_ALIGN`]). Only the engine's own file storages give one
+/// it was opened with `O_DIRECT` (offsets, lengths and buffers then aligned to 4 KiB).
+/// Only the engine's own file storages give one
 /// ([`RandomRead::batch_target`]).
 #[derive(Debug, Clone, Copy)]
 pub struct BatchTarget {
