@@ -4,8 +4,8 @@
 # CSV, SVG), on a release build of the CLI (a debug build is 10-50x slower at these). It
 # checks that they run and write their files, not their numbers.
 #
-# `scripts/exp-smokes.sh --all` also runs the six whose quick forms take 1.5-4 minutes
-# each here (they load 2M- to 31M-key trees; together ~14 minutes, which would put CI near
+# `scripts/exp-smokes.sh --all` also runs the six whose quick forms take 1.5-5 minutes
+# each here (they load 2M- to 31M-key trees; together ~16 minutes, which would put CI near
 # its 30-minute limit): headline, elastic, memory-pressure, memory-bound, prefetch,
 # multi-get.
 set -euo pipefail
