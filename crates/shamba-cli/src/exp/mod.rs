@@ -87,8 +87,8 @@ pub struct ExpArgs {
     /// Random seed for keys and queries.
     #[arg(long, default_value_t = 42)]
     pub seed: u64,
-    /// Keys to load, replacing the experiment's own count (memory-pressure): the seed's 1 GB
-    /// tree of 64 B entries is 16M keys.
+    /// Keys to load, replacing the experiment's own count (memory-pressure, latency,
+    /// lookup-breakdown): the seed's 1 GB tree of 64 B entries is 16M keys.
     #[arg(long)]
     pub num: Option<u64>,
     /// Variants to run, comma-separated, replacing the experiment's own list
