@@ -160,10 +160,15 @@ fn submit_and_wait(ring: &mut IoUring, reads: &mut [BatchRead], chunk: &[usize])
     let mut pending = flights.len();
     let mut done: Vec<Option<i32>> = vec![None; flights.len()];
     while pending > 0 {
-        if ring.submit_and_wait(1).is_err() {
-            // Entries may still be in flight: their buffers must outlive them.
-            std::mem::forget(flights);
-            return false;
+        match ring.submit_and_wait(1) {
+            Ok(_) => {}
+            // A signal woke the wait (a profiler's, a Python handler's): wait again.
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(_) => {
+                // Entries may still be in flight: their buffers must outlive them.
+                std::mem::forget(flights);
+                return false;
+            }
         }
         for completion in ring.completion() {
             let Some(slot) = usize::try_from(completion.user_data()).ok().and_then(|f| done.get_mut(f)) else {
