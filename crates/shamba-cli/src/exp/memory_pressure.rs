@@ -51,6 +51,8 @@ pub struct Grid {
     pub warmup: u64,
     /// Measured lookups per cell.
     pub reads: u64,
+    /// The block cache's high-priority share (`Options::high_priority_ratio`), when set.
+    pub high_priority_ratio: Option<f64>,
 }
 
 impl Grid {
@@ -69,6 +71,7 @@ impl Grid {
             variants,
             warmup: if quick { 5_000 } else { 10_000 },
             reads: if quick { 5_000 } else { 15_000 },
+            high_priority_ratio: None,
         }
     }
 
@@ -76,6 +79,7 @@ impl Grid {
         let mut grid = Grid::own(args.quick);
         grid.dists = args.workload.list(&grid.dists);
         grid.warmup = args.warmup.unwrap_or(grid.warmup);
+        grid.high_priority_ratio = args.high_priority_ratio;
         if let Some(num) = args.num {
             grid.num = num;
         }
@@ -97,6 +101,7 @@ impl Grid {
                 variants: ALL.iter().copied().filter(|v| v.name != "no-last-level").collect(),
                 warmup: 10_000,
                 reads: 15_000,
+                high_priority_ratio: None,
             }
         } else {
             Grid {
@@ -107,6 +112,7 @@ impl Grid {
                 variants: ALL.iter().chain(&BUDGETED).copied().collect(),
                 warmup: 30_000,
                 reads: 30_000,
+                high_priority_ratio: None,
             }
         }
     }
@@ -171,7 +177,13 @@ pub fn run_grid(
     direct_io: bool,
     notes: &mut Vec<String>,
 ) -> Result<GridRun, Box<dyn Error>> {
-    let plain = LoadedTree::load(pressure_tree(grid.num, Build::Whole, 100.0, seed))?;
+    let with_ratio = |mut t: LoadedTree| {
+        if let Some(r) = grid.high_priority_ratio {
+            t.spec.options.high_priority_ratio = r;
+        }
+        t
+    };
+    let plain = with_ratio(LoadedTree::load(pressure_tree(grid.num, Build::Whole, 100.0, seed))?);
     let metadata = plain.metadata_bytes();
     let plain_files = {
         let db = plain.open(plain.spec.options.clone())?;
@@ -191,7 +203,7 @@ pub fn run_grid(
                 &plain
             } else {
                 if !trees.contains_key(&key) {
-                    let t = LoadedTree::load(pressure_tree(grid.num, v.build, pct, seed))?;
+                    let t = with_ratio(LoadedTree::load(pressure_tree(grid.num, v.build, pct, seed))?);
                     notes.push(format!("{key} tree: {}", t.describe()));
                     trees.insert(key.clone(), t);
                 }

@@ -98,6 +98,10 @@ pub struct ExpArgs {
     /// Which lookups run.
     #[command(flatten)]
     pub workload: workload::WorkloadArgs,
+    /// The block cache's high-priority share for filter and index blocks (memory-pressure;
+    /// default 0.5): SHaMBa-prop assumes its first modules stay cached.
+    #[arg(long)]
+    pub high_priority_ratio: Option<f64>,
     /// Warm-up lookups per cell (memory-pressure, memory-bound), instead of the grid's: a
     /// policy under a filter budget settles which parts stay resident over its warm-up.
     #[arg(long)]
