@@ -185,7 +185,14 @@ fn submit_and_wait(ring: &mut IoUring, reads: &mut [BatchRead], chunk: &[usize])
         let whole = result.and_then(|n| usize::try_from(n).ok()).is_some_and(|n| n >= flight.skip + read.len);
         if whole && flight.span >= flight.skip + read.len {
             let at = flight.window + flight.skip;
-            read.result = flight.scratch.get(at..at + read.len).map(|bytes| Ok(bytes.to_vec()));
+            read.result = if at == 0 {
+                // A buffered read filled the buffer from its start: it is the result.
+                let mut bytes = flight.scratch;
+                bytes.truncate(read.len);
+                Some(Ok(bytes))
+            } else {
+                flight.scratch.get(at..at + read.len).map(|bytes| Ok(bytes.to_vec()))
+            };
             RING_READS.set(RING_READS.get() + 1);
         }
     }
