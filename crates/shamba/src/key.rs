@@ -66,9 +66,15 @@ pub(crate) fn internal_key(user_key: &[u8], seq: SeqNo, kind: ValueKind) -> Vec<
 /// A seek target positioned before every version of `user_key` visible at `seq`.
 pub(crate) fn seek_key(user_key: &[u8], seq: SeqNo) -> Vec<u8> {
     let mut v = Vec::with_capacity(user_key.len() + TRAILER_LEN);
-    v.extend_from_slice(user_key);
-    v.extend_from_slice(&((seq << 8) | SEEK_KIND).to_le_bytes());
+    push_seek_key(&mut v, user_key, seq);
     v
+}
+
+/// [`seek_key`] appended to `buf` (a batch keeps its keys' seek keys in one buffer).
+#[inline]
+pub(crate) fn push_seek_key(buf: &mut Vec<u8>, user_key: &[u8], seq: SeqNo) {
+    buf.extend_from_slice(user_key);
+    buf.extend_from_slice(&((seq << 8) | SEEK_KIND).to_le_bytes());
 }
 
 /// The user key part of an encoded internal key (empty if the key is too short).

@@ -284,3 +284,69 @@ fn direct_reads_in_flight_together_answer_as_buffered_ones() {
     let expected: Vec<_> = (0..40).map(|i| Some(value(i * 73 % 3000))).chain([None]).collect();
     assert_eq!(buffered.0, expected);
 }
+
+/// A tree of three levels' worth of tables (some keys overwritten, some deleted, the newest
+/// in the memtable), and lookups of found, deleted, absent and memtable keys.
+fn layered(dir: &Path) -> (Db, Vec<Vec<u8>>) {
+    let options = Options { write_buffer_size: 64 << 10, ..Options::default() };
+    let db = Db::open(dir, options).expect("open");
+    for round in 0..3u32 {
+        for i in (round..4000).step_by(3) {
+            db.put(key(i), value(i + round)).expect("put");
+        }
+        db.flush().expect("flush");
+    }
+    for i in (0..4000).step_by(7) {
+        db.delete(key(i)).expect("delete");
+    }
+    db.flush().expect("flush");
+    db.wait_for_compactions().expect("settle");
+    for i in (0..4000).step_by(11) {
+        db.put(key(i), value(i)).expect("put");
+    }
+    let mut keys: Vec<Vec<u8>> = (0..4000).step_by(13).map(key).collect();
+    keys.extend((0..200).map(|i| format!("key-{i:06}-absent").into_bytes()));
+    (db, keys)
+}
+
+#[test]
+fn a_batch_counts_in_the_statistics_what_its_keys_count_as_single_gets() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (db, keys) = layered(dir.path());
+    let files = db.files().len();
+
+    let s0 = db.stats();
+    let singles: Vec<_> = keys.iter().map(|k| db.get(k).expect("get")).collect();
+    let s1 = db.stats();
+    let mut batched = Vec::new();
+    for chunk in keys.chunks(32) {
+        batched.extend(db.multi_get(chunk).into_iter().map(|r| r.expect("multi_get")));
+    }
+    let s2 = db.stats();
+    assert_eq!(db.files().len(), files, "the tree did not change between the two passes");
+    assert_eq!(batched, singles, "the same answers");
+
+    assert_eq!(s2.gets - s1.gets, s1.gets - s0.gets);
+    assert!(s1.memtable_hits > s0.memtable_hits, "some keys answered by the memtable");
+    assert_eq!(s2.memtable_hits - s1.memtable_hits, s1.memtable_hits - s0.memtable_hits);
+    let delta = |after: &[shamba::LevelLookupStats], before: &[shamba::LevelLookupStats]| {
+        after
+            .iter()
+            .enumerate()
+            .map(|(i, a)| {
+                let b = before.get(i).cloned().unwrap_or_default();
+                (
+                    a.table_lookups - b.table_lookups,
+                    a.filter_parts_probed - b.filter_parts_probed,
+                    a.filter_negatives - b.filter_negatives,
+                    a.false_positives - b.false_positives,
+                    a.hits - b.hits,
+                )
+            })
+            .collect::<Vec<_>>()
+    };
+    let singles = delta(&s1.lookup_levels, &s0.lookup_levels);
+    let batch = delta(&s2.lookup_levels, &s1.lookup_levels);
+    assert_eq!(batch, singles, "per level: visits, parts probed, negatives, false positives, hits");
+    assert!(singles.iter().filter(|d| d.0 > 0).count() >= 2, "lookups visited several levels: {singles:?}");
+}

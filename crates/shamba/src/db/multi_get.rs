@@ -25,7 +25,7 @@ use super::read::{search_memtables, OpenCandidate};
 use super::tree::Tree;
 use crate::error::Result;
 use crate::filter::Digest;
-use crate::key::{compare_user_keys, seek_key, SeqNo, ValueKind};
+use crate::key::{compare_user_keys, push_seek_key, user_key_prefix, SeqNo, ValueKind};
 use crate::manager::FileState;
 use crate::options::{ReadOptions, StageClock, Timed, Untimed};
 use crate::stats::LookupTrace;
@@ -37,7 +37,7 @@ use std::ops::Range;
 pub(crate) type KeyAnswer = Result<Option<Vec<u8>>>;
 
 /// One key of the batch on its way down the tree.
-struct KeyLookup<'s, C: StageClock> {
+struct KeyLookup {
     /// Its seek key in the batch's `seeks`.
     seek: Range<usize>,
     /// The newest range tombstone over the key (a version older than it is deleted).
@@ -47,7 +47,6 @@ struct KeyLookup<'s, C: StageClock> {
     candidates: Range<usize>,
     /// The next of them to probe.
     next: usize,
-    trace: LookupTrace<'s, C>,
     answer: Option<KeyAnswer>,
 }
 
@@ -109,50 +108,53 @@ impl DbInner {
         let version = &sv.version;
         let last_level = version.deepest_nonempty_level();
 
+        // Every key is a lookup of its own in the statistics; the batch records them as one.
+        let mut trace = sv.batch_trace::<C>(keys.len() as u64);
+
         // Every key's seek key, in one buffer.
         let mut seeks = Vec::with_capacity(keys.iter().map(|k| k.as_ref().len() + 8).sum());
         let mut seek_ranges = Vec::with_capacity(keys.len());
         for key in keys {
             let at = seeks.len();
-            seeks.extend_from_slice(&seek_key(key.as_ref(), seq));
+            push_seek_key(&mut seeks, key.as_ref(), seq);
             seek_ranges.push(at..seeks.len());
         }
         let seek_of = |r: &Range<usize>| seeks.get(r.clone()).unwrap_or_default();
 
         // Memtables first; then one digest per key that goes on to the tables.
         let mut candidates: Vec<OpenCandidate<'_>> = Vec::with_capacity(keys.len() * 8);
-        let mut lookups: Vec<KeyLookup<'_, C>> = Vec::with_capacity(keys.len());
+        let mut lookups: Vec<KeyLookup> = Vec::with_capacity(keys.len());
+        let mut to_tables = 0;
         for (key, seek) in keys.iter().zip(seek_ranges) {
             let key = key.as_ref();
-            // Built where it stays: a key's state is a few hundred bytes, and every move of
-            // it is a copy.
-            lookups.push(KeyLookup {
-                floor: sv.range_del_floor(key, seq),
-                seek,
-                digest: Digest::default(),
-                candidates: 0..0,
-                next: 0,
-                trace: sv.trace::<C>(),
-                answer: None,
-            });
-            let Some(k) = lookups.last_mut() else { continue };
-            k.answer = match self.check_key(key) {
+            let floor = sv.range_del_floor(key, seq);
+            let answer = match self.check_key(key) {
                 Err(e) => Some(Err(e)),
-                Ok(()) => search_memtables(&sv, seek_of(&k.seek), k.floor, &mut k.trace).map(Ok),
+                Ok(()) => search_memtables(&sv, seek_of(&seek), floor, &mut trace).map(Ok),
             };
-            if k.answer.is_none() {
+            let mut digest = Digest::default();
+            if answer.is_none() {
                 let start = C::start();
-                k.digest = self.opts.lab.digest_hash.digest(key);
-                k.trace.hashing_took(C::nanos_since(start));
-                tree.manager.begin_lookup();
+                digest = self.opts.lab.digest_hash.digest(key);
+                trace.hashing_took(C::nanos_since(start));
+                to_tables += 1;
             }
+            lookups.push(KeyLookup { floor, seek, digest, candidates: 0..0, next: 0, answer });
         }
+        tree.manager.begin_lookups(to_tables);
 
         // Their candidate tables, found for all of them in one walk of each run in key
-        // order, and opened.
+        // order, and opened. Sorted by each key's first eight bytes, whole keys only to
+        // break ties.
         let user_keys: Vec<&[u8]> = keys.iter().map(AsRef::as_ref).collect();
-        let mut sorted: Vec<usize> = (0..keys.len()).filter(|&i| lookups[i].answer.is_none()).collect();
-        sorted.sort_unstable_by(|&a, &b| compare_user_keys(user_keys[a], user_keys[b]));
+        let mut by_prefix: Vec<(u64, usize)> = (0..keys.len())
+            .filter(|&i| lookups[i].answer.is_none())
+            .map(|i| (user_key_prefix(user_keys[i]), i))
+            .collect();
+        by_prefix.sort_unstable_by(|&(pa, a), &(pb, b)| {
+            pa.cmp(&pb).then_with(|| compare_user_keys(user_keys[a], user_keys[b]))
+        });
+        let sorted: Vec<usize> = by_prefix.into_iter().map(|(_, i)| i).collect();
         let found = version.candidates_of_sorted(&user_keys, &sorted);
         for (i, k) in lookups.iter_mut().enumerate().filter(|(_, k)| k.answer.is_none()) {
             let first = candidates.len();
@@ -193,7 +195,7 @@ impl DbInner {
             searching.clear();
             for (i, k) in lookups.iter_mut().enumerate() {
                 if k.answer.is_none() {
-                    if let Some(s) = self.filter_on(tree, i, k, &candidates, &seeks, version, last_level) {
+                    if let Some(s) = self.filter_on(tree, i, k, &candidates, &seeks, version, last_level, &mut trace) {
                         searching.push(s);
                     }
                 }
@@ -201,7 +203,7 @@ impl DbInner {
             if searching.is_empty() {
                 break;
             }
-            self.search_indexes::<C>(&mut searching, &mut waiting, &candidates, &seeks, &mut lookups);
+            self.search_indexes(&mut searching, &mut waiting, &candidates, &seeks, &mut lookups, &mut trace);
             waiting.sort_by_key(|w| (candidates[w.candidate].file.number, w.handle.offset));
             let groups: Vec<&[Waiting<'_>]> = waiting
                 .chunk_by(|a, b| {
@@ -216,17 +218,12 @@ impl DbInner {
             let blocks = read_data_blocks(&wanted, ro);
             let read_nanos = C::nanos_since(start) / waiting.len().max(1) as u64;
             for (group, block) in groups.into_iter().zip(blocks) {
-                self.settle_shared_block(tree, group, block, read_nanos, &candidates, &seeks, &mut lookups);
+                self.settle_shared_block(tree, group, block, read_nanos, &candidates, &seeks, &mut lookups, &mut trace);
             }
         }
 
-        lookups
-            .iter_mut()
-            .map(|k| {
-                k.trace.finish_in_place();
-                k.answer.take().unwrap_or(Ok(None))
-            })
-            .collect()
+        trace.finish();
+        lookups.into_iter().map(|k| k.answer.unwrap_or(Ok(None))).collect()
     }
 
     /// Probe key `i`'s next tables' filters until one says maybe (returned, its index
@@ -236,11 +233,12 @@ impl DbInner {
         &self,
         tree: &Tree,
         i: usize,
-        k: &mut KeyLookup<'_, C>,
+        k: &mut KeyLookup,
         candidates: &'v [OpenCandidate<'v>],
         seeks: &[u8],
         version: &'v Version,
         last_level: Option<usize>,
+        trace: &mut LookupTrace<'_, C>,
     ) -> Option<Searching<'v>> {
         while k.next < k.candidates.end {
             let at = k.next;
@@ -254,7 +252,7 @@ impl DbInner {
                 }
                 Ok((Some(done), outcome)) => {
                     let got = if done == BlockProbe::FilteredOut { TableGet::FilteredOut } else { TableGet::NotFound };
-                    k.trace.table_visit(c.level, &outcome, &got, c.reader.filter_part_count() > 0);
+                    trace.table_visit(c.level, &outcome, &got, c.reader.filter_part_count() > 0);
                 }
                 Ok((None, outcome)) => {
                     let seek = seeks.get(k.seek.clone()).unwrap_or_default();
@@ -277,7 +275,8 @@ impl DbInner {
         waiting: &mut Vec<Waiting<'v>>,
         candidates: &[OpenCandidate<'_>],
         seeks: &[u8],
-        lookups: &mut [KeyLookup<'_, C>],
+        lookups: &mut [KeyLookup],
+        trace: &mut LookupTrace<'_, C>,
     ) {
         waiting.clear();
         let start = C::start();
@@ -314,7 +313,7 @@ impl DbInner {
                     waiting.push(Waiting { key: s.key, candidate: s.candidate, handle, outcome, state: s.state });
                 }
                 Ok(_) => {
-                    k.trace.table_visit(c.level, &outcome, &TableGet::NotFound, c.reader.filter_part_count() > 0);
+                    trace.table_visit(c.level, &outcome, &TableGet::NotFound, c.reader.filter_part_count() > 0);
                 }
             }
         }
@@ -331,7 +330,8 @@ impl DbInner {
         read_nanos: u64,
         candidates: &[OpenCandidate<'_>],
         seeks: &[u8],
-        lookups: &mut [KeyLookup<'_, C>],
+        lookups: &mut [KeyLookup],
+        trace: &mut LookupTrace<'_, C>,
     ) {
         let Some(first) = group.first() else { return };
         let c = &candidates[first.candidate];
@@ -360,7 +360,7 @@ impl DbInner {
                 }
             };
             let outcome = ProbeOutcome { data_nanos, ..w.outcome };
-            k.trace.table_visit(c.level, &outcome, &got, has_filter);
+            trace.table_visit(c.level, &outcome, &got, has_filter);
             if let TableGet::Found { kind, value, seq } = got {
                 tree.manager.found(w.state);
                 k.answer = Some(Ok(match kind {

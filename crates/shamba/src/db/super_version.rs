@@ -226,8 +226,14 @@ impl Lease<'_> {
     /// A trace of this lookup, recorded into the lease's counters when it finishes.
     #[inline]
     pub(crate) fn trace<C: StageClock>(&self) -> LookupTrace<'_, C> {
+        self.batch_trace(1)
+    }
+
+    /// A trace of a batch of `lookups` lookups (a `multi_get`'s keys), recorded as one.
+    #[inline]
+    pub(crate) fn batch_trace<C: StageClock>(&self, lookups: u64) -> LookupTrace<'_, C> {
         let writer = if self.slot.is_some() { Writer::Owner } else { Writer::Shared };
-        LookupTrace::new(self.counters, writer)
+        LookupTrace::of_lookups(self.counters, writer, lookups)
     }
 }
 

@@ -131,8 +131,14 @@ impl FilterManager {
     /// Count one lookup that reached the tables (not under `Plain`).
     #[inline]
     pub(crate) fn begin_lookup(&self) {
-        if !self.hands_off {
-            self.lookups.fetch_add(1, Relaxed);
+        self.begin_lookups(1);
+    }
+
+    /// Count `n` lookups that reached the tables at once (a batch's keys).
+    #[inline]
+    pub(crate) fn begin_lookups(&self, n: u64) {
+        if !self.hands_off && n > 0 {
+            self.lookups.fetch_add(n, Relaxed);
         }
     }
 

@@ -151,8 +151,11 @@ struct LevelTally {
 pub(crate) struct LookupTrace<'s, C: StageClock> {
     sink: &'s LookupCounters,
     writer: Writer,
-    memtable_hit: bool,
-    /// One tally per level visited, in visiting order (levels ascend).
+    /// Lookups traced: one for a single lookup, a batch's keys for a `multi_get`.
+    lookups: u64,
+    memtable_hits: u64,
+    /// One tally per level visited, in the order first visited (a single lookup's levels
+    /// ascend; a batch's keys interleave theirs).
     levels: [LevelTally; TRACED_LEVELS],
     len: usize,
     costs: LookupCosts,
@@ -160,13 +163,16 @@ pub(crate) struct LookupTrace<'s, C: StageClock> {
 }
 
 impl<'s, C: StageClock> LookupTrace<'s, C> {
-    /// A trace to be recorded into `sink`, written as `writer` says.
+    /// A trace of `lookups` lookups, to be recorded into `sink`, written as `writer` says:
+    /// one for a single lookup; a batch's keys at once (each still a lookup of its own in
+    /// the counters: the sums are those of as many single traces, recorded once).
     #[inline]
-    pub(crate) fn new(sink: &'s LookupCounters, writer: Writer) -> Self {
+    pub(crate) fn of_lookups(sink: &'s LookupCounters, writer: Writer, lookups: u64) -> Self {
         LookupTrace {
             sink,
             writer,
-            memtable_hit: false,
+            lookups,
+            memtable_hits: 0,
             levels: [LevelTally::default(); TRACED_LEVELS],
             len: 0,
             costs: LookupCosts::default(),
@@ -177,7 +183,7 @@ impl<'s, C: StageClock> LookupTrace<'s, C> {
     /// A memtable answered the lookup.
     #[inline]
     pub(crate) fn memtable_hit(&mut self) {
-        self.memtable_hit = true;
+        self.memtable_hits += 1;
     }
 
     /// The memtables took `nanos` (and did not answer).
@@ -214,14 +220,19 @@ impl<'s, C: StageClock> LookupTrace<'s, C> {
     /// The tally of `level`: the last one, or a new one.
     #[inline]
     fn tally(&mut self, level: u32) -> &mut LevelTally {
-        if self.len == 0 || self.levels[self.len - 1].level != level {
-            if self.len == TRACED_LEVELS {
-                self.record_levels();
+        // The last tally first: a single lookup's levels ascend.
+        let at = match self.levels[..self.len].iter().rposition(|t| t.level == level) {
+            Some(at) => at,
+            None => {
+                if self.len == TRACED_LEVELS {
+                    self.record_levels();
+                }
+                self.levels[self.len] = LevelTally { level, ..LevelTally::default() };
+                self.len += 1;
+                self.len - 1
             }
-            self.levels[self.len] = LevelTally { level, ..LevelTally::default() };
-            self.len += 1;
-        }
-        &mut self.levels[self.len - 1]
+        };
+        &mut self.levels[at]
     }
 
     /// Record the level tallies so far, and start over.
@@ -232,25 +243,23 @@ impl<'s, C: StageClock> LookupTrace<'s, C> {
         self.len = 0;
     }
 
-    /// Record the lookup.
+    /// Record the lookups.
     #[inline]
     pub(crate) fn finish(mut self) {
-        self.finish_in_place();
-    }
-
-    /// Record the lookup of a trace kept in a batch's state, where moving it out to
-    /// [`finish`](Self::finish) would copy it: the trace must not be used again.
-    #[inline]
-    pub(crate) fn finish_in_place(&mut self) {
         let (sink, w) = (self.sink, self.writer);
-        w.add(&sink.gets, 1);
-        w.add(&sink.memtable_hits, u64::from(self.memtable_hit));
+        w.add(&sink.gets, self.lookups);
+        w.add(&sink.memtable_hits, self.memtable_hits);
         self.record_levels();
         if C::TIMED {
             let c = &self.costs;
-            for (counter, n) in
-                sink.costs.iter().zip([1, c.hash_nanos, c.memtable_nanos, c.filter_nanos, c.index_nanos, c.data_nanos])
-            {
+            for (counter, n) in sink.costs.iter().zip([
+                self.lookups,
+                c.hash_nanos,
+                c.memtable_nanos,
+                c.filter_nanos,
+                c.index_nanos,
+                c.data_nanos,
+            ]) {
                 w.add(counter, n);
             }
         }
