@@ -34,13 +34,19 @@ struct Lru {
 }
 
 impl Lru {
-    /// The handle of `number`, marked as the most recently used.
-    fn touch(&mut self, number: u64) -> Option<Arc<dyn RandomRead>> {
+    /// The handle of `number`, marked as the most recently used unless it was used within
+    /// the last `slack` uses (this one included): moving it costs two updates of `order`, on every read that
+    /// misses the block cache, and a handle that recent is not the next to close anyway.
+    /// The order is least recently used to within `slack` uses.
+    fn touch(&mut self, number: u64, slack: u64) -> Option<Arc<dyn RandomRead>> {
         let (handle, used) = self.handles.get_mut(&number)?;
-        self.order.remove(used);
         self.tick += 1;
-        *used = self.tick;
-        self.order.insert(self.tick, number);
+        let tick = self.tick;
+        if tick - *used > slack {
+            self.order.remove(used);
+            *used = tick;
+            self.order.insert(tick, number);
+        }
         Some(handle.clone())
     }
 
@@ -65,7 +71,7 @@ impl FileHandles {
     ///
     /// [`Error::Io`](crate::Error::Io) when the file cannot be opened.
     pub(crate) fn get(&self, number: u64, path: &Path) -> Result<Arc<dyn RandomRead>> {
-        if let Some(handle) = self.lru.lock().touch(number) {
+        if let Some(handle) = self.lru.lock().touch(number, self.slack()) {
             return Ok(handle);
         }
         // Open without the lock: reads of other files must not wait for an open. Two
@@ -74,7 +80,7 @@ impl FileHandles {
         let mut evicted = Vec::new();
         let handle = {
             let mut lru = self.lru.lock();
-            if let Some(handle) = lru.touch(number) {
+            if let Some(handle) = lru.touch(number, self.slack()) {
                 handle
             } else {
                 lru.tick += 1;
@@ -93,6 +99,12 @@ impl FileHandles {
         // The evicted handles close here, outside the lock (if no read holds them).
         drop(evicted);
         Ok(handle)
+    }
+
+    /// Uses within which a handle keeps its place in the order: a quarter of the capacity
+    /// (none below four handles, where the order is exact).
+    fn slack(&self) -> u64 {
+        (self.capacity / 4) as u64
     }
 
     /// Close table `number`'s handle (its file was deleted). A read holding it keeps it
@@ -226,5 +238,28 @@ mod tests {
         assert_eq!(h.len(), 0, "a failed open leaves nothing behind");
         h.get(2, &paths[2]).unwrap();
         assert_eq!(h.open_numbers(), [2]);
+    }
+
+    #[test]
+    fn a_handle_used_within_the_slack_keeps_its_place_and_an_older_one_moves() {
+        let dir = tempfile::tempdir().unwrap();
+        let paths = files(dir.path(), 9);
+        let storage = Arc::new(CountingOpens(FsStorage, Default::default()));
+        let h = FileHandles::new(storage.clone(), 8);
+        assert_eq!(h.slack(), 2);
+        for (i, p) in paths.iter().enumerate().take(8) {
+            h.get(i as u64, p).unwrap();
+        }
+        // 6 was used two uses ago (this one included): within the slack, it keeps its place.
+        h.get(6, &paths[6]).unwrap();
+        assert_eq!(h.open_numbers(), [0, 1, 2, 3, 4, 5, 6, 7]);
+        // 5, four uses ago: it becomes the most recently used; so does 0.
+        h.get(5, &paths[5]).unwrap();
+        assert_eq!(h.open_numbers(), [0, 1, 2, 3, 4, 6, 7, 5]);
+        h.get(0, &paths[0]).unwrap();
+        // A ninth file closes the least recently used, 1.
+        h.get(8, &paths[8]).unwrap();
+        assert_eq!(h.open_numbers(), [2, 3, 4, 6, 7, 5, 0, 8]);
+        assert_eq!((h.len(), storage.opens()), (8, 9));
     }
 }
