@@ -14,7 +14,7 @@ pub const BATCH: usize = 32;
 
 /// The batches of one mix: `batches` x [`BATCH`] keys, drawn from `seed` alone.
 fn batches(spec: &KeySpec, mix: Mix, seed: u64, batches: u64) -> EngineResult<Vec<Vec<Vec<u8>>>> {
-    let sampler = RankSampler::new(KeyDistribution::Uniform, spec.n, 0.0)?;
+    let sampler = RankSampler::with_normal_sd(KeyDistribution::Uniform, spec.n, 0.0, None)?;
     let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
     let mut out = Vec::with_capacity(batches as usize);
     for _ in 0..batches {

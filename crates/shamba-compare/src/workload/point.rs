@@ -58,7 +58,7 @@ pub struct Lookups {
 impl Lookups {
     /// Run `ops` lookups and measure them under `table` / `phase`.
     pub fn run(&self, engine: &dyn Engine, table: &str, phase: &str, ops: u64) -> EngineResult<Measurement> {
-        let sampler = RankSampler::new(self.dist, self.spec.n, self.theta)?;
+        let sampler = RankSampler::with_normal_sd(self.dist, self.spec.n, self.theta, None)?;
         let mut rng = rand::rngs::StdRng::seed_from_u64(self.seed);
         let fraction = self.mix.existing_fraction();
         let mut key = self.spec.key_buf();

@@ -10,7 +10,7 @@ use crate::report::Measurement;
 use std::path::Path;
 
 /// Cache sizes of the sweep, in percent of the reference metadata bytes.
-pub const PERCENTS: [u64; 5] = [10, 40, 70, 100, 150];
+pub const PERCENTS: [u64; 6] = [10, 25, 40, 70, 100, 150];
 
 /// One sweep: reopen `variant` in `dir` per cache size and measure empty lookups.
 pub struct Sweep<'a> {
@@ -22,8 +22,8 @@ pub struct Sweep<'a> {
     pub spec: KeySpec,
     /// Filter + index bytes the percentages refer to.
     pub reference_bytes: u64,
-    /// The filter part of `reference_bytes`: shamba-budget's filter memory budget is this
-    /// share of each cache size.
+    /// The filter part of `reference_bytes`: shamba-budget's filter memory budget takes
+    /// each cache size up to this many bytes.
     pub reference_filter_bytes: u64,
     /// Reopen with O_DIRECT table reads.
     pub direct_io: bool,
@@ -42,9 +42,10 @@ impl Sweep<'_> {
             let mut setup =
                 Setup { cache_bytes: cache, metadata_in_cache: true, direct_io: self.direct_io, ..self.setup.clone() };
             if variant == Variant::ShambaBudget {
-                // The same total memory: filters under the budget, index and data in the cache.
-                let share = self.reference_filter_bytes as f64 / self.reference_bytes.max(1) as f64;
-                let filters = (cache as f64 * share) as u64;
+                // The same total memory, filters first (as `exp memory-bound` found best): the
+                // budget holds filters up to all of them, the block cache gets the rest for
+                // index and data blocks.
+                let filters = (cache as u64).min(self.reference_filter_bytes);
                 setup.filter_memory_budget = Some(filters);
                 setup.cache_bytes = (cache - filters as usize).max(4096);
             }
