@@ -68,6 +68,18 @@ impl RandomRead for FsRandom {
         self.file.read_exact_at(buf, offset)?;
         Ok(())
     }
+    fn read_split_at(&self, offset: u64, head: &mut [u8], tail: &mut [u8]) -> Result<()> {
+        if self.direct {
+            // O_DIRECT wants aligned buffers: one aligned read, copied out.
+            let mut both = vec![0u8; head.len() + tail.len()];
+            self.read_direct(offset, &mut both)?;
+            let (h, t) = both.split_at(head.len());
+            head.copy_from_slice(h);
+            tail.copy_from_slice(t);
+            return Ok(());
+        }
+        preadv_exact(&self.file, offset, head, tail)
+    }
     fn len(&self) -> u64 {
         self.len
     }
@@ -216,6 +228,45 @@ impl Storage for DirectReadFsStorage {
     }
 }
 
+/// Fill `head` then `tail` from `offset` of `file` with `preadv`, again after a short read
+/// (from where it stopped) or a signal; the file ending first is `UnexpectedEof`.
+fn preadv_exact(file: &File, offset: u64, head: &mut [u8], tail: &mut [u8]) -> Result<()> {
+    use std::os::fd::AsRawFd;
+    let (head_len, total) = (head.len(), head.len() + tail.len());
+    let mut done = 0;
+    while done < total {
+        // The parts of the two buffers not yet filled.
+        let (h, t) = if done < head_len {
+            (&mut head[done..], &mut tail[..])
+        } else {
+            (&mut head[head_len..], &mut tail[done - head_len..])
+        };
+        let iov = [
+            libc::iovec { iov_base: h.as_mut_ptr().cast(), iov_len: h.len() },
+            libc::iovec { iov_base: t.as_mut_ptr().cast(), iov_len: t.len() },
+        ];
+        let at = libc::off_t::try_from(offset + done as u64)
+            .map_err(|_| Error::Io(std::io::Error::new(std::io::ErrorKind::InvalidInput, "read offset too large")))?;
+        // SAFETY: both iovecs point at live, exclusively borrowed byte slices (`h`, `t`) of
+        // exactly `iov_len` bytes, which outlive the call; the descriptor is `file`'s, open
+        // for the call's duration. `preadv` writes at most `iov_len` bytes into each.
+        // Tested by `split_reads_fill_both_buffers_as_one_read`.
+        let n = unsafe { libc::preadv(file.as_raw_fd(), iov.as_ptr(), 2, at) };
+        if n < 0 {
+            let e = std::io::Error::last_os_error();
+            if e.kind() == std::io::ErrorKind::Interrupted {
+                continue;
+            }
+            return Err(Error::Io(e));
+        }
+        if n == 0 {
+            return Err(Error::Io(std::io::Error::new(std::io::ErrorKind::UnexpectedEof, "read past end of file")));
+        }
+        done += n as usize;
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -265,5 +316,23 @@ mod tests {
         r.read_at(6, &mut buf).unwrap();
         assert_eq!(&buf, b"world");
         assert!(r.read_at(8, &mut buf).is_err());
+    }
+
+    #[test]
+    fn split_reads_fill_both_buffers_as_one_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f");
+        let bytes: Vec<u8> = (0..10_000u32).map(|i| (i * 7 % 251) as u8).collect();
+        std::fs::write(&path, &bytes).unwrap();
+        let file = FsStorage.open_read(&path).unwrap();
+        for (offset, head, tail) in [(0, 4096, 5), (123, 1, 0), (5000, 0, 7), (9000, 995, 5), (1, 9994, 5)] {
+            let (mut h, mut t) = (vec![0u8; head], vec![0u8; tail]);
+            file.read_split_at(offset as u64, &mut h, &mut t).unwrap();
+            assert_eq!(h, bytes[offset..offset + head], "head at {offset}");
+            assert_eq!(t, bytes[offset + head..offset + head + tail], "tail at {offset}");
+        }
+        let (mut h, mut t) = (vec![0u8; 995], vec![0u8; 6]);
+        let err = file.read_split_at(9000, &mut h, &mut t).unwrap_err();
+        assert!(matches!(err, Error::Io(ref e) if e.kind() == std::io::ErrorKind::UnexpectedEof), "{err}");
     }
 }

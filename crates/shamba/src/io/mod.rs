@@ -36,6 +36,23 @@ pub trait RandomRead: Send + Sync {
     /// [`Error::Io`](crate::Error::Io) when the read fails, of kind `UnexpectedEof` when
     /// the file ends before `buf` is full.
     fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<()>;
+    /// Fill `head`, then `tail` with the bytes that follow it, from `offset`: a block and
+    /// its trailer, each into a buffer of its own, so the block's bytes land where they stay
+    /// (no copy out of a buffer of both). The default reads both with one
+    /// [`read_at`](Self::read_at) into a buffer of both and copies them out; the engine's
+    /// file storage reads into the two buffers directly (`preadv`).
+    ///
+    /// # Errors
+    ///
+    /// As [`read_at`](Self::read_at) for the `head.len() + tail.len()` bytes.
+    fn read_split_at(&self, offset: u64, head: &mut [u8], tail: &mut [u8]) -> Result<()> {
+        let mut both = vec![0u8; head.len() + tail.len()];
+        self.read_at(offset, &mut both)?;
+        let (h, t) = both.split_at(head.len());
+        head.copy_from_slice(h);
+        tail.copy_from_slice(t);
+        Ok(())
+    }
     /// The file's length in bytes.
     fn len(&self) -> u64;
     /// How a batch of reads may reach this file in flight together (one `io_uring`

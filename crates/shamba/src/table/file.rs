@@ -9,7 +9,7 @@
 #![deny(clippy::indexing_slicing)]
 
 use super::file_handles::FileHandles;
-use super::format::{read_block, BlockHandle, Footer, FOOTER_LEN};
+use super::format::{check_trailer, decompress, read_block, BlockHandle, Footer, BLOCK_TRAILER_LEN, FOOTER_LEN};
 use crate::error::{Error, Result};
 use crate::io::{BatchRead, BlockKind, DeviceModel, IoStats, RandomRead};
 use std::path::{Path, PathBuf};
@@ -127,10 +127,25 @@ impl TableFile {
 
     /// Read one block, check its trailer, and decompress it. The handle must lie before the
     /// footer: anything else is corruption, detected before a byte is allocated.
+    ///
+    /// The stored bytes are read into the buffer the block cache will keep and the trailer
+    /// apart ([`RandomRead::read_split_at`]): a block stored raw is never copied.
     pub(crate) fn read_block(&self, handle: BlockHandle, kind: BlockKind, verify: bool) -> Result<Arc<[u8]>> {
         let len = self.block_len(handle, kind)?;
-        let physical = self.read_raw(handle.offset, len, kind)?;
-        self.decode_block(handle, kind, physical, verify)
+        let stored_len = len - BLOCK_TRAILER_LEN;
+        self.device.charge();
+        // One allocation, written in place (a `Vec` turned into an `Arc` is copied).
+        let mut stored: Arc<[u8]> = std::iter::repeat_n(0u8, stored_len).collect();
+        let mut trailer = [0u8; BLOCK_TRAILER_LEN];
+        let file = self.handle()?;
+        let buf = Arc::get_mut(&mut stored).ok_or_else(|| self.corruption(handle.offset, "block buffer shared"))?;
+        file.read_split_at(handle.offset, buf, &mut trailer)?;
+        self.io.record(kind, len as u64);
+        let decoded = check_trailer(&stored, &trailer, verify).and_then(|ty| decompress(ty, &stored));
+        match decoded.map_err(|e| self.corruption(handle.offset, format!("{} block: {e}", kind.name())))? {
+            None => Ok(stored),
+            Some(raw) => Ok(raw.into()),
+        }
     }
 
     /// [`TableFile::read_block`] through a read-ahead window: served from `ahead` when it

@@ -225,9 +225,21 @@ pub(crate) fn write_block(raw: &[u8], compression: Compression, out: &mut Vec<u8
 /// Check and strip the trailer of a physical block (contents + trailer) and decompress it.
 /// With `verify` false the checksum is not computed (the type byte is still checked).
 pub(crate) fn read_block(mut physical: Vec<u8>, verify: bool) -> Result<Vec<u8>, DecodeError> {
-    let Some((contents, &[ty, ref crc @ ..])) = physical.split_last_chunk::<BLOCK_TRAILER_LEN>() else {
+    let Some((contents, trailer)) = physical.split_last_chunk::<BLOCK_TRAILER_LEN>() else {
         return Err(DecodeError::new("block shorter than its trailer"));
     };
+    let stored = check_trailer(contents, trailer, verify)?;
+    physical.truncate(contents.len());
+    Ok(decompress(stored, &physical)?.unwrap_or(physical))
+}
+
+/// Check a block's trailer (its checksum when `verify`) against the block's stored bytes,
+/// read apart from it; the trailer's compression type.
+pub(crate) fn check_trailer(
+    contents: &[u8],
+    &[ty, ref crc @ ..]: &[u8; BLOCK_TRAILER_LEN],
+    verify: bool,
+) -> Result<u8, DecodeError> {
     if verify {
         let stored = u32::from_le_bytes(*crc);
         let actual = mask_crc(crc32c::crc32c_append(crc32c::crc32c(contents), &[ty]));
@@ -237,11 +249,16 @@ pub(crate) fn read_block(mut physical: Vec<u8>, verify: bool) -> Result<Vec<u8>,
             )));
         }
     }
-    physical.truncate(contents.len());
+    Ok(ty)
+}
+
+/// A block's raw bytes from its stored ones, by the trailer's compression type: `None`
+/// when it was stored raw (the stored bytes are the block).
+pub(crate) fn decompress(ty: u8, stored: &[u8]) -> Result<Option<Vec<u8>>, DecodeError> {
     match ty {
-        t if t == CompressionType::None as u8 => Ok(physical),
-        t if t == CompressionType::Lz4 as u8 => decompress_lz4(&physical),
-        t if t == CompressionType::Zstd as u8 => decompress_zstd(&physical),
+        t if t == CompressionType::None as u8 => Ok(None),
+        t if t == CompressionType::Lz4 as u8 => decompress_lz4(stored).map(Some),
+        t if t == CompressionType::Zstd as u8 => decompress_zstd(stored).map(Some),
         t => Err(DecodeError::new(format!("unknown compression type {t}"))),
     }
 }
