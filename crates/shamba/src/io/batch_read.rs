@@ -6,11 +6,14 @@
 //! serves tens of reads in flight in about the time of a few, where one `pread` after another
 //! pays each read's whole latency. A read the page cache holds gains nothing (the kernel
 //! copies it at submission as `pread` would); a read from the device gains its overlap.
+//! Each read lands where it stays: its head (a block's stored bytes) in the `Arc` the block
+//! cache keeps, its tail (the trailer) apart, by one `readv` entry on a buffered file; an
+//! `O_DIRECT` file reads an aligned window, copied out.
 //!
 //! Every other file (the in-memory and fault-injecting storages, a user's own [`Storage`]),
 //! every read the ring cannot take or finish whole, and every thread where no ring can be
 //! made (a kernel without `io_uring`, or a sandbox that forbids it) reads with
-//! [`RandomRead::read_at`], one after another: same bytes, same errors, only slower.
+//! [`RandomRead::read_split_at`], one after another: same bytes, same errors, only slower.
 //!
 //! [`Storage`]: super::Storage
 
@@ -46,47 +49,111 @@ pub(super) const DIRECT_ALIGN: u64 = 4096;
 /// Entries of each thread's ring: reads in flight at once (a larger batch goes in chunks).
 const RING_DEPTH: u32 = 64;
 
-/// One read of a batch: `len` bytes of `file` at `offset`, its bytes or its error once
-/// [`read_batch`] returns.
+/// One read of a batch: `len` bytes of `file` at `offset`, the last `tail` of them apart,
+/// its bytes or its error once [`read_batch`] returns.
 pub(crate) struct BatchRead {
     file: Arc<dyn RandomRead>,
     offset: u64,
     len: usize,
-    result: Option<Result<Vec<u8>>>,
+    tail: usize,
+    result: Option<Result<SplitBytes>>,
+}
+
+/// The bytes of a read: the head in the `Arc` that will keep them (a block's stored bytes,
+/// for the block cache), the tail (its trailer) apart.
+pub(crate) struct SplitBytes {
+    pub(crate) head: Arc<[u8]>,
+    pub(crate) tail: Vec<u8>,
+}
+
+impl SplitBytes {
+    /// Zeroed buffers for `len` bytes, the last `tail` of them apart.
+    fn zeroed(len: usize, tail: usize) -> Self {
+        let head_len = len.saturating_sub(tail);
+        // One allocation written in place (a `Vec` turned into an `Arc` is copied).
+        SplitBytes { head: std::iter::repeat_n(0u8, head_len).collect(), tail: vec![0u8; len - head_len] }
+    }
 }
 
 impl BatchRead {
-    /// A read of `len` bytes at `offset` (within the file: the caller checked).
-    pub(crate) fn new(file: Arc<dyn RandomRead>, offset: u64, len: usize) -> Self {
-        BatchRead { file, offset, len, result: None }
+    /// A read of `len` bytes at `offset` (within the file: the caller checked), its last
+    /// `tail` bytes into a buffer of their own.
+    pub(crate) fn new(file: Arc<dyn RandomRead>, offset: u64, len: usize, tail: usize) -> Self {
+        BatchRead { file, offset, len, tail, result: None }
     }
 
     /// The bytes read, or the read's error.
-    pub(crate) fn take(&mut self) -> Result<Vec<u8>> {
+    pub(crate) fn take(&mut self) -> Result<SplitBytes> {
         self.result.take().unwrap_or_else(|| self.read_alone())
     }
 
-    /// Read with `read_at`, one call.
-    fn read_alone(&self) -> Result<Vec<u8>> {
-        let mut buf = vec![0u8; self.len];
-        self.file.read_at(self.offset, &mut buf)?;
-        Ok(buf)
+    /// Read with `read_split_at`, one call.
+    fn read_alone(&self) -> Result<SplitBytes> {
+        let mut bytes = SplitBytes::zeroed(self.len, self.tail);
+        let head = Arc::get_mut(&mut bytes.head).ok_or_else(shared_buffer)?;
+        self.file.read_split_at(self.offset, head, &mut bytes.tail)?;
+        Ok(bytes)
     }
 }
 
-/// A read submitted to the ring: the aligned window it reads into, and where the asked
-/// bytes sit in it.
+/// A fresh buffer found shared: cannot happen (it was made one line before), an error
+/// rather than a panic all the same.
+fn shared_buffer() -> crate::Error {
+    crate::Error::Io(std::io::Error::other("batch read buffer shared"))
+}
+
+/// A read submitted to the ring, with the buffers the kernel writes.
 struct InFlight {
     /// Index of the read in the batch.
     read: usize,
-    /// The buffer the kernel writes, over-allocated so an aligned window fits inside.
-    scratch: Vec<u8>,
-    /// Start of the window in `scratch` (aligned for `O_DIRECT`).
-    window: usize,
-    /// Bytes the window asks for.
-    span: usize,
-    /// Offset of the asked bytes within the window.
-    skip: usize,
+    buffers: Buffers,
+}
+
+/// Where the kernel writes a read's bytes.
+enum Buffers {
+    /// Straight into the read's head and tail (a buffered file: `readv`, no copy after).
+    Split {
+        bytes: SplitBytes,
+        /// The two buffers as the kernel sees them (boxed: their address must not move).
+        #[expect(dead_code, reason = "held, not read: the kernel reads it until the read completes")]
+        iov: Box<[libc::iovec; 2]>,
+    },
+    /// An aligned window in a scratch buffer (`O_DIRECT`), copied out after.
+    Aligned {
+        /// Over-allocated so an aligned window fits inside.
+        scratch: Vec<u8>,
+        /// Start of the window in `scratch`.
+        window: usize,
+        /// Bytes the window asks for.
+        span: usize,
+        /// Offset of the asked bytes within the window.
+        skip: usize,
+    },
+}
+
+impl Buffers {
+    /// Bytes the kernel must return for the read to be whole.
+    fn wanted(&self, len: usize) -> usize {
+        match self {
+            Buffers::Split { .. } => len,
+            Buffers::Aligned { skip, .. } => skip + len,
+        }
+    }
+
+    /// The read's bytes, once the kernel returned them whole.
+    fn into_bytes(self, len: usize, tail: usize) -> Option<SplitBytes> {
+        match self {
+            Buffers::Split { bytes, .. } => Some(bytes),
+            Buffers::Aligned { scratch, window, span, skip } => {
+                let asked = scratch.get(window + skip..window + skip + len).filter(|_| span >= skip + len)?;
+                let mut bytes = SplitBytes::zeroed(len, tail);
+                let (head, rest) = asked.split_at(bytes.head.len());
+                Arc::get_mut(&mut bytes.head)?.copy_from_slice(head);
+                bytes.tail.copy_from_slice(rest);
+                Some(bytes)
+            }
+        }
+    }
 }
 
 thread_local! {
@@ -129,33 +196,48 @@ fn submit_and_wait(ring: &mut IoUring, reads: &mut [BatchRead], chunk: &[usize])
     for &i in chunk {
         let Some(target) = reads[i].file.batch_target() else { continue };
         let read = &reads[i];
-        let (start, span, align) = if target.direct {
+        let user_data = flights.len() as u64;
+        let (entry, buffers) = if target.direct {
             let start = read.offset - read.offset % DIRECT_ALIGN;
             let end = (read.offset + read.len as u64).div_ceil(DIRECT_ALIGN) * DIRECT_ALIGN;
-            (start, (end - start) as usize, DIRECT_ALIGN as usize)
+            let span = (end - start) as usize;
+            let Ok(len) = u32::try_from(span) else { continue };
+            let scratch = vec![0u8; span + DIRECT_ALIGN as usize];
+            let window = scratch.as_ptr().align_offset(DIRECT_ALIGN as usize);
+            let skip = (read.offset - start) as usize;
+            let entry = opcode::Read::new(types::Fd(target.fd), scratch.as_ptr().wrapping_add(window).cast_mut(), len)
+                .offset(start)
+                .build()
+                .user_data(user_data);
+            (entry, Buffers::Aligned { scratch, window, span, skip })
         } else {
-            (read.offset, read.len, 1)
+            let mut bytes = SplitBytes::zeroed(read.len, read.tail);
+            let Some(head) = Arc::get_mut(&mut bytes.head) else { continue };
+            let iov = Box::new([
+                libc::iovec { iov_base: head.as_mut_ptr().cast(), iov_len: head.len() },
+                libc::iovec { iov_base: bytes.tail.as_mut_ptr().cast(), iov_len: bytes.tail.len() },
+            ]);
+            let entry = opcode::Readv::new(types::Fd(target.fd), iov.as_ptr(), 2)
+                .offset(read.offset)
+                .build()
+                .user_data(user_data);
+            (entry, Buffers::Split { bytes, iov })
         };
-        let Ok(len) = u32::try_from(span) else { continue };
-        let scratch = vec![0u8; span + align];
-        let window = scratch.as_ptr().align_offset(align);
-        let skip = (read.offset - start) as usize;
-        let entry = opcode::Read::new(types::Fd(target.fd), scratch.as_ptr().wrapping_add(window).cast_mut(), len)
-            .offset(start)
-            .build()
-            .user_data(flights.len() as u64);
-        // SAFETY: the entry points the kernel at `span` bytes of `scratch` from `window`
-        // (inside it: `scratch` has `span + align` bytes and `window < align`), and at a
-        // descriptor its `RandomRead` keeps open (`reads[i].file` lives through this call).
-        // `scratch` moves into `flights` below, which moves its pointer, not its heap
-        // buffer, and is not touched, resized or dropped until the kernel has completed
-        // every entry submitted: either all completions are reaped below, or, if the ring
-        // fails while entries may be in flight, the buffers are leaked, never freed.
-        // Tested by `batch_reads_match_single_reads` (buffered and O_DIRECT).
+        // SAFETY: the entry points the kernel at buffers owned by `buffers`: an aligned
+        // `span`-byte window inside `scratch` (which has `span + DIRECT_ALIGN` bytes, and
+        // `window < DIRECT_ALIGN`), or the two iovecs in the boxed array, which describe
+        // the heap buffers of the head `Arc` (unique: just made) and the tail `Vec`, each
+        // of its own length; and at a descriptor its `RandomRead` keeps open
+        // (`reads[i].file` lives through this call). `buffers` moves into `flights` below,
+        // which moves its pointers, not the heap buffers or the boxed iovecs, and none of
+        // them is touched, resized or dropped until the kernel has completed every entry
+        // submitted: either all completions are reaped below, or, if the ring fails while
+        // entries may be in flight, the buffers are leaked, never freed. Tested by
+        // `batch_reads_match_single_reads` (buffered and O_DIRECT).
         if unsafe { ring.submission().push(&entry) }.is_err() {
             break;
         }
-        flights.push(InFlight { read: i, scratch, window, span, skip });
+        flights.push(InFlight { read: i, buffers });
     }
     let mut pending = flights.len();
     let mut done: Vec<Option<i32>> = vec![None; flights.len()];
@@ -182,18 +264,12 @@ fn submit_and_wait(ring: &mut IoUring, reads: &mut [BatchRead], chunk: &[usize])
     }
     for (flight, result) in flights.into_iter().zip(done) {
         let read = &mut reads[flight.read];
-        let whole = result.and_then(|n| usize::try_from(n).ok()).is_some_and(|n| n >= flight.skip + read.len);
-        if whole && flight.span >= flight.skip + read.len {
-            let at = flight.window + flight.skip;
-            read.result = if at == 0 {
-                // A buffered read filled the buffer from its start: it is the result.
-                let mut bytes = flight.scratch;
-                bytes.truncate(read.len);
-                Some(Ok(bytes))
-            } else {
-                flight.scratch.get(at..at + read.len).map(|bytes| Ok(bytes.to_vec()))
-            };
-            RING_READS.set(RING_READS.get() + 1);
+        let whole = result.and_then(|n| usize::try_from(n).ok()).is_some_and(|n| n >= flight.buffers.wanted(read.len));
+        if whole {
+            if let Some(bytes) = flight.buffers.into_bytes(read.len, read.tail) {
+                read.result = Some(Ok(bytes));
+                RING_READS.set(RING_READS.get() + 1);
+            }
         }
     }
     true
@@ -232,8 +308,14 @@ mod tests {
             asked.push((0, 4096, 4096));
             asked.push((2, files[2].len() - 10, 10));
             asked.push((1, files[1].len() - 10, 11));
-            let make =
-                || asked.iter().map(|&(f, off, len)| BatchRead::new(files[f].clone(), off, len)).collect::<Vec<_>>();
+            // Each read's last few bytes apart (a block's trailer), none for some.
+            let make = || {
+                asked
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &(f, off, len))| BatchRead::new(files[f].clone(), off, len, (i % 7).min(len)))
+                    .collect::<Vec<_>>()
+            };
             let mut batched = make();
             let before = RING_READS.get();
             read_batch(&mut batched);
@@ -247,7 +329,13 @@ mod tests {
             let mut alone = make();
             for (i, (b, a)) in batched.iter_mut().zip(alone.iter_mut()).enumerate() {
                 let (f, off, len) = asked[i];
-                match (b.take(), a.take()) {
+                let whole = |r: Result<SplitBytes>| {
+                    r.map(|bytes| {
+                        assert_eq!(bytes.tail.len(), (i % 7).min(len), "read {i}: the tail apart");
+                        [&bytes.head[..], &bytes.tail[..]].concat()
+                    })
+                };
+                match (whole(b.take()), whole(a.take())) {
                     (Ok(b), Ok(a)) => {
                         let start = f * 1000 + off as usize;
                         assert_eq!(b, a, "read {i}");

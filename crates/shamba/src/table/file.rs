@@ -10,7 +10,7 @@
 
 use super::file_handles::FileHandles;
 use super::format::{check_trailer, decompress, read_block, BlockHandle, Footer, BLOCK_TRAILER_LEN, FOOTER_LEN};
-use crate::error::{Error, Result};
+use crate::error::{DecodeError, Error, Result};
 use crate::io::{BatchRead, BlockKind, DeviceModel, IoStats, RandomRead};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -100,7 +100,7 @@ impl TableFile {
         let len = self.block_len(handle, kind)?;
         let file = self.handle()?;
         self.device.charge();
-        Ok(BatchRead::new(file, handle.offset, len))
+        Ok(BatchRead::new(file, handle.offset, len, BLOCK_TRAILER_LEN))
     }
 
     /// Count a batch's read of the block at `handle`, check its trailer and decompress it.
@@ -111,9 +111,9 @@ impl TableFile {
         read: &mut BatchRead,
         verify: bool,
     ) -> Result<Arc<[u8]>> {
-        let physical = read.take()?;
-        self.io.record(kind, physical.len() as u64);
-        self.decode_block(handle, kind, physical, verify)
+        let bytes = read.take()?;
+        self.io.record(kind, (bytes.head.len() + bytes.tail.len()) as u64);
+        self.decode_split(handle, kind, bytes.head, &bytes.tail, verify)
     }
 
     /// Read and check the footer.
@@ -141,7 +141,23 @@ impl TableFile {
         let buf = Arc::get_mut(&mut stored).ok_or_else(|| self.corruption(handle.offset, "block buffer shared"))?;
         file.read_split_at(handle.offset, buf, &mut trailer)?;
         self.io.record(kind, len as u64);
-        let decoded = check_trailer(&stored, &trailer, verify).and_then(|ty| decompress(ty, &stored));
+        self.decode_split(handle, kind, stored, &trailer, verify)
+    }
+
+    /// Check a block read apart from its trailer, and decompress it: a block stored raw is
+    /// `stored` itself.
+    fn decode_split(
+        &self,
+        handle: BlockHandle,
+        kind: BlockKind,
+        stored: Arc<[u8]>,
+        trailer: &[u8],
+        verify: bool,
+    ) -> Result<Arc<[u8]>> {
+        let decoded = <&[u8; BLOCK_TRAILER_LEN]>::try_from(trailer)
+            .map_err(|_| DecodeError::new(format!("trailer of {} bytes", trailer.len())))
+            .and_then(|trailer| check_trailer(&stored, trailer, verify))
+            .and_then(|ty| decompress(ty, &stored));
         match decoded.map_err(|e| self.corruption(handle.offset, format!("{} block: {e}", kind.name())))? {
             None => Ok(stored),
             Some(raw) => Ok(raw.into()),
