@@ -59,6 +59,7 @@ pub mod report;
 mod ribbon;
 mod ribbon_hybrid;
 mod sst_skew;
+mod tree_store;
 mod unit_oracle;
 mod units_fpr;
 mod variants;
@@ -106,6 +107,11 @@ pub struct ExpArgs {
     /// policy under a filter budget settles which parts stay resident over its warm-up.
     #[arg(long)]
     pub warmup: Option<u64>,
+    /// Keep every loaded tree in this directory and reuse one an earlier run loaded with the
+    /// same spec (experiments that share trees then load them once; the same build of shamba
+    /// only: delete the directory after changing the engine).
+    #[arg(long)]
+    pub trees: Option<std::path::PathBuf>,
 }
 
 impl ExpArgs {
@@ -124,6 +130,9 @@ impl ExpArgs {
 
 /// Run the named experiment.
 pub fn run(args: &ExpArgs) -> Result<(), Box<dyn Error>> {
+    if let Some(dir) = &args.trees {
+        tree_store::keep_in(dir.clone());
+    }
     let report = match args.name.as_str() {
         "hash-cost" => hash_cost::run(args)?,
         "hash-fpr" => hash_fpr::run(args)?,
