@@ -45,4 +45,7 @@ wait "$pid2" || status=1
 # The workload option reaches the experiments that draw lookups.
 target/release/shamba exp sst-skew --quick --distribution zipf-contiguous --zipf-theta 1.5 --out "$out/w" > "$out/w.txt"
 grep -q "zipf-contiguous (theta 1.5" "$out/w.txt"
+# `hash-sharing --num` runs seed 000's figures on its leveled shape (a tiny tree here).
+target/release/shamba exp hash-sharing --quick --num 20000 --out "$out/hs" > "$out/hs.txt" 2> "$out/hs.err"
+grep -q "Fig. 5b at the seed's shape" "$out/hs.txt"
 echo "experiment smokes: $((SECONDS - start)) s"
