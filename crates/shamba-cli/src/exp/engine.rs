@@ -96,8 +96,36 @@ pub struct LoadedTree {
 }
 
 impl LoadedTree {
-    /// Load, flush, wait for compactions, close, and keep a copy of the non-SST files.
+    /// Load, flush, wait for compactions, close, and keep a copy of the non-SST files; with
+    /// `--trees DIR`, take the tree from there when a run loaded it before, and leave it
+    /// there otherwise ([`super::tree_store`]).
     pub fn load(spec: TreeSpec) -> Result<LoadedTree, Box<dyn Error>> {
+        let entry = super::tree_store::Entry::of(&spec);
+        LoadedTree::load_or_take(spec, entry)
+    }
+
+    /// [`LoadedTree::load`] with the store's `entry` for `spec` (`None`: no store).
+    fn load_or_take(spec: TreeSpec, entry: Option<super::tree_store::Entry>) -> Result<LoadedTree, Box<dyn Error>> {
+        let Some(entry) = entry else { return LoadedTree::load_fresh(spec) };
+        if let Some(load_seconds) = entry.load_seconds() {
+            let dir = tempfile::tempdir()?;
+            entry.copy_to(dir.path())?;
+            let pristine = keep_pristine(dir.path())?;
+            // The shape and filter bytes, as the load's close left them (the load's own
+            // counters, bytes written and the like, are not kept: `load_fresh` has them).
+            let db = Db::open(dir.path(), without_sync(spec.options.clone()))?;
+            let stats = db.stats();
+            db.close()?;
+            return Ok(LoadedTree { dir, pristine, spec, stats, load_seconds });
+        }
+        let tree = LoadedTree::load_fresh(spec)?;
+        entry.put(tree.dir.path(), tree.load_seconds)?;
+        Ok(tree)
+    }
+
+    /// [`LoadedTree::load`] without the store: always loads, and [`LoadedTree::stats`] has
+    /// the load's own counters (bytes flushed and compacted).
+    pub fn load_fresh(spec: TreeSpec) -> Result<LoadedTree, Box<dyn Error>> {
         if spec.key_size < 8 {
             return Err("key size must be at least 8".into());
         }
@@ -106,8 +134,24 @@ impl LoadedTree {
         let db = Db::open(dir.path(), without_sync(spec.options.clone()))?;
         let ids = shuffled_ids(spec.num, spec.seed);
         let chunk = spec.flush_every.unwrap_or(spec.num).max(1) as usize;
+        // Sorting a flush's keys keeps the tree only if the memtable does not fill half-way
+        // through them (it would cut the flush by key range, not at random), or if, tiered,
+        // the runs it cuts are merged whole into one run anyway.
+        let tiered = spec.options.compaction_style == shamba::CompactionStyle::Tiered;
+        let sort = spec.flush_every.is_some() && (tiered || fits_memtable(&spec, chunk as u64));
+        let mut sorted = Vec::new();
         for part in ids.chunks(chunk) {
-            load_ids(&db, part, spec.key_size, spec.value_size)?;
+            if sort {
+                // One flush's keys in key order: the same keys make the same tables, and a
+                // skiplist takes ascending inserts along one cached path, where random ones
+                // miss the cache at every node (most of a load of millions of keys).
+                sorted.clear();
+                sorted.extend_from_slice(part);
+                sorted.sort_unstable();
+                load_ids(&db, &sorted, spec.key_size, spec.value_size)?;
+            } else {
+                load_ids(&db, part, spec.key_size, spec.value_size)?;
+            }
             if spec.flush_every.is_some() {
                 // Settle after each flush: a compaction then merges exactly the runs one flush
                 // made due, so the shape does not depend on background timing.
@@ -118,15 +162,7 @@ impl LoadedTree {
         let load_seconds = start.elapsed().as_secs_f64();
         let stats = db.stats();
         db.close()?;
-        let pristine = tempfile::tempdir()?;
-        for entry in std::fs::read_dir(dir.path())? {
-            let path = entry?.path();
-            if !is_table(&path) && path.is_file() {
-                if let Some(name) = path.file_name() {
-                    std::fs::copy(&path, pristine.path().join(name))?;
-                }
-            }
-        }
+        let pristine = keep_pristine(dir.path())?;
         Ok(LoadedTree { dir, pristine, spec, stats, load_seconds })
     }
 
@@ -190,6 +226,21 @@ impl LoadedTree {
     pub fn describe(&self) -> String {
         describe_tree(&self.stats, self.spec.num, self.spec.key_size, self.spec.value_size)
     }
+}
+
+/// A copy of the files of the closed tree in `dir` that are not tables (manifest, CURRENT,
+/// WAL), which every reopen restores.
+fn keep_pristine(dir: &Path) -> Result<TempDir, Box<dyn Error>> {
+    let pristine = tempfile::tempdir()?;
+    for entry in std::fs::read_dir(dir)? {
+        let path = entry?.path();
+        if !is_table(&path) && path.is_file() {
+            if let Some(name) = path.file_name() {
+                std::fs::copy(&path, pristine.path().join(name))?;
+            }
+        }
+    }
+    Ok(pristine)
 }
 
 /// One line describing a tree: keys, levels, files, filter and index bytes.
@@ -293,6 +344,16 @@ impl Storage for NoSyncStorage {
 
 fn is_table(path: &Path) -> bool {
     path.extension().is_some_and(|e| e == "sst")
+}
+
+/// Memtable bytes an entry takes beyond its key and value (the engine charges 80 and
+/// encodes a sequence number and lengths; rounded up).
+const MEMTABLE_ENTRY_OVERHEAD: u64 = 104;
+
+/// Whether `keys` entries of `spec` fit one memtable, so no flush comes before the forced one.
+fn fits_memtable(spec: &TreeSpec, keys: u64) -> bool {
+    let entry = (spec.key_size + spec.value_size) as u64 + MEMTABLE_ENTRY_OVERHEAD;
+    keys.saturating_mul(entry) < spec.options.write_buffer_size as u64
 }
 
 /// The even ids `0, 2, .., 2(num-1)` in a random order.
@@ -507,6 +568,42 @@ mod tests {
             assert!(fds.iter().all(|&d| d == direct), "direct {direct}: {fds:?}");
             db.close().unwrap();
         }
+    }
+
+    #[test]
+    fn a_stored_tree_is_taken_from_the_store_with_its_shape_and_keys() {
+        let store = tempfile::tempdir().unwrap();
+        let spec = tiny_tree().spec;
+        let entry = || Some(crate::exp::tree_store::Entry::in_store(store.path(), &spec));
+        let loaded = LoadedTree::load_or_take(spec.clone(), entry()).unwrap();
+        // The stored copy: its load time is the first load's, not a second load's.
+        let taken = LoadedTree::load_or_take(spec.clone(), entry()).unwrap();
+        assert_eq!(taken.load_seconds, loaded.load_seconds);
+        assert_eq!(taken.describe(), loaded.describe());
+        assert_eq!(taken.metadata_bytes(), loaded.metadata_bytes());
+        let db = taken.open(taken.spec.options.clone()).unwrap();
+        let all = ReadSpec { existing: 1.0, ..ReadSpec::empty(0, 2_000, 7) };
+        assert_eq!(measure(&db, 5_000, 16, &all).unwrap().found, 2_000);
+        db.close().unwrap();
+        // Another spec is another tree.
+        let other = TreeSpec { seed: 2, ..spec.clone() };
+        assert!(crate::exp::tree_store::Entry::in_store(store.path(), &other).load_seconds().is_none());
+    }
+
+    #[test]
+    fn only_flushes_that_fit_one_memtable_are_loaded_in_key_order() {
+        // The memory trees' 40K-key flushes of 32 + 32 B overflow a 4 MiB memtable: sorted,
+        // its own flush would cut them by key range and change the tree.
+        let pressure = TreeSpec {
+            num: 2_000_000,
+            key_size: 32,
+            value_size: 32,
+            options: Shape::PRESSURE.options(),
+            seed: 1,
+            flush_every: Some(COMPARED_FLUSH_KEYS),
+        };
+        assert!(!fits_memtable(&pressure, COMPARED_FLUSH_KEYS));
+        assert!(fits_memtable(&pressure, 4_000));
     }
 
     #[test]

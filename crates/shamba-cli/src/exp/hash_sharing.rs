@@ -7,6 +7,8 @@
 //! or a found key costs a data-block read with the emulated device latency, as the seed's
 //! direct I/O does. Shared and unshared runs alternate on the same open database and each
 //! keeps its fastest repeat.
+//!
+//! `--num N` runs the same figures at the seed's shape instead ([`super::hash_sharing_seed`]).
 
 use std::error::Error;
 use std::hint::black_box;
@@ -126,18 +128,18 @@ pub(super) fn read_options(base: &Options, device: &str) -> Result<Options, Box<
 /// Shared and unshared runs of `spec`: one warm-up, then many short runs of the same
 /// lookups alternating between the two; each keeps its fastest run (the one least disturbed
 /// by other processes on a shared machine) for timing, and its first for the counters.
-fn pair(
+pub(super) fn pair(
     db: &Db,
     num: u64,
     key_size: usize,
-    plan: &Plan,
+    repeats: usize,
     spec: &ReadSpec,
 ) -> Result<(PhaseResult, PhaseResult), Box<dyn Error>> {
     if spec.warmup > 0 {
         measure(db, num, key_size, &ReadSpec { reads: spec.warmup, warmup: 0, ..spec.clone() })?;
     }
     let mut best: [Option<PhaseResult>; 2] = [None, None];
-    for _ in 0..plan.repeats {
+    for _ in 0..repeats {
         for (i, share) in [true, false].into_iter().enumerate() {
             let s = ReadSpec { share_hash: share, warmup: 0, ..spec.clone() };
             let got = measure(db, num, key_size, &s)?;
@@ -187,12 +189,12 @@ fn with_prefetch(tree: &LoadedTree, plan: &Plan, spec: &ReadSpec) -> Result<f64,
 }
 
 /// Measured nanoseconds per lookup spent computing digests (profiled run).
-fn hash_ns(r: &PhaseResult) -> Option<f64> {
+pub(super) fn hash_ns(r: &PhaseResult) -> Option<f64> {
     r.stage_ns_per_op.map(|c| c.hash)
 }
 
 /// Nanoseconds to compute one digest of a `key_size`-byte key.
-fn digest_ns(hash_fn: HashFn, key_size: usize, seed: u64) -> f64 {
+pub(super) fn digest_ns(hash_fn: HashFn, key_size: usize, seed: u64) -> f64 {
     let keys = random_keys(1024, key_size, seed);
     ns_per_op(keys.len() * 200, 5, || {
         for _ in 0..200 {
@@ -214,6 +216,9 @@ fn digests_per_lookup(r: &PhaseResult, shared: bool) -> f64 {
 
 /// Run the experiment.
 pub fn run(args: &ExpArgs) -> Result<Report, Box<dyn Error>> {
+    if let Some(num) = args.num {
+        return super::hash_sharing_seed::run(args, num);
+    }
     let plan = Plan::new(args.quick);
     let mut report = Report::new("hash-sharing");
     let dist = args.workload.single(KeyDistribution::Uniform);
@@ -245,7 +250,7 @@ pub fn run(args: &ExpArgs) -> Result<Report, Box<dyn Error>> {
     for &ks in &plan.key_sizes {
         let tree = LoadedTree::load(tree_spec(&plan, ks, 10.0, args.seed))?;
         let db = tree.open(read_options(&tree.spec.options, "nvm")?)?;
-        let (s, u) = pair(&db, tree.spec.num, ks, &plan, &empty)?;
+        let (s, u) = pair(&db, tree.spec.num, ks, plan.repeats, &empty)?;
         db.close()?;
         let pf = with_prefetch(&tree, &plan, &empty)?;
         let hash = digest_ns(HashFn::Xxh3_128, ks, args.seed);
@@ -361,7 +366,7 @@ fn height_sweep(plan: &Plan, args: &ExpArgs, hash_fn: HashFn, report: &mut Repor
             &db,
             max,
             ks,
-            plan,
+            plan.repeats,
             &args.workload.spec(
                 args.workload.single(KeyDistribution::Uniform),
                 ReadSpec::empty(plan.warmup, plan.reads, args.seed),
@@ -424,7 +429,7 @@ fn device_sweep(plan: &Plan, tree: &LoadedTree, empty: &ReadSpec, report: &mut R
         let empty = &ReadSpec { reads: if dev == "ssd" { empty.reads / 4 } else { empty.reads }, ..empty.clone() };
         let plan = &if dev == "ssd" { Plan { repeats: 4, ..plan.clone() } } else { plan.clone() };
         let db = tree.open(read_options(&tree.spec.options, dev)?)?;
-        let (s, u) = pair(&db, tree.spec.num, tree.spec.key_size, plan, empty)?;
+        let (s, u) = pair(&db, tree.spec.num, tree.spec.key_size, plan.repeats, empty)?;
         db.close()?;
         let nanos = DeviceModel::parse(dev).map_or(0, |d| d.nanos());
         let seed = match dev {
@@ -476,7 +481,7 @@ fn bits_sweep(
         };
         for (dev, pts) in series.iter_mut() {
             let db = tree.open(read_options(&tree.spec.options, dev)?)?;
-            let (s, u) = pair(&db, tree.spec.num, tree.spec.key_size, plan, empty)?;
+            let (s, u) = pair(&db, tree.spec.num, tree.spec.key_size, plan.repeats, empty)?;
             db.close()?;
             let seed = match (*dev, bits as u32) {
                 ("nvm", 10) => "> 65",
@@ -525,7 +530,7 @@ fn fraction_sweep(plan: &Plan, tree: &LoadedTree, empty: &ReadSpec, report: &mut
         let mut pts = Vec::new();
         for &alpha in &plan.fractions {
             let spec = ReadSpec { existing: alpha, ..empty.clone() };
-            let (s, u) = pair(&db, tree.spec.num, tree.spec.key_size, plan, &spec)?;
+            let (s, u) = pair(&db, tree.spec.num, tree.spec.key_size, plan.repeats, &spec)?;
             let seed = match (dev, alpha) {
                 ("nvm", 0.0) => "75 (RAM disk)",
                 ("nvm", 1.0) => "> 15 (RAM disk)",

@@ -24,7 +24,7 @@ fn tree(num: u64, build: Build, pct: f64, seed: u64) -> TreeSpec {
 /// Run the experiment.
 pub fn run(args: &ExpArgs) -> Result<Report, Box<dyn Error>> {
     let (num, pcts, warmup, reads) = if args.quick {
-        (2_000_000, vec![10.0, 25.0, 40.0, 150.0], 10_000, 20_000)
+        (2_000_000, vec![10.0, 40.0, 150.0], 10_000, 20_000)
     } else {
         (2_000_000, vec![10.0, 25.0, 40.0, 70.0, 100.0, 150.0], 30_000, 50_000)
     };

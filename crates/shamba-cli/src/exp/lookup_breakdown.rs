@@ -7,26 +7,18 @@
 
 use std::error::Error;
 
-use shamba::filter::BuildPolicy;
-use shamba::Options;
+use shamba::filter::HashFn;
 
-use super::engine::{tables_per_op, LoadedTree, ReadSpec, Shape, TreeSpec, MEASUREMENT_NOTE};
-use super::hash_sharing::read_options;
+use super::engine::{tables_per_op, LoadedTree, ReadSpec, MEASUREMENT_NOTE};
 use super::report::{Cell, Plot, Report, Table};
+use super::seed_shape::{self, KEY_SIZE, VALUE_SIZE};
 use super::ExpArgs;
 use crate::bench::keys::KeyDistribution;
 
-const KEY_SIZE: usize = 512;
-const VALUE_SIZE: usize = 64;
 /// Emulated devices; "memory" is `none` with a block cache holding the whole tree (the seed's
-/// in-memory case), where `none` reads each missed block through the OS page cache.
+/// in-memory case), where `none` reads each missed block through the OS page cache; "disk"
+/// reads tables with `O_DIRECT` ([`seed_shape::open`]).
 const DEVICES: [&str; 6] = ["memory", "none", "nvm", "pcie", "ssd", "disk"];
-/// The "memory" case's block cache: larger than the largest tree.
-const MEMORY_CACHE: usize = 512 << 20;
-
-/// Small levels so that megabytes of data already make the seed's several levels.
-const SHAPE: Shape =
-    Shape { write_buffer: 512 << 10, target_file: 512 << 10, level_base: 2 << 20, size_ratio: 10, num_levels: 7 };
 
 /// Run the experiment.
 pub fn run(args: &ExpArgs) -> Result<Report, Box<dyn Error>> {
@@ -66,27 +58,13 @@ pub fn run(args: &ExpArgs) -> Result<Report, Box<dyn Error>> {
     let mut series: Vec<(String, Vec<(f64, f64)>)> = DEVICES.iter().map(|d| (d.to_string(), Vec::new())).collect();
     let mut trees = Vec::new();
     for &num in sizes {
-        let mut options = SHAPE.options();
-        options.filter_policy = BuildPolicy::uniform(10.0);
-        let tree = LoadedTree::load(TreeSpec {
-            num,
-            key_size: KEY_SIZE,
-            value_size: VALUE_SIZE,
-            options,
-            seed: args.seed,
-            flush_every: None,
-        })?;
+        let tree =
+            LoadedTree::load(seed_shape::tree_spec(num, KEY_SIZE, VALUE_SIZE, 10.0, HashFn::Xxh3_128, args.seed))?;
         let mb = (num * (KEY_SIZE + VALUE_SIZE) as u64) as f64 / 1e6;
         trees.push(tree.describe());
         for (d, device) in DEVICES.iter().enumerate() {
             for share in [false, true] {
-                let db = match *device {
-                    "memory" => tree
-                        .open(Options { cache_capacity: MEMORY_CACHE, ..read_options(&tree.spec.options, "none")? })?,
-                    // This machine's disk: tables read with O_DIRECT, nothing emulated.
-                    "disk" => tree.open_reads(read_options(&tree.spec.options, "none")?, true)?,
-                    _ => tree.open(read_options(&tree.spec.options, device)?)?,
-                };
+                let db = seed_shape::open(&tree, device)?;
                 // The least disturbed of a few runs (other processes share the machine); the
                 // first warms the cache, later ones run the same lookups again.
                 let mut best: Option<crate::bench::report::PhaseResult> = None;

@@ -12,7 +12,7 @@
 //! | `filter-latency` | 000, Fig. 2-3 | ns per empty probe vs key size: rotation, k hashes, double hashing, blocked |
 //! | `mbf` | 002, Table 3 | modular Bloom filters: FPR and module accesses |
 //! | `ribbon` | 004 | bits/key vs FPR, build and query ns: Bloom vs Ribbon |
-//! | `hash-sharing` | 000, Fig. 5-9 | engine: empty lookups with one shared digest vs one per table |
+//! | `hash-sharing` | 000, Fig. 5-9 | engine: empty lookups with one shared digest vs one per table (`--num N`: at the seed's shape) |
 //! | `memory-pressure` | 002, Fig. 6-7, Table 1 | engine: I/Os per lookup vs cache size, every policy |
 //! | `memory-bound` | - | engine: `memory-pressure`'s distance to the offline bound alone, on a small grid |
 //! | `modules` | 002, Fig. 8-10 | engine: SHaMBa-eq with 1, 2, 3, 7 modules |
@@ -40,6 +40,7 @@ mod filter_latency;
 mod hash_cost;
 mod hash_fpr;
 mod hash_sharing;
+mod hash_sharing_seed;
 mod headline;
 mod index_vs_filter;
 mod latency;
@@ -58,7 +59,9 @@ mod process_cpu;
 pub mod report;
 mod ribbon;
 mod ribbon_hybrid;
+mod seed_shape;
 mod sst_skew;
+mod tree_store;
 mod unit_oracle;
 mod units_fpr;
 mod variants;
@@ -88,7 +91,9 @@ pub struct ExpArgs {
     #[arg(long, default_value_t = 42)]
     pub seed: u64,
     /// Keys to load, replacing the experiment's own count (memory-pressure, latency,
-    /// lookup-breakdown): the seed's 1 GB tree of 64 B entries is 16M keys.
+    /// lookup-breakdown): the seed's 1 GB tree of 64 B entries is 16M keys. For
+    /// hash-sharing, the keys of the main tree of a run at seed 000's shape (leveled,
+    /// T = 10, 512 B keys; 4M keys: 2.3 GB, 5 levels) instead of its tiered trees.
     #[arg(long)]
     pub num: Option<u64>,
     /// Variants to run, comma-separated, replacing the experiment's own list
@@ -106,6 +111,11 @@ pub struct ExpArgs {
     /// policy under a filter budget settles which parts stay resident over its warm-up.
     #[arg(long)]
     pub warmup: Option<u64>,
+    /// Keep every loaded tree in this directory and reuse one an earlier run loaded with the
+    /// same spec (experiments that share trees then load them once; the same build of shamba
+    /// only: delete the directory after changing the engine).
+    #[arg(long)]
+    pub trees: Option<std::path::PathBuf>,
 }
 
 impl ExpArgs {
@@ -124,6 +134,9 @@ impl ExpArgs {
 
 /// Run the named experiment.
 pub fn run(args: &ExpArgs) -> Result<(), Box<dyn Error>> {
+    if let Some(dir) = &args.trees {
+        tree_store::keep_in(dir.clone());
+    }
     let report = match args.name.as_str() {
         "hash-cost" => hash_cost::run(args)?,
         "hash-fpr" => hash_fpr::run(args)?,
