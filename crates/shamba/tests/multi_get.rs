@@ -285,10 +285,16 @@ fn direct_reads_in_flight_together_answer_as_buffered_ones() {
     assert_eq!(buffered.0, expected);
 }
 
-/// A tree of three levels' worth of tables (some keys overwritten, some deleted, the newest
-/// in the memtable), and lookups of found, deleted, absent and memtable keys.
+/// A tree of several levels (some keys overwritten, some deleted, the newest in the
+/// memtable), and lookups of found, deleted, absent and memtable keys.
 fn layered(dir: &Path) -> (Db, Vec<Vec<u8>>) {
-    let options = Options { write_buffer_size: 64 << 10, ..Options::default() };
+    // Small levels, so that the settled tree keeps several of them whatever compaction did.
+    let options = Options {
+        write_buffer_size: 64 << 10,
+        target_file_size: 16 << 10,
+        max_bytes_for_level_base: 64 << 10,
+        ..Options::default()
+    };
     let db = Db::open(dir, options).expect("open");
     for round in 0..3u32 {
         for i in (round..4000).step_by(3) {
