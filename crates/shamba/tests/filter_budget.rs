@@ -171,3 +171,64 @@ fn every_keyspace_counts_against_one_budget() {
         mine.filter_resident_peak_bytes
     );
 }
+
+/// With `read_rest_together`, a probe that must read filter parts reads all it may still
+/// probe at once: an empty lookup of a table costs at most one filter read, where one read
+/// per one-column module costs about two (each passes an absent key half the time). The
+/// answers are the same either way, and the bytes read are the parts' bytes.
+#[test]
+fn parts_not_resident_are_read_together_in_one_read() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut o = base();
+    o.partition_index_and_filters = true;
+    o.metadata_partition_size = 512;
+    o.filter_policy.ribbon_from_level = Some(0);
+    o.filter_policy.layout = FilterLayout::Modules(ModuleSizes::Equal { count: 6 });
+    o.filter_policy.bits_per_key = 12.0;
+    let db = Db::open(dir.path(), o.clone()).expect("open");
+    for i in 0..6000u32 {
+        db.put(key(2 * i), format!("value-{i}")).expect("put");
+    }
+    db.flush().expect("flush");
+    db.wait_for_compactions().expect("settle");
+    db.close().expect("close");
+
+    let measure = |together: bool| {
+        let mut o = o.clone();
+        // Nothing cached and nothing resident: every part probed is read.
+        o.cache_index_and_filter_blocks = true;
+        o.cache_capacity = 0;
+        o.filter_memory_budget = Some(0);
+        o.probe_policy = ProbePolicy::Shamba(ShambaPolicy {
+            skipping: Skipping::None,
+            read_rest_together: together,
+            ..ShambaPolicy::default()
+        });
+        let db = Db::open(dir.path(), o).expect("reopen");
+        let before = db.stats();
+        let mut visits = 0u64;
+        for i in 0..2000u32 {
+            let id = 2 * ((i * 7919) % 6000) + 1;
+            assert_eq!(db.get(key(id)).expect("get"), None, "absent key {id}");
+            let present = 2 * ((i * 104_729) % 6000);
+            assert_eq!(
+                db.get(key(present)).expect("get").as_deref(),
+                Some(format!("value-{}", present / 2).as_bytes())
+            );
+            visits += 1;
+        }
+        let after = db.stats();
+        let table_lookups = |s: &Stats| s.lookup_levels.iter().map(|l| l.table_lookups).sum::<u64>();
+        let tables_visited = table_lookups(&after) - table_lookups(&before);
+        let reads = after.io.reads_of(BlockKind::Filter) - before.io.reads_of(BlockKind::Filter);
+        let bytes = after.io.bytes_of(BlockKind::Filter) - before.io.bytes_of(BlockKind::Filter);
+        db.close().expect("close");
+        assert!(tables_visited > visits, "{tables_visited} table visits for {visits} pairs of gets");
+        (reads as f64 / tables_visited as f64, bytes as f64 / reads.max(1) as f64)
+    };
+    let (each, each_bytes) = measure(false);
+    let (together, together_bytes) = measure(true);
+    assert!(together <= 1.0 + 1e-9, "together: {together} filter reads per table visit");
+    assert!(each > 1.3, "a read per part: {each} filter reads per table visit");
+    assert!(together_bytes > 2.0 * each_bytes, "a read of the rest is larger: {together_bytes} vs {each_bytes} bytes");
+}

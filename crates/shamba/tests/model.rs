@@ -138,6 +138,7 @@ enum FilterSetup {
     PartitionedPlain,
     PartitionedModulesShamba,
     PartitionedMonkeyRibbonOdds,
+    PartitionedFineRibbonTogether,
 }
 
 fn filter_setup() -> impl Strategy<Value = FilterSetup> {
@@ -151,6 +152,7 @@ fn filter_setup() -> impl Strategy<Value = FilterSetup> {
         Just(FilterSetup::PartitionedPlain),
         Just(FilterSetup::PartitionedModulesShamba),
         Just(FilterSetup::PartitionedMonkeyRibbonOdds),
+        Just(FilterSetup::PartitionedFineRibbonTogether),
     ]
 }
 
@@ -199,6 +201,20 @@ fn apply(setup: FilterSetup, o: &mut Options) {
             o.filter_policy.allocation = shamba::filter::Allocation::Monkey;
             o.filter_policy.layout = FilterLayout::Modules(ModuleSizes::Equal { count: 2 });
             o.probe_policy = shamba(Skipping::HitOdds);
+            o.cache_index_and_filter_blocks = true;
+        }
+        FilterSetup::PartitionedFineRibbonTogether => {
+            // Many one-column modules, the ones not resident read together.
+            o.partition_index_and_filters = true;
+            o.metadata_partition_size = 96;
+            o.filter_policy.ribbon_from_level = Some(0);
+            o.filter_policy.layout = FilterLayout::Modules(ModuleSizes::Equal { count: 6 });
+            o.probe_policy = ProbePolicy::Shamba(ShambaPolicy {
+                skipping: Skipping::HitOdds,
+                warmup_lookups: 5,
+                read_rest_together: true,
+                ..ShambaPolicy::default()
+            });
             o.cache_index_and_filter_blocks = true;
         }
         FilterSetup::ModularRibbonShamba => {

@@ -583,6 +583,7 @@ fn phase_result(
         },
         filter_parts_probed_per_op: per(level_sum(before, after, |l| l.filter_parts_probed)),
         filters_skipped_per_op: per(level_sum(before, after, |l| l.filters_skipped)),
+        filter_loads_per_op: per(after.filter_loads.saturating_sub(before.filter_loads)),
         levels: after
             .lookup_levels
             .iter()

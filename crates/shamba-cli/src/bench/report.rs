@@ -35,6 +35,10 @@ pub struct PhaseResult {
     pub filters_skipped_per_op: f64,
     /// Per level: table visits, parts probed, false positives and skipped filters per op.
     pub levels: Vec<LevelPhase>,
+    /// Filter parts loaded under a filter memory budget (or Elastic units enabled), per
+    /// operation: each load read the part from every partition of its table, reads that
+    /// `ios_per_op` counts among the filter reads.
+    pub filter_loads_per_op: f64,
 }
 
 /// Mean nanoseconds per lookup by stage.

@@ -14,10 +14,9 @@ use std::error::Error;
 use shamba::FileInfo;
 
 use super::engine::{measure_cached, ratio, tables_per_op, LoadedTree, ReadSpec, Shape, TreeSpec, MEASUREMENT_NOTE};
-use super::filter_bound::{min_reads, Floor, TableCost};
+use super::memory_bound::{bound_table, BOUND_NOTE};
 use super::pressure_ordering::{ordering_table, same_ios_table, Panel};
 use super::report::{Cell, Plot, Report, Table};
-use super::unit_oracle::{empty_lookup_visits, Table as OracleTable};
 use super::variants::{build_options, Build, Variant, ALL, BUDGETED};
 use super::ExpArgs;
 use crate::bench::keys::KeyDistribution;
@@ -62,7 +61,7 @@ impl Grid {
     /// `exp memory-bound`'s grid: the budgets of the bound (10, 25, 40%), empty lookups,
     /// the baselines, SHaMBa-eq-F, Elastic, and the partitioned Ribbon policies (modular and
     /// first module sized to the budget) with hit odds, and the [`BUDGETED`] variants.
-    fn bound(quick: bool) -> Grid {
+    pub(super) fn bound(quick: bool) -> Grid {
         let names = ["plain", "plain-part", "eq-F", "elastic", "ribbon-eq-O-part", "ribbon-prop-O-part"];
         let mut variants: Vec<Variant> = ALL.iter().copied().filter(|v| names.contains(&v.name)).collect();
         variants.extend(BUDGETED);
@@ -171,6 +170,10 @@ pub struct GridRun {
     pub plain_files: Vec<FileInfo>,
     /// The Plain tree's filter + index bytes (what cache sizes are a percentage of).
     pub metadata: u64,
+    /// Bits per key of each variant's filter parts, in probe order, where its build has
+    /// parts of one size per tree (not Monkey's per-level bits).
+    /// Keyed by (variant, cache % in tenths): SHaMBa-prop's trees change with the budget.
+    pub part_bits: BTreeMap<(&'static str, u64), Vec<f64>>,
 }
 
 /// Run every variant of `grid` under `workload`'s distributions, loading one tree per
@@ -201,6 +204,7 @@ pub fn run_grid(
     // Trees by build (SHaMBa-prop: by budget), kept for the variants that share them.
     let mut trees: BTreeMap<String, LoadedTree> = BTreeMap::new();
     let mut cells = Vec::new();
+    let mut part_bits = BTreeMap::new();
     for v in &grid.variants {
         for &pct in &grid.pcts {
             let key = tree_key(v.build, pct);
@@ -214,6 +218,9 @@ pub fn run_grid(
                 }
                 &trees[&key]
             };
+            if let Some(parts) = parts_of(v.build, tree.filter_bytes() as f64 * 8.0 / grid.num as f64, pct) {
+                part_bits.insert((v.name, pct_key(pct)), parts);
+            }
             let cache = (metadata as f64 * pct / 100.0) as usize;
             // Filters first for the variants that hold them outside the block cache (Elastic's
             // units, the `-budget` variants): an empty lookup's filter saves a read on every
@@ -237,11 +244,40 @@ pub fn run_grid(
             }
         }
     }
-    Ok(GridRun { cells, plain_files, metadata })
+    Ok(GridRun { cells, plain_files, metadata, part_bits })
+}
+
+/// The bits per key of each part of `build`'s filters (in probe order) at `bits` per key in
+/// all, built for a budget of `pct`%; `None` for Monkey's per-level bits.
+fn parts_of(build: Build, bits: f64, pct: f64) -> Option<Vec<f64>> {
+    let equal = |n: u8| vec![bits / f64::from(n.max(1)); usize::from(n.max(1))];
+    match build {
+        Build::Whole | Build::PartitionedWhole => Some(vec![bits]),
+        Build::Eq(n)
+        | Build::PartitionedEq(n)
+        | Build::Units(n)
+        | Build::RibbonEq(n)
+        | Build::PartitionedRibbonEq(n) => Some(equal(n)),
+        Build::FineRibbon => match super::variants::build_policy(build, BITS_PER_KEY, false, pct).layout {
+            shamba::filter::FilterLayout::Modules(sizes) => Some(equal(sizes.count())),
+            _ => None,
+        },
+        // The first part's share of the bits is the build's (of the Bloom-equivalent bits).
+        Build::Prop | Build::PartitionedRibbonProp => Some(match super::variants::prop_first_bits(BITS_PER_KEY, pct) {
+            Some(first) => vec![bits * first / BITS_PER_KEY, bits * (1.0 - first / BITS_PER_KEY)],
+            None => vec![bits],
+        }),
+        Build::Combined(_) => None,
+    }
+}
+
+/// A cache % as a map key (tenths of a per cent).
+pub(super) fn pct_key(pct: f64) -> u64 {
+    (pct * 10.0).round() as u64
 }
 
 /// The seed of the measured lookups of the cells at `pct`.
-fn lookup_seed(seed: u64, pct: f64) -> u64 {
+pub(super) fn lookup_seed(seed: u64, pct: f64) -> u64 {
     seed ^ (pct as u64)
 }
 
@@ -259,6 +295,7 @@ fn tree_key(build: Build, pct: f64) -> String {
         Build::PartitionedEq(n) => format!("part-eq{n}"),
         Build::PartitionedRibbonEq(n) => format!("part-ribbon-eq{n}"),
         Build::Combined(n) => format!("combined{n}"),
+        Build::FineRibbon => "part-ribbon-fine".into(),
         Build::PartitionedRibbonProp => match super::variants::prop_first_bits(BITS_PER_KEY, pct) {
             Some(b) => format!("part-ribbon-prop-{b:.1}"),
             None => "part-ribbon-whole".into(),
@@ -430,145 +467,8 @@ pub fn run(args: &ExpArgs) -> Result<Report, Box<dyn Error>> {
     Ok(report)
 }
 
-/// `shamba exp memory-bound`: the bound table alone, on a small grid (10, 25, 40%, empty
-/// lookups, the baselines and a policy of each family).
-pub fn run_bound(args: &ExpArgs) -> Result<Report, Box<dyn Error>> {
-    let mut grid = Grid::bound(args.quick);
-    grid.warmup = args.warmup.unwrap_or(grid.warmup);
-    let mut report = Report::new("memory-bound");
-    let mut notes = Vec::new();
-    let run = run_grid(&grid, &args.workload, args.seed, args.direct_io, &mut notes)?;
-    report.tables.push(bound_table(&grid, &run, &args.workload, args.seed)?);
-    let mut io = Table::new(
-        "grid",
-        "I/Os and lookups/s per empty lookup",
-        &["dist", "cache %", "variant", "I/Os", "data", "index", "filter", "ops/s"],
-    );
-    for c in &run.cells {
-        let r = &c.result;
-        io.row(vec![
-            Cell::text(dist_name(c.dist)),
-            Cell::num(c.pct, 0),
-            Cell::text(c.variant),
-            Cell::num(r.ios_per_op, 3),
-            Cell::num(r.reads_per_op_by_kind[0], 3),
-            Cell::num(r.reads_per_op_by_kind[1], 3),
-            Cell::num(r.reads_per_op_by_kind[2], 3),
-            Cell::num(r.ops_per_sec, 0),
-        ]);
-    }
-    report.tables.push(io);
-    report.notes.extend(notes);
-    report.note(format!("{} warm-up + {} measured lookups per cell", grid.warmup, grid.reads));
-    report.note(BOUND_NOTE);
-    report.note(MEASUREMENT_NOTE);
-    if args.direct_io {
-        report.note(DIRECT_IO_NOTE);
-    }
-    Ok(report)
-}
-
 /// What `--direct-io` changes.
-const DIRECT_IO_NOTE: &str = "--direct-io: tables read with O_DIRECT, so a block read is a read from this machine's disk (a VM's virtual disk, shared with other work), not from the OS page cache";
-
-/// What the bound table means.
-const BOUND_NOTE: &str = "bound: the fewest reads per empty lookup any static assignment of the cache's bytes to (table, filter bits, index share) could give on the measured lookups' trace of table visits, fractional (the LP of a multiple-choice knapsack, solved exactly by convex hulls and reads saved per byte); a visit costs its false positive's data read plus an index read when the index is not resident, or one read for the rest of the filter. Floors: Bloom = 2^(-b ln 2) per b bits/key (any Bloom filter, split or not), any filter = 2^-b (Ribbon included; Monkey's bits up to twice the built bits). Each policy is divided by its family's bound (Ribbon builds by the any-filter one); the cache also keeps data blocks, which the bound does not model, so under skewed lookups a policy may come under it";
-
-/// Whether `build`'s filters are Ribbon (some part of them), so only the any-filter floor
-/// bounds them.
-fn floor_of(build: Build) -> Floor {
-    match build {
-        Build::RibbonEq(_) | Build::PartitionedRibbonEq(_) | Build::Combined(_) | Build::PartitionedRibbonProp => {
-            Floor::AnyFilter
-        }
-        _ => Floor::Bloom,
-    }
-}
-
-/// Each policy's empty-lookup reads over the bound at [`BOUND_PCTS`] (those in the grid).
-fn bound_table(
-    grid: &Grid,
-    run: &GridRun,
-    workload: &super::workload::WorkloadArgs,
-    seed: u64,
-) -> Result<Table, Box<dyn Error>> {
-    let mut headers: Vec<String> = [
-        "dist",
-        "cache %",
-        "bloom bound",
-        "any-filter bound",
-        "best",
-        "best I/Os",
-        "best / any-filter bound",
-        "best bloom",
-        "best bloom / bloom bound",
-    ]
-    .map(String::from)
-    .to_vec();
-    headers.extend(grid.variants.iter().map(|v| format!("{} / bound", v.name)));
-    let h: Vec<&str> = headers.iter().map(String::as_str).collect();
-    let mut t =
-        Table::new("bound", "Distance to the optimum: empty-lookup reads over the offline bound at the same bytes", &h);
-    let tables: Vec<OracleTable> = run.plain_files.iter().map(OracleTable::of).collect();
-    let key_size = pressure_tree(grid.num, Build::Whole, 100.0, seed).key_size;
-    for &dist in &grid.dists {
-        for pct in BOUND_PCTS.iter().copied().filter(|p| grid.pcts.contains(p)) {
-            // The trace of the measured lookups: the workload's exponent and deviation.
-            let visits = empty_lookup_visits(
-                &tables,
-                grid.num,
-                key_size,
-                dist,
-                workload.theta(dist),
-                Some(workload.sd()),
-                grid.reads,
-                lookup_seed(seed, pct),
-            )
-            .map_err(|e| format!("bound: {e}"))?;
-            let costs: Vec<TableCost> = run
-                .plain_files
-                .iter()
-                .zip(&visits)
-                .map(|(f, &visits)| TableCost { visits, entries: f.entries, index_bytes: f.index_bytes })
-                .collect();
-            let budget = (run.metadata as f64 * pct / 100.0) as u64;
-            let per_lookup = |floor: Floor, bits: f64| min_reads(&costs, floor, bits, budget) / grid.reads as f64;
-            let bloom = per_lookup(Floor::Bloom, BITS_PER_KEY);
-            let any = per_lookup(Floor::AnyFilter, 2.0 * BITS_PER_KEY);
-            let measured: Vec<(&Variant, Option<f64>)> = grid
-                .variants
-                .iter()
-                .map(|v| (v, find(&run.cells, v.name, pct, dist, 0.0).map(|r| r.ios_per_op)))
-                .collect();
-            let best_of = |only_bloom: bool| {
-                measured
-                    .iter()
-                    .filter(|(v, _)| !only_bloom || floor_of(v.build) == Floor::Bloom)
-                    .filter_map(|(v, r)| r.map(|r| (v.name, r)))
-                    .min_by(|a, b| a.1.total_cmp(&b.1))
-            };
-            let best = best_of(false);
-            let best_bloom = best_of(true);
-            let mut row = vec![
-                Cell::text(dist_name(dist)),
-                Cell::num(pct, 0),
-                Cell::num(bloom, 4),
-                Cell::num(any, 4),
-                Cell::text(best.map_or("-", |b| b.0)),
-                Cell::opt(best.map(|b| b.1), 4),
-                Cell::opt(best.map(|b| ratio(b.1, any)), 2),
-                Cell::text(best_bloom.map_or("-", |b| b.0)),
-                Cell::opt(best_bloom.map(|b| ratio(b.1, bloom)), 2),
-            ];
-            row.extend(measured.iter().map(|(v, r)| {
-                let bound = if floor_of(v.build) == Floor::Bloom { bloom } else { any };
-                Cell::opt(r.map(|r| ratio(r, bound)), 2)
-            }));
-            t.row(row);
-        }
-    }
-    Ok(t)
-}
+pub(super) const DIRECT_IO_NOTE: &str = "--direct-io: tables read with O_DIRECT, so a block read is a read from this machine's disk (a VM's virtual disk, shared with other work), not from the OS page cache";
 
 /// The issue-4 bars on this grid: best SHaMBa vs Plain (partitioned and whole) per workload
 /// and cache size.

@@ -47,6 +47,7 @@ mod latency;
 mod lookup_breakdown;
 mod mbf;
 pub mod measure;
+mod memory_bound;
 mod memory_pressure;
 mod modules;
 mod monkey;
@@ -147,7 +148,7 @@ pub fn run(args: &ExpArgs) -> Result<(), Box<dyn Error>> {
         "ribbon" => ribbon::run(args)?,
         "hash-sharing" => hash_sharing::run(args)?,
         "memory-pressure" => memory_pressure::run(args)?,
-        "memory-bound" => memory_pressure::run_bound(args)?,
+        "memory-bound" => memory_bound::run(args)?,
         "modules" => modules::run(args)?,
         "elastic" => elastic::run(args)?,
         "elastic-seed" => elastic_seed::run(args)?,

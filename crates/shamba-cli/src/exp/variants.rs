@@ -35,6 +35,14 @@ pub enum Build {
     /// Two modules of a Ribbon filter per partition, the first sized to the budget (as
     /// SHaMBa-prop), index and filters partitioned; one module from a budget of 100%.
     PartitionedRibbonProp,
+    /// Ribbon modules of one column each (1 bit per key, FP rate 1/2) at twice the
+    /// Bloom-equivalent bits per key of the others, index and filters partitioned; its
+    /// probes read the parts that are not resident in one read. Under a filter memory
+    /// budget a table may then hold any number of leading bits resident and pays at most
+    /// one filter read per lookup: the part structure the offline bound assumes
+    /// (`exp/memory_bound.rs`, table `layouts`). The bits not resident cost disk, not
+    /// memory.
+    FineRibbon,
 }
 
 impl Build {
@@ -47,6 +55,7 @@ impl Build {
                 | Build::PartitionedRibbonEq(_)
                 | Build::Combined(_)
                 | Build::PartitionedRibbonProp
+                | Build::FineRibbon
         )
     }
 }
@@ -112,10 +121,15 @@ pub const ALL: [Variant; 19] = [
 /// of the bytes; the block cache, with the rest, holds index and data blocks and the parts
 /// read for one probe) instead of competing for the block cache by recency: the filter
 /// manager keeps the parts worth the most reads per byte. Named `*-budget`.
-pub const BUDGETED: [Variant; 2] = [
+pub const BUDGETED: [Variant; 3] = [
     Variant::new("eq-F-budget", Build::Eq(2), Probe::Shamba(Skipping::Full)),
     Variant::new("ribbon-eq-O-part-budget", Build::PartitionedRibbonEq(2), Probe::Shamba(Skipping::HitOdds)),
+    Variant::new("ribbon-fine-O-part-budget", Build::FineRibbon, Probe::Shamba(Skipping::HitOdds)),
 ];
+
+/// One-column modules of [`Build::FineRibbon`] at `bits_per_key` Bloom-equivalent bits:
+/// as many modules as the Ribbon has columns.
+const FINE_RIBBON_BITS_FACTOR: f64 = 2.0;
 
 /// Whether `v` holds its filters under a filter memory budget ([`BUDGETED`]).
 pub fn budgeted(v: &Variant) -> bool {
@@ -167,6 +181,14 @@ pub fn build_policy(build: Build, bits_per_key: f64, monkey: bool, pct: f64) -> 
             p.allocation = Allocation::Monkey;
             FilterLayout::Modules(ModuleSizes::Equal { count })
         }
+        Build::FineRibbon => {
+            p.ribbon_from_level = Some(0);
+            p.bits_per_key = bits_per_key * FINE_RIBBON_BITS_FACTOR;
+            // A Ribbon's columns: log2(1 / FP rate), b ln 2 at b Bloom-equivalent bits.
+            let columns = p.bits_per_key * std::f64::consts::LN_2;
+            let count = columns.round().clamp(1.0, f64::from(u8::MAX)) as u8;
+            FilterLayout::Modules(ModuleSizes::Equal { count })
+        }
     };
     p
 }
@@ -178,7 +200,11 @@ pub fn probe_policy(v: &Variant, elastic_budget: u64) -> ProbePolicy {
     }
     match v.probe {
         Probe::Plain => ProbePolicy::Plain,
-        Probe::Shamba(skipping) => ProbePolicy::Shamba(ShambaPolicy { skipping, ..ShambaPolicy::default() }),
+        Probe::Shamba(skipping) => ProbePolicy::Shamba(ShambaPolicy {
+            skipping,
+            read_rest_together: v.build == Build::FineRibbon,
+            ..ShambaPolicy::default()
+        }),
         Probe::Elastic => {
             ProbePolicy::Elastic(ElasticPolicy { budget_bytes: elastic_budget, ..ElasticPolicy::default() })
         }
@@ -208,6 +234,8 @@ pub const PAGE_BYTES: usize = 4096;
 pub fn feasible_partition_size(build: Build, bits_per_key: f64, pct: f64) -> usize {
     match build {
         Build::PartitionedEq(n) | Build::PartitionedRibbonEq(n) | Build::Combined(n) => PAGE_BYTES * n.max(1) as usize,
+        // Its parts are read together: the partition's, not each module's, size counts.
+        Build::FineRibbon => 8 * PAGE_BYTES,
         Build::PartitionedRibbonProp => match prop_first_bits(bits_per_key, pct) {
             Some(first) => {
                 let smaller = first.min(bits_per_key - first).max(0.1);

@@ -234,7 +234,8 @@ impl FilterManager {
             },
         };
         let resident = if self.pooled { Some(&state.resident) } else { None };
-        (plan.with_resident(resident), Some(&**state))
+        let together = matches!(&self.policy, ProbePolicy::Shamba(p) if p.read_rest_together);
+        (plan.with_resident(resident).reading_rest_together(together), Some(&**state))
     }
 
     /// Under a filter budget, now and then (a table's first lookups, then one in

@@ -87,11 +87,25 @@ pub struct ShambaPolicy {
     /// Age (in table-reaching lookups) after which a table's measured statistics fully
     /// replace its inherited ones (Eq. 12's w(t) reaches 1).
     pub warmup_lookups: u64,
+    /// When a probe must read a part that is not resident, read it and every later part it
+    /// may probe with one read (a partition's parts lie together in the file) instead of
+    /// one read per part as the probe reaches it. Costs bytes (parts read that the first
+    /// one's negative would have made useless), saves reads: with many small parts, a
+    /// table then pays at most one filter read per lookup whatever part it stops at, so
+    /// the filter memory budget can keep any number of leading parts resident. Default
+    /// off (seed 002's one read per module).
+    pub read_rest_together: bool,
 }
 
 impl Default for ShambaPolicy {
     fn default() -> Self {
-        ShambaPolicy { skipping: Skipping::None, partial_threshold: 0.1, full_threshold: 0.2, warmup_lookups: 10_000 }
+        ShambaPolicy {
+            skipping: Skipping::None,
+            partial_threshold: 0.1,
+            full_threshold: 0.2,
+            warmup_lookups: 10_000,
+            read_rest_together: false,
+        }
     }
 }
 

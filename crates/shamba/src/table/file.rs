@@ -144,6 +144,50 @@ impl TableFile {
         self.decode_split(handle, kind, stored, &trailer, verify)
     }
 
+    /// Read blocks that lie one after another in the file (each starting where the one
+    /// before it and its trailer end) with one read: one device charge, counted as one read
+    /// of all their bytes. Each block's trailer is checked (its checksum when `verify`) and
+    /// the block decompressed as [`TableFile::read_block`] does. Blocks that do not lie
+    /// together are an `InvalidArgument`, checked before anything is read.
+    pub(crate) fn read_blocks_together(
+        &self,
+        handles: &[BlockHandle],
+        kind: BlockKind,
+        verify: bool,
+    ) -> Result<Vec<Arc<[u8]>>> {
+        let Some(first) = handles.first() else { return Ok(Vec::new()) };
+        let mut end = first.offset;
+        for h in handles {
+            let len = self.block_len(*h, kind)?;
+            if h.offset != end {
+                return Err(Error::InvalidArgument(format!(
+                    "{} blocks at {} and {} of {} do not lie together",
+                    kind.name(),
+                    end,
+                    h.offset,
+                    self.path.display()
+                )));
+            }
+            end += len as u64;
+        }
+        let span = usize::try_from(end - first.offset).map_err(|_| {
+            self.corruption(first.offset, format!("{} blocks span {} bytes", kind.name(), end - first.offset))
+        })?;
+        let bytes = self.read_raw(first.offset, span, kind)?;
+        handles
+            .iter()
+            .map(|h| {
+                let at = usize::try_from(h.offset - first.offset).unwrap_or(usize::MAX);
+                let len = self.block_len(*h, kind)?;
+                let physical = at
+                    .checked_add(len)
+                    .and_then(|stop| bytes.get(at..stop))
+                    .ok_or_else(|| self.corruption(h.offset, format!("{} block outside its read", kind.name())))?;
+                self.decode_block(*h, kind, physical.to_vec(), verify)
+            })
+            .collect()
+    }
+
     /// Check a block read apart from its trailer, and decompress it: a block stored raw is
     /// `stored` itself.
     fn decode_split(
@@ -332,5 +376,43 @@ mod tests {
         assert_eq!(file.1.load(std::sync::atomic::Ordering::Relaxed), 4);
         let bad = BlockHandle { offset: 5, size: 100 };
         assert!(f.read_block_ahead(bad, BlockKind::Data, true, &mut ahead).unwrap_err().is_corruption());
+    }
+    #[test]
+    fn blocks_that_lie_together_are_one_read_and_each_is_checked() {
+        let mut bytes = Vec::new();
+        let mut handles = Vec::new();
+        for i in 0..5u8 {
+            let offset = bytes.len() as u64;
+            let (size, _) = write_block(&vec![i; 50 + i as usize], crate::options::Compression::None, &mut bytes);
+            handles.push(BlockHandle { offset, size });
+        }
+        bytes.extend_from_slice(&[0u8; FOOTER_LEN]);
+        let file = Arc::new(CountingFile(MemFile(bytes.clone()), Default::default()));
+        let io = Arc::new(IoStats::default());
+        let f = TableFile::new("t.sst".into(), file.clone(), io.clone(), DeviceModel::None);
+        let blocks = f.read_blocks_together(&handles[1..], BlockKind::Filter, true).unwrap();
+        assert_eq!(blocks.len(), 4);
+        for (i, b) in blocks.iter().enumerate() {
+            assert_eq!(&**b, &vec![i as u8 + 1; 51 + i][..], "block {}", i + 1);
+        }
+        let span: u64 = handles[1..].iter().map(|h| h.size + 5).sum();
+        assert_eq!(file.1.load(std::sync::atomic::Ordering::Relaxed), 1, "one read reached the file");
+        assert_eq!(io.snapshot().reads_of(BlockKind::Filter), 1, "counted as one read");
+        assert_eq!(io.snapshot().bytes_of(BlockKind::Filter), span);
+        assert!(f.read_blocks_together(&[], BlockKind::Filter, true).unwrap().is_empty());
+
+        // Blocks with a gap between them are refused before anything is read.
+        let err = f.read_blocks_together(&[handles[0], handles[2]], BlockKind::Filter, true).unwrap_err();
+        assert!(matches!(err, Error::InvalidArgument(_)), "{err}");
+        assert_eq!(file.1.load(std::sync::atomic::Ordering::Relaxed), 1);
+
+        // A damaged byte in the third block: corruption at that block's offset.
+        let mut damaged = bytes;
+        damaged[handles[2].offset as usize + 3] ^= 0x40;
+        let f = TableFile::new("t.sst".into(), Arc::new(MemFile(damaged)), io, DeviceModel::None);
+        let err = f.read_blocks_together(&handles, BlockKind::Filter, true).unwrap_err();
+        assert!(err.is_corruption(), "{err}");
+        let text = err.to_string();
+        assert!(text.contains("t.sst") && text.contains(&handles[2].offset.to_string()), "{text}");
     }
 }

@@ -138,13 +138,59 @@ impl TableReader {
             MetaBlock::Pinned { pinned, .. } => Ok((pinned.bytes().clone(), false)),
             // Pooled and not loaded: read for this probe and not kept, so filter memory
             // stays what the manager's budget allows.
-            MetaBlock::Cached(handle) if self.ctx.pool_filters && !self.ctx.cache_index_and_filter_blocks => {
+            MetaBlock::Cached(handle) if self.filters_bypass_cache() => {
                 Ok((self.file.read_block(*handle, BlockKind::Filter, true)?, true))
             }
             MetaBlock::Cached(handle) => {
                 self.cached_block(*handle, BlockKind::Filter, CacheFill::At(self.filter_priority(i)), true, None)
             }
         }
+    }
+
+    /// Filter parts `parts` (of one partition, in probe order, not pinned) read with one
+    /// read, their bytes lying together in the file, and put in the block cache as
+    /// [`filter_block`](Self::filter_block) would put each (`first` is the first one's
+    /// index in the partition). `None` when some part is pinned: the caller reads them one
+    /// at a time.
+    pub(super) fn filter_parts_together(
+        &self,
+        parts: &[MetaBlock<PinnedPart>],
+        first: usize,
+    ) -> Result<Option<Vec<Arc<[u8]>>>> {
+        let handles: Option<Vec<BlockHandle>> = parts
+            .iter()
+            .map(|p| match p {
+                MetaBlock::Cached(handle) => Some(*handle),
+                MetaBlock::Pinned { .. } => None,
+            })
+            .collect();
+        let Some(handles) = handles else { return Ok(None) };
+        let blocks = self.file.read_blocks_together(&handles, BlockKind::Filter, true)?;
+        if !self.filters_bypass_cache() {
+            for (i, (handle, block)) in handles.iter().zip(&blocks).enumerate() {
+                let priority = self.filter_priority(first + i);
+                self.ctx.cache.insert((self.number, handle.offset), block.clone(), BlockKind::Filter, priority);
+            }
+        }
+        Ok(Some(blocks))
+    }
+
+    /// Filter part `part` from the block cache, if it is there (a hit or a miss counted as
+    /// [`filter_block`](Self::filter_block)'s lookup would count it); `None` too when the
+    /// part is pinned or never cached.
+    pub(super) fn cached_filter_part(&self, part: &MetaBlock<PinnedPart>) -> Option<Arc<[u8]>> {
+        match part {
+            MetaBlock::Cached(handle) if !self.filters_bypass_cache() => {
+                self.ctx.cache.get((self.number, handle.offset), BlockKind::Filter)
+            }
+            _ => None,
+        }
+    }
+
+    /// Whether filter parts read for one probe skip the block cache: pooled filters (held
+    /// under the manager's budget) without `cache_index_and_filter_blocks`.
+    fn filters_bypass_cache(&self) -> bool {
+        self.ctx.pool_filters && !self.ctx.cache_index_and_filter_blocks
     }
 
     /// The cache pool filter part `i` belongs in: low for modules after the first.

@@ -215,17 +215,21 @@ pub(crate) struct ProbePlan<'a> {
     pub max_parts: usize,
     /// With pooled filters, the table's loaded parts (probed in place of a read).
     pub resident: Option<&'a ResidentParts>,
+    /// Read every part not resident from the first one the probe must read up to
+    /// `max_parts` with one read ([`crate::ShambaPolicy::read_rest_together`]).
+    pub read_rest_together: bool,
 }
 
 impl ProbePlan<'static> {
     /// Probe every part.
-    pub(crate) const ALL: ProbePlan<'static> = ProbePlan { max_parts: usize::MAX, resident: None };
+    pub(crate) const ALL: ProbePlan<'static> =
+        ProbePlan { max_parts: usize::MAX, resident: None, read_rest_together: false };
     /// Skip the filter: go straight to the index.
-    pub(crate) const SKIP: ProbePlan<'static> = ProbePlan { max_parts: 0, resident: None };
+    pub(crate) const SKIP: ProbePlan<'static> = ProbePlan { max_parts: 0, resident: None, read_rest_together: false };
 
     /// Probe at most `max_parts` leading parts.
     pub(crate) const fn first(max_parts: usize) -> ProbePlan<'static> {
-        ProbePlan { max_parts, resident: None }
+        ProbePlan { max_parts, resident: None, read_rest_together: false }
     }
 }
 
@@ -233,6 +237,11 @@ impl<'a> ProbePlan<'a> {
     /// The same plan, probing `resident`'s loaded parts in place.
     pub(crate) fn with_resident(self, resident: Option<&'a ResidentParts>) -> ProbePlan<'a> {
         ProbePlan { resident, ..self }
+    }
+
+    /// The same plan, reading the parts not resident together when `together`.
+    pub(crate) fn reading_rest_together(self, together: bool) -> ProbePlan<'a> {
+        ProbePlan { read_rest_together: together, ..self }
     }
 }
 

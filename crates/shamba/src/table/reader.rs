@@ -204,7 +204,11 @@ impl TableReader {
         plan: ProbePlan<'_>,
         outcome: &mut ProbeOutcome,
     ) -> Result<bool> {
-        for (i, meta) in partition.filter.iter().enumerate().take(plan.max_parts) {
+        let end = plan.max_parts.min(partition.filter.len());
+        // With `read_rest_together`, the parts read at once at the first that had to be read:
+        // (the first's index, their bytes).
+        let mut together: Option<(usize, Vec<Arc<[u8]>>)> = None;
+        for (i, meta) in partition.filter.iter().enumerate().take(end) {
             if let Some(loaded) = plan.resident.and_then(|r| r.get(spot.partition_index, i)) {
                 outcome.parts_probed += 1;
                 match &*loaded {
@@ -217,12 +221,22 @@ impl TableReader {
                 (Some(pinned), _, _) => pinned.part(),
                 (None, 0, Some(taken)) => self.parse_part(taken, meta)?,
                 _ => {
-                    let (bytes, from_device) = self.filter_block(meta, i)?;
-                    if from_device {
-                        outcome.filter_blocks_read_from_device += 1;
-                        outcome.filter_bytes_read_from_device += meta.handle().size + BLOCK_TRAILER_LEN as u64;
-                    }
-                    fetched = bytes;
+                    let read_before =
+                        together.as_ref().and_then(|(first, blocks)| blocks.get(i.checked_sub(*first)?)).cloned();
+                    fetched = match read_before {
+                        Some(bytes) => bytes,
+                        None if plan.read_rest_together && i + 1 < end => {
+                            self.fetch_rest_together(partition, i, end, meta, outcome, &mut together)?
+                        }
+                        None => {
+                            let (bytes, from_device) = self.filter_block(meta, i)?;
+                            if from_device {
+                                outcome.filter_blocks_read_from_device += 1;
+                                outcome.filter_bytes_read_from_device += meta.handle().size + BLOCK_TRAILER_LEN as u64;
+                            }
+                            bytes
+                        }
+                    };
                     self.parse_part(&fetched, meta)?
                 }
             };
@@ -232,6 +246,41 @@ impl TableReader {
             }
         }
         Ok(true)
+    }
+
+    /// Filter part `i` of `partition` when it is not resident and the plan reads the rest
+    /// together: from the block cache if it is there, else parts `i..end` in one read, kept
+    /// in `together` for the probes after it (counted as one read in `outcome`).
+    #[cold]
+    fn fetch_rest_together(
+        &self,
+        partition: &Partition,
+        i: usize,
+        end: usize,
+        meta: &MetaBlock<PinnedPart>,
+        outcome: &mut ProbeOutcome,
+        together: &mut Option<(usize, Vec<Arc<[u8]>>)>,
+    ) -> Result<Arc<[u8]>> {
+        if let Some(bytes) = self.cached_filter_part(meta) {
+            return Ok(bytes);
+        }
+        let rest = partition.filter.get(i..end).unwrap_or_default();
+        let Some(blocks) = self.filter_parts_together(rest, i)? else {
+            // A pinned part among them: one read for this part alone.
+            let (bytes, from_device) = self.filter_block(meta, i)?;
+            if from_device {
+                outcome.filter_blocks_read_from_device += 1;
+                outcome.filter_bytes_read_from_device += meta.handle().size + BLOCK_TRAILER_LEN as u64;
+            }
+            return Ok(bytes);
+        };
+        outcome.filter_blocks_read_from_device += 1;
+        outcome.filter_bytes_read_from_device +=
+            rest.iter().map(|m| m.handle().size + BLOCK_TRAILER_LEN as u64).sum::<u64>();
+        let first =
+            blocks.first().cloned().ok_or_else(|| self.file.corruption(meta.handle().offset, "no filter part read"))?;
+        *together = Some((i, blocks));
+        Ok(first)
     }
 
     /// The index and data-block part of a lookup, after the filter said maybe.
