@@ -90,6 +90,10 @@ pub struct BenchArgs {
     /// Monkey: spread the same filter memory over levels to minimise total false positives.
     #[arg(long)]
     pub monkey: bool,
+    /// SHaMBa policies: a probe that must read a filter part reads it and every later one
+    /// it may probe with one read (`ShambaPolicy::read_rest_together`).
+    #[arg(long)]
+    pub read_rest_together: bool,
     /// Which filter parts lookups probe.
     #[arg(long, value_enum, default_value_t = Policy::Plain)]
     pub policy: Policy,
@@ -305,7 +309,10 @@ impl BenchArgs {
             }),
             Layout::Units => FilterLayout::Units { count: self.parts },
         };
-        let shamba = |skipping| ProbePolicy::Shamba(ShambaPolicy { skipping, ..ShambaPolicy::default() });
+        let together = self.read_rest_together;
+        let shamba = |skipping| {
+            ProbePolicy::Shamba(ShambaPolicy { skipping, read_rest_together: together, ..ShambaPolicy::default() })
+        };
         o.probe_policy = match self.policy {
             Policy::Plain => ProbePolicy::Plain,
             Policy::NoLastLevel => ProbePolicy::NoLastLevel,
