@@ -11,8 +11,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# libclang itself: libclang-cpp (which other LLVM packages bring) is not what bindgen loads.
 have_libclang() {
-    ls /usr/lib/llvm-*/lib/libclang*.so* >/dev/null 2>&1 || ls /usr/lib/x86_64-linux-gnu/libclang*.so* >/dev/null 2>&1
+    ls /usr/lib/llvm-*/lib/libclang.so* >/dev/null 2>&1 || ls /usr/lib/x86_64-linux-gnu/libclang-[0-9]*.so* >/dev/null 2>&1
 }
 
 if ! have_libclang || ! command -v clang >/dev/null 2>&1; then

@@ -191,7 +191,7 @@ impl Plan {
             "page cache: not dropped, buffered reads (no O_DIRECT): a 'block read' is a block-cache miss \
              served by pread, usually from the OS page cache"
                 .into(),
-            "sweep: shamba-budget holds filters under filter_memory_budget = the N% up to all the \
+            "sweep: shamba-budget and shamba-fine hold filters under filter_memory_budget = the N% up to all the \
              reference's filter bytes (filters first), the block cache gets the rest (at least 4 KiB)"
                 .into(),
         ];

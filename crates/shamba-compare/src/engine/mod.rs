@@ -31,6 +31,11 @@ pub enum Variant {
     /// filters and index, two equal Ribbon modules per partition with Monkey bits per
     /// level, and SHaMBa's hit-odds skipping.
     ShambaBudget,
+    /// Shamba's fewest reads under a memory budget: partitioned filters and index (32 KiB
+    /// partitions), one-column Ribbon modules at twice the bits per key (on disk; the
+    /// budget decides what is in memory), the modules not resident read together in one
+    /// read, hit-odds skipping.
+    ShambaFine,
     /// RocksDB, format_version 5 full Bloom filters (FastLocalBloom).
     Rocksdb,
     /// RocksDB, Ribbon filters at the same Bloom-equivalent bits per key.
@@ -53,10 +58,11 @@ pub enum Family {
 
 impl Variant {
     /// Every variant, in the order they run.
-    pub const ALL: [Variant; 7] = [
+    pub const ALL: [Variant; 8] = [
         Variant::Shamba,
         Variant::ShambaRibbon,
         Variant::ShambaBudget,
+        Variant::ShambaFine,
         Variant::Rocksdb,
         Variant::RocksdbRibbon,
         Variant::RocksdbPartitioned,
@@ -69,6 +75,7 @@ impl Variant {
             Variant::Shamba => "shamba",
             Variant::ShambaRibbon => "shamba-ribbon",
             Variant::ShambaBudget => "shamba-budget",
+            Variant::ShambaFine => "shamba-fine",
             Variant::Rocksdb => "rocksdb",
             Variant::RocksdbRibbon => "rocksdb-ribbon",
             Variant::RocksdbPartitioned => "rocksdb-partitioned",
@@ -79,7 +86,9 @@ impl Variant {
     /// Bloom or Ribbon.
     pub fn family(self) -> Family {
         match self {
-            Variant::ShambaRibbon | Variant::ShambaBudget | Variant::RocksdbRibbon => Family::Ribbon,
+            Variant::ShambaRibbon | Variant::ShambaBudget | Variant::ShambaFine | Variant::RocksdbRibbon => {
+                Family::Ribbon
+            }
             _ => Family::Bloom,
         }
     }
@@ -87,7 +96,7 @@ impl Variant {
     /// Whether this binary was built with the engine (`--features rocksdb,fjall`).
     pub fn compiled_in(self) -> bool {
         match self {
-            Variant::Shamba | Variant::ShambaRibbon | Variant::ShambaBudget => true,
+            Variant::Shamba | Variant::ShambaRibbon | Variant::ShambaBudget | Variant::ShambaFine => true,
             Variant::Rocksdb | Variant::RocksdbRibbon | Variant::RocksdbPartitioned => cfg!(feature = "rocksdb"),
             Variant::Fjall => cfg!(feature = "fjall"),
         }
@@ -95,7 +104,7 @@ impl Variant {
 
     /// True for Shamba's own rows.
     pub fn is_shamba(self) -> bool {
-        matches!(self, Variant::Shamba | Variant::ShambaRibbon | Variant::ShambaBudget)
+        matches!(self, Variant::Shamba | Variant::ShambaRibbon | Variant::ShambaBudget | Variant::ShambaFine)
     }
 
     /// How this variant is configured beyond the shared footing (printed with results).
@@ -105,6 +114,9 @@ impl Variant {
             Variant::ShambaRibbon => "Ribbon on every level (Bloom-equivalent FP rate)",
             Variant::ShambaBudget => {
                 "partitioned filters + index, 2 equal Ribbon modules per partition, Monkey bits, hit-odds skipping"
+            }
+            Variant::ShambaFine => {
+                "partitioned filters + index (32 KiB), 1-column Ribbon modules at 2x bits, the rest read together, hit-odds skipping"
             }
             Variant::Rocksdb => "format_version 5 full Bloom (FastLocalBloom), get_pinned",
             Variant::RocksdbRibbon => "Ribbon, Bloom-equivalent bits/key, format_version 5",
@@ -137,8 +149,8 @@ pub struct Setup {
     /// Read tables with O_DIRECT (Shamba: `DirectReadFsStorage`; RocksDB:
     /// `use_direct_reads`; fjall has no such option and reads buffered).
     pub direct_io: bool,
-    /// Shamba's `filter_memory_budget` (shamba-budget in the memory-pressure sweep); the
-    /// peers ignore it.
+    /// Shamba's `filter_memory_budget` (shamba-budget and shamba-fine in the
+    /// memory-pressure sweep); the peers ignore it.
     pub filter_memory_budget: Option<u64>,
 }
 

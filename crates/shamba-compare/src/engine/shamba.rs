@@ -15,7 +15,8 @@ pub struct ShambaEngine {
 
 impl ShambaEngine {
     /// Open `dir` with the shared setup; `ShambaRibbon` puts Ribbon filters on every level,
-    /// `ShambaBudget` adds partitions, modules, Monkey bits and hit-odds skipping.
+    /// `ShambaBudget` adds partitions, modules, Monkey bits and hit-odds skipping,
+    /// `ShambaFine` one-column modules read together (see [`Variant::ShambaFine`]).
     pub fn open(variant: Variant, dir: &Path, setup: &Setup) -> EngineResult<Self> {
         let mut opts = Options {
             write_buffer_size: setup.write_buffer_size,
@@ -41,6 +42,21 @@ impl ShambaEngine {
                 opts.filter_memory_budget = setup.filter_memory_budget;
                 opts.probe_policy =
                     ProbePolicy::Shamba(ShambaPolicy { skipping: Skipping::HitOdds, ..Default::default() });
+            }
+            Variant::ShambaFine => {
+                opts.filter_policy.ribbon_from_level = Some(0);
+                opts.filter_policy.bits_per_key = 2.0 * setup.bits_per_key;
+                // One module per Ribbon column: log2(1 / FP rate) = bits ln 2.
+                let columns = (opts.filter_policy.bits_per_key * std::f64::consts::LN_2).round().clamp(1.0, 255.0);
+                opts.filter_policy.layout = FilterLayout::Modules(ModuleSizes::Equal { count: columns as u8 });
+                opts.partition_index_and_filters = true;
+                opts.metadata_partition_size = 32 << 10;
+                opts.filter_memory_budget = setup.filter_memory_budget;
+                opts.probe_policy = ProbePolicy::Shamba(ShambaPolicy {
+                    skipping: Skipping::HitOdds,
+                    read_rest_together: true,
+                    ..Default::default()
+                });
             }
             _ => {}
         }

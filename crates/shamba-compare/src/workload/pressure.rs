@@ -22,7 +22,7 @@ pub struct Sweep<'a> {
     pub spec: KeySpec,
     /// Filter + index bytes the percentages refer to.
     pub reference_bytes: u64,
-    /// The filter part of `reference_bytes`: shamba-budget's filter memory budget takes
+    /// The filter part of `reference_bytes`: shamba-budget's and shamba-fine's filter memory budget takes
     /// each cache size up to this many bytes.
     pub reference_filter_bytes: u64,
     /// Reopen with O_DIRECT table reads.
@@ -41,7 +41,7 @@ impl Sweep<'_> {
             let cache = (self.reference_bytes * pct / 100).max(4096) as usize;
             let mut setup =
                 Setup { cache_bytes: cache, metadata_in_cache: true, direct_io: self.direct_io, ..self.setup.clone() };
-            if variant == Variant::ShambaBudget {
+            if matches!(variant, Variant::ShambaBudget | Variant::ShambaFine) {
                 // The same total memory, filters first (as `exp memory-bound` found best): the
                 // budget holds filters up to all of them, the block cache gets the rest for
                 // index and data blocks.
