@@ -45,7 +45,7 @@ pub fn engine_options(seed: u64, style: Option<Style>) -> (Options, String) {
     }
     o.partition_index_and_filters = rng.gen_bool(0.3);
     o.cache_index_and_filter_blocks = rng.gen_bool(0.4);
-    let policy = rng.gen_range(0..3);
+    let policy = rng.gen_range(0..4);
     match policy {
         1 => o.probe_policy = ProbePolicy::NoLastLevel,
         2 => {
@@ -53,11 +53,21 @@ pub fn engine_options(seed: u64, style: Option<Style>) -> (Options, String) {
             o.probe_policy =
                 ProbePolicy::Shamba(ShambaPolicy { skipping: Skipping::HitOdds, ..ShambaPolicy::default() });
         }
+        3 => {
+            // Small Ribbon modules, those not resident read together.
+            o.filter_policy.ribbon_from_level = Some(0);
+            o.filter_policy.layout = FilterLayout::Modules(ModuleSizes::Equal { count: 6 });
+            o.probe_policy = ProbePolicy::Shamba(ShambaPolicy {
+                skipping: Skipping::HitOdds,
+                read_rest_together: true,
+                ..ShambaPolicy::default()
+            });
+        }
         _ => {}
     }
     let text = format!(
         "{} compaction, memtable {} KiB, tables {} KiB, L1 {} KiB, ratio {}, L0 trigger {}, blocks {} B, \
-         {:?} compression, {} metadata{}, cache {} KiB, {} open files, {} probes",
+         {:?} compression, {} metadata{}, cache {} KiB, {} open files, {} probes{}",
         if tiered { "tiered" } else { "leveled" },
         o.write_buffer_size >> 10,
         o.target_file_size >> 10,
@@ -71,6 +81,7 @@ pub fn engine_options(seed: u64, style: Option<Style>) -> (Options, String) {
         o.cache_capacity >> 10,
         o.max_open_files,
         o.probe_policy.name(),
+        if policy == 3 { " (6 Ribbon modules, the rest read together)" } else { "" },
     );
     (o, text)
 }
