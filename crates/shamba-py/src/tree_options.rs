@@ -4,7 +4,7 @@
 //!
 //! A keyspace's keywords apply over the database's options: what it does not name it
 //! inherits. The filter layout (`layout`, `parts`, `first_bits_per_key`) and the probe
-//! policy (`policy`, `elastic_budget_mb`, `life_time`) are each rebuilt from their
+//! policy (`policy`, `elastic_budget_mb`, `life_time`, `read_rest_together`) are each rebuilt from their
 //! keywords, the ones not given taken from the options they apply over.
 
 use crate::options::{boolean, choice, float, int, out_of_range, usize_arg, MIB};
@@ -27,6 +27,7 @@ pub(crate) const TREE_KEYWORDS: &[&str] = &[
     "policy",
     "elastic_budget_mb",
     "life_time",
+    "read_rest_together",
     "compression",
     "compaction_style",
     "block_size",
@@ -41,6 +42,7 @@ pub(crate) struct TreeKeywords {
     policy: Option<String>,
     budget_mb: Option<f64>,
     life_time: Option<u64>,
+    rest_together: Option<bool>,
 }
 
 impl TreeKeywords {
@@ -71,6 +73,7 @@ impl TreeKeywords {
             }
             "elastic_budget_mb" => self.budget_mb = Some(float(v, n, 0.0)?),
             "life_time" => self.life_time = Some(int(v, n, 1)?),
+            "read_rest_together" => self.rest_together = Some(boolean(v, n)?),
             "compression" => {
                 o.compression = match choice(v, n, &["none", "lz4"])?.as_str() {
                     "lz4" => Compression::Lz4,
@@ -103,14 +106,21 @@ impl TreeKeywords {
                 _ => FilterLayout::Whole,
             };
         }
-        if self.policy.is_some() || self.budget_mb.is_some() || self.life_time.is_some() {
+        if self.policy.is_some() || self.budget_mb.is_some() || self.life_time.is_some() || self.rest_together.is_some()
+        {
             let (budget_mb, life_time) = match &o.probe_policy {
                 ProbePolicy::Elastic(e) => (e.budget_bytes as f64 / MIB, e.life_time),
                 _ => (8.0, 1000),
             };
             let (budget_mb, life_time) = (self.budget_mb.unwrap_or(budget_mb), self.life_time.unwrap_or(life_time));
+            let together = match &o.probe_policy {
+                ProbePolicy::Shamba(p) => self.rest_together.unwrap_or(p.read_rest_together),
+                _ => self.rest_together.unwrap_or(false),
+            };
             let name = self.policy.unwrap_or_else(|| policy_name(&o.probe_policy).to_string());
-            let shamba = |skipping| ProbePolicy::Shamba(ShambaPolicy { skipping, ..ShambaPolicy::default() });
+            let shamba = |skipping| {
+                ProbePolicy::Shamba(ShambaPolicy { skipping, read_rest_together: together, ..ShambaPolicy::default() })
+            };
             o.probe_policy = match name.as_str() {
                 "no-last-level" => ProbePolicy::NoLastLevel,
                 "shamba" => shamba(Skipping::None),

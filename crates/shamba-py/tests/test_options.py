@@ -20,6 +20,16 @@ import shamba
         dict(paranoid_file_checks=True, sync=True, error_if_exists=False),
         dict(cache_pct=50),
         dict(filter_memory_budget=1 << 20),
+        dict(
+            layout="modules-eq",
+            parts=6,
+            ribbon_from_level=0,
+            policy="shamba-odds",
+            read_rest_together=True,
+            partition=True,
+            cache_index_and_filter=True,
+            cache_mb=0.01,
+        ),
     ],
 )
 def test_valid_options_open_a_working_database(tmp_path, options):

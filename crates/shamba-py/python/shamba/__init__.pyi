@@ -120,7 +120,9 @@ class Db:
     ``layout`` ("whole", "modules-eq", "modules-prop", "units"), ``parts``,
     ``first_bits_per_key``, ``ribbon_from_level``, ``monkey``, ``policy`` ("plain",
     "no-last-level", "shamba", "shamba-p", "shamba-f", "shamba-odds", "elastic"),
-    ``elastic_budget_mb``, ``life_time``, ``cache_mb``, ``cache_pct``,
+    ``elastic_budget_mb``, ``life_time``, ``read_rest_together`` (SHaMBa policies: a probe
+    that must read a filter part reads every later one with it, in one read),
+    ``cache_mb``, ``cache_pct``,
     ``cache_index_and_filter``, ``filter_memory_budget`` (bytes of filters held in memory
     across all tables; None: unbounded), ``partition``, ``compression`` ("none", "lz4"),
     ``compaction_style`` ("leveled", "tiered"), ``write_buffer_size``, ``target_file_size``,
@@ -143,6 +145,7 @@ class Db:
         policy: str = "plain",
         elastic_budget_mb: float = 8.0,
         life_time: int = 1000,
+        read_rest_together: bool = False,
         cache_mb: float = 32.0,
         cache_pct: Optional[float] = None,
         cache_index_and_filter: bool = False,
@@ -189,7 +192,8 @@ class Db:
         """The keyspace ``name``, created if missing; ``options`` are the tree options of
         ``Db()`` (``bits_per_key``, ``layout``, ``parts``, ``first_bits_per_key``,
         ``ribbon_from_level``, ``monkey``, ``policy``, ``elastic_budget_mb``, ``life_time``,
-        ``compression``, ``compaction_style``, ``block_size``) over the database's."""
+        ``read_rest_together``, ``compression``, ``compaction_style``, ``block_size``) over
+        the database's."""
     def drop_keyspace(self, name: str) -> None: ...
     def keyspace_names(self) -> List[str]: ...
     def snapshot(self) -> Snapshot: ...
