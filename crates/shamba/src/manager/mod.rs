@@ -97,6 +97,9 @@ pub(crate) struct FilterManager {
     hands_off: bool,
     /// Whether filter parts are pooled (loaded and released by the manager).
     pooled: bool,
+    /// Whether probes read the parts that are not resident together
+    /// (`ShambaPolicy::read_rest_together`).
+    read_rest_together: bool,
 }
 
 impl FilterManager {
@@ -113,6 +116,7 @@ impl FilterManager {
         FilterManager {
             hands_off: matches!(policy, ProbePolicy::Plain) && residency.is_none(),
             pooled: elastic.is_some() || residency.is_some(),
+            read_rest_together: matches!(&policy, ProbePolicy::Shamba(p) if p.read_rest_together),
             policy,
             lookups: AtomicU64::new(0),
             level_accesses: (0..num_levels).map(|_| AtomicU64::new(0)).collect(),
@@ -234,8 +238,7 @@ impl FilterManager {
             },
         };
         let resident = if self.pooled { Some(&state.resident) } else { None };
-        let together = matches!(&self.policy, ProbePolicy::Shamba(p) if p.read_rest_together);
-        (plan.with_resident(resident).reading_rest_together(together), Some(&**state))
+        (plan.with_resident(resident).reading_rest_together(self.read_rest_together), Some(&**state))
     }
 
     /// Under a filter budget, now and then (a table's first lookups, then one in
