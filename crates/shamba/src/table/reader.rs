@@ -228,14 +228,7 @@ impl TableReader {
                         None if plan.read_rest_together && i + 1 < end => {
                             self.fetch_rest_together(partition, i, end, meta, outcome, &mut together)?
                         }
-                        None => {
-                            let (bytes, from_device) = self.filter_block(meta, i)?;
-                            if from_device {
-                                outcome.filter_blocks_read_from_device += 1;
-                                outcome.filter_bytes_read_from_device += meta.handle().size + BLOCK_TRAILER_LEN as u64;
-                            }
-                            bytes
-                        }
+                        None => self.fetch_part(meta, i, outcome)?,
                     };
                     self.parse_part(&fetched, meta)?
                 }
@@ -246,6 +239,18 @@ impl TableReader {
             }
         }
         Ok(true)
+    }
+
+    /// Filter part `i` (`meta`), through the block cache or read for this probe, a read
+    /// counted in `outcome`.
+    #[inline]
+    fn fetch_part(&self, meta: &MetaBlock<PinnedPart>, i: usize, outcome: &mut ProbeOutcome) -> Result<Arc<[u8]>> {
+        let (bytes, from_device) = self.filter_block(meta, i)?;
+        if from_device {
+            outcome.filter_blocks_read_from_device += 1;
+            outcome.filter_bytes_read_from_device += meta.handle().size + BLOCK_TRAILER_LEN as u64;
+        }
+        Ok(bytes)
     }
 
     /// Filter part `i` of `partition` when it is not resident and the plan reads the rest
@@ -267,12 +272,7 @@ impl TableReader {
         let rest = partition.filter.get(i..end).unwrap_or_default();
         let Some(blocks) = self.filter_parts_together(rest, i)? else {
             // A pinned part among them: one read for this part alone.
-            let (bytes, from_device) = self.filter_block(meta, i)?;
-            if from_device {
-                outcome.filter_blocks_read_from_device += 1;
-                outcome.filter_bytes_read_from_device += meta.handle().size + BLOCK_TRAILER_LEN as u64;
-            }
-            return Ok(bytes);
+            return self.fetch_part(meta, i, outcome);
         };
         outcome.filter_blocks_read_from_device += 1;
         outcome.filter_bytes_read_from_device +=
