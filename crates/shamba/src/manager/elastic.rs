@@ -323,7 +323,7 @@ mod tests {
     fn access(el: &mut ElasticState, table: u64, s: &Arc<FileState>, now: u64) -> usize {
         s.accesses.fetch_add(1, Relaxed);
         if ElasticState::needs_lock(s, now) {
-            el.on_access_loading(table, s, now, |_| Ok(0)).max_parts
+            el.on_access_loading(table, s, now, |_| Ok(0)).max_parts as usize
         } else {
             s.units.enabled()
         }

@@ -212,7 +212,7 @@ pub(crate) enum BlockProbe {
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct ProbePlan<'a> {
     /// Probe at most this many leading parts; 0 skips the filter.
-    pub max_parts: usize,
+    pub max_parts: u32,
     /// With pooled filters, the table's loaded parts (probed in place of a read).
     pub resident: Option<&'a ResidentParts>,
     /// Read every part not resident from the first one the probe must read up to
@@ -223,12 +223,14 @@ pub(crate) struct ProbePlan<'a> {
 impl ProbePlan<'static> {
     /// Probe every part.
     pub(crate) const ALL: ProbePlan<'static> =
-        ProbePlan { max_parts: usize::MAX, resident: None, read_rest_together: false };
+        ProbePlan { max_parts: u32::MAX, resident: None, read_rest_together: false };
     /// Skip the filter: go straight to the index.
     pub(crate) const SKIP: ProbePlan<'static> = ProbePlan { max_parts: 0, resident: None, read_rest_together: false };
 
     /// Probe at most `max_parts` leading parts.
     pub(crate) const fn first(max_parts: usize) -> ProbePlan<'static> {
+        // A u32 keeps the plan in two words (it is made and passed per table visit).
+        let max_parts = if max_parts > u32::MAX as usize { u32::MAX } else { max_parts as u32 };
         ProbePlan { max_parts, resident: None, read_rest_together: false }
     }
 }

@@ -204,11 +204,11 @@ impl TableReader {
         plan: ProbePlan<'_>,
         outcome: &mut ProbeOutcome,
     ) -> Result<bool> {
-        let end = plan.max_parts.min(partition.filter.len());
-        // With `read_rest_together`, the parts read at once at the first that had to be read:
-        // (the first's index, their bytes).
-        let mut together: Option<(usize, Vec<Arc<[u8]>>)> = None;
-        for (i, meta) in partition.filter.iter().enumerate().take(end) {
+        // Reading parts together is a walk of its own, so this one stays what it was.
+        if plan.read_rest_together {
+            return self.probe_rest_together(partition, spot, digest, plan, outcome);
+        }
+        for (i, meta) in partition.filter.iter().enumerate().take(plan.max_parts as usize) {
             if let Some(loaded) = plan.resident.and_then(|r| r.get(spot.partition_index, i)) {
                 outcome.parts_probed += 1;
                 match &*loaded {
@@ -221,15 +221,7 @@ impl TableReader {
                 (Some(pinned), _, _) => pinned.part(),
                 (None, 0, Some(taken)) => self.parse_part(taken, meta)?,
                 _ => {
-                    let read_before =
-                        together.as_ref().and_then(|(first, blocks)| blocks.get(i.checked_sub(*first)?)).cloned();
-                    fetched = match read_before {
-                        Some(bytes) => bytes,
-                        None if plan.read_rest_together && i + 1 < end => {
-                            self.fetch_rest_together(partition, i, end, meta, outcome, &mut together)?
-                        }
-                        None => self.fetch_part(meta, i, outcome)?,
-                    };
+                    fetched = self.fetch_part(meta, i, outcome)?;
                     self.parse_part(&fetched, meta)?
                 }
             };
@@ -253,34 +245,70 @@ impl TableReader {
         Ok(bytes)
     }
 
-    /// Filter part `i` of `partition` when it is not resident and the plan reads the rest
-    /// together: from the block cache if it is there, else parts `i..end` in one read, kept
-    /// in `together` for the probes after it (counted as one read in `outcome`).
-    #[cold]
-    fn fetch_rest_together(
+    /// [`probe_filters`](Self::probe_filters) under a plan that reads the rest together: a
+    /// part neither pinned, resident, taken by the prefetch nor in the block cache is read
+    /// with every later one the plan allows, in one read (counted once in `outcome`), and
+    /// the walk goes on from those bytes.
+    #[inline(never)]
+    fn probe_rest_together(
         &self,
         partition: &Partition,
-        i: usize,
-        end: usize,
-        meta: &MetaBlock<PinnedPart>,
+        spot: &Spot<'_>,
+        digest: &Digest,
+        plan: ProbePlan<'_>,
         outcome: &mut ProbeOutcome,
-        together: &mut Option<(usize, Vec<Arc<[u8]>>)>,
-    ) -> Result<Arc<[u8]>> {
-        if let Some(bytes) = self.cached_filter_part(meta) {
-            return Ok(bytes);
+    ) -> Result<bool> {
+        let end = (plan.max_parts as usize).min(partition.filter.len());
+        // Parts read together: (the first one's index, their bytes).
+        let mut together: Option<(usize, Vec<Arc<[u8]>>)> = None;
+        for (i, meta) in partition.filter.iter().enumerate().take(end) {
+            if let Some(loaded) = plan.resident.and_then(|r| r.get(spot.partition_index, i)) {
+                outcome.parts_probed += 1;
+                match &*loaded {
+                    Some(part) if !part.part().may_contain(digest) => return Ok(false),
+                    _ => continue,
+                }
+            }
+            let fetched;
+            let part = match (meta.pinned(), i, &spot.first_part) {
+                (Some(pinned), _, _) => pinned.part(),
+                (None, 0, Some(taken)) => self.parse_part(taken, meta)?,
+                _ => {
+                    let read_before =
+                        together.as_ref().and_then(|(at, blocks)| blocks.get(i.checked_sub(*at)?)).cloned();
+                    fetched = match read_before.or_else(|| self.cached_filter_part(meta)) {
+                        Some(bytes) => bytes,
+                        None => match partition.filter.get(i..end).map(|rest| self.filter_parts_together(rest, i)) {
+                            Some(Ok(Some(blocks))) => {
+                                outcome.filter_blocks_read_from_device += 1;
+                                outcome.filter_bytes_read_from_device += partition
+                                    .filter
+                                    .get(i..end)
+                                    .unwrap_or_default()
+                                    .iter()
+                                    .map(|m| m.handle().size + BLOCK_TRAILER_LEN as u64)
+                                    .sum::<u64>();
+                                let bytes = blocks
+                                    .first()
+                                    .cloned()
+                                    .ok_or_else(|| self.file.corruption(meta.handle().offset, "no filter part read"))?;
+                                together = Some((i, blocks));
+                                bytes
+                            }
+                            Some(Err(e)) => return Err(e),
+                            // A pinned part among them: this one alone.
+                            Some(Ok(None)) | None => self.fetch_part(meta, i, outcome)?,
+                        },
+                    };
+                    self.parse_part(&fetched, meta)?
+                }
+            };
+            outcome.parts_probed += 1;
+            if !part.may_contain(digest) {
+                return Ok(false);
+            }
         }
-        let rest = partition.filter.get(i..end).unwrap_or_default();
-        let Some(blocks) = self.filter_parts_together(rest, i)? else {
-            // A pinned part among them: one read for this part alone.
-            return self.fetch_part(meta, i, outcome);
-        };
-        outcome.filter_blocks_read_from_device += 1;
-        outcome.filter_bytes_read_from_device +=
-            rest.iter().map(|m| m.handle().size + BLOCK_TRAILER_LEN as u64).sum::<u64>();
-        let first =
-            blocks.first().cloned().ok_or_else(|| self.file.corruption(meta.handle().offset, "no filter part read"))?;
-        *together = Some((i, blocks));
-        Ok(first)
+        Ok(true)
     }
 
     /// The index and data-block part of a lookup, after the filter said maybe.
