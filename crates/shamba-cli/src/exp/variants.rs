@@ -127,8 +127,8 @@ pub const BUDGETED: [Variant; 3] = [
     Variant::new("ribbon-fine-O-part-budget", Build::FineRibbon, Probe::Shamba(Skipping::HitOdds)),
 ];
 
-/// One-column modules of [`Build::FineRibbon`] at `bits_per_key` Bloom-equivalent bits:
-/// as many modules as the Ribbon has columns.
+/// [`Build::FineRibbon`]'s bits per key as a multiple of the others' (Bloom-equivalent): the
+/// bound lets a hot table hold up to twice the built bits, and bits not resident cost disk.
 const FINE_RIBBON_BITS_FACTOR: f64 = 2.0;
 
 /// Whether `v` holds its filters under a filter memory budget ([`BUDGETED`]).
