@@ -39,7 +39,7 @@ pub enum Build {
     /// Bloom-equivalent bits per key of the others, index and filters partitioned; its
     /// probes read the parts that are not resident in one read. Under a filter memory
     /// budget a table may then hold any number of leading bits resident and pays at most
-    /// one filter read per lookup: the part structure the offline bound assumes
+    /// one filter read per visit: the part structure the offline bound assumes
     /// (`exp/memory_bound.rs`, table `layouts`). The bits not resident cost disk, not
     /// memory.
     FineRibbon,
