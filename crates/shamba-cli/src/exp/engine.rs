@@ -352,8 +352,21 @@ const MEMTABLE_ENTRY_OVERHEAD: u64 = 104;
 
 /// Whether `keys` entries of `spec` fit one memtable, so no flush comes before the forced one.
 fn fits_memtable(spec: &TreeSpec, keys: u64) -> bool {
-    let entry = (spec.key_size + spec.value_size) as u64 + MEMTABLE_ENTRY_OVERHEAD;
-    keys.saturating_mul(entry) < spec.options.write_buffer_size as u64
+    keys.saturating_mul(memtable_entry_bytes(spec.key_size, spec.value_size)) < spec.options.write_buffer_size as u64
+}
+
+/// Memtable bytes of one entry of `key_size` and `value_size` bytes, as the engine charges it.
+fn memtable_entry_bytes(key_size: usize, value_size: usize) -> u64 {
+    (key_size + value_size) as u64 + MEMTABLE_ENTRY_OVERHEAD
+}
+
+/// A write buffer that holds `keys` entries with room to spare, so a tree loaded with
+/// `flush_every: Some(keys)` flushes only when told to. A memtable that fills half-way
+/// through a flush's keys cuts them into several runs, and with tiered T = 2 the runs no
+/// longer add up as a binary counter: 31 flushes of 2M keys made 3 levels, not 5.
+pub fn write_buffer_for(keys: u64, key_size: usize, value_size: usize) -> usize {
+    let bytes = keys.saturating_mul(memtable_entry_bytes(key_size, value_size)).saturating_mul(5) / 4;
+    usize::try_from(bytes).unwrap_or(usize::MAX)
 }
 
 /// The even ids `0, 2, .., 2(num-1)` in a random order.

@@ -31,6 +31,7 @@
 
 use std::error::Error;
 
+mod cpu_cache;
 mod elastic;
 mod elastic_seed;
 mod elastic_sweep;

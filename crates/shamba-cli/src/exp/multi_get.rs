@@ -1,6 +1,7 @@
 //! `shamba exp multi-get`: `multi_get` of 32 keys per call against 32 single gets, for
-//! empty and existing keys, on `exp prefetch`'s 5-level tree (pinned filters larger than
-//! the CPU's last-level cache, NVM emulation).
+//! empty and existing keys, on `exp prefetch`'s 5-level tree (pinned filters sized to be
+//! larger than the CPU's last-level cache, NVM emulation; the report says whether they are
+//! on the machine it ran on).
 //!
 //! A single lookup prefetches the filter lines of its own candidates; a batch prefetches
 //! those of all its keys' candidates together, so more misses overlap, and keys in one
@@ -10,6 +11,7 @@
 
 use std::error::Error;
 
+use super::cpu_cache::working_set_note;
 use super::engine::{measure, MEASUREMENT_NOTE};
 use super::hash_sharing::read_options;
 use super::prefetch::load_tree;
@@ -106,6 +108,7 @@ pub fn run(args: &ExpArgs) -> Result<Report, Box<dyn Error>> {
         report.note(format!("O_DIRECT rows not measured: {why}"));
     }
     report.note("issue 13's bar: multi_get of 32 keys per call >= 1.5x the per-key throughput of 32 single gets, empty and existing keys, on exp prefetch's tree");
+    report.note(working_set_note("filters", tree.filter_bytes()));
     report.note("a batch's data-block reads go to the kernel in flight together (io_uring): through the page cache that gains nothing (the kernel copies a cached page at submission as pread would, and the NVM emulation charges every read in full), from the disk (O_DIRECT) the reads overlap; a batch of empty keys has few reads to overlap (false positives only)");
     report.note(format!("filters and indexes pinned, small block cache, filter prefetch on; {repeats} alternating runs of {reads} lookups per configuration ({} for existing keys with O_DIRECT), fastest kept", reads / 10));
     report.note(args.lookups_note(tree.spec.num));
