@@ -232,3 +232,65 @@ fn parts_not_resident_are_read_together_in_one_read() {
     assert!(each > 1.3, "a read per part: {each} filter reads per table visit");
     assert!(together_bytes > 2.0 * each_bytes, "a read of the rest is larger: {together_bytes} vs {each_bytes} bytes");
 }
+
+/// Reading the rest together stops where a further read becomes unlikely: of fourteen
+/// one-column parts (each passes an absent key half the time) an empty lookup reads six
+/// with its one read, not all fourteen, and reads again about once in 64 visits; a table
+/// whose lookups find their keys reads all its parts at once, since a present key passes
+/// every part and would otherwise pay a read per span.
+#[test]
+fn parts_read_together_stop_where_a_further_read_is_unlikely() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut o = base();
+    o.partition_index_and_filters = true;
+    o.metadata_partition_size = 512;
+    o.filter_policy.ribbon_from_level = Some(0);
+    o.filter_policy.layout = FilterLayout::Modules(ModuleSizes::Equal { count: 14 });
+    o.filter_policy.bits_per_key = 14.0;
+    let db = Db::open(dir.path(), o.clone()).expect("open");
+    for i in 0..6000u32 {
+        db.put(key(2 * i), format!("value-{i}")).expect("put");
+    }
+    db.flush().expect("flush");
+    db.wait_for_compactions().expect("settle");
+    db.close().expect("close");
+
+    // (filter reads per table visit, bytes per filter read) of 3000 gets of absent or
+    // present keys on a fresh open with nothing cached or resident.
+    let measure = |present: bool| {
+        let mut o = o.clone();
+        o.cache_index_and_filter_blocks = true;
+        o.cache_capacity = 0;
+        o.filter_memory_budget = Some(0);
+        o.probe_policy = ProbePolicy::Shamba(ShambaPolicy {
+            skipping: Skipping::None,
+            read_rest_together: true,
+            // The table's measured share of lookups that find their key counts at once.
+            warmup_lookups: 1,
+            ..ShambaPolicy::default()
+        });
+        let db = Db::open(dir.path(), o).expect("reopen");
+        let before = db.stats();
+        for i in 0..3000u32 {
+            let id = 2 * ((i * 7919) % 6000);
+            let want = if present { Some(format!("value-{}", id / 2).into_bytes()) } else { None };
+            assert_eq!(db.get(key(id + u32::from(!present))).expect("get"), want);
+        }
+        let after = db.stats();
+        let table_lookups = |s: &Stats| s.lookup_levels.iter().map(|l| l.table_lookups).sum::<u64>();
+        let visits = table_lookups(&after) - table_lookups(&before);
+        let reads = after.io.reads_of(BlockKind::Filter) - before.io.reads_of(BlockKind::Filter);
+        let bytes = after.io.bytes_of(BlockKind::Filter) - before.io.bytes_of(BlockKind::Filter);
+        db.close().expect("close");
+        assert!(visits >= 2900, "{visits} table visits for 3000 gets");
+        (reads as f64 / visits as f64, bytes as f64 / reads.max(1) as f64)
+    };
+    let (absent_reads, absent_bytes) = measure(false);
+    let (present_reads, present_bytes) = measure(true);
+    assert!((1.0..1.1).contains(&absent_reads), "absent keys: {absent_reads} filter reads per table visit");
+    // The table's first lookups, before its share of present keys is measured, read by span.
+    assert!(present_reads <= 1.01, "present keys: {present_reads} filter reads per table visit");
+    // Six parts of fourteen, against all fourteen.
+    let share = absent_bytes / present_bytes;
+    assert!((0.3..0.6).contains(&share), "an absent key's read is {share} of a present key's");
+}

@@ -217,13 +217,23 @@ impl FilterManager {
                 }
             }
             // Nothing is skipped: the statistics above are all this lookup needs.
-            ProbePolicy::Shamba(p) if p.skipping == Skipping::None => ProbePlan::ALL,
+            ProbePolicy::Shamba(p) if p.skipping == Skipping::None && !self.read_rest_together => ProbePlan::ALL,
             ProbePolicy::Shamba(p) => {
                 let files_in_level = c.version.levels.get(c.level).map_or(0, |l| l.file_count());
                 let e = self.estimate(state, c.level, files_in_level, p.warmup_lookups);
-                shamba::plan(p, &e, &state.part_fprs, |d| {
-                    state.resident.is_loaded(d - 1) || c.reader.filter_part_resident(c.spot, d - 1)
-                })
+                let plan = if p.skipping == Skipping::None {
+                    ProbePlan::ALL
+                } else {
+                    shamba::plan(p, &e, &state.part_fprs, |d| {
+                        state.resident.is_loaded(d - 1) || c.reader.filter_part_resident(c.spot, d - 1)
+                    })
+                };
+                if self.read_rest_together {
+                    let from = state.resident.first_missing().unwrap_or(0);
+                    plan.reading_together(shamba::parts_read_together(&e, &state.part_fprs, from))
+                } else {
+                    plan
+                }
             }
             ProbePolicy::Elastic(_) => match &self.elastic {
                 Some(el) => {
@@ -238,7 +248,7 @@ impl FilterManager {
             },
         };
         let resident = if self.pooled { Some(&state.resident) } else { None };
-        (plan.with_resident(resident).reading_rest_together(self.read_rest_together), Some(&**state))
+        (plan.with_resident(resident), Some(&**state))
     }
 
     /// Under a filter budget, now and then (a table's first lookups, then one in

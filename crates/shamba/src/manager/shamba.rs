@@ -57,9 +57,64 @@ pub(super) fn plan(
     ProbePlan::first(probe)
 }
 
+/// Odds that a probe goes past the parts it read together and must read again. One more
+/// part in the read costs its bytes and saves a whole later read with the odds the parts
+/// before it leave; where a read costs about what 64 parts take to transfer (one-bit parts
+/// of a partition against a device's per-read latency), parts are worth adding until those
+/// odds fall to 1/64. Reading the rest of the filter instead spends a partition's bytes to
+/// save the last few per cent of reads.
+const READ_AGAIN_ODDS: f64 = 1.0 / 64.0;
+
+/// How many parts a probe that must read part `from` (0-based) reads with one read. A key
+/// the table holds passes every part, so the probe goes on past a span with the odds that
+/// the key is present (given that it passed the parts before `from`) plus the odds that
+/// it is absent and passed the span; the span grows until those are at most
+/// [`READ_AGAIN_ODDS`] (an all-empty table of one-column Ribbon parts, FP 1/2 each: six
+/// parts). A table whose keys are found too often for that, or rates that are unknown or
+/// never get there: the rest of the filter (`u32::MAX`). At least one.
+pub(super) fn parts_read_together(e: &Estimate, fprs: &[f64], from: usize) -> u32 {
+    let passed: f64 = fprs.iter().take(from).product();
+    let (present, absent) = (e.alpha, (1.0 - e.alpha) * passed);
+    if present + absent <= 0.0 {
+        return u32::MAX;
+    }
+    let present = present / (present + absent);
+    let mut absent_passes = 1.0 - present;
+    for (n, f) in fprs.iter().skip(from).enumerate() {
+        absent_passes *= f;
+        if present + absent_passes <= READ_AGAIN_ODDS {
+            return u32::try_from(n + 1).unwrap_or(u32::MAX);
+        }
+    }
+    u32::MAX
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn parts_are_read_together_until_a_further_read_is_unlikely() {
+        let empty = est(0.0, 1.0);
+        let halves = [0.5; 14];
+        assert_eq!(parts_read_together(&empty, &halves, 0), 6);
+        assert_eq!(parts_read_together(&empty, &halves, 8), 6);
+        // Too few parts left to get the odds down: the rest of them.
+        assert_eq!(parts_read_together(&empty, &halves, 9), u32::MAX);
+        // Unknown rates: the rest of the filter, as before the cap.
+        assert_eq!(parts_read_together(&empty, &[], 0), u32::MAX);
+        // A strong part alone is enough.
+        assert_eq!(parts_read_together(&empty, &[0.5, 0.01, 0.5], 1), 1);
+        assert_eq!(parts_read_together(&empty, &[0.5, 0.1, 0.5, 0.5], 0), 4);
+        // A key found in the table passes every part: where that is likely enough, read
+        // the rest, so a present key pays one read, not one per span.
+        assert_eq!(parts_read_together(&est(0.05, 1.0), &halves, 0), u32::MAX);
+        // Rarely found: a little longer than an all-empty table's span.
+        assert_eq!(parts_read_together(&est(0.001, 1.0), &halves, 0), 7);
+        // Having passed resident parts makes presence likelier: 1e-3 against 1/16 of the
+        // absent keys is 1.6% present, more than the odds allow.
+        assert_eq!(parts_read_together(&est(0.001, 1.0), &halves, 4), u32::MAX);
+    }
 
     fn est(alpha: f64, beta: f64) -> Estimate {
         Estimate { alpha, beta_rate: beta, beta }

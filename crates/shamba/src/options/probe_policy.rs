@@ -87,13 +87,16 @@ pub struct ShambaPolicy {
     /// Age (in table-reaching lookups) after which a table's measured statistics fully
     /// replace its inherited ones (Eq. 12's w(t) reaches 1).
     pub warmup_lookups: u64,
-    /// When a probe must read a part that is not resident, read it and every later part it
+    /// When a probe must read a part that is not resident, read it and the later parts it
     /// may probe with one read (a partition's parts lie together in the file) instead of
-    /// one read per part as the probe reaches it. Costs bytes (parts read that the first
-    /// one's negative would have made useless), saves reads: with many small parts, a
-    /// table then pays at most one filter read per lookup whatever part it stops at, so
-    /// the filter memory budget can keep any number of leading parts resident. Default
-    /// off (seed 002's one read per module).
+    /// one read per part as the probe reaches it: as many as bring the odds of a further
+    /// read under 1/64 (an absent key's chance of passing them, plus the table's measured
+    /// chance that the key is present, which passes every part), or the rest of the
+    /// filter where they never get there. Costs bytes (parts read that an earlier one's
+    /// negative would have made useless), saves reads: with many small parts, a table
+    /// then pays about one filter read per lookup whatever part it stops at, so the filter
+    /// memory budget can keep any number of leading parts resident. Default off (seed
+    /// 002's one read per module).
     pub read_rest_together: bool,
 }
 

@@ -215,23 +215,23 @@ pub(crate) struct ProbePlan<'a> {
     pub max_parts: u32,
     /// With pooled filters, the table's loaded parts (probed in place of a read).
     pub resident: Option<&'a ResidentParts>,
-    /// Read every part not resident from the first one the probe must read up to
-    /// `max_parts` with one read ([`crate::ShambaPolicy::read_rest_together`]).
-    pub read_rest_together: bool,
+    /// When the probe must read a part that is not resident, read it and the parts after
+    /// it, this many in all (and no further than `max_parts`), with one read; 0 reads each
+    /// part on its own ([`crate::ShambaPolicy::read_rest_together`]).
+    pub read_together: u32,
 }
 
 impl ProbePlan<'static> {
     /// Probe every part.
-    pub(crate) const ALL: ProbePlan<'static> =
-        ProbePlan { max_parts: u32::MAX, resident: None, read_rest_together: false };
+    pub(crate) const ALL: ProbePlan<'static> = ProbePlan { max_parts: u32::MAX, resident: None, read_together: 0 };
     /// Skip the filter: go straight to the index.
-    pub(crate) const SKIP: ProbePlan<'static> = ProbePlan { max_parts: 0, resident: None, read_rest_together: false };
+    pub(crate) const SKIP: ProbePlan<'static> = ProbePlan { max_parts: 0, resident: None, read_together: 0 };
 
     /// Probe at most `max_parts` leading parts.
     pub(crate) const fn first(max_parts: usize) -> ProbePlan<'static> {
         // A u32 keeps the plan in two words (it is made and passed per table visit).
         let max_parts = if max_parts > u32::MAX as usize { u32::MAX } else { max_parts as u32 };
-        ProbePlan { max_parts, resident: None, read_rest_together: false }
+        ProbePlan { max_parts, resident: None, read_together: 0 }
     }
 }
 
@@ -241,9 +241,9 @@ impl<'a> ProbePlan<'a> {
         ProbePlan { resident, ..self }
     }
 
-    /// The same plan, reading the parts not resident together when `together`.
-    pub(crate) fn reading_rest_together(self, together: bool) -> ProbePlan<'a> {
-        ProbePlan { read_rest_together: together, ..self }
+    /// The same plan, reading up to `parts` parts not resident with one read (0: one by one).
+    pub(crate) fn reading_together(self, parts: u32) -> ProbePlan<'a> {
+        ProbePlan { read_together: parts, ..self }
     }
 }
 

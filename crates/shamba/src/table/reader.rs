@@ -205,7 +205,7 @@ impl TableReader {
         outcome: &mut ProbeOutcome,
     ) -> Result<bool> {
         // Reading parts together is a walk of its own, so this one stays what it was.
-        if plan.read_rest_together {
+        if plan.read_together > 0 {
             return self.probe_rest_together(partition, spot, digest, plan, outcome);
         }
         for (i, meta) in partition.filter.iter().enumerate().take(plan.max_parts as usize) {
@@ -247,8 +247,8 @@ impl TableReader {
 
     /// [`probe_filters`](Self::probe_filters) under a plan that reads the rest together: a
     /// part neither pinned, resident, taken by the prefetch nor in the block cache is read
-    /// with every later one the plan allows, in one read (counted once in `outcome`), and
-    /// the walk goes on from those bytes.
+    /// with the parts after it, `plan.read_together` in all, in one read (counted once in
+    /// `outcome`), and the walk goes on from those bytes (a part past them starts another).
     #[inline(never)]
     fn probe_rest_together(
         &self,
@@ -276,29 +276,32 @@ impl TableReader {
                 _ => {
                     let read_before =
                         together.as_ref().and_then(|(at, blocks)| blocks.get(i.checked_sub(*at)?)).cloned();
+                    // This part and the ones after it the plan reads with it.
+                    let span = i..end.min(i.saturating_add(plan.read_together as usize));
                     fetched = match read_before.or_else(|| self.cached_filter_part(meta)) {
                         Some(bytes) => bytes,
-                        None => match partition.filter.get(i..end).map(|rest| self.filter_parts_together(rest, i)) {
-                            Some(Ok(Some(blocks))) => {
-                                outcome.filter_blocks_read_from_device += 1;
-                                outcome.filter_bytes_read_from_device += partition
-                                    .filter
-                                    .get(i..end)
-                                    .unwrap_or_default()
-                                    .iter()
-                                    .map(|m| m.handle().size + BLOCK_TRAILER_LEN as u64)
-                                    .sum::<u64>();
-                                let bytes = blocks
-                                    .first()
-                                    .cloned()
-                                    .ok_or_else(|| self.file.corruption(meta.handle().offset, "no filter part read"))?;
-                                together = Some((i, blocks));
-                                bytes
+                        None => {
+                            match partition.filter.get(span.clone()).map(|rest| self.filter_parts_together(rest, i)) {
+                                Some(Ok(Some(blocks))) => {
+                                    outcome.filter_blocks_read_from_device += 1;
+                                    outcome.filter_bytes_read_from_device += partition
+                                        .filter
+                                        .get(span)
+                                        .unwrap_or_default()
+                                        .iter()
+                                        .map(|m| m.handle().size + BLOCK_TRAILER_LEN as u64)
+                                        .sum::<u64>();
+                                    let bytes = blocks.first().cloned().ok_or_else(|| {
+                                        self.file.corruption(meta.handle().offset, "no filter part read")
+                                    })?;
+                                    together = Some((i, blocks));
+                                    bytes
+                                }
+                                Some(Err(e)) => return Err(e),
+                                // A pinned part among them: this one alone.
+                                Some(Ok(None)) | None => self.fetch_part(meta, i, outcome)?,
                             }
-                            Some(Err(e)) => return Err(e),
-                            // A pinned part among them: this one alone.
-                            Some(Ok(None)) | None => self.fetch_part(meta, i, outcome)?,
-                        },
+                        }
                     };
                     self.parse_part(&fetched, meta)?
                 }
