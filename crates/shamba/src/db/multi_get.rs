@@ -217,6 +217,15 @@ impl DbInner {
                 groups.iter().filter_map(|g| g.first()).map(|w| (candidates[w.candidate].reader, w.handle)).collect();
             let blocks = read_data_blocks(&wanted, ro);
             let read_nanos = C::nanos_since(start) / waiting.len().max(1) as u64;
+            // Every block's restart array, then every restart key, asked for before the
+            // first seek: a block found in the cache is cold in the CPU's (one just read
+            // is not, and these cost it a few hints).
+            for block in blocks.iter().flatten() {
+                block.prefetch_restart_array();
+            }
+            for block in blocks.iter().flatten() {
+                block.prefetch_restart_heads();
+            }
             for (group, block) in groups.into_iter().zip(blocks) {
                 self.settle_shared_block(tree, group, block, read_nanos, &candidates, &seeks, &mut lookups, &mut trace);
             }

@@ -92,6 +92,26 @@ impl Block {
         }
     }
 
+    /// Ask the CPU to load what a seek's binary search reads first: the restart array
+    /// (every cache line of it). A batch calls this for all its blocks, then
+    /// [`prefetch_restart_heads`](Self::prefetch_restart_heads) for all, then seeks, so the
+    /// misses of its blocks overlap where one lookup's seek waits for each in turn.
+    pub(crate) fn prefetch_restart_array(&self) {
+        let end = self.restarts_at.saturating_add(self.num_restarts.saturating_mul(4));
+        for at in (self.restarts_at..end).step_by(64) {
+            self.prefetch_restart_point((at - self.restarts_at) / 4);
+        }
+    }
+
+    /// Ask the CPU to load the head of every restart entry (reads the restart array, so
+    /// after [`prefetch_restart_array`](Self::prefetch_restart_array)): the keys a seek's
+    /// binary search compares.
+    pub(crate) fn prefetch_restart_heads(&self) {
+        for i in 0..self.num_restarts {
+            self.prefetch_restart_entry(i);
+        }
+    }
+
     /// Decode the entry at `off`.
     #[inline]
     fn entry_at(&self, off: usize) -> Result<Entry<'_>, DecodeError> {

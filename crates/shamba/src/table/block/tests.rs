@@ -164,6 +164,9 @@ fn exercise(data: Vec<u8>, probes: &[Vec<u8>]) {
     let Ok(block) = Block::new(data.into()) else {
         return;
     };
+    // A batch's hints read the restart array and points: damaged ones are skipped.
+    block.prefetch_restart_array();
+    block.prefetch_restart_heads();
     let mut c = block.cursor(compare_internal_keys);
     let mut steps = 0;
     if c.seek_to_first().is_ok() {
