@@ -90,8 +90,9 @@ pub struct BenchArgs {
     /// Monkey: spread the same filter memory over levels to minimise total false positives.
     #[arg(long)]
     pub monkey: bool,
-    /// SHaMBa policies: a probe that must read a filter part reads it and every later one
-    /// it may probe with one read (`ShambaPolicy::read_rest_together`).
+    /// SHaMBa policies: a probe that must read a filter part reads it and the later ones
+    /// it may probe with one read, as many as make a further read unlikely
+    /// (`ShambaPolicy::read_rest_together`).
     #[arg(long)]
     pub read_rest_together: bool,
     /// Which filter parts lookups probe.

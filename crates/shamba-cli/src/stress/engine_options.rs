@@ -81,7 +81,7 @@ pub fn engine_options(seed: u64, style: Option<Style>) -> (Options, String) {
         o.cache_capacity >> 10,
         o.max_open_files,
         o.probe_policy.name(),
-        if policy == 3 { " (6 Ribbon modules, the rest read together)" } else { "" },
+        if policy == 3 { " (6 Ribbon modules, read together)" } else { "" },
     );
     (o, text)
 }

@@ -116,7 +116,7 @@ impl Variant {
                 "partitioned filters + index, 2 equal Ribbon modules per partition, Monkey bits, hit-odds skipping"
             }
             Variant::ShambaFine => {
-                "partitioned filters + index (32 KiB), 1-column Ribbon modules at 2x bits, the rest read together, hit-odds skipping"
+                "partitioned filters + index (32 KiB), 1-column Ribbon modules at 2x bits, read together, hit-odds skipping"
             }
             Variant::Rocksdb => "format_version 5 full Bloom (FastLocalBloom), get_pinned",
             Variant::RocksdbRibbon => "Ribbon, Bloom-equivalent bits/key, format_version 5",

@@ -121,7 +121,8 @@ class Db:
     ``first_bits_per_key``, ``ribbon_from_level``, ``monkey``, ``policy`` ("plain",
     "no-last-level", "shamba", "shamba-p", "shamba-f", "shamba-odds", "elastic"),
     ``elastic_budget_mb``, ``life_time``, ``read_rest_together`` (SHaMBa policies: a probe
-    that must read a filter part reads every later one with it, in one read),
+    that must read a filter part reads later ones with it, in one read, as many as make a
+    further read unlikely),
     ``cache_mb``, ``cache_pct``,
     ``cache_index_and_filter``, ``filter_memory_budget`` (bytes of filters held in memory
     across all tables; None: unbounded), ``partition``, ``compression`` ("none", "lz4"),

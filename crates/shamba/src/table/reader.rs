@@ -245,7 +245,7 @@ impl TableReader {
         Ok(bytes)
     }
 
-    /// [`probe_filters`](Self::probe_filters) under a plan that reads the rest together: a
+    /// [`probe_filters`](Self::probe_filters) under a plan that reads parts together: a
     /// part neither pinned, resident, taken by the prefetch nor in the block cache is read
     /// with the parts after it, `plan.read_together` in all, in one read (counted once in
     /// `outcome`), and the walk goes on from those bytes (a part past them starts another).
