@@ -31,6 +31,7 @@ use crate::options::{ReadOptions, StageClock, Timed, Untimed};
 use crate::stats::LookupTrace;
 use crate::table::{read_data_blocks, Block, BlockHandle, BlockProbe, IndexSearch, ProbeOutcome, TableGet};
 use crate::version::Version;
+use std::cell::Cell;
 use std::ops::Range;
 
 /// A key's answer: its value, `None` when absent or deleted, or what kept it from one.
@@ -67,6 +68,34 @@ struct Waiting<'v> {
     handle: BlockHandle,
     outcome: ProbeOutcome,
     state: Option<&'v FileState>,
+}
+
+/// The batch's working vectors, kept per thread from one call to the next. Made fresh,
+/// a batch of 32 keys allocates ~30 KiB of them (every key's candidates), writes it while
+/// it is cold in the CPU's caches, and makes glibc consolidate its free lists, as it does
+/// for every large request; kept, they are warm and cost nothing to get.
+#[derive(Default)]
+struct Scratch {
+    seeks: Vec<u8>,
+    seek_ranges: Vec<Range<usize>>,
+    lookups: Vec<KeyLookup>,
+    candidates: Vec<OpenCandidate<'static>>,
+    searching: Vec<Searching<'static>>,
+    waiting: Vec<Waiting<'static>>,
+}
+
+thread_local! {
+    /// This thread's scratch, taken for the length of a batch (a batch never runs inside
+    /// another on one thread; if one did, it would make its own).
+    static SCRATCH: Cell<Option<Box<Scratch>>> = const { Cell::new(None) };
+}
+
+/// An empty vector of `U` on `v`'s allocation, for types that differ only in lifetimes:
+/// the standard library collects a mapped vector iterator in place when the layouts match
+/// (and allocates a new vector otherwise, which is only slower).
+fn recycle<T, U>(mut v: Vec<T>) -> Vec<U> {
+    v.clear();
+    v.into_iter().filter_map(|_| None).collect()
 }
 
 impl DbInner {
@@ -111,9 +140,12 @@ impl DbInner {
         // Every key is a lookup of its own in the statistics; the batch records them as one.
         let mut trace = sv.batch_trace::<C>(keys.len() as u64);
 
+        let mut scratch = SCRATCH.take().unwrap_or_default();
         // Every key's seek key, in one buffer.
-        let mut seeks = Vec::with_capacity(keys.iter().map(|k| k.as_ref().len() + 8).sum());
-        let mut seek_ranges = Vec::with_capacity(keys.len());
+        let mut seeks = std::mem::take(&mut scratch.seeks);
+        seeks.clear();
+        let mut seek_ranges = std::mem::take(&mut scratch.seek_ranges);
+        seek_ranges.clear();
         for key in keys {
             let at = seeks.len();
             push_seek_key(&mut seeks, key.as_ref(), seq);
@@ -122,10 +154,11 @@ impl DbInner {
         let seek_of = |r: &Range<usize>| seeks.get(r.clone()).unwrap_or_default();
 
         // Memtables first; then one digest per key that goes on to the tables.
-        let mut candidates: Vec<OpenCandidate<'_>> = Vec::with_capacity(keys.len() * 8);
-        let mut lookups: Vec<KeyLookup> = Vec::with_capacity(keys.len());
+        let mut candidates: Vec<OpenCandidate<'_>> = recycle(std::mem::take(&mut scratch.candidates));
+        let mut lookups = std::mem::take(&mut scratch.lookups);
+        lookups.clear();
         let mut to_tables = 0;
-        for (key, seek) in keys.iter().zip(seek_ranges) {
+        for (key, seek) in keys.iter().zip(seek_ranges.drain(..)) {
             let key = key.as_ref();
             let floor = sv.range_del_floor(key, seq);
             let answer = match self.check_key(key) {
@@ -189,8 +222,8 @@ impl DbInner {
         // Rounds: each key probes filters on to the first table that says maybe; then the
         // index searches of all those keys run interleaved, step by step; then each data
         // block they name is read once for every key waiting on it.
-        let mut searching: Vec<Searching<'_>> = Vec::with_capacity(keys.len());
-        let mut waiting: Vec<Waiting<'_>> = Vec::with_capacity(keys.len());
+        let mut searching: Vec<Searching<'_>> = recycle(std::mem::take(&mut scratch.searching));
+        let mut waiting: Vec<Waiting<'_>> = recycle(std::mem::take(&mut scratch.waiting));
         loop {
             searching.clear();
             for (i, k) in lookups.iter_mut().enumerate() {
@@ -232,7 +265,12 @@ impl DbInner {
         }
 
         trace.finish();
-        lookups.into_iter().map(|k| k.answer.unwrap_or(Ok(None))).collect()
+        let answers = lookups.drain(..).map(|k| k.answer.unwrap_or(Ok(None))).collect();
+        // The searches borrow the candidates: let them go first.
+        let (searching, waiting) = (recycle(searching), recycle(waiting));
+        *scratch = Scratch { seeks, seek_ranges, lookups, candidates: recycle(candidates), searching, waiting };
+        SCRATCH.set(Some(scratch));
+        answers
     }
 
     /// Probe key `i`'s next tables' filters until one says maybe (returned, its index
@@ -378,5 +416,20 @@ impl DbInner {
                 }));
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn recycled_vectors_keep_their_allocation() {
+        let mut v: Vec<&'static [u8]> = Vec::with_capacity(256);
+        v.push(b"key");
+        let at = v.as_ptr() as usize;
+        let w: Vec<&[u8]> = recycle(v);
+        assert!(w.is_empty());
+        assert_eq!((w.as_ptr() as usize, w.capacity()), (at, 256));
     }
 }
