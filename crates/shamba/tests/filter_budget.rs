@@ -172,19 +172,18 @@ fn every_keyspace_counts_against_one_budget() {
     );
 }
 
-/// With `read_rest_together`, a probe that must read filter parts reads all it may still
-/// probe at once: an empty lookup of a table costs at most one filter read, where one read
-/// per one-column module costs about two (each passes an absent key half the time). The
-/// answers are the same either way, and the bytes read are the parts' bytes.
-#[test]
-fn parts_not_resident_are_read_together_in_one_read() {
+/// A table of 6000 keys (even ids) whose filter is `modules` equal Ribbon modules of
+/// `bits_per_key` in all, in 512-byte partitions; and the options that reopen it with
+/// nothing cached and nothing resident (every part probed is read) under a SHaMBa policy
+/// that skips nothing.
+fn modular_table(modules: u8, bits_per_key: f64, policy: ShambaPolicy) -> (tempfile::TempDir, Options) {
     let dir = tempfile::tempdir().expect("tempdir");
     let mut o = base();
     o.partition_index_and_filters = true;
     o.metadata_partition_size = 512;
     o.filter_policy.ribbon_from_level = Some(0);
-    o.filter_policy.layout = FilterLayout::Modules(ModuleSizes::Equal { count: 6 });
-    o.filter_policy.bits_per_key = 12.0;
+    o.filter_policy.layout = FilterLayout::Modules(ModuleSizes::Equal { count: modules });
+    o.filter_policy.bits_per_key = bits_per_key;
     let db = Db::open(dir.path(), o.clone()).expect("open");
     for i in 0..6000u32 {
         db.put(key(2 * i), format!("value-{i}")).expect("put");
@@ -192,39 +191,51 @@ fn parts_not_resident_are_read_together_in_one_read() {
     db.flush().expect("flush");
     db.wait_for_compactions().expect("settle");
     db.close().expect("close");
+    o.cache_index_and_filter_blocks = true;
+    o.cache_capacity = 0;
+    o.filter_memory_budget = Some(0);
+    o.probe_policy = ProbePolicy::Shamba(ShambaPolicy { skipping: Skipping::None, ..policy });
+    (dir, o)
+}
 
+/// Run `gets` on the table `dir` opened with `o`: (table visits, filter reads, filter
+/// bytes read).
+fn filter_reads(dir: &std::path::Path, o: Options, gets: impl FnOnce(&Db)) -> (u64, u64, u64) {
+    let db = Db::open(dir, o).expect("reopen");
+    let before = db.stats();
+    gets(&db);
+    let after = db.stats();
+    let table_lookups = |s: &Stats| s.lookup_levels.iter().map(|l| l.table_lookups).sum::<u64>();
+    let visits = table_lookups(&after) - table_lookups(&before);
+    let reads = after.io.reads_of(BlockKind::Filter) - before.io.reads_of(BlockKind::Filter);
+    let bytes = after.io.bytes_of(BlockKind::Filter) - before.io.bytes_of(BlockKind::Filter);
+    db.close().expect("close");
+    (visits, reads, bytes)
+}
+
+/// With `read_rest_together`, a probe that must read filter parts reads all it may still
+/// probe at once: an empty lookup of a table costs at most one filter read, where one read
+/// per one-column module costs about two (each passes an absent key half the time). The
+/// answers are the same either way, and the bytes read are the parts' bytes. (Present keys
+/// are half the lookups, so the table reads the rest of its filter, not a span of it.)
+#[test]
+fn parts_not_resident_are_read_together_in_one_read() {
     let measure = |together: bool| {
-        let mut o = o.clone();
-        // Nothing cached and nothing resident: every part probed is read.
-        o.cache_index_and_filter_blocks = true;
-        o.cache_capacity = 0;
-        o.filter_memory_budget = Some(0);
-        o.probe_policy = ProbePolicy::Shamba(ShambaPolicy {
-            skipping: Skipping::None,
-            read_rest_together: together,
-            ..ShambaPolicy::default()
+        let policy = ShambaPolicy { read_rest_together: together, ..ShambaPolicy::default() };
+        let (dir, o) = modular_table(6, 12.0, policy);
+        let (visits, reads, bytes) = filter_reads(dir.path(), o, |db| {
+            for i in 0..2000u32 {
+                let id = 2 * ((i * 7919) % 6000) + 1;
+                assert_eq!(db.get(key(id)).expect("get"), None, "absent key {id}");
+                let present = 2 * ((i * 104_729) % 6000);
+                assert_eq!(
+                    db.get(key(present)).expect("get").as_deref(),
+                    Some(format!("value-{}", present / 2).as_bytes())
+                );
+            }
         });
-        let db = Db::open(dir.path(), o).expect("reopen");
-        let before = db.stats();
-        let mut visits = 0u64;
-        for i in 0..2000u32 {
-            let id = 2 * ((i * 7919) % 6000) + 1;
-            assert_eq!(db.get(key(id)).expect("get"), None, "absent key {id}");
-            let present = 2 * ((i * 104_729) % 6000);
-            assert_eq!(
-                db.get(key(present)).expect("get").as_deref(),
-                Some(format!("value-{}", present / 2).as_bytes())
-            );
-            visits += 1;
-        }
-        let after = db.stats();
-        let table_lookups = |s: &Stats| s.lookup_levels.iter().map(|l| l.table_lookups).sum::<u64>();
-        let tables_visited = table_lookups(&after) - table_lookups(&before);
-        let reads = after.io.reads_of(BlockKind::Filter) - before.io.reads_of(BlockKind::Filter);
-        let bytes = after.io.bytes_of(BlockKind::Filter) - before.io.bytes_of(BlockKind::Filter);
-        db.close().expect("close");
-        assert!(tables_visited > visits, "{tables_visited} table visits for {visits} pairs of gets");
-        (reads as f64 / tables_visited as f64, bytes as f64 / reads.max(1) as f64)
+        assert!(visits > 2000, "{visits} table visits for 2000 pairs of gets");
+        (reads as f64 / visits as f64, bytes as f64 / reads.max(1) as f64)
     };
     let (each, each_bytes) = measure(false);
     let (together, together_bytes) = measure(true);
@@ -240,48 +251,19 @@ fn parts_not_resident_are_read_together_in_one_read() {
 /// every part and would otherwise pay a read per span.
 #[test]
 fn parts_read_together_stop_where_a_further_read_is_unlikely() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let mut o = base();
-    o.partition_index_and_filters = true;
-    o.metadata_partition_size = 512;
-    o.filter_policy.ribbon_from_level = Some(0);
-    o.filter_policy.layout = FilterLayout::Modules(ModuleSizes::Equal { count: 14 });
-    o.filter_policy.bits_per_key = 14.0;
-    let db = Db::open(dir.path(), o.clone()).expect("open");
-    for i in 0..6000u32 {
-        db.put(key(2 * i), format!("value-{i}")).expect("put");
-    }
-    db.flush().expect("flush");
-    db.wait_for_compactions().expect("settle");
-    db.close().expect("close");
-
     // (filter reads per table visit, bytes per filter read) of 3000 gets of absent or
-    // present keys on a fresh open with nothing cached or resident.
+    // present keys on a fresh open.
     let measure = |present: bool| {
-        let mut o = o.clone();
-        o.cache_index_and_filter_blocks = true;
-        o.cache_capacity = 0;
-        o.filter_memory_budget = Some(0);
-        o.probe_policy = ProbePolicy::Shamba(ShambaPolicy {
-            skipping: Skipping::None,
-            read_rest_together: true,
-            // The table's measured share of lookups that find their key counts at once.
-            warmup_lookups: 1,
-            ..ShambaPolicy::default()
+        // The table's measured share of lookups that find their key counts at once.
+        let policy = ShambaPolicy { read_rest_together: true, warmup_lookups: 1, ..ShambaPolicy::default() };
+        let (dir, o) = modular_table(14, 14.0, policy);
+        let (visits, reads, bytes) = filter_reads(dir.path(), o, |db| {
+            for i in 0..3000u32 {
+                let id = 2 * ((i * 7919) % 6000);
+                let want = if present { Some(format!("value-{}", id / 2).into_bytes()) } else { None };
+                assert_eq!(db.get(key(id + u32::from(!present))).expect("get"), want);
+            }
         });
-        let db = Db::open(dir.path(), o).expect("reopen");
-        let before = db.stats();
-        for i in 0..3000u32 {
-            let id = 2 * ((i * 7919) % 6000);
-            let want = if present { Some(format!("value-{}", id / 2).into_bytes()) } else { None };
-            assert_eq!(db.get(key(id + u32::from(!present))).expect("get"), want);
-        }
-        let after = db.stats();
-        let table_lookups = |s: &Stats| s.lookup_levels.iter().map(|l| l.table_lookups).sum::<u64>();
-        let visits = table_lookups(&after) - table_lookups(&before);
-        let reads = after.io.reads_of(BlockKind::Filter) - before.io.reads_of(BlockKind::Filter);
-        let bytes = after.io.bytes_of(BlockKind::Filter) - before.io.bytes_of(BlockKind::Filter);
-        db.close().expect("close");
         assert!(visits >= 2900, "{visits} table visits for 3000 gets");
         (reads as f64 / visits as f64, bytes as f64 / reads.max(1) as f64)
     };
