@@ -84,6 +84,26 @@ struct Scratch {
     waiting: Vec<Waiting<'static>>,
 }
 
+/// Most bytes of vectors a thread keeps between batches: a batch larger than that (tens
+/// of thousands of keys, or keys with very many candidate tables) frees its own, so one
+/// huge call does not leave its memory behind on every thread that made one.
+const SCRATCH_KEPT_BYTES: usize = 256 << 10;
+
+impl Scratch {
+    /// Bytes its vectors hold.
+    fn bytes(&self) -> usize {
+        fn of<T>(v: &Vec<T>) -> usize {
+            v.capacity() * std::mem::size_of::<T>()
+        }
+        of(&self.seeks)
+            + of(&self.seek_ranges)
+            + of(&self.lookups)
+            + of(&self.candidates)
+            + of(&self.searching)
+            + of(&self.waiting)
+    }
+}
+
 thread_local! {
     /// This thread's scratch, taken for the length of a batch (a batch never runs inside
     /// another on one thread; if one did, it would make its own).
@@ -269,7 +289,9 @@ impl DbInner {
         // The searches borrow the candidates: let them go first.
         let (searching, waiting) = (recycle(searching), recycle(waiting));
         *scratch = Scratch { seeks, seek_ranges, lookups, candidates: recycle(candidates), searching, waiting };
-        SCRATCH.set(Some(scratch));
+        if scratch.bytes() <= SCRATCH_KEPT_BYTES {
+            SCRATCH.set(Some(scratch));
+        }
         answers
     }
 
@@ -422,6 +444,24 @@ impl DbInner {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_huge_batch_leaves_no_scratch_behind() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let db = crate::Db::open(dir.path(), crate::Options::default()).expect("open");
+        for i in 0..100u32 {
+            db.put(format!("k{i:05}"), "v").expect("put");
+        }
+        db.flush().expect("flush");
+        let few: Vec<String> = (0..32).map(|i| format!("k{i:05}")).collect();
+        assert!(db.multi_get(&few).iter().all(|r| matches!(r, Ok(Some(_)))));
+        let kept = SCRATCH.take().expect("a batch of 32 keeps its scratch");
+        assert!(kept.bytes() > 0 && kept.bytes() <= SCRATCH_KEPT_BYTES);
+        let many: Vec<String> = (0..20_000).map(|i| format!("k{i:05}")).collect();
+        let got = db.multi_get(&many);
+        assert_eq!(got.iter().filter(|r| matches!(r, Ok(Some(_)))).count(), 100);
+        assert!(SCRATCH.take().is_none(), "20K keys' vectors were kept");
+    }
 
     #[test]
     fn recycled_vectors_keep_their_allocation() {

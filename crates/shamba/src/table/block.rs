@@ -92,24 +92,34 @@ impl Block {
         }
     }
 
-    /// Ask the CPU to load what a seek's binary search reads first: the restart array
-    /// (every cache line of it). A batch calls this for all its blocks, then
-    /// [`prefetch_restart_heads`](Self::prefetch_restart_heads) for all, then seeks, so the
-    /// misses of its blocks overlap where one lookup's seek waits for each in turn.
+    /// Ask the CPU to load what a seek's first binary-search steps read: the restart
+    /// array's slots of [`search_points`](Self::search_points). A batch calls this for
+    /// all its blocks, then [`prefetch_restart_heads`](Self::prefetch_restart_heads) for
+    /// all, then seeks, so the misses of its blocks overlap where one lookup's seek waits
+    /// for each in turn.
     pub(crate) fn prefetch_restart_array(&self) {
-        let end = self.restarts_at.saturating_add(self.num_restarts.saturating_mul(4));
-        for at in (self.restarts_at..end).step_by(64) {
-            self.prefetch_restart_point((at - self.restarts_at) / 4);
+        for i in self.search_points() {
+            self.prefetch_restart_point(i);
         }
     }
 
-    /// Ask the CPU to load the head of every restart entry (reads the restart array, so
+    /// Ask the CPU to load the heads of the restart entries of
+    /// [`search_points`](Self::search_points) (reads their slots of the restart array, so
     /// after [`prefetch_restart_array`](Self::prefetch_restart_array)): the keys a seek's
-    /// binary search compares.
+    /// binary search compares first.
     pub(crate) fn prefetch_restart_heads(&self) {
-        for i in 0..self.num_restarts {
+        for i in self.search_points() {
             self.prefetch_restart_entry(i);
         }
+    }
+
+    /// The restart points worth a hint before a seek: every one in a block of at most 16
+    /// (a data block at the default interval has fewer), else 16 evenly spaced, the points
+    /// of a binary search's first four halvings, so a block with thousands of restarts
+    /// costs 16 hints, not thousands.
+    fn search_points(&self) -> impl Iterator<Item = usize> {
+        let n = self.num_restarts;
+        (0..n.min(16)).map(move |k| if n <= 16 { k } else { k * n / 16 })
     }
 
     /// Decode the entry at `off`.
