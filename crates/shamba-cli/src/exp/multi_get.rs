@@ -31,7 +31,8 @@ enum Blocks {
     /// emulated), as a block of a tree larger than memory would be read.
     PageCache,
     /// A block cache holding the whole tree, warmed first: no copy, the block cold in the
-    /// CPU's caches only (what any read path without a copy per block could do at best).
+    /// CPU's caches only, so the rows show what a batch overlaps where a block costs no
+    /// copy (its cache lookup stays).
     BlockCache,
     /// `O_DIRECT` reads of this machine's disk.
     Disk,
