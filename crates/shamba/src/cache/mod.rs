@@ -106,6 +106,13 @@ impl BlockCache {
         self.shard(key).lock().get_resident(key, kind)
     }
 
+    /// Ask the CPU to load the head of `key`'s block if the cache holds it, without
+    /// counting anything or refreshing its recency: a batch asks this of all its blocks
+    /// before it takes them, so their cold lines arrive together rather than one per take.
+    pub(crate) fn prefetch(&self, key: BlockKey) {
+        self.shard(key).lock().prefetch(key)
+    }
+
     /// The block, if resident, without counting a hit or a miss and without refreshing its
     /// recency: for looking ahead (prefetching a resident filter) without disturbing the
     /// statistics or the eviction order the lookups themselves produce.

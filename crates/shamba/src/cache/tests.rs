@@ -182,6 +182,22 @@ fn peek_sees_resident_blocks_without_counting_or_refreshing_them() {
 }
 
 #[test]
+fn prefetch_counts_nothing_and_refreshes_nothing() {
+    let c = BlockCache::with_shards(3 * (100 + ENTRY_OVERHEAD), 0.0, 1);
+    for off in 0..3u64 {
+        c.insert((1, off), block(100), BlockKind::Data, Priority::Low);
+    }
+    let before = c.counters();
+    // Resident and absent keys alike: a hint, nothing else.
+    c.prefetch((1, 0));
+    c.prefetch((1, 9));
+    assert_eq!(c.counters(), before, "prefetch counts nothing");
+    c.insert((1, 3), block(100), BlockKind::Data, Priority::Low);
+    assert!(c.peek((1, 0)).is_none(), "prefetch did not refresh recency");
+    assert!(c.peek((1, 1)).is_some());
+}
+
+#[test]
 fn get_resident_counts_hits_refreshes_recency_and_counts_no_miss() {
     let c = BlockCache::with_shards(3 * (100 + ENTRY_OVERHEAD), 0.0, 1);
     for off in 0..3u64 {
