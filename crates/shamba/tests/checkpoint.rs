@@ -124,6 +124,8 @@ fn without_hard_links_tables_are_copied() {
         db.put(key(i), format!("v{i}")).expect("put");
     }
     db.flush().expect("flush");
+    // Settled, as above: the table looked at below is one the checkpoint saw.
+    db.wait_for_compactions().expect("settle");
     let expected = contents(&db);
     db.checkpoint(dir.path().join("cp")).expect("checkpoint");
     let f = &db.files()[0];
