@@ -147,27 +147,23 @@ impl TableFile {
     /// Read blocks that lie one after another in the file (each starting where the one
     /// before it and its trailer end) with one read: one device charge, counted as one read
     /// of all their bytes. Each block's trailer is checked (its checksum when `verify`) and
-    /// the block decompressed as [`TableFile::read_block`] does. Blocks that do not lie
-    /// together are an `InvalidArgument`, checked before anything is read.
+    /// the block decompressed as [`TableFile::read_block`] does. `None`, with nothing read,
+    /// when they do not lie together (the caller reads them one at a time).
     pub(crate) fn read_blocks_together(
         &self,
         handles: &[BlockHandle],
         kind: BlockKind,
         verify: bool,
-    ) -> Result<Vec<Arc<[u8]>>> {
-        let Some(first) = handles.first() else { return Ok(Vec::new()) };
+    ) -> Result<Option<Vec<Arc<[u8]>>>> {
+        let Some(first) = handles.first() else { return Ok(Some(Vec::new())) };
+        let mut at_of = Vec::with_capacity(handles.len());
         let mut end = first.offset;
         for h in handles {
-            let len = self.block_len(*h, kind)?;
             if h.offset != end {
-                return Err(Error::InvalidArgument(format!(
-                    "{} blocks at {} and {} of {} do not lie together",
-                    kind.name(),
-                    end,
-                    h.offset,
-                    self.path.display()
-                )));
+                return Ok(None);
             }
+            let len = self.block_len(*h, kind)?;
+            at_of.push((h.offset - first.offset, len));
             end += len as u64;
         }
         let span = usize::try_from(end - first.offset).map_err(|_| {
@@ -176,16 +172,16 @@ impl TableFile {
         let bytes = self.read_raw(first.offset, span, kind)?;
         handles
             .iter()
-            .map(|h| {
-                let at = usize::try_from(h.offset - first.offset).unwrap_or(usize::MAX);
-                let len = self.block_len(*h, kind)?;
-                let physical = at
-                    .checked_add(len)
-                    .and_then(|stop| bytes.get(at..stop))
+            .zip(at_of)
+            .map(|(h, (at, len))| {
+                let physical = usize::try_from(at)
+                    .ok()
+                    .and_then(|at| bytes.get(at..at.checked_add(len)?))
                     .ok_or_else(|| self.corruption(h.offset, format!("{} block outside its read", kind.name())))?;
                 self.decode_block(*h, kind, physical.to_vec(), verify)
             })
-            .collect()
+            .collect::<Result<_>>()
+            .map(Some)
     }
 
     /// Check a block read apart from its trailer, and decompress it: a block stored raw is
@@ -390,7 +386,7 @@ mod tests {
         let file = Arc::new(CountingFile(MemFile(bytes.clone()), Default::default()));
         let io = Arc::new(IoStats::default());
         let f = TableFile::new("t.sst".into(), file.clone(), io.clone(), DeviceModel::None);
-        let blocks = f.read_blocks_together(&handles[1..], BlockKind::Filter, true).unwrap();
+        let blocks = f.read_blocks_together(&handles[1..], BlockKind::Filter, true).unwrap().unwrap();
         assert_eq!(blocks.len(), 4);
         for (i, b) in blocks.iter().enumerate() {
             assert_eq!(&**b, &vec![i as u8 + 1; 51 + i][..], "block {}", i + 1);
@@ -399,11 +395,10 @@ mod tests {
         assert_eq!(file.1.load(std::sync::atomic::Ordering::Relaxed), 1, "one read reached the file");
         assert_eq!(io.snapshot().reads_of(BlockKind::Filter), 1, "counted as one read");
         assert_eq!(io.snapshot().bytes_of(BlockKind::Filter), span);
-        assert!(f.read_blocks_together(&[], BlockKind::Filter, true).unwrap().is_empty());
+        assert!(f.read_blocks_together(&[], BlockKind::Filter, true).unwrap().unwrap().is_empty());
 
-        // Blocks with a gap between them are refused before anything is read.
-        let err = f.read_blocks_together(&[handles[0], handles[2]], BlockKind::Filter, true).unwrap_err();
-        assert!(matches!(err, Error::InvalidArgument(_)), "{err}");
+        // Blocks with a gap between them are left to the caller, before anything is read.
+        assert!(f.read_blocks_together(&[handles[0], handles[2]], BlockKind::Filter, true).unwrap().is_none());
         assert_eq!(file.1.load(std::sync::atomic::Ordering::Relaxed), 1);
 
         // A damaged byte in the third block: corruption at that block's offset.

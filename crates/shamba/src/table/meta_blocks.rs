@@ -150,8 +150,9 @@ impl TableReader {
     /// Filter parts `parts` (of one partition, in probe order, not pinned) read with one
     /// read, their bytes lying together in the file, and put in the block cache as
     /// [`filter_block`](Self::filter_block) would put each (`first` is the first one's
-    /// index in the partition). `None` when some part is pinned or they do not lie together:
-    /// the caller reads them one at a time.
+    /// index in the partition). `None` when some part is pinned or they do not lie together
+    /// (the builder writes a partition's parts one after another; a damaged handle may
+    /// not): the caller reads them one at a time, each checked on its own.
     pub(super) fn filter_parts_together(
         &self,
         parts: &[MetaBlock<PinnedPart>],
@@ -165,12 +166,9 @@ impl TableReader {
             })
             .collect();
         let Some(handles) = handles else { return Ok(None) };
-        // The builder writes a partition's parts one after another; parts that do not lie so
-        // are read one at a time, each checked on its own, as without this option.
-        if !handles.windows(2).all(|w| matches!(w, [a, b] if a.end_with_trailer() == Some(b.offset))) {
+        let Some(blocks) = self.file.read_blocks_together(&handles, BlockKind::Filter, true)? else {
             return Ok(None);
-        }
-        let blocks = self.file.read_blocks_together(&handles, BlockKind::Filter, true)?;
+        };
         if !self.filters_bypass_cache() {
             for (i, (handle, block)) in handles.iter().zip(&blocks).enumerate() {
                 let priority = self.filter_priority(first + i);

@@ -277,29 +277,24 @@ impl TableReader {
                     let read_before =
                         together.as_ref().and_then(|(at, blocks)| blocks.get(i.checked_sub(*at)?)).cloned();
                     // This part and the ones after it the plan reads with it.
-                    let span = i..end.min(i.saturating_add(plan.read_together as usize));
+                    let span = partition.filter.get(i..end.min(i.saturating_add(plan.read_together as usize)));
                     fetched = match read_before.or_else(|| self.cached_filter_part(meta)) {
                         Some(bytes) => bytes,
                         None => {
-                            match partition.filter.get(span.clone()).map(|rest| self.filter_parts_together(rest, i)) {
-                                Some(Ok(Some(blocks))) => {
+                            match span.map(|span| (span, self.filter_parts_together(span, i))) {
+                                Some((span, Ok(Some(blocks)))) => {
                                     outcome.filter_blocks_read_from_device += 1;
-                                    outcome.filter_bytes_read_from_device += partition
-                                        .filter
-                                        .get(span)
-                                        .unwrap_or_default()
-                                        .iter()
-                                        .map(|m| m.handle().size + BLOCK_TRAILER_LEN as u64)
-                                        .sum::<u64>();
+                                    outcome.filter_bytes_read_from_device +=
+                                        span.iter().map(|m| m.handle().size + BLOCK_TRAILER_LEN as u64).sum::<u64>();
                                     let bytes = blocks.first().cloned().ok_or_else(|| {
                                         self.file.corruption(meta.handle().offset, "no filter part read")
                                     })?;
                                     together = Some((i, blocks));
                                     bytes
                                 }
-                                Some(Err(e)) => return Err(e),
-                                // A pinned part among them: this one alone.
-                                Some(Ok(None)) | None => self.fetch_part(meta, i, outcome)?,
+                                Some((_, Err(e))) => return Err(e),
+                                // A pinned part among them, or parts apart: this one alone.
+                                Some((_, Ok(None))) | None => self.fetch_part(meta, i, outcome)?,
                             }
                         }
                     };
