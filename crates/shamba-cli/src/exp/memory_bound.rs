@@ -24,8 +24,10 @@ pub fn run(args: &ExpArgs) -> Result<Report, Box<dyn Error>> {
     let mut report = Report::new("memory-bound");
     let mut notes = Vec::new();
     let run = run_grid(&grid, &args.workload, args.seed, args.direct_io, &mut notes)?;
-    report.tables.push(bound_table(&grid, &run, &args.workload, args.seed)?);
-    report.tables.push(layouts_table(&grid, &run, &args.workload, args.seed)?);
+    // One replay of the measured lookups' table visits serves both tables.
+    let traces = traces(&grid, &run, &args.workload, args.seed)?;
+    report.tables.push(bound_table(&grid, &run, &traces));
+    report.tables.push(layouts_table(&traces));
     let mut io = Table::new(
         "grid",
         "I/Os (by kind), parts loaded, KB read and lookups/s per empty lookup",
@@ -94,7 +96,7 @@ fn parts_as_built(build: Build, bits: &[f64]) -> Option<Vec<Part>> {
 }
 
 /// One cell of the bound's grid: the measured lookups' trace of table visits and the bytes.
-struct Trace {
+pub(super) struct Trace {
     dist: crate::bench::keys::KeyDistribution,
     pct: f64,
     costs: Vec<TableCost>,
@@ -112,7 +114,7 @@ impl Trace {
 
 /// The trace of every (distribution, cache %) of the grid at [`BOUND_PCTS`]: the very keys
 /// the measured lookups drew, with the workload's exponent and deviation.
-fn traces(
+pub(super) fn traces(
     grid: &Grid,
     run: &GridRun,
     workload: &super::workload::WorkloadArgs,
@@ -149,12 +151,7 @@ fn traces(
 
 /// Each policy's empty-lookup reads over the bound at [`BOUND_PCTS`] (those in the grid),
 /// and the best policy's over the best any policy could do with its own parts.
-pub(super) fn bound_table(
-    grid: &Grid,
-    run: &GridRun,
-    workload: &super::workload::WorkloadArgs,
-    seed: u64,
-) -> Result<Table, Box<dyn Error>> {
+pub(super) fn bound_table(grid: &Grid, run: &GridRun, traces: &[Trace]) -> Table {
     let mut headers: Vec<String> = [
         "dist",
         "cache %",
@@ -176,7 +173,7 @@ pub(super) fn bound_table(
     let h: Vec<&str> = headers.iter().map(String::as_str).collect();
     let mut t =
         Table::new("bound", "Distance to the optimum: empty-lookup reads over the offline bound at the same bytes", &h);
-    for trace in traces(grid, run, workload, seed)? {
+    for trace in traces {
         let (dist, pct, costs, budget) = (trace.dist, trace.pct, &trace.costs, trace.budget);
         let bloom = trace.per_lookup(min_reads(costs, Floor::Bloom, BITS_PER_KEY, budget));
         let any = trace.per_lookup(min_reads(costs, Floor::AnyFilter, 2.0 * BITS_PER_KEY, budget));
@@ -223,7 +220,7 @@ pub(super) fn bound_table(
         }));
         t.row(row);
     }
-    Ok(t)
+    t
 }
 
 /// Part layouts the `layouts` table weighs: (name, floor, bits per key of each part).
@@ -242,12 +239,7 @@ fn layouts() -> Vec<(&'static str, Floor, Vec<f64>)> {
 /// that are not resident take a read each or one read together), the fewest reads any
 /// policy over those parts could give, over the any-filter bound. Computed from the trace
 /// alone: no tree is built with these layouts here.
-pub(super) fn layouts_table(
-    grid: &Grid,
-    run: &GridRun,
-    workload: &super::workload::WorkloadArgs,
-    seed: u64,
-) -> Result<Table, Box<dyn Error>> {
+fn layouts_table(traces: &[Trace]) -> Table {
     let layouts = layouts();
     let mut headers: Vec<String> = vec!["dist".into(), "cache %".into(), "any-filter bound".into()];
     for (name, _, _) in &layouts {
@@ -260,7 +252,7 @@ pub(super) fn layouts_table(
         "What whole parts cost: the fewest reads per empty lookup any policy over these parts could give, over the any-filter bound",
         &h,
     );
-    for trace in traces(grid, run, workload, seed)? {
+    for trace in traces {
         let any = trace.per_lookup(min_reads(&trace.costs, Floor::AnyFilter, 2.0 * BITS_PER_KEY, trace.budget));
         let mut row = vec![Cell::text(dist_name(trace.dist)), Cell::num(trace.pct, 0), Cell::num(any, 4)];
         for (_, floor, parts) in &layouts {
@@ -272,5 +264,5 @@ pub(super) fn layouts_table(
         }
         t.row(row);
     }
-    Ok(t)
+    t
 }

@@ -14,7 +14,7 @@ use std::error::Error;
 use shamba::FileInfo;
 
 use super::engine::{measure_cached, ratio, tables_per_op, LoadedTree, ReadSpec, Shape, TreeSpec, MEASUREMENT_NOTE};
-use super::memory_bound::{bound_table, BOUND_NOTE};
+use super::memory_bound::{bound_table, traces, BOUND_NOTE};
 use super::pressure_ordering::{ordering_table, same_ios_table, Panel};
 use super::report::{Cell, Plot, Report, Table};
 use super::variants::{build_options, Build, Variant, ALL, BUDGETED};
@@ -448,7 +448,8 @@ pub fn run(args: &ExpArgs) -> Result<Report, Box<dyn Error>> {
     report.tables.push(same_ios_table(&grid.pcts, &panels, cells));
     report.tables.push(bars);
     report.tables.push(scorecard(&grid, cells));
-    report.tables.push(bound_table(&grid, &run, &args.workload, args.seed)?);
+    let traces = traces(&grid, &run, &args.workload, args.seed)?;
+    report.tables.push(bound_table(&grid, &run, &traces));
     report.tables.push(long);
     report.notes.extend(notes);
     report.note("best SHaMBa = the SHaMBa variant (eq/prop, none/P/F, modular Ribbon, eq-F on partitioned filters) with the fewest I/Os in that cell (chosen after the fact: the scorecard shows fixed policies); plain-part = Plain with ~4 KiB partitioned index and filters behind a pinned top-level index (RocksDB's partitioned filters), eq-F-part = SHaMBa-eq-F on the same partitions (seed 002 Fig. 11)");
