@@ -88,8 +88,9 @@ mod tests {
     #[test]
     fn peak_counts_a_vector_built_and_freed() {
         let (len, peak) = peak_during(|| {
-            let scratch = vec![1u8; 1 << 20];
-            let kept = vec![2u8; 1000];
+            // black_box: a release build would otherwise drop the unused allocation.
+            let scratch = std::hint::black_box(vec![1u8; 1 << 20]);
+            let kept = std::hint::black_box(vec![2u8; 1000]);
             drop(scratch);
             kept.len()
         });
