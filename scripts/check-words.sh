@@ -6,10 +6,11 @@
 #
 # Searched: every text file git tracks under crates/, fuzz/ (not its corpora), scripts/
 # and docs/, and the top-level README.md and DESIGN.md. Left out: the dated run folders
-# (docs/results/YYYY-MM-DD/): they are the program's output as it was printed that day,
-# kept as the record a figure was read from, and rewriting them would change the record
-# (docs/results/README.md, which quotes them, is searched). Left out too: this script,
-# which has to spell the patterns.
+# (docs/results/YYYY-MM-DD/): they hold what older builds printed (some notes of which
+# named the bars they were written to meet), kept verbatim as the record a figure was read
+# from; rewriting them would change the record. The `#` lines people added above the
+# output follow these rules, and docs/results/README.md, which quotes the runs, is
+# searched. Left out too: this script, which has to spell the patterns.
 #
 # The patterns aim at numbered or ticket uses only, so ordinary words pass: "issue a read",
 # the Redis server's `Session` and a client's sessions, "a helper function".
