@@ -53,13 +53,11 @@ impl From<SyncFlag> for SyncMode {
 
 /// Run the server until SIGTERM or SIGINT.
 pub fn run(args: &ServeArgs) -> Result<(), Box<dyn Error>> {
-    let config = ServerConfig {
-        db: args.db.clone(),
-        bind: args.bind,
-        sync: args.sync.into(),
-        cache_mb: args.cache_mb,
-        threads: args.threads,
-        databases: args.databases,
-    };
+    let mut config = ServerConfig::new(&args.db);
+    config.bind = args.bind;
+    config.sync = args.sync.into();
+    config.cache_mb = args.cache_mb;
+    config.threads = args.threads;
+    config.databases = args.databases;
     Ok(shamba_server::run(&config)?)
 }

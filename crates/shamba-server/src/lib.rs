@@ -79,8 +79,10 @@ use tokio::signal::unix::{signal, SignalKind};
 use tokio::sync::watch;
 use tokio::task::JoinSet;
 
-/// What a server serves and how: `shamba serve`'s flags.
+/// What a server serves and how: `shamba serve`'s flags. Made by [`ServerConfig::new`],
+/// then adjusted field by field (new settings may be added).
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct ServerConfig {
     /// Database directory (created if missing).
     pub db: PathBuf,
