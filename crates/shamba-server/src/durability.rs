@@ -13,9 +13,9 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
-/// `--sync`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub(crate) enum SyncMode {
+/// When acknowledged writes reach the disk (`shamba serve --sync`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SyncMode {
     /// Sync every write before replying.
     Always,
     /// Sync once a second.
@@ -25,8 +25,8 @@ pub(crate) enum SyncMode {
 }
 
 impl SyncMode {
-    /// The name INFO reports.
-    pub(super) fn name(self) -> &'static str {
+    /// The name INFO, `CONFIG GET appendfsync` and the `--sync` flag use.
+    pub fn name(self) -> &'static str {
         match self {
             SyncMode::Always => "always",
             SyncMode::Everysec => "everysec",

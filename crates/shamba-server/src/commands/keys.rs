@@ -7,10 +7,10 @@
 //! are range deletes: one record per database whatever it holds.
 
 use super::{arg, engine_error, is, not_an_integer, parse_int, selected, syntax_error, Args};
-use crate::serve::glob;
-use crate::serve::reply::Reply;
-use crate::serve::session::Ctx;
-use crate::serve::store::Selected;
+use crate::glob;
+use crate::reply::Reply;
+use crate::session::Ctx;
+use crate::store::Selected;
 use shamba::WriteBatch;
 
 pub(super) fn del(ctx: &mut Ctx<'_>, args: &Args) -> Reply {

@@ -5,8 +5,8 @@
 
 use super::admin::REDIS_COMPAT_VERSION;
 use super::{selected, Args};
-use crate::serve::reply::Reply;
-use crate::serve::session::{Ctx, ServerCounters};
+use crate::reply::Reply;
+use crate::session::{Ctx, ServerCounters};
 use shamba::{BlockKind, Stats};
 use std::fmt::Write;
 
@@ -63,7 +63,7 @@ fn server(ctx: &Ctx<'_>, _: &Stats, out: &mut String) {
     line(out, "uptime_in_seconds", s.started.elapsed().as_secs());
     line(out, "db_path", s.store.db().path().display());
     line(out, "db_index", ctx.session.db);
-    line(out, "db_keyspace", crate::serve::databases::keyspace_name(ctx.session.db));
+    line(out, "db_keyspace", crate::databases::keyspace_name(ctx.session.db));
     line(out, "databases", s.store.databases().count());
 }
 

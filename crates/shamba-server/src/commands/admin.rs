@@ -2,9 +2,9 @@
 //! CONFIG GET.
 
 use super::{arg, is, lookup, not_an_integer, parse_int, printable, syntax_error, Args, Spec, TABLE};
-use crate::serve::glob;
-use crate::serve::reply::{Protocol, Reply};
-use crate::serve::session::Ctx;
+use crate::glob;
+use crate::reply::{Protocol, Reply};
+use crate::session::Ctx;
 
 /// The Redis version whose commands and replies the server follows (what HELLO and INFO
 /// report as `version`, for clients that check it); shamba's own version is reported

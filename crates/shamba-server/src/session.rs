@@ -9,8 +9,10 @@ use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
-/// Shared by every connection.
-pub(super) struct Server {
+/// The state every connection shares: the [`Store`], SCAN's cursors, the request
+/// [`Limits`], and the counters INFO reports. [`Listener::bind`](crate::Listener::bind)
+/// makes one; [`Server::execute`] runs a request against it.
+pub struct Server {
     pub(super) store: Store,
     pub(super) cursors: CursorTable,
     pub(super) limits: Limits,
@@ -42,9 +44,10 @@ impl ServerCounters {
     }
 }
 
-/// One connection's state.
+/// One client's state: its id, its protocol (RESP2 until `HELLO 3`), its name and the
+/// database it selected.
 #[derive(Debug)]
-pub(super) struct Session {
+pub struct Session {
     pub(super) id: u64,
     pub(super) proto: Protocol,
     pub(super) name: Option<Vec<u8>>,
@@ -55,8 +58,25 @@ pub(super) struct Session {
 }
 
 impl Session {
-    pub(super) fn new(id: u64) -> Session {
+    /// A new client's session, numbered `id` (what `CLIENT ID` and `HELLO` report): RESP2,
+    /// no name, database 0.
+    pub fn new(id: u64) -> Session {
         Session { id, proto: Protocol::Resp2, name: None, db: 0, closing: false }
+    }
+
+    /// The protocol its replies are written in.
+    pub fn protocol(&self) -> Protocol {
+        self.proto
+    }
+
+    /// The database its commands act on (`SELECT`).
+    pub fn database(&self) -> usize {
+        self.db
+    }
+
+    /// Whether it asked to close (`QUIT`): its connection closes after the reply.
+    pub fn is_closing(&self) -> bool {
+        self.closing
     }
 }
 
@@ -79,6 +99,21 @@ impl<'a> Ctx<'a> {
 }
 
 impl Server {
+    /// The database and its numbered databases, locks and durability.
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
+    /// Run one request (the command's name, then its arguments) for `session`, as a
+    /// client's request runs: the name looked up in any case, the arity checked, then the
+    /// command; every failure is an error [`Reply`]. Counted in INFO's
+    /// `total_commands_processed`.
+    pub fn execute(&self, session: &mut Session, request: &[Vec<u8>]) -> Reply {
+        let reply = commands::dispatch(&mut Ctx { server: self, session }, request);
+        ServerCounters::add(&self.counters.commands, 1);
+        reply
+    }
+
     /// Run the requests read together, in order, appending each reply to `out` in the
     /// protocol in force when it was made (`HELLO` may switch it between two requests).
     /// Stops after QUIT.

@@ -3,9 +3,9 @@
 
 use std::io::Write;
 
-/// A reply to one command.
+/// A reply to one command, independent of the protocol it is written in.
 #[derive(Clone, Debug, PartialEq)]
-pub(super) enum Reply {
+pub enum Reply {
     /// `+OK`.
     Simple(&'static str),
     /// An error line; the text starts with its code (`ERR`, `WRONGTYPE`, ...).
@@ -26,7 +26,7 @@ pub(super) enum Reply {
 
 /// The protocol a connection speaks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Protocol {
+pub enum Protocol {
     /// RESP2, the default.
     Resp2,
     /// RESP3, after `HELLO 3`.
@@ -35,7 +35,7 @@ pub(super) enum Protocol {
 
 impl Protocol {
     /// The number `HELLO` reports.
-    pub(super) fn version(self) -> i64 {
+    pub fn version(self) -> i64 {
         match self {
             Protocol::Resp2 => 2,
             Protocol::Resp3 => 3,
@@ -45,20 +45,20 @@ impl Protocol {
 
 impl Reply {
     /// `+OK`.
-    pub(super) const OK: Reply = Reply::Simple("OK");
+    pub const OK: Reply = Reply::Simple("OK");
 
     /// An `ERR` error.
-    pub(super) fn err(msg: impl std::fmt::Display) -> Reply {
+    pub fn err(msg: impl std::fmt::Display) -> Reply {
         Reply::Error(format!("ERR {msg}"))
     }
 
     /// A bulk string from text.
-    pub(super) fn text_bulk(s: impl Into<String>) -> Reply {
+    pub fn text_bulk(s: impl Into<String>) -> Reply {
         Reply::Bulk(s.into().into_bytes())
     }
 
     /// Append this reply's bytes to `out`.
-    pub(super) fn encode(&self, proto: Protocol, out: &mut Vec<u8>) {
+    pub fn encode(&self, proto: Protocol, out: &mut Vec<u8>) {
         // Writing into a `Vec` cannot fail.
         let _ = self.write_to(proto, out);
     }

@@ -25,8 +25,9 @@ use selected;
 /// A request's words: the command name first.
 pub(super) type Args = [Vec<u8>];
 
-/// One command.
-pub(super) struct Spec {
+/// One command of the table: its name, arity, flags and key positions, as `COMMAND`
+/// reports them.
+pub struct Spec {
     /// Lowercase name.
     pub(super) name: &'static str,
     /// Redis's convention: `n` exactly n words (the name included), `-n` at least n.
@@ -81,8 +82,25 @@ pub(super) static TABLE: &[Spec] = &[
     Spec { name: "keys", arity: 2, flags: RS, keys: (0, 0, 0), group: "generic", summary: "Keys matching a pattern", run: keys::keys },
 ];
 
+impl Spec {
+    /// Its name, in lowercase.
+    pub fn name(&self) -> &'static str {
+        self.name
+    }
+
+    /// Redis's command flags (`write`, `readonly`, `fast`, ...).
+    pub fn flags(&self) -> &'static [&'static str] {
+        self.flags
+    }
+
+    /// Whether it may write (the `write` flag): the commands a replica must see.
+    pub fn is_write(&self) -> bool {
+        self.flags.contains(&"write")
+    }
+}
+
 /// The command named `name`, any case.
-pub(super) fn lookup(name: &[u8]) -> Option<&'static Spec> {
+pub fn lookup(name: &[u8]) -> Option<&'static Spec> {
     TABLE.iter().find(|s| s.name.as_bytes().eq_ignore_ascii_case(name))
 }
 

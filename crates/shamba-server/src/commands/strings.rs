@@ -2,8 +2,8 @@
 //! Every write holds its keys' stripe locks from read to write (see `store`).
 
 use super::{arg, engine_error, is, not_an_integer, parse_int, selected, syntax_error, wrong_arity, Args};
-use crate::serve::reply::Reply;
-use crate::serve::session::Ctx;
+use crate::reply::Reply;
+use crate::session::Ctx;
 use shamba::WriteBatch;
 
 fn bulk_or_null(v: Option<Vec<u8>>) -> Reply {

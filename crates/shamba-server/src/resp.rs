@@ -6,23 +6,23 @@
 
 /// How big a request may get.
 #[derive(Clone, Copy, Debug)]
-pub(super) struct Limits {
+pub struct Limits {
     /// Longest bulk string (a key or a value).
-    pub(super) max_bulk: usize,
+    pub max_bulk: usize,
     /// Most elements in one request array.
-    pub(super) max_args: usize,
+    pub max_args: usize,
     /// Longest inline command line.
-    pub(super) max_inline: usize,
+    pub max_inline: usize,
     /// Most bytes of one unfinished request held in memory (Redis's
     /// `client-query-buffer-limit`).
-    pub(super) max_query: usize,
+    pub max_query: usize,
 }
 
 impl Limits {
     /// Bulk strings up to the engine's largest key or value, capped at Redis's own 512 MB
     /// `proto-max-bulk-len`; Redis's 1M-element array bound, 64 KiB inline bound and 1 GiB
     /// query buffer.
-    pub(super) fn for_engine(max_key_size: usize, max_value_size: usize) -> Limits {
+    pub fn for_engine(max_key_size: usize, max_value_size: usize) -> Limits {
         Limits {
             max_bulk: max_key_size.max(max_value_size).min(512 << 20),
             max_args: 1 << 20,
@@ -32,9 +32,11 @@ impl Limits {
     }
 }
 
-/// A request that cannot be read: the connection answers with this and closes.
-#[derive(Debug, PartialEq, Eq)]
-pub(super) struct ProtocolError(pub(super) String);
+/// A request that cannot be read: the connection answers with this and closes. It
+/// displays as the reason (`invalid bulk length`, ...).
+#[derive(Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct ProtocolError(pub(super) String);
 
 /// One request: the command name and its arguments.
 pub(super) type Args = Vec<Vec<u8>>;
@@ -42,7 +44,12 @@ pub(super) type Args = Vec<Vec<u8>>;
 /// Parse one request from the front of `buf`: `Ok(Some((args, consumed)))`, `Ok(None)` when
 /// `buf` holds only part of one, or the reason it is malformed. An empty inline line parses
 /// as an empty `args` (to be skipped, as Redis does).
-pub(super) fn parse_request(buf: &[u8], limits: &Limits) -> Result<Option<(Args, usize)>, ProtocolError> {
+///
+/// # Errors
+///
+/// A [`ProtocolError`] when the front of `buf` is not a request: a frame over `limits`, a
+/// bad length, a missing CRLF, an element that is not a bulk string.
+pub fn parse_request(buf: &[u8], limits: &Limits) -> Result<Option<(Args, usize)>, ProtocolError> {
     match buf.first() {
         None => Ok(None),
         Some(b'*') => parse_array(buf, limits),

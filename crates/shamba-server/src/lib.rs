@@ -1,0 +1,296 @@
+//! # shamba-server
+//!
+//! A Redis-protocol server over the shamba engine's public API (RESP2, RESP3 after
+//! `HELLO 3`), for clients nobody here wrote. The `shamba serve` command is [`run`] with a
+//! [`ServerConfig`] made from its flags.
+//!
+//! The layers, bottom up, each usable on its own (a replication layer builds on the store
+//! and the command execution):
+//!
+//! - [`Store`]: the engine (one [`shamba::Db`]) with SELECT's numbered databases (database 0
+//!   the default keyspace, database n the keyspace `db{n}`), striped key locks that make
+//!   read-modify-write commands atomic, and the chosen durability ([`SyncMode`]).
+//!   [`Selected`] is one database as a command sees it.
+//! - [`Server`]: the state every connection shares (the store, SCAN's cursors, the request
+//!   limits, INFO's counters); [`Server::execute`] runs one request for a [`Session`] (one
+//!   client's protocol, name and selected database) and answers with a [`Reply`]. The
+//!   command table ([`command`]) is the one `COMMAND` reports.
+//! - [`parse_request`] reads requests (RESP arrays of bulk strings, or inline commands)
+//!   within [`Limits`]; [`Reply::encode`] writes answers in a session's [`Protocol`].
+//! - [`Listener`]: accepts clients on a tokio runtime, one task each; a connection parses
+//!   every whole request it has read and runs them together on the blocking pool (engine
+//!   calls may read the disk or sync the WAL), then writes the replies in order. It stops
+//!   cleanly when told to: no new clients, the requests already read answered, the
+//!   database flushed and closed.
+//!
+//! Inside: `commands` (the table and one file per group of handlers), `connection` (one
+//! client's loop), `cursor` (SCAN's cursors), `databases`, `durability`, `glob` (KEYS and
+//! SCAN MATCH patterns), `reply`, `resp`, `session`, `store`.
+//!
+//! ```no_run
+//! use shamba_server::{Listener, ServerConfig, SyncMode};
+//!
+//! # async fn example() -> Result<(), shamba_server::Error> {
+//! let mut config = ServerConfig::new("/tmp/my-db");
+//! config.bind = "127.0.0.1:0".parse().expect("an address");
+//! config.sync = SyncMode::Always;
+//! let listener = Listener::bind(&config).await?;
+//! println!("listening on {}", listener.local_addr());
+//! // Serve until ctrl-c, then flush and close the database.
+//! listener.serve(async { let _ = tokio::signal::ctrl_c().await; }).await
+//! # }
+//! ```
+
+#![warn(missing_docs)]
+#![deny(unreachable_pub)]
+#![warn(clippy::missing_errors_doc)]
+#![deny(clippy::unwrap_used, clippy::undocumented_unsafe_blocks, unsafe_op_in_unsafe_fn)]
+#![warn(clippy::expect_used)]
+#![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
+
+mod commands;
+mod connection;
+mod cursor;
+mod databases;
+mod durability;
+mod glob;
+mod reply;
+mod resp;
+mod session;
+mod store;
+
+pub use commands::{lookup as command, Spec as CommandSpec};
+pub use durability::SyncMode;
+pub use reply::{Protocol, Reply};
+pub use resp::{parse_request, Limits, ProtocolError};
+pub use session::{Server, Session};
+pub use store::{KeyLocks, Selected, Store};
+
+use session::ServerCounters;
+use shamba::{Db, Options};
+use std::future::Future;
+use std::io::Write;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::net::TcpListener;
+use tokio::signal::unix::{signal, SignalKind};
+use tokio::sync::watch;
+use tokio::task::JoinSet;
+
+/// What a server serves and how: `shamba serve`'s flags. Made by [`ServerConfig::new`],
+/// then adjusted field by field (new settings may be added).
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct ServerConfig {
+    /// Database directory (created if missing).
+    pub db: PathBuf,
+    /// Address to listen on (port 0: any free port; [`Listener::local_addr`] says which).
+    pub bind: SocketAddr,
+    /// When acknowledged writes reach the disk.
+    pub sync: SyncMode,
+    /// Block cache size in MiB (`None`: the engine's default).
+    pub cache_mb: Option<usize>,
+    /// Threads serving connections, for [`run`]'s runtime (`None`: one per core).
+    pub threads: Option<usize>,
+    /// Databases SELECT chooses among (at least 1): 0 is the default keyspace, n the
+    /// keyspace `db{n}` (created when first selected).
+    pub databases: u16,
+}
+
+impl ServerConfig {
+    /// The defaults of `shamba serve` for the database in `db`: `127.0.0.1:6380`,
+    /// [`SyncMode::Everysec`], the engine's cache, one thread per core, 16 databases.
+    pub fn new(db: impl Into<PathBuf>) -> ServerConfig {
+        ServerConfig {
+            db: db.into(),
+            bind: SocketAddr::from(([127, 0, 0, 1], 6380)),
+            sync: SyncMode::Everysec,
+            cache_mb: None,
+            threads: None,
+            databases: 16,
+        }
+    }
+
+    /// The engine's options this configuration opens the database with.
+    fn engine_options(&self) -> Options {
+        let mut opts = Options::default();
+        if let Some(mb) = self.cache_mb {
+            opts.cache_capacity = mb << 20;
+        }
+        opts
+    }
+}
+
+/// Why a server could not start, or did not stop cleanly.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The engine failed: opening the database, creating a database's keyspace, or the
+    /// final flush and close.
+    #[error(transparent)]
+    Engine(#[from] shamba::Error),
+    /// The system failed: building the runtime, binding the address, installing the
+    /// signal handlers, writing the banner.
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+}
+
+/// `shamba serve`: open the database, serve it on a runtime of its own until SIGTERM or
+/// SIGINT, then flush and close it. Prints `shamba serve: listening on ADDR (db DIR, sync
+/// MODE)` on standard output once clients can connect (scripts read the port from it), and
+/// what it is doing when it stops on standard error.
+///
+/// # Errors
+///
+/// [`Error::Io`] when the runtime, the listening socket or the signal handlers cannot be
+/// had; [`Error::Engine`] as [`Listener::bind`] and [`Listener::serve`].
+pub fn run(config: &ServerConfig) -> Result<(), Error> {
+    let mut rt = tokio::runtime::Builder::new_multi_thread();
+    if let Some(n) = config.threads {
+        rt.worker_threads(n.max(1));
+    }
+    let rt = rt.enable_io().enable_time().build()?;
+    rt.block_on(async {
+        let mut term = signal(SignalKind::terminate())?;
+        let mut int = signal(SignalKind::interrupt())?;
+        let listener = Listener::bind(config).await?;
+        // Tests and scripts read this line to learn the port.
+        println!(
+            "shamba serve: listening on {} (db {}, sync {})",
+            listener.local_addr(),
+            config.db.display(),
+            config.sync.name()
+        );
+        std::io::stdout().flush()?;
+        listener
+            .serve(async move {
+                tokio::select! {
+                    _ = term.recv() => {}
+                    _ = int.recv() => {}
+                }
+            })
+            .await
+    })
+}
+
+/// A server with its database open and its address bound, not yet accepting clients.
+pub struct Listener {
+    listener: TcpListener,
+    server: Arc<Server>,
+}
+
+impl Listener {
+    /// Open `config.db` (on the blocking pool) and bind `config.bind`. Must run on a tokio
+    /// runtime with I/O and time enabled. `config.threads` is [`run`]'s to use: a listener
+    /// runs on the runtime it is given.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Engine`] when the database does not open (locked by another process,
+    /// corrupt, bad options) or a database's keyspace does not; [`Error::Io`] when the
+    /// address cannot be bound.
+    pub async fn bind(config: &ServerConfig) -> Result<Listener, Error> {
+        let opts = config.engine_options();
+        let limits = Limits::for_engine(opts.max_key_size, opts.max_value_size);
+        let dir = config.db.clone();
+        let db = tokio::task::spawn_blocking(move || Db::open(dir, opts)).await.map_err(std::io::Error::other)??;
+        let listener = TcpListener::bind(config.bind).await?;
+        let bind = listener.local_addr()?;
+        let server = Arc::new(Server {
+            store: Store::new(db, config.sync, usize::from(config.databases))?,
+            cursors: cursor::CursorTable::new(),
+            limits,
+            bind,
+            started: Instant::now(),
+            counters: ServerCounters::default(),
+        });
+        Ok(Listener { listener, server })
+    }
+
+    /// The address clients connect to (the port chosen when the configuration asked for
+    /// port 0).
+    pub fn local_addr(&self) -> SocketAddr {
+        self.server.bind
+    }
+
+    /// The state the connections will share: its [`Store`] and [`Server::execute`].
+    pub fn server(&self) -> &Arc<Server> {
+        &self.server
+    }
+
+    /// Accept clients until `shutdown` completes; then stop accepting, let every
+    /// connection finish the requests it has read, and flush and close the database.
+    /// With [`SyncMode::Everysec`], syncs the WAL once a second meanwhile when anything was
+    /// written. Failures that do not stop the server (an accept, a background sync) are
+    /// reported on standard error.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Engine`] when the final flush or close fails.
+    pub async fn serve(self, shutdown: impl Future<Output = ()>) -> Result<(), Error> {
+        let Listener { listener, server } = self;
+        let (stop_tx, stop_rx) = watch::channel(false);
+        let syncer =
+            (server.store.sync_mode() == SyncMode::Everysec).then(|| tokio::spawn(sync_every_second(server.clone())));
+        let mut clients = JoinSet::new();
+        let mut next_id = 1u64;
+        tokio::pin!(shutdown);
+        loop {
+            tokio::select! {
+                accepted = listener.accept() => match accepted {
+                    Ok((stream, _)) => {
+                        ServerCounters::add(&server.counters.connections_received, 1);
+                        clients.spawn(connection::serve(server.clone(), stream, next_id, stop_rx.clone()));
+                        next_id += 1;
+                    }
+                    // Out of descriptors and the like: the listener stays; wait a little.
+                    Err(e) => {
+                        eprintln!("shamba serve: accept failed: {e}");
+                        tokio::time::sleep(Duration::from_millis(10)).await;
+                    }
+                },
+                Some(_) = clients.join_next(), if !clients.is_empty() => {}
+                () = &mut shutdown => break,
+            }
+        }
+        // Stop accepting, let every connection finish the requests it has read, then flush.
+        drop(listener);
+        eprintln!("shamba serve: stopping ({} connections open)", clients.len());
+        let _ = stop_tx.send(true);
+        while clients.join_next().await.is_some() {}
+        if let Some(s) = syncer {
+            s.abort();
+            let _ = s.await;
+        }
+        let db = server.store.db().clone();
+        tokio::task::spawn_blocking(move || -> shamba::Result<()> {
+            db.flush()?;
+            db.close()
+        })
+        .await
+        .map_err(std::io::Error::other)??;
+        eprintln!("shamba serve: flushed and closed");
+        Ok(())
+    }
+}
+
+/// `--sync everysec`: once a second, if anything was written since the last sync, make it
+/// durable (see `durability`).
+async fn sync_every_second(server: Arc<Server>) {
+    let mut tick = tokio::time::interval(Duration::from_secs(1));
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tick.tick().await;
+        if !server.store.tracker().take_dirty() {
+            continue;
+        }
+        let s = server.clone();
+        match tokio::task::spawn_blocking(move || s.store.sync_now()).await {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => eprintln!("shamba serve: WAL sync failed: {e}"),
+            Err(e) => eprintln!("shamba serve: WAL sync task failed: {e}"),
+        }
+    }
+}
