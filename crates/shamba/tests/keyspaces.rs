@@ -263,3 +263,28 @@ fn a_keyspace_lists_its_own_table_files() {
     db.drop_keyspace("logs").unwrap();
     assert!(ks.files().is_empty(), "a dropped keyspace has no files");
 }
+
+/// A batch holds no handle, so it may outlive the database its keyspaces belong to. Written
+/// to a database opened after that one closed, whose keyspace of the same id is another
+/// keyspace, it is refused, naming the keyspace, and writes nothing there.
+#[test]
+fn a_batch_outliving_its_database_is_refused_by_the_next_one() {
+    let dir = tempfile::tempdir().unwrap();
+    for round in 0..10 {
+        let first = Db::open(dir.path().join(format!("first{round}")), small()).unwrap();
+        let users = first.keyspace("users").unwrap();
+        let mut batch = WriteBatch::new();
+        batch.put_in(&users, b"k", b"from the first");
+        drop(users);
+        first.close().unwrap();
+
+        let second = Db::open(dir.path().join(format!("second{round}")), small()).unwrap();
+        let logs = second.keyspace("logs").unwrap();
+        match second.write(batch) {
+            Err(Error::InvalidArgument(msg)) => assert!(msg.contains("another database"), "{msg}"),
+            other => panic!("round {round}: a batch of a closed database was not refused: {other:?}"),
+        }
+        assert_eq!(logs.get(b"k").unwrap(), None, "round {round}: written into another keyspace");
+        second.close().unwrap();
+    }
+}

@@ -1,25 +1,35 @@
 //! The database handle: open/recover, writes, reads, iterators, snapshots, flush and
 //! compaction, statistics, close.
 
+// The parts, below everything else here (they import nothing from this folder but each
+// other's plain data): `batch`, `pacer`, `table_slots`, `sequence`, `file_book`,
+// `live_wal`, `workers`, `write_queue`; then `super_version`, `tree`, `trees`; then
+// `inner`, which holds the parts; then the paths that coordinate them; then the handles.
 mod background;
 mod batch;
 mod checkpoint;
+mod file_book;
 mod file_info;
 mod inner;
 mod iter;
 mod keyspace;
+mod live_wal;
 mod multi_get;
 mod open;
 mod pacer;
 mod read;
 mod resume;
+mod sequence;
 mod snapshot;
 mod super_version;
 mod table_accesses;
 mod table_slots;
 mod tree;
+mod trees;
 mod verify;
+mod workers;
 mod write;
+mod write_queue;
 
 pub(crate) use batch::decode_batch;
 pub use batch::WriteBatch;
@@ -344,7 +354,7 @@ impl Db {
     /// - [`Error::Io`](crate::Error::Io) when the device fails reading the inputs, writing
     ///   the output tables or logging the new version in the manifest.
     pub fn compact(&self) -> Result<()> {
-        self.inner.compact_all(&self.inner.trees())
+        self.inner.compact_all(&self.inner.trees.all())
     }
 
     /// Flush, then run compactions in the calling thread until no level needs one: the
@@ -443,7 +453,7 @@ impl Db {
             })
             .collect();
         let (open_table_files, max_open_table_files) = inner.tables.open_files();
-        let residency = inner.filter_residency();
+        let residency = inner.trees.filter_residency();
         Stats {
             io: inner.io.snapshot(),
             cache: inner.block_cache.counters(),
@@ -538,24 +548,12 @@ impl DbInner {
         if self.closed.swap(true, Ordering::AcqRel) {
             return Ok(());
         }
-        {
-            let mut bg = self.bg.lock();
-            bg.shutting_down = true;
-            self.bg_cv.notify_all();
-        }
-        let threads: Vec<_> = std::mem::take(&mut *self.threads.lock());
-        for t in threads {
-            let _ = t.join();
-        }
+        self.bg.stop();
         // Wait for an in-flight write group to finish before syncing its log.
-        let mut q = self.queue.lock();
-        while q.leader_active {
-            self.queue_cv.wait(&mut q);
-        }
-        drop(q);
+        self.queue.wait_idle();
         // Never retry a failed sync: a success now would not bring back what it lost.
-        let synced = if self.sync_watch.failed() { Ok(()) } else { self.wal.lock().writer.sync() };
-        let persisted = if self.bg.lock().error.is_none() { self.persist_file_stats() } else { Ok(()) };
+        let synced = if self.storage.failed() { Ok(()) } else { self.wal.sync() };
+        let persisted = if self.bg.failed() { Ok(()) } else { self.persist_file_stats() };
         // Tables a reader still held when their compaction finished go now, not at the next
         // open (the pass keeps everything after a background error).
         self.delete_obsolete_files();
