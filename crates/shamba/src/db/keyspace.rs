@@ -188,6 +188,10 @@ impl WriteBatch {
     /// Add a put of `key` to `value` in keyspace `ks`: the batch stays atomic across
     /// keyspaces (one WAL record).
     ///
+    /// The batch keeps the keyspace's id, not the handle: [`Db::write`] refuses the whole
+    /// batch with [`Error::InvalidArgument`](crate::Error::InvalidArgument), naming the
+    /// keyspace, if it is dropped by then or belongs to another database.
+    ///
     /// ```
     /// # let dir = tempfile::tempdir()?;
     /// # let db = shamba::Db::open(dir.path(), shamba::Options::default())?;

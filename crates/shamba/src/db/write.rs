@@ -61,31 +61,31 @@ impl DbInner {
             std::mem::forget(unwinding);
             return Err(e);
         }
-        let group = self.queue.take_group();
+        let mut group = self.queue.take_group();
         unwinding.group = group.iter().map(|w| w.id).filter(|&w| w != id).collect();
 
         // The keyspaces are checked again under the lead, where none is dropped: a write
         // naming one dropped since it was queued is refused whole, not applied in part.
-        let mut results = Vec::with_capacity(group.len());
-        let mut committing = Vec::with_capacity(group.len());
-        for w in group {
-            match self.trees.check_named(w.batch.keyspaces(), self.number, &self.dir) {
-                Ok(()) => committing.push(w),
-                Err(e) => results.push((w.id, Err(e))),
-            }
+        let mut refused: Vec<(u64, Result<()>)> = Vec::new();
+        if group.iter().any(|w| !w.batch.keyspaces().is_empty()) {
+            group.retain(|w| match self.trees.check_named(w.batch.keyspaces(), self.number, &self.dir) {
+                Ok(()) => true,
+                Err(e) => {
+                    refused.push((w.id, Err(e)));
+                    false
+                }
+            });
         }
-        if !committing.is_empty() {
-            let result = self.commit_group(&mut committing);
-            // Every write of the group gets the group's outcome, an error with its kind (as
-            // LevelDB copies the leader's `Status` to each writer of the group).
-            for w in &committing {
-                results.push((w.id, result.as_ref().map(|_| ()).map_err(Error::duplicate)));
-            }
-        }
-        let own = results.iter().position(|(w, _)| *w == id).map(|at| results.swap_remove(at).1);
-        self.queue.finish(results);
+        let result = if group.is_empty() { Ok(()) } else { self.commit_group(&mut group) };
+        let own_refused = refused.iter().position(|(w, _)| *w == id).map(|at| refused.swap_remove(at).1);
+        // Every write of the group gets the group's outcome, an error with its kind (as
+        // LevelDB copies the leader's `Status` to each writer of the group).
+        let others = group.iter().filter(|w| w.id != id);
+        self.queue.finish(
+            refused.into_iter().chain(others.map(|w| (w.id, result.as_ref().map(|_| ()).map_err(Error::duplicate)))),
+        );
         std::mem::forget(unwinding);
-        own.unwrap_or_else(|| Err(Error::InvalidArgument("internal: the leader's write was not in its group".into())))
+        own_refused.unwrap_or(result)
     }
 
     /// Log and apply a group; on a WAL failure the database turns read-only, since the log
