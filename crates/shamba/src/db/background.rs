@@ -29,12 +29,12 @@ impl DbInner {
             let flushing = self.bg.flushing.lock();
             let Some((tree, mem)) = self.oldest_frozen() else {
                 drop(flushing);
-                self.bg.idle(IDLE_WAIT, false);
+                self.bg.idle(IDLE_WAIT);
                 continue;
             };
             if self.bg.failed() {
                 drop(flushing);
-                self.bg.idle(IDLE_WAIT, false);
+                self.bg.idle(IDLE_WAIT);
                 continue;
             }
             if let Err(e) = self.flush_memtable(&tree, &mem) {
@@ -88,13 +88,13 @@ impl DbInner {
             if self.bg.failed() {
                 // A full disk may get room back: the thread retries resuming by itself.
                 let next = self.maybe_resume_by_itself(&mut last_resume);
-                self.bg.idle(next.min(IDLE_WAIT), true);
+                self.bg.idle_while_failed(next.min(IDLE_WAIT));
                 continue;
             }
             last_resume = None;
             match self.maybe_compact() {
                 Ok(true) => self.bg.wake(),
-                Ok(false) => self.bg.idle(IDLE_WAIT, false),
+                Ok(false) => self.bg.idle(IDLE_WAIT),
                 Err(e) => self.bg.set_error(e),
             }
         }
@@ -180,7 +180,7 @@ impl DbInner {
                 drop(self.bg.flushing.lock());
                 return Ok(());
             }
-            // Closing: the next check says so.
+            // A close or a background error ends the wait at the next check.
             let _ = self.bg.wake_and_wait(Duration::from_millis(20));
         }
     }

@@ -73,6 +73,7 @@ pub(crate) struct DbInner {
     /// The default keyspace's tree (also in `trees`): `Db`'s own reads and writes.
     pub default: Arc<Tree>,
     pub trees: Trees,
+    /// The manifest and every keyspace's current version.
     pub versions: Mutex<VersionSet>,
     pub tables: Arc<TableCache>,
     pub block_cache: Arc<BlockCache>,
@@ -83,6 +84,7 @@ pub(crate) struct DbInner {
     pub bg: Workers,
     pub files: FileBook,
     pub counters: DbCounters,
+    /// Set once by `close` (or the last handle's drop): every operation fails from then on.
     pub closed: AtomicBool,
 }
 

@@ -85,11 +85,19 @@ impl Workers {
     }
 
     /// A worker with nothing to do sleeps up to `wait`, or until woken; not at all once
-    /// shutting down. With `while_failed`, only while a background error stands (a worker
-    /// waiting to retry resuming).
-    pub(crate) fn idle(&self, wait: Duration, while_failed: bool) {
+    /// shutting down.
+    pub(crate) fn idle(&self, wait: Duration) {
         let mut state = self.state.lock();
-        if !state.shutting_down && (!while_failed || state.error.is_some()) {
+        if !state.shutting_down {
+            self.cv.wait_for(&mut state, wait);
+        }
+    }
+
+    /// A worker waiting to retry resuming sleeps up to `wait`, or until woken, while the
+    /// background error stands (not at all once it is cleared, or shutting down).
+    pub(crate) fn idle_while_failed(&self, wait: Duration) {
+        let mut state = self.state.lock();
+        if !state.shutting_down && state.error.is_some() {
             self.cv.wait_for(&mut state, wait);
         }
     }
@@ -131,7 +139,7 @@ mod tests {
             let worker = w.clone();
             w.spawn(name, move || {
                 while !worker.shutting_down() {
-                    worker.idle(Duration::from_secs(60), false);
+                    worker.idle(Duration::from_secs(60));
                 }
             })
             .unwrap();
@@ -166,7 +174,7 @@ mod tests {
         assert!(waiter.join().unwrap() < Duration::from_secs(30));
         // Failed and not shutting down: a worker waiting to retry sleeps (briefly here).
         let t = Instant::now();
-        w.idle(Duration::from_millis(20), true);
+        w.idle_while_failed(Duration::from_millis(20));
         assert!(t.elapsed() >= Duration::from_millis(15));
     }
 }
