@@ -263,3 +263,89 @@ fn a_keyspace_lists_its_own_table_files() {
     db.drop_keyspace("logs").unwrap();
     assert!(ks.files().is_empty(), "a dropped keyspace has no files");
 }
+
+/// A batch holds no handle, so it may outlive the database its keyspaces belong to. Written
+/// to a database opened after that one closed, whose keyspace of the same id is another
+/// keyspace, it is refused, naming the keyspace, and writes nothing there.
+#[test]
+fn a_batch_outliving_its_database_is_refused_by_the_next_one() {
+    let dir = tempfile::tempdir().unwrap();
+    for round in 0..10 {
+        let first = Db::open(dir.path().join(format!("first{round}")), small()).unwrap();
+        let users = first.keyspace("users").unwrap();
+        let mut batch = WriteBatch::new();
+        batch.put_in(&users, b"k", b"from the first");
+        drop(users);
+        first.close().unwrap();
+
+        let second = Db::open(dir.path().join(format!("second{round}")), small()).unwrap();
+        let logs = second.keyspace("logs").unwrap();
+        match second.write(batch) {
+            Err(Error::InvalidArgument(msg)) => assert!(msg.contains("another database"), "{msg}"),
+            other => panic!("round {round}: a batch of a closed database was not refused: {other:?}"),
+        }
+        assert_eq!(logs.get(b"k").unwrap(), None, "round {round}: written into another keyspace");
+        second.close().unwrap();
+    }
+}
+
+/// A batch names its keyspaces by id: one naming a dropped keyspace, or a keyspace (the
+/// default one included) of another database, is refused whole with a message naming it,
+/// also when the drop comes while the write waits in the queue.
+#[test]
+fn a_batch_naming_a_keyspace_it_cannot_write_is_refused_by_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path().join("db"), small()).unwrap();
+    let gone = db.keyspace("gone").unwrap();
+    db.drop_keyspace("gone").unwrap();
+    let mut batch = WriteBatch::new();
+    batch.put(b"d", b"v").delete_in(&gone, b"k");
+    match db.write(batch) {
+        Err(Error::InvalidArgument(msg)) => assert!(msg.contains("\"gone\"") && msg.contains("dropped"), "{msg}"),
+        other => panic!("not refused: {other:?}"),
+    }
+    assert_eq!(db.get(b"d").unwrap(), None);
+
+    let other = Db::open(dir.path().join("other"), small()).unwrap();
+    let mut batch = WriteBatch::new();
+    batch.put_in(&other.keyspace("default").unwrap(), b"d", b"v");
+    match db.write(batch) {
+        Err(Error::InvalidArgument(msg)) => assert!(msg.contains("another database"), "{msg}"),
+        other => panic!("a batch naming another database's default keyspace was not refused: {other:?}"),
+    }
+    assert_eq!(db.get(b"d").unwrap(), None);
+    assert_eq!(other.get(b"d").unwrap(), None);
+
+    // Writers race a drop: each batch is applied whole (its default key is there) or
+    // refused whole (it is not), never applied in part.
+    let racing = db.keyspace("racing").unwrap();
+    let writers: Vec<_> = (0..4)
+        .map(|t| {
+            let (db, racing) = (db.clone(), racing.clone());
+            std::thread::spawn(move || {
+                (0..200)
+                    .map(|i| {
+                        let key = format!("w{t}-{i}");
+                        let mut batch = WriteBatch::new();
+                        batch.put(&key, b"v").put_in(&racing, &key, b"v");
+                        (key, db.write(batch))
+                    })
+                    .collect::<Vec<_>>()
+            })
+        })
+        .collect();
+    std::thread::sleep(std::time::Duration::from_millis(5));
+    db.drop_keyspace("racing").unwrap();
+    for writer in writers {
+        for (key, result) in writer.join().unwrap() {
+            match result {
+                Ok(()) => assert!(db.get(&key).unwrap().is_some(), "{key} acknowledged but not applied"),
+                Err(Error::InvalidArgument(msg)) => {
+                    assert!(msg.contains("\"racing\""), "{msg}");
+                    assert_eq!(db.get(&key).unwrap(), None, "{key} refused but applied in part");
+                }
+                Err(e) => panic!("{key}: {e}"),
+            }
+        }
+    }
+}

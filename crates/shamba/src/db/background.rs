@@ -1,11 +1,14 @@
 //! Background work: one thread flushes frozen memtables, one runs compactions; both
 //! delete the files their work made obsolete. Readers never wait for either.
 
-use super::inner::{DbInner, SuperVersion};
+use super::file_book::{obsolete_files, Obsolete};
+use super::inner::DbInner;
+use super::super_version::SuperVersion;
 use super::tree::Tree;
 use crate::compaction::job::{flush_to_table, output_compression, run_compaction, JobEnv};
 use crate::compaction::{collectable_range_dels, picker, Compaction, CompactionChoice, OutputRun, LEVELED_RUN};
 use crate::error::Result;
+use crate::io::Storage;
 use crate::manager::{inherit, Estimate};
 use crate::memtable::MemTable;
 use crate::stats::DbCounters;
@@ -19,44 +22,34 @@ use std::time::Duration;
 const IDLE_WAIT: Duration = Duration::from_millis(200);
 
 impl DbInner {
-    fn shutting_down(&self) -> bool {
-        self.bg.lock().shutting_down
-    }
-
-    fn idle_wait(&self) {
-        let mut bg = self.bg.lock();
-        if !bg.shutting_down {
-            self.bg_cv.wait_for(&mut bg, IDLE_WAIT);
-        }
-    }
-
     /// The flush thread: write the oldest frozen memtable of any keyspace to L0 until none
     /// is left.
     pub(crate) fn flush_loop(self: &Arc<Self>) {
-        while !self.shutting_down() {
-            let flushing = self.flushing.lock();
+        while !self.bg.shutting_down() {
+            let flushing = self.bg.flushing.lock();
             let Some((tree, mem)) = self.oldest_frozen() else {
                 drop(flushing);
-                self.idle_wait();
+                self.bg.idle(IDLE_WAIT);
                 continue;
             };
-            if self.bg.lock().error.is_some() {
+            if self.bg.failed() {
                 drop(flushing);
-                self.idle_wait();
+                self.bg.idle(IDLE_WAIT);
                 continue;
             }
             if let Err(e) = self.flush_memtable(&tree, &mem) {
-                self.set_bg_error(e);
+                self.bg.set_error(e);
             }
             drop(flushing);
-            self.bg_cv.notify_all();
+            self.bg.wake();
         }
     }
 
     /// The frozen memtable with the oldest WAL, over every keyspace, and its tree (the
     /// caller holds `flushing`, so a tree found here is not dropped before its flush).
     pub(crate) fn oldest_frozen(&self) -> Option<(Arc<Tree>, Arc<MemTable>)> {
-        self.trees()
+        self.trees
+            .all()
             .into_iter()
             .filter_map(|t| {
                 let mem = t.super_version().imm.last().cloned()?;
@@ -70,7 +63,7 @@ impl DbInner {
     /// WALs alive. One manifest edit per keyspace whose floor moves. Called holding
     /// `flushing`.
     fn advance_idle_log_numbers(&self) -> Result<()> {
-        for tree in self.trees() {
+        for tree in self.trees.all() {
             let sv = tree.super_version();
             if !sv.imm.is_empty() {
                 continue;
@@ -91,34 +84,28 @@ impl DbInner {
     /// The compaction thread: run picked compactions until none is needed.
     pub(crate) fn compaction_loop(self: &Arc<Self>) {
         let mut last_resume = None;
-        while !self.shutting_down() {
-            if self.bg.lock().error.is_some() {
+        while !self.bg.shutting_down() {
+            if self.bg.failed() {
                 // A full disk may get room back: the thread retries resuming by itself.
                 let next = self.maybe_resume_by_itself(&mut last_resume);
-                let mut bg = self.bg.lock();
-                if !bg.shutting_down && bg.error.is_some() {
-                    self.bg_cv.wait_for(&mut bg, next.min(IDLE_WAIT));
-                }
+                self.bg.idle_while_failed(next.min(IDLE_WAIT));
                 continue;
             }
             last_resume = None;
             match self.maybe_compact() {
-                Ok(true) => {
-                    self.bg_cv.notify_all();
-                }
-                Ok(false) => self.idle_wait(),
-                Err(e) => self.set_bg_error(e),
+                Ok(true) => self.bg.wake(),
+                Ok(false) => self.bg.idle(IDLE_WAIT),
+                Err(e) => self.bg.set_error(e),
             }
         }
     }
 
-    /// Run one compaction if a level needs it; `Ok(false)` if none does.
     /// Run one compaction if a level of some keyspace needs it (the keyspace whose level
     /// scores highest first); `Ok(false)` if none does.
     pub(crate) fn maybe_compact(&self) -> Result<bool> {
-        let _running = self.compaction.lock();
+        let _running = self.bg.compaction.lock();
         let mut neediest: Option<(f64, Arc<Tree>, Arc<crate::version::Version>)> = None;
-        for tree in self.trees() {
+        for tree in self.trees.all() {
             let Some(version) = self.versions.lock().current(tree.id) else { continue };
             let score = picker::level_scores(&version, &tree.opts).into_iter().fold(0.0, f64::max);
             if score >= 1.0 && neediest.as_ref().is_none_or(|(best, _, _)| score > *best) {
@@ -139,13 +126,13 @@ impl DbInner {
     /// memtables.
     pub(crate) fn compact_all(&self, trees: &[Arc<Tree>]) -> Result<()> {
         self.flush_all()?;
-        let _running = self.compaction.lock();
+        let _running = self.bg.compaction.lock();
         for tree in trees {
             let Some(version) = self.versions.lock().current(tree.id) else { continue };
             if let Some(c) = picker::pick_full(&version, &tree.opts) {
                 // A failure stops writes as a background compaction's does (a damaged table
                 // must not be written over); the caller gets the error itself.
-                self.run(tree, &c, &version).inspect_err(|e| self.set_bg_error(e.duplicate()))?;
+                self.run(tree, &c, &version).inspect_err(|e| self.bg.set_error(e.duplicate()))?;
             }
             // The inputs are dead once no version holds them: let go of the compacted one.
             drop(version);
@@ -164,7 +151,7 @@ impl DbInner {
             )));
         }
         self.flush_all()?;
-        let _running = self.compaction.lock();
+        let _running = self.bg.compaction.lock();
         let tree = &self.default;
         let current = || self.versions.lock().current(tree.id).ok_or_else(|| tree.dropped_error());
         // Each step takes at least one file out of the level: as many steps as it holds
@@ -173,7 +160,7 @@ impl DbInner {
         for _ in 0..steps {
             let version = current()?;
             let Some(c) = picker::pick_level(&version, &tree.opts, level) else { break };
-            self.run(tree, &c, &version).inspect_err(|e| self.set_bg_error(e.duplicate()))?;
+            self.run(tree, &c, &version).inspect_err(|e| self.bg.set_error(e.duplicate()))?;
             drop(version);
             self.delete_obsolete_files();
         }
@@ -184,34 +171,18 @@ impl DbInner {
     /// flushed.
     pub(crate) fn flush_all(&self) -> Result<()> {
         self.check_writable()?;
-        self.with_write_lead(|| self.make_room_for_write(true, 0))?;
+        self.queue.with_lead(|| self.make_room_for_write(true, 0))?;
         loop {
             self.check_writable()?;
-            if self.trees().iter().all(|t| t.super_version().imm.is_empty()) {
+            if self.trees.all().iter().all(|t| t.super_version().imm.is_empty()) {
                 // The last flush may still be deleting the files it made obsolete: wait
                 // for it, so a flush's work is done when `flush` returns.
-                drop(self.flushing.lock());
+                drop(self.bg.flushing.lock());
                 return Ok(());
             }
-            let mut bg = self.bg.lock();
-            self.bg_cv.notify_all();
-            self.bg_cv.wait_for(&mut bg, Duration::from_millis(20));
+            // A close or a background error ends the wait at the next check.
+            let _ = self.bg.wake_and_wait(Duration::from_millis(20));
         }
-    }
-
-    /// Run `f` as the write leader (no write is in progress meanwhile).
-    pub(super) fn with_write_lead<T>(&self, f: impl FnOnce() -> Result<T>) -> Result<T> {
-        let mut q = self.queue.lock();
-        while q.leader_active {
-            self.queue_cv.wait(&mut q);
-        }
-        q.leader_active = true;
-        drop(q);
-        let r = f();
-        let mut q = self.queue.lock();
-        q.leader_active = false;
-        self.queue_cv.notify_all();
-        r
     }
 
     fn job_env<'a>(&'a self, tree: &'a Tree, new_file_number: &'a dyn Fn() -> u64) -> JobEnv<'a> {
@@ -269,9 +240,9 @@ impl DbInner {
             versions.set_last_sequence(self.visible_seq());
             // Decided against the version the edit applies to.
             let current = versions.current(tree.id).ok_or_else(|| tree.dropped_error())?;
-            edit.dropped_range_dels = collectable_range_dels(&current, &current, &[], self.smallest_snapshot());
+            edit.dropped_range_dels = collectable_range_dels(&current, &current, &[], self.seq.oldest_readable());
             if let Err(e) = versions.log_and_apply(edit) {
-                self.unsure_outputs.lock().extend(meta.iter().map(|m| m.number));
+                self.files.unsure(meta.iter().map(|m| m.number));
                 return Err(e);
             }
             let current = versions.current(tree.id).ok_or_else(|| tree.dropped_error())?;
@@ -280,9 +251,7 @@ impl DbInner {
             let next = SuperVersion::new(sv.mem.clone(), imm, current, Some(&*sv), &tree.opts);
             sv.install(next);
         }
-        if let Some(m) = &meta {
-            self.pending_outputs.lock().remove(&m.number);
-        }
+        self.files.written(meta.iter().map(|m| m.number));
         DbCounters::add(&self.counters.flushes, 1);
         Ok(())
     }
@@ -297,7 +266,7 @@ impl DbInner {
         let mut outputs: Vec<FileMeta> = Vec::new();
         // One oldest snapshot for the merge and for the tombstones it collects: the merge
         // dropped what the tombstones visible to it delete, no more.
-        let smallest_snapshot = self.smallest_snapshot();
+        let smallest_snapshot = self.seq.oldest_readable();
         match self.move_or_rewrite(tree, c, version) {
             CompactionChoice::Move => {
                 for (_, f) in c.input_files() {
@@ -356,7 +325,7 @@ impl DbInner {
             if let Err(e) = versions.log_and_apply(edit) {
                 // A trivial move wrote nothing: its files stay named by the installed version.
                 if matches!(c.choice, CompactionChoice::Merge { .. }) {
-                    self.unsure_outputs.lock().extend(outputs.iter().map(|f| f.number));
+                    self.files.unsure(outputs.iter().map(|f| f.number));
                 }
                 return Err(e);
             }
@@ -365,11 +334,7 @@ impl DbInner {
             let next = SuperVersion::new(sv.mem.clone(), sv.imm.clone(), current, Some(&*sv), &tree.opts);
             sv.install(next);
         }
-        let mut pending = self.pending_outputs.lock();
-        for f in &outputs {
-            pending.remove(&f.number);
-        }
-        drop(pending);
+        self.files.written(outputs.iter().map(|f| f.number));
         DbCounters::add(&self.counters.compactions, 1);
         Ok(())
     }
@@ -405,10 +370,7 @@ impl DbInner {
             self.tables.evict(n);
             let _ = self.storage.remove(&table_path(&self.dir, n));
         }
-        let mut pending = self.pending_outputs.lock();
-        for n in numbers {
-            pending.remove(n);
-        }
+        self.files.written(numbers.iter().copied());
     }
 
     /// Give a compaction's outputs the statistics of the inputs they replace.
@@ -432,7 +394,7 @@ impl DbInner {
     /// Record every table's current statistics in the manifest, so a restart starts from
     /// them (each file is re-added with its record; deletes apply before adds).
     pub(crate) fn persist_file_stats(&self) -> Result<()> {
-        for tree in self.trees() {
+        for tree in self.trees.all() {
             self.persist_tree_file_stats(&tree)?;
         }
         Ok(())
@@ -469,51 +431,31 @@ impl DbInner {
     pub(crate) fn delete_obsolete_files(&self) {
         // After a failed manifest write the edit may or may not be on disk: keep every file
         // until a reopen recovers the truth.
-        if self.bg.lock().error.is_some() {
+        if self.bg.failed() {
             return;
         }
-        // One pass at a time, and a checkpoint waits for the pass in flight before it takes
-        // its moment: a pass that read the pause before the checkpoint set it must not
-        // delete, after the moment, a WAL the checkpoint is about to copy.
-        let _pass = self.deleting.lock();
-        // A checkpoint is copying files: it runs this pass again when it is done.
-        if self.deletions_paused.load(std::sync::atomic::Ordering::Acquire) > 0 {
-            return;
-        }
-        // Order matters. The listing comes first: every table in it had its number put in
-        // `pending` before it was created. A number leaves `pending` only after its version
-        // is installed, so reading `pending` next and the live set last never misses a file
-        // in between.
+        // One pass at a time, none while a checkpoint copies files (it runs a pass itself
+        // when it is done).
+        let Some(_pass) = self.files.begin_pass() else { return };
+        // Order matters (see `obsolete_files`): the listing, then the numbers being
+        // written, then the live set.
         let Ok(names) = self.storage.list(&self.dir) else { return };
-        let pending = self.pending_outputs.lock().clone();
+        let pending = self.files.pending();
         let (live, log_number) = {
             let v = self.versions.lock();
             (v.live_files(), v.log_number())
         };
-        let current_wal = self.wal.lock().number;
-        let trees = self.trees();
-        for name in names {
-            let path = self.dir.join(&name);
-            let obsolete = if let Some(n) = name.strip_suffix(".sst").and_then(|n| n.parse::<u64>().ok()) {
-                let dead = !live.contains(&n) && !pending.contains(&n);
-                if dead {
-                    self.tables.evict(n);
-                    self.block_cache.erase_file(n);
-                    for tree in &trees {
-                        tree.manager.forget(n);
-                    }
+        let current_wal = self.wal.number();
+        let trees = self.trees.all();
+        for (name, what) in obsolete_files(&names, &live, &pending, log_number, current_wal) {
+            if let Obsolete::Table(n) = what {
+                self.tables.evict(n);
+                self.block_cache.erase_file(n);
+                for tree in &trees {
+                    tree.manager.forget(n);
                 }
-                dead
-            } else if let Some(n) = name.strip_suffix(".log").and_then(|n| n.parse::<u64>().ok()) {
-                n < log_number && n != current_wal
-            } else if let Some(n) = crate::version::parse_manifest_file_name(&name) {
-                !live.contains(&n)
-            } else {
-                name.ends_with(".tmp")
-            };
-            if obsolete {
-                let _ = self.storage.remove(&path);
             }
+            let _ = self.storage.remove(&self.dir.join(name));
         }
     }
 }

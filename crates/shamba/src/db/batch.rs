@@ -14,10 +14,15 @@
 //! The sequence number of operation `i` is `first_seq + i`. An operation of the default
 //! keyspace has no keyspace id: a batch that touches only it (every batch written before
 //! keyspaces existed) is encoded as it always was.
+//!
+//! A batch is plain data: it names a keyspace by its id ([`KeyspaceId`]), never by handle,
+//! and the write checks that the keyspaces it names are the database's and live. The
+//! methods that take a [`Keyspace`](crate::Keyspace) (`put_in`, `delete_in`,
+//! `delete_range_in`) are written beside the handle, in `keyspace.rs`, so this file needs
+//! nothing above it.
 
 #![deny(clippy::indexing_slicing)]
 
-use super::keyspace::Keyspace;
 use crate::error::DecodeError;
 use crate::key::{SeqNo, ValueKind, MAX_SEQ};
 use crate::memtable::MemTable;
@@ -53,9 +58,18 @@ pub struct WriteBatch {
     count: u32,
     largest_key: usize,
     largest_value: usize,
-    /// The keyspaces other than the default one that operations name, with their
-    /// database's identity (checked at write: a keyspace of another database is refused).
-    keyspaces: Vec<(u32, usize)>,
+    /// The keyspaces that operations name through a handle (checked at write: one of
+    /// another database, or dropped, is refused).
+    keyspaces: Vec<KeyspaceId>,
+}
+
+/// A keyspace as a batch names it: its id, and the number of the open database it belongs
+/// to (each open takes a new one, never reused in the process, so a batch that outlives its
+/// database is refused by the next one rather than written into its keyspace of that id).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct KeyspaceId {
+    pub db: u64,
+    pub id: u32,
 }
 
 impl Default for WriteBatch {
@@ -86,48 +100,37 @@ impl WriteBatch {
         self.delete_to(DEFAULT_KEYSPACE, key.as_ref())
     }
 
-    /// Add a put of `key` to `value` in keyspace `ks`: the batch stays atomic across
-    /// keyspaces (one WAL record).
-    ///
-    /// ```
-    /// # let dir = tempfile::tempdir()?;
-    /// # let db = shamba::Db::open(dir.path(), shamba::Options::default())?;
-    /// let users = db.keyspace("users")?;
-    /// let mut batch = shamba::WriteBatch::new();
-    /// batch.put_in(&users, b"u1", b"ada").put(b"count", b"1");
-    /// db.write(batch)?;
-    /// assert_eq!(users.get(b"u1")?.as_deref(), Some(&b"ada"[..]));
-    /// assert_eq!(db.get(b"u1")?, None);
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    pub fn put_in(&mut self, ks: &Keyspace, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>) -> &mut Self {
-        self.note_keyspace(ks);
-        self.put_to(ks.id(), key.as_ref(), value.as_ref())
+    /// A put in keyspace `ks` (`put_in`).
+    pub(crate) fn put_to_keyspace(&mut self, ks: KeyspaceId, key: &[u8], value: &[u8]) -> &mut Self {
+        self.name_keyspace(ks);
+        self.put_to(ks.id, key, value)
     }
 
-    /// Add a delete of `key` in keyspace `ks`.
-    pub fn delete_in(&mut self, ks: &Keyspace, key: impl AsRef<[u8]>) -> &mut Self {
-        self.note_keyspace(ks);
-        self.delete_to(ks.id(), key.as_ref())
+    /// A delete in keyspace `ks` (`delete_in`).
+    pub(crate) fn delete_to_keyspace(&mut self, ks: KeyspaceId, key: &[u8]) -> &mut Self {
+        self.name_keyspace(ks);
+        self.delete_to(ks.id, key)
     }
 
-    /// Add a delete of every key in `range` in keyspace `ks` (see
-    /// [`delete_range`](Self::delete_range)).
-    pub fn delete_range_in<K: AsRef<[u8]>, R: RangeBounds<K>>(&mut self, ks: &Keyspace, range: R) -> &mut Self {
-        self.note_keyspace(ks);
-        self.delete_range_to(ks.id(), &range)
+    /// A range delete in keyspace `ks` (`delete_range_in`).
+    pub(crate) fn delete_range_to_keyspace<K: AsRef<[u8]>, R: RangeBounds<K>>(
+        &mut self,
+        ks: KeyspaceId,
+        range: &R,
+    ) -> &mut Self {
+        self.name_keyspace(ks);
+        self.delete_range_to(ks.id, range)
     }
 
-    fn note_keyspace(&mut self, ks: &Keyspace) {
-        let named = (ks.id(), ks.db_identity());
-        if ks.id() != DEFAULT_KEYSPACE && !self.keyspaces.contains(&named) {
-            self.keyspaces.push(named);
+    fn name_keyspace(&mut self, ks: KeyspaceId) {
+        if !self.keyspaces.contains(&ks) {
+            self.keyspaces.push(ks);
         }
     }
 
-    /// The keyspaces other than the default one that the batch writes to, with their
-    /// database's identity.
-    pub(crate) fn keyspaces(&self) -> &[(u32, usize)] {
+    /// The keyspaces the batch names through a handle, to be checked against the database
+    /// it is written to.
+    pub(crate) fn keyspaces(&self) -> &[KeyspaceId] {
         &self.keyspaces
     }
 

@@ -12,13 +12,12 @@
 //! either does not exist or is a whole checkpoint (RocksDB's checkpoints stage the same way).
 
 use super::inner::DbInner;
-use super::write::wal_path;
+use super::live_wal::wal_path;
 use crate::error::{Error, Result};
 use crate::io::Storage;
 use crate::table::table_path;
 use crate::version::{manifest_path, set_current, write_manifest};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::Ordering;
 
 /// Bytes copied per read when a file is copied rather than linked.
 const COPY_CHUNK: usize = 1 << 20;
@@ -45,11 +44,10 @@ impl DbInner {
             remove_dir_files(&*self.storage, &staging)?;
         }
         self.storage.create_dir_all(&staging)?;
-        self.deletions_paused.fetch_add(1, Ordering::AcqRel);
         // A deletion pass that began before the pause finishes before the moment is taken.
-        drop(self.deleting.lock());
+        let paused = self.files.pause_deletions();
         let copied = self.take_moment().and_then(|m| self.copy_moment(&m, &staging));
-        self.deletions_paused.fetch_sub(1, Ordering::AcqRel);
+        drop(paused);
         self.delete_obsolete_files();
         if let Err(e) = copied {
             // Best effort: what is left is emptied by the next attempt.
@@ -65,20 +63,14 @@ impl DbInner {
 
     /// Fix what the checkpoint holds, with no write in flight.
     fn take_moment(&self) -> Result<Moment> {
-        self.with_write_lead(|| {
+        self.queue.with_lead(|| {
             // The WALs of every keyspace's frozen memtables (their live ones use the current).
-            let frozen: Vec<u64> = (self.trees().iter())
+            let frozen: Vec<u64> = (self.trees.all().iter())
                 .flat_map(|t| t.super_version().imm.iter().map(|m| m.wal_number()).collect::<Vec<_>>())
                 .collect();
-            let wal = self.wal.lock();
             // What writes acknowledged is in the OS, where a copy reads it (a WAL whose last
             // write failed keeps its torn tail, which the copy's recovery drops).
-            let mut wal = wal;
-            if !wal.broken {
-                wal.writer.flush()?;
-            }
-            let current = (wal.number, wal.writer.len());
-            drop(wal);
+            let current = self.wal.flushed_end()?;
             let mut logs = vec![current];
             for n in frozen {
                 if n != current.0 && !logs.iter().any(|&(l, _)| l == n) {

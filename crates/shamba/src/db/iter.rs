@@ -4,7 +4,8 @@
 //! Forward and backward walks use separate cursors (created on first use), so each is a
 //! one-direction merge; they stop when they meet.
 
-use super::inner::{DbInner, SuperVersion};
+use super::inner::DbInner;
+use super::super_version::SuperVersion;
 use super::tree::Tree;
 use crate::compaction::{MergingCursor, RunCursor};
 use crate::cursor::Cursor;

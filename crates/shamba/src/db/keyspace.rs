@@ -3,9 +3,11 @@
 //! memtables, levels, compactions and filter manager (`tree.rs`). [`Keyspace`] is the
 //! handle; creating and dropping them is here too.
 
-use super::inner::{DbInner, SuperVersion};
+use super::batch::KeyspaceId;
+use super::inner::DbInner;
 use super::iter::{prefix_range, DbIterator};
 use super::open::DEFAULT_NAME;
+use super::super_version::SuperVersion;
 use super::tree::Tree;
 use super::{Db, FileInfo, WriteBatch};
 use crate::error::{Error, Result};
@@ -55,18 +57,19 @@ impl Keyspace {
         &self.tree.name
     }
 
-    pub(crate) fn id(&self) -> u32 {
-        self.tree.id
-    }
-
     pub(crate) fn tree(&self) -> &Tree {
         &self.tree
     }
 
-    /// The identity of its database (the address of its shared state), which batches and
-    /// snapshots check.
-    pub(crate) fn db_identity(&self) -> usize {
-        Arc::as_ptr(&self.db.inner) as usize
+    /// The number of its open database (`DbInner::number`), which batches and snapshots
+    /// check.
+    pub(crate) fn db_identity(&self) -> u64 {
+        self.db.inner.number
+    }
+
+    /// How a batch names it.
+    fn batch_id(&self) -> KeyspaceId {
+        KeyspaceId { db: self.db.inner.number, id: self.tree.id }
     }
 
     /// The options it runs with.
@@ -179,6 +182,43 @@ impl Keyspace {
     }
 }
 
+/// The batch operations that name a keyspace by its handle: the batch keeps only its id
+/// (`batch.rs` is plain data, below the handles).
+impl WriteBatch {
+    /// Add a put of `key` to `value` in keyspace `ks`: the batch stays atomic across
+    /// keyspaces (one WAL record).
+    ///
+    /// The batch keeps the keyspace's id, not the handle: [`Db::write`] refuses the whole
+    /// batch with [`Error::InvalidArgument`](crate::Error::InvalidArgument), naming the
+    /// keyspace, if it is dropped by then or belongs to another database.
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir()?;
+    /// # let db = shamba::Db::open(dir.path(), shamba::Options::default())?;
+    /// let users = db.keyspace("users")?;
+    /// let mut batch = shamba::WriteBatch::new();
+    /// batch.put_in(&users, b"u1", b"ada").put(b"count", b"1");
+    /// db.write(batch)?;
+    /// assert_eq!(users.get(b"u1")?.as_deref(), Some(&b"ada"[..]));
+    /// assert_eq!(db.get(b"u1")?, None);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn put_in(&mut self, ks: &Keyspace, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>) -> &mut Self {
+        self.put_to_keyspace(ks.batch_id(), key.as_ref(), value.as_ref())
+    }
+
+    /// Add a delete of `key` in keyspace `ks`.
+    pub fn delete_in(&mut self, ks: &Keyspace, key: impl AsRef<[u8]>) -> &mut Self {
+        self.delete_to_keyspace(ks.batch_id(), key.as_ref())
+    }
+
+    /// Add a delete of every key in `range` in keyspace `ks` (see
+    /// [`delete_range`](Self::delete_range)).
+    pub fn delete_range_in<K: AsRef<[u8]>, R: RangeBounds<K>>(&mut self, ks: &Keyspace, range: R) -> &mut Self {
+        self.delete_range_to_keyspace(ks.batch_id(), &range)
+    }
+}
+
 impl Db {
     /// The keyspace `name`, created if it does not exist: with the options
     /// [`Options::keyspace_options`](crate::Options::keyspace_options) names for it, or
@@ -193,7 +233,7 @@ impl Db {
     ///   [`Error::ReadOnly`](crate::Error::ReadOnly) after a background error, when it
     ///   must be created.
     pub fn keyspace(&self, name: &str) -> Result<Keyspace> {
-        if let Some(tree) = self.inner.tree_named(name) {
+        if let Some(tree) = self.inner.trees.named(name) {
             return Ok(Keyspace { db: self.clone(), tree });
         }
         let opts = match self.inner.opts.keyspace_options.iter().find(|(n, _)| n == name) {
@@ -236,7 +276,7 @@ impl Db {
 
     /// The names of every keyspace, `"default"` first, then the others in name order.
     pub fn keyspace_names(&self) -> Vec<String> {
-        let mut names: Vec<String> = self.inner.trees().iter().map(|t| t.name.clone()).collect();
+        let mut names: Vec<String> = self.inner.trees.all().iter().map(|t| t.name.clone()).collect();
         names.sort_by(|a, b| (a != DEFAULT_NAME, a).cmp(&(b != DEFAULT_NAME, b)));
         names
     }
@@ -250,11 +290,6 @@ fn check_name(name: &str) -> Result<()> {
 }
 
 impl DbInner {
-    /// The tree of the keyspace named `name`.
-    pub(crate) fn tree_named(&self, name: &str) -> Option<Arc<Tree>> {
-        self.trees.read().iter().find(|t| t.name == name).cloned()
-    }
-
     /// The keyspace `name` with `opts`: its tree if it exists with them, else a new one,
     /// created with no write in flight (so the WAL it starts from holds none of its
     /// records) and logged in the manifest before any write can name it.
@@ -262,8 +297,8 @@ impl DbInner {
         self.check_open()?;
         let tree_opts = opts.over(&self.opts);
         tree_opts.validate()?;
-        self.with_write_lead(|| {
-            if let Some(tree) = self.tree_named(name) {
+        self.queue.with_lead(|| {
+            if let Some(tree) = self.trees.named(name) {
                 if KeyspaceOptions::of(&tree.opts) != opts {
                     return Err(Error::InvalidOptions(format!(
                         "keyspace {name:?} exists with other options ({:?}); its shape is fixed when it is created, the rest is set at open by Options::keyspace_options",
@@ -276,7 +311,7 @@ impl DbInner {
             let record = KeyspaceRecord { name: name.to_string(), style: opts.compaction_style, size_ratio: opts.size_ratio };
             let mut versions = self.versions.lock();
             let id = versions.next_keyspace();
-            let wal_number = self.wal.lock().number;
+            let wal_number = self.wal.number();
             versions.log_and_apply(VersionEdit {
                 keyspace: id,
                 create_keyspace: Some(record.clone()),
@@ -285,10 +320,8 @@ impl DbInner {
             })?;
             let version = versions.current(id).ok_or_else(|| Error::InvalidArgument(format!("keyspace {name:?} vanished")))?;
             let sv = SuperVersion::new(Arc::new(MemTable::new(wal_number)), Vec::new(), version, None, &tree_opts);
-            let tree = Arc::new(Tree::new(id, name.to_string(), tree_opts, sv, self.filter_ledger.clone()));
-            let mut trees = self.trees.write();
-            trees.push(tree.clone());
-            trees.sort_by_key(|t| t.id);
+            let tree = Arc::new(Tree::new(id, name.to_string(), tree_opts, sv, self.trees.ledger.clone()));
+            self.trees.add(tree.clone());
             Ok(tree)
         })
     }
@@ -299,11 +332,12 @@ impl DbInner {
         if name == DEFAULT_NAME {
             return Err(Error::InvalidArgument("the default keyspace cannot be dropped".into()));
         }
-        self.with_write_lead(|| {
-            let _compaction = self.compaction.lock();
-            let _flushing = self.flushing.lock();
+        self.queue.with_lead(|| {
+            let _compaction = self.bg.compaction.lock();
+            let _flushing = self.bg.flushing.lock();
             let tree = self
-                .tree_named(name)
+                .trees
+                .named(name)
                 .ok_or_else(|| Error::InvalidArgument(format!("no keyspace is named {name:?}")))?;
             let id = tree.id;
             debug_assert_ne!(id, DEFAULT_KEYSPACE);
@@ -312,9 +346,8 @@ impl DbInner {
                 drop_keyspace: true,
                 ..VersionEdit::default()
             })?;
-            tree.mark_dropped();
-            self.trees.write().retain(|t| t.id != id);
-            Ok(())
+            self.trees.remove(&tree);
+            Ok::<_, Error>(())
         })?;
         self.delete_obsolete_files();
         Ok(())

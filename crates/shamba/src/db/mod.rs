@@ -1,25 +1,37 @@
 //! The database handle: open/recover, writes, reads, iterators, snapshots, flush and
 //! compaction, statistics, close.
 
+// Imports flow one way (the floors are checked by `tests::the_folder_imports_flow_one_way`):
+// plain data and the parts that own their locks (`batch`, `pacer`, `table_slots`,
+// `sequence`, `file_book`, `live_wal`, `workers`, then `write_queue` and
+// `super_version`), then `tree`, then `trees`, then `inner`, which holds the parts; then the
+// paths that coordinate them (`write`, `background`, `resume`, `checkpoint`, `open`,
+// `read`, `multi_get`, `iter`); then the handles (`Db` here, `keyspace`, `snapshot`).
 mod background;
 mod batch;
 mod checkpoint;
+mod file_book;
 mod file_info;
 mod inner;
 mod iter;
 mod keyspace;
+mod live_wal;
 mod multi_get;
 mod open;
 mod pacer;
 mod read;
 mod resume;
+mod sequence;
 mod snapshot;
 mod super_version;
 mod table_accesses;
 mod table_slots;
 mod tree;
+mod trees;
 mod verify;
+mod workers;
 mod write;
+mod write_queue;
 
 pub(crate) use batch::decode_batch;
 pub use batch::WriteBatch;
@@ -344,7 +356,7 @@ impl Db {
     /// - [`Error::Io`](crate::Error::Io) when the device fails reading the inputs, writing
     ///   the output tables or logging the new version in the manifest.
     pub fn compact(&self) -> Result<()> {
-        self.inner.compact_all(&self.inner.trees())
+        self.inner.compact_all(&self.inner.trees.all())
     }
 
     /// Flush, then run compactions in the calling thread until no level needs one: the
@@ -443,7 +455,7 @@ impl Db {
             })
             .collect();
         let (open_table_files, max_open_table_files) = inner.tables.open_files();
-        let residency = inner.filter_residency();
+        let residency = inner.trees.filter_residency();
         Stats {
             io: inner.io.snapshot(),
             cache: inner.block_cache.counters(),
@@ -538,24 +550,12 @@ impl DbInner {
         if self.closed.swap(true, Ordering::AcqRel) {
             return Ok(());
         }
-        {
-            let mut bg = self.bg.lock();
-            bg.shutting_down = true;
-            self.bg_cv.notify_all();
-        }
-        let threads: Vec<_> = std::mem::take(&mut *self.threads.lock());
-        for t in threads {
-            let _ = t.join();
-        }
+        self.bg.stop();
         // Wait for an in-flight write group to finish before syncing its log.
-        let mut q = self.queue.lock();
-        while q.leader_active {
-            self.queue_cv.wait(&mut q);
-        }
-        drop(q);
+        self.queue.wait_idle();
         // Never retry a failed sync: a success now would not bring back what it lost.
-        let synced = if self.sync_watch.failed() { Ok(()) } else { self.wal.lock().writer.sync() };
-        let persisted = if self.bg.lock().error.is_none() { self.persist_file_stats() } else { Ok(()) };
+        let synced = if self.storage.failed() { Ok(()) } else { self.wal.sync() };
+        let persisted = if self.bg.failed() { Ok(()) } else { self.persist_file_stats() };
         // Tables a reader still held when their compaction finished go now, not at the next
         // open (the pass keeps everything after a background error).
         self.delete_obsolete_files();
@@ -571,3 +571,131 @@ const _: () = {
     is::<Snapshot>();
     is::<Keyspace>();
 };
+
+#[cfg(test)]
+mod tests {
+    use std::collections::{BTreeMap, BTreeSet};
+
+    /// The files of this folder, floor by floor from the ground up (DESIGN.md, "The
+    /// database's parts"). A file names (`super::x`, `crate::db::x`) only files on its floor
+    /// or below, and the floors below the handles hold no circle. The handles (`Db` here,
+    /// `Keyspace`, `Snapshot`) refer to each other, as the public API does.
+    const FLOORS: &[&[&str]] = &[
+        &["batch", "file_info", "pacer", "table_slots", "sequence", "file_book", "live_wal", "workers"],
+        &["write_queue", "super_version"],
+        &["tree"],
+        &["trees"],
+        &["inner"],
+        &["write", "background", "resume", "checkpoint", "open", "read", "multi_get", "iter"],
+        &["mod", "keyspace", "snapshot", "verify", "table_accesses"],
+    ];
+
+    fn floor_of(file: &str) -> Option<usize> {
+        FLOORS.iter().position(|floor| floor.contains(&file))
+    }
+
+    /// The files of this folder a line of code names: `super::x` or `crate::db::x` (`x` a
+    /// file), or a name `mod.rs` re-exports (`super::Db`: the handles' floor).
+    fn named(line: &str) -> Vec<String> {
+        let code = line.trim_start();
+        if code.starts_with("//") {
+            return Vec::new();
+        }
+        let mut found = Vec::new();
+        for prefix in ["crate::db::", "super::"] {
+            let mut rest = code;
+            while let Some(at) = rest.find(prefix) {
+                rest = &rest[at + prefix.len()..];
+                let group = rest.strip_prefix('{').map(|g| g.split('}').next().unwrap_or(""));
+                let names: Vec<&str> = match group {
+                    Some(group) => group.split(',').collect(),
+                    None => vec![rest],
+                };
+                for name in names {
+                    let name: String = name.trim().chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
+                    match name.chars().next() {
+                        Some(c) if c.is_uppercase() => found.push("mod".to_string()),
+                        Some(_) if name != "super" => found.push(name),
+                        _ => {}
+                    }
+                }
+            }
+        }
+        found
+    }
+
+    #[test]
+    fn the_folder_imports_flow_one_way() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/db");
+        let mut edges: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+        let mut wrong = Vec::new();
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            let file = path.file_stem().unwrap().to_string_lossy().into_owned();
+            let Some(floor) = floor_of(&file) else {
+                wrong.push(format!("{file}.rs is on no floor: add it to FLOORS"));
+                continue;
+            };
+            // `mod.rs` names its files without `super::`, and `super::` there is the crate.
+            if file == "mod" {
+                continue;
+            }
+            for (n, line) in std::fs::read_to_string(&path).unwrap().lines().enumerate() {
+                for to in named(line) {
+                    if to == file {
+                        continue;
+                    }
+                    match floor_of(&to) {
+                        Some(f) if f <= floor => {
+                            edges.entry(file.clone()).or_default().insert(to);
+                        }
+                        Some(_) => wrong.push(format!("{file}.rs:{}: names {to}, on a floor above it", n + 1)),
+                        None => wrong.push(format!("{file}.rs:{}: names {to}, on no floor", n + 1)),
+                    }
+                }
+            }
+        }
+        // No circle below the handles: a depth-first walk never meets a file it is in.
+        let top = FLOORS.len() - 1;
+        fn walk<'a>(
+            file: &'a str,
+            edges: &'a BTreeMap<String, BTreeSet<String>>,
+            path: &mut Vec<&'a str>,
+            done: &mut BTreeSet<&'a str>,
+            top: usize,
+            wrong: &mut Vec<String>,
+        ) {
+            if done.contains(file) {
+                return;
+            }
+            if let Some(at) = path.iter().position(|f| *f == file) {
+                wrong.push(format!("a circle: {} -> {file}", path[at..].join(" -> ")));
+                return;
+            }
+            path.push(file);
+            for to in edges.get(file).into_iter().flatten() {
+                if floor_of(to) != Some(top) {
+                    walk(to, edges, path, done, top, wrong);
+                }
+            }
+            path.pop();
+            done.insert(file);
+        }
+        let mut done = BTreeSet::new();
+        for file in edges.keys().filter(|f| floor_of(f) != Some(top)) {
+            walk(file, &edges, &mut Vec::new(), &mut done, top, &mut wrong);
+        }
+        assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+        // The check sees the imports: the parts are named from above.
+        assert!(edges.get("inner").is_some_and(|e| e.contains("write_queue") && e.contains("trees")));
+    }
+
+    #[test]
+    fn names_are_read_from_paths_and_groups() {
+        assert_eq!(named("use super::inner::DbInner;"), ["inner"]);
+        assert_eq!(named("use super::{Db, FileInfo};"), ["mod", "mod"]);
+        assert_eq!(named("    use crate::db::super_version::SuperVersion;"), ["super_version"]);
+        assert!(named("// super::inner is mentioned").is_empty());
+        assert!(named("use super::*;").is_empty());
+    }
+}

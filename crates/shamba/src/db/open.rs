@@ -1,13 +1,18 @@
 //! Opening a database: lock, recover the manifest, replay the WALs, start the background
 //! threads.
 
-use super::inner::{BgState, DbInner, SuperVersion, WalState, WriteQueue};
-use super::pacer::Pacing;
+use super::batch::decode_batch;
+use super::file_book::FileBook;
+use super::inner::{next_number, DbInner};
+use super::live_wal::{wal_path, LiveWal};
+use super::sequence::Sequence;
+use super::super_version::SuperVersion;
 use super::tree::Tree;
-use super::write::wal_path;
+use super::trees::Trees;
+use super::workers::Workers;
+use super::write_queue::WriteQueue;
 use crate::cache::BlockCache;
 use crate::compaction::job::{flush_to_table, JobEnv};
-use crate::db::batch::decode_batch;
 use crate::error::{Error, Result};
 use crate::io::{IoStats, Storage, SyncWatch};
 use crate::manager::FilterLedger;
@@ -17,10 +22,10 @@ use crate::stats::DbCounters;
 use crate::table::{table_path, TableCache, TableContext};
 use crate::version::{KeyspaceRecord, Version, VersionEdit, VersionSet, DEFAULT_KEYSPACE};
 use crate::wal::{read_log, LogWriter};
-use parking_lot::{Condvar, Mutex, RwLock};
-use std::collections::{BTreeMap, HashSet};
+use parking_lot::Mutex;
+use std::collections::HashSet;
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize};
+use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 /// Open (or create) the database in `dir`.
@@ -91,33 +96,22 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<Arc<DbInner>> {
     let default = (trees.iter().find(|t| t.id == DEFAULT_KEYSPACE).cloned())
         .ok_or_else(|| Error::InvalidArgument("internal: no default keyspace".into()))?;
     let inner = Arc::new(DbInner {
+        number: next_number(),
         dir,
-        storage,
-        sync_watch,
+        storage: sync_watch,
         lock: Mutex::new(Some(lock)),
         default,
-        trees: RwLock::new(trees),
+        trees: Trees::new(trees, filter_ledger),
         versions: Mutex::new(versions),
         tables,
         block_cache,
         io,
-        visible_seq: AtomicU64::new(last_seq),
-        snapshots: Mutex::new(BTreeMap::new()),
-        queue: Mutex::new(WriteQueue::default()),
-        queue_cv: Condvar::new(),
-        pacer: Pacing::default(),
-        wal: Mutex::new(WalState { writer: LogWriter::new(wal_file), number: wal_number, broken: false }),
-        bg: Mutex::new(BgState::default()),
-        bg_cv: Condvar::new(),
-        pending_outputs: Mutex::new(HashSet::new()),
-        unsure_outputs: Mutex::new(Vec::new()),
-        deletions_paused: AtomicUsize::new(0),
-        deleting: Mutex::new(()),
-        flushing: Mutex::new(()),
-        compaction: Mutex::new(()),
-        threads: Mutex::new(Vec::new()),
+        seq: Sequence::new(last_seq),
+        queue: WriteQueue::default(),
+        wal: LiveWal::new(LogWriter::new(wal_file), wal_number),
+        bg: Workers::default(),
+        files: FileBook::default(),
         counters: DbCounters::default(),
-        filter_ledger,
         closed: AtomicBool::new(false),
         opts,
     });
@@ -160,12 +154,10 @@ fn check_tables_present(storage: &dyn Storage, dir: &Path, version: &Version) ->
 }
 
 fn start_threads(inner: &Arc<DbInner>) -> Result<()> {
-    let mut threads = inner.threads.lock();
     let flusher = inner.clone();
-    threads.push(std::thread::Builder::new().name("shamba-flush".into()).spawn(move || flusher.flush_loop())?);
+    inner.bg.spawn("shamba-flush", move || flusher.flush_loop())?;
     let compactor = inner.clone();
-    threads.push(std::thread::Builder::new().name("shamba-compact".into()).spawn(move || compactor.compaction_loop())?);
-    Ok(())
+    inner.bg.spawn("shamba-compact", move || compactor.compaction_loop())
 }
 
 /// Replay every WAL at or after `log_number` (the oldest any keyspace needs) into L0

@@ -7,7 +7,8 @@
 //! entry: a profiled lookup is the same code with a clock ([`Timed`]), and the unshared-
 //! digest baseline its own cold function; the production lookup has no branch for them.
 
-use super::inner::{DbInner, SuperVersion};
+use super::inner::DbInner;
+use super::super_version::SuperVersion;
 use super::table_slots::{TableSlot, TableSlots};
 use super::tree::Tree;
 use crate::error::{Error, Result};

@@ -13,6 +13,7 @@
 
 use super::inner::DbInner;
 use crate::error::{Error, Result};
+use crate::io::Storage;
 use crate::stats::DbCounters;
 use crate::table::table_path;
 use std::io::ErrorKind;
@@ -21,7 +22,7 @@ use std::time::{Duration, Instant};
 impl DbInner {
     /// Whether writes may resume after the background error `cause`.
     fn resumable(&self, cause: &Error) -> bool {
-        !self.sync_watch.failed() && matches!(cause, Error::Io(_))
+        !self.storage.failed() && matches!(cause, Error::Io(_))
     }
 
     /// Whether the background thread should keep retrying by itself: a full disk may get
@@ -34,32 +35,32 @@ impl DbInner {
     /// allowed again (or were never stopped).
     pub(crate) fn resume(&self) -> Result<()> {
         self.check_open()?;
-        let Some(cause) = self.bg.lock().error.clone() else { return Ok(()) };
+        let Some(cause) = self.bg.error() else { return Ok(()) };
         if !self.resumable(&cause) {
             return Err(Error::ReadOnly { cause });
         }
-        self.with_write_lead(|| {
+        self.queue.with_lead(|| {
             // No compaction installs an edit while the manifest is replaced.
-            let _compaction = self.compaction.lock();
+            let _compaction = self.bg.compaction.lock();
             self.versions.lock().restart_abandoned_manifest()?;
             self.discard_unsure_outputs();
-            if self.wal.lock().broken {
+            if self.wal.is_broken() {
                 self.switch_memtable(true)?;
             }
-            Ok(())
+            Ok::<_, Error>(())
         })?;
         // The frozen memtables are flushed here, before writes resume, so that a disk that
         // is still full keeps the database read-only instead of letting writes in until the
         // background flush fails again.
         {
-            let _flushing = self.flushing.lock();
+            let _flushing = self.bg.flushing.lock();
             while let Some((tree, mem)) = self.oldest_frozen() {
                 self.flush_memtable(&tree, &mem)?;
             }
-            self.bg.lock().error = None;
+            self.bg.clear_error();
         }
         DbCounters::add(&self.counters.resumes, 1);
-        self.bg_cv.notify_all();
+        self.bg.wake();
         self.delete_obsolete_files();
         Ok(())
     }
@@ -67,10 +68,7 @@ impl DbInner {
     /// The outputs of a failed edit are garbage once a fresh manifest (which does not name
     /// them) is current.
     fn discard_unsure_outputs(&self) {
-        let numbers = std::mem::take(&mut *self.unsure_outputs.lock());
-        let mut pending = self.pending_outputs.lock();
-        for n in numbers {
-            pending.remove(&n);
+        for n in self.files.take_unsure() {
             self.tables.evict(n);
             // A file that cannot be deleted now is deleted by the next obsolete-file pass.
             let _ = self.storage.remove(&table_path(&self.dir, n));
@@ -83,7 +81,7 @@ impl DbInner {
     pub(crate) fn maybe_resume_by_itself(&self, last_try: &mut Option<Instant>) -> Duration {
         const IDLE: Duration = Duration::from_millis(200);
         let Some(interval) = self.opts.auto_resume_interval else { return IDLE };
-        let Some(cause) = self.bg.lock().error.clone() else { return IDLE };
+        let Some(cause) = self.bg.error() else { return IDLE };
         if !self.resumes_by_itself(&cause) {
             return IDLE;
         }

@@ -20,12 +20,7 @@ pub struct Snapshot {
 
 impl Snapshot {
     pub(crate) fn new(inner: Arc<DbInner>) -> Snapshot {
-        // Register under the lock before reading the sequence, so a compaction that reads
-        // the smallest snapshot after this cannot miss it.
-        let mut snaps = inner.snapshots.lock();
-        let seq = inner.visible_seq();
-        *snaps.entry(seq).or_insert(0) += 1;
-        drop(snaps);
+        let seq = inner.seq.pin();
         Snapshot { inner, seq }
     }
 
@@ -133,7 +128,7 @@ impl Snapshot {
     }
 
     fn check_same_db(&self, ks: &Keyspace) -> Result<()> {
-        if ks.db_identity() != Arc::as_ptr(&self.inner) as usize {
+        if ks.db_identity() != self.inner.number {
             return Err(crate::Error::InvalidArgument(format!(
                 "keyspace {:?} belongs to another database than this snapshot's",
                 ks.name()
@@ -145,13 +140,7 @@ impl Snapshot {
 
 impl Drop for Snapshot {
     fn drop(&mut self) {
-        let mut snaps = self.inner.snapshots.lock();
-        if let Some(n) = snaps.get_mut(&self.seq) {
-            *n -= 1;
-            if *n == 0 {
-                snaps.remove(&self.seq);
-            }
-        }
+        self.inner.seq.unpin(self.seq);
     }
 }
 

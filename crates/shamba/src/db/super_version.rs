@@ -1,4 +1,5 @@
-//! The installed super version, and each reader thread's lease of it.
+//! A super version (what a read needs: the memtables and version of one moment), the
+//! installed one, and each reader thread's lease of it.
 //!
 //! A point lookup writes no cache line that lookups on other cores write (an atomic
 //! read-modify-write of a shared line passes it from core to core: two readers would
@@ -20,15 +21,72 @@
 //! one reads like any other reader (the lock, a reference of its own) and counts into
 //! counters shared with atomic adds.
 
-use super::inner::SuperVersion;
-use crate::options::StageClock;
+use super::table_slots::TableSlots;
+use crate::key::SeqNo;
+use crate::memtable::MemTable;
+use crate::options::{Options, StageClock};
 use crate::stats::{LookupCounters, LookupTotals, LookupTrace, Writer};
+use crate::version::Version;
 use parking_lot::{RwLock, RwLockWriteGuard};
 use std::cell::Cell;
 use std::ops::Deref;
 use std::ptr::{self, NonNull};
 use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
 use std::sync::Arc;
+
+/// What a read needs, captured together so it is consistent: the memtables and the
+/// version of one moment. Replaced (never mutated) by writes, flushes and compactions.
+pub(crate) struct SuperVersion {
+    pub mem: Arc<MemTable>,
+    /// Frozen memtables, newest first.
+    pub imm: Vec<Arc<MemTable>>,
+    pub version: Arc<Version>,
+    /// The open state of the version's tables (shared by the super versions of one version).
+    pub tables: Arc<TableSlots>,
+    /// Whether lookups prefetch the candidates' filters (`LabOptions::prefetch_filters` and
+    /// `prefetch_min_filter_bytes`, decided once per version).
+    pub prefetch: bool,
+    /// Whether a frozen memtable or the version holds a range tombstone (the live memtable
+    /// says so itself: it may get one later).
+    pub range_dels: bool,
+}
+
+impl SuperVersion {
+    /// The memtables and version of one moment, under `opts`; the tables of `previous`
+    /// that are still in `version` keep their open state.
+    pub(crate) fn new(
+        mem: Arc<MemTable>,
+        imm: Vec<Arc<MemTable>>,
+        version: Arc<Version>,
+        previous: Option<&SuperVersion>,
+        opts: &Options,
+    ) -> SuperVersion {
+        let tables = match previous {
+            Some(p) if Arc::ptr_eq(&p.version, &version) => p.tables.clone(),
+            _ => Arc::new(TableSlots::new(&version, previous.map(|p| &*p.tables))),
+        };
+        let filters: u64 = version.all_files().map(|(_, f)| f.filter_bytes).sum();
+        let probed = if opts.cache_index_and_filter_blocks { filters.min(opts.cache_capacity as u64) } else { filters };
+        let prefetch = opts.lab.prefetch_filters && probed >= opts.prefetch_min_filter_bytes;
+        let range_dels = imm.iter().any(|m| m.has_range_dels()) || !version.range_dels.is_empty();
+        SuperVersion { mem, imm, version, tables, prefetch, range_dels }
+    }
+
+    /// The sequence number of the newest range tombstone over `key` that a reader at `seq`
+    /// sees, or 0: a version of `key` older than it is deleted. Two loads when there are no
+    /// range tombstones.
+    #[inline]
+    pub(crate) fn range_del_floor(&self, key: &[u8], seq: SeqNo) -> SeqNo {
+        let mut floor = self.mem.range_del_cover(key, seq);
+        if self.range_dels {
+            for m in &self.imm {
+                floor = floor.max(m.range_del_cover(key, seq));
+            }
+            floor = floor.max(self.version.range_dels.set.cover(key, seq));
+        }
+        floor
+    }
+}
 
 /// Reader slots per database. Threads beyond this many share slots (correctly, and
 /// without the benefit when two of them meet).

@@ -1,10 +1,9 @@
 //! One keyspace's LSM tree inside a database: its options, its memtables and version
 //! (the super versions readers lease), its filter manager and compaction cursors. The WAL,
 //! sequence numbers, snapshots, block cache, table cache and background threads are the
-//! database's, shared by every tree (`inner.rs`).
+//! database's, shared by every tree (`inner.rs`); the list of trees is `trees.rs`.
 
-use super::inner::SuperVersion;
-use super::super_version::SuperVersions;
+use super::super_version::{SuperVersion, SuperVersions};
 use crate::manager::{FilterLedger, FilterManager};
 use crate::options::Options;
 use crate::version::Version;
@@ -24,7 +23,7 @@ pub(crate) struct Tree {
     /// Decides which filter parts each lookup of this tree probes.
     pub manager: FilterManager,
     /// Each level's round-robin position for leveled compaction (taken under
-    /// `DbInner::compaction`).
+    /// `Workers::compaction`).
     pub cursors: Mutex<Vec<Vec<u8>>>,
     /// Set once `drop_keyspace` has logged its drop: handles still held fail with
     /// `InvalidArgument`, background work skips it.

@@ -6,7 +6,7 @@
 
 use super::batch::decode_batch;
 use super::inner::DbInner;
-use super::write::wal_path;
+use super::live_wal::wal_path;
 use super::Db;
 use crate::error::{Error, Result};
 use crate::io::Storage;
@@ -78,13 +78,13 @@ impl Db {
 /// deletes a file it names meanwhile.
 pub(super) fn verify_open(inner: &DbInner) -> Result<VerifyReport> {
     inner.check_open()?;
-    let trees: Vec<(Arc<Version>, bool)> = (inner.trees().iter())
+    let trees: Vec<(Arc<Version>, bool)> = (inner.trees.all().iter())
         .map(|t| (t.super_version().version.clone(), t.opts.compaction_style == CompactionStyle::Leveled))
         .collect();
     // As the obsolete-file pass does: the listing first, then the numbers being written,
     // then every live version's files, so a table written meanwhile is never an orphan.
     let names = inner.storage.list(&inner.dir)?;
-    let pending = inner.pending_outputs.lock().clone();
+    let pending = inner.files.pending();
     let (live, log_number) = {
         let versions = inner.versions.lock();
         (versions.live_files(), versions.log_number())

@@ -6,21 +6,21 @@
 //! the WAL as one record (synced if any of them asked), applies them to the memtable, and
 //! publishes their sequence numbers. The others sleep until their result is posted.
 
-use super::inner::{DbInner, QueuedWrite, SuperVersion};
+use super::batch::WriteBatch;
+use super::inner::DbInner;
+use super::live_wal::wal_path;
+use super::super_version::SuperVersion;
 use super::tree::Tree;
+use super::write_queue::{QueuedWrite, Turn};
 use crate::compaction::picker;
 use crate::error::{Error, Result};
+use crate::io::Storage;
 use crate::memtable::MemTable;
 use crate::options::WriteOptions;
 use crate::stats::DbCounters;
 use crate::wal::LogWriter;
-use crate::WriteBatch;
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-
-/// A group stops growing past this many bytes, so one slow leader does not carry the world.
-const MAX_GROUP_BYTES: usize = 1 << 20;
 
 impl DbInner {
     fn check_batch(&self, batch: &WriteBatch) -> Result<()> {
@@ -38,19 +38,7 @@ impl DbInner {
                 self.opts.max_value_size
             )));
         }
-        let identity = std::ptr::from_ref(self) as usize;
-        for &(id, db) in batch.keyspaces() {
-            if db != identity {
-                return Err(Error::InvalidArgument(format!(
-                    "the batch writes to a keyspace (id {id}) of another database than {}",
-                    self.dir.display()
-                )));
-            }
-            if self.tree(id).is_none() {
-                return Err(Error::InvalidArgument(format!("the batch writes to keyspace {id}, which was dropped")));
-            }
-        }
-        Ok(())
+        self.trees.check_named(batch.keyspaces(), self.number, &self.dir)
     }
 
     /// Apply `batch` atomically.
@@ -60,54 +48,44 @@ impl DbInner {
         if batch.is_empty() {
             return Ok(());
         }
-        let mut q = self.queue.lock();
-        let id = q.next_id;
-        q.next_id += 1;
-        q.waiting.push_back(QueuedWrite { id, batch, sync: wo.sync, disable_wal: wo.disable_wal });
-        loop {
-            if let Some(r) = q.done.remove(&id) {
-                return r;
-            }
-            if !q.leader_active && q.waiting.front().is_some_and(|w| w.id == id) {
-                q.leader_active = true;
-                break;
-            }
-            self.queue_cv.wait(&mut q);
-        }
-        let pending: usize = q.waiting.iter().map(|w| w.batch.approximate_size()).sum::<usize>().min(MAX_GROUP_BYTES);
-        drop(q);
+        let (id, pending) = match self.queue.join(batch, wo.sync, wo.disable_wal) {
+            Turn::Done(result) => return result,
+            Turn::Lead { id, pending } => (id, pending),
+        };
 
         // This thread leads. Nobody else touches the WAL or switches memtables until it
-        // clears `leader_active`.
+        // passes the lead on.
         let mut unwinding = LeadOnUnwind { db: self, group: Vec::new() };
-        let room = self.make_room_for_write(false, pending);
-        let mut q = self.queue.lock();
-        if let Err(e) = room {
-            q.waiting.pop_front();
-            q.leader_active = false;
-            self.queue_cv.notify_all();
-            drop(q);
+        if let Err(e) = self.make_room_for_write(false, pending) {
+            self.queue.abandon_lead();
             std::mem::forget(unwinding);
             return Err(e);
         }
-        let mut group = take_group(&mut q.waiting);
-        drop(q);
+        let mut group = self.queue.take_group();
         unwinding.group = group.iter().map(|w| w.id).filter(|&w| w != id).collect();
 
-        let result = self.commit_group(&mut group);
-        let mut q = self.queue.lock();
+        // The keyspaces are checked again under the lead, where none is dropped: a write
+        // naming one dropped since it was queued is refused whole, not applied in part.
+        let mut refused: Vec<(u64, Result<()>)> = Vec::new();
+        if group.iter().any(|w| !w.batch.keyspaces().is_empty()) {
+            group.retain(|w| match self.trees.check_named(w.batch.keyspaces(), self.number, &self.dir) {
+                Ok(()) => true,
+                Err(e) => {
+                    refused.push((w.id, Err(e)));
+                    false
+                }
+            });
+        }
+        let result = if group.is_empty() { Ok(()) } else { self.commit_group(&mut group) };
+        let own_refused = refused.iter().position(|(w, _)| *w == id).map(|at| refused.swap_remove(at).1);
         // Every write of the group gets the group's outcome, an error with its kind (as
         // LevelDB copies the leader's `Status` to each writer of the group).
-        for w in &group {
-            if w.id != id {
-                q.done.insert(w.id, result.as_ref().map(|_| ()).map_err(Error::duplicate));
-            }
-        }
-        q.leader_active = false;
-        self.queue_cv.notify_all();
-        drop(q);
+        let others = group.iter().filter(|w| w.id != id);
+        self.queue.finish(
+            refused.into_iter().chain(others.map(|w| (w.id, result.as_ref().map(|_| ()).map_err(Error::duplicate)))),
+        );
         std::mem::forget(unwinding);
-        result
+        own_refused.unwrap_or(result)
     }
 
     /// Log and apply a group; on a WAL failure the database turns read-only, since the log
@@ -130,15 +108,11 @@ impl DbInner {
         let count = batch.len() as u64;
         let record = batch.encode_with_seq(first);
         if use_wal {
-            let mut wal = self.wal.lock();
-            let logged =
-                wal.writer.add_record(record).and_then(|_| if sync { wal.writer.sync() } else { wal.writer.flush() });
-            if let Err(e) = logged {
-                wal.broken = true;
-                self.set_bg_error(e.duplicate());
+            if let Err(e) = self.wal.append(record, sync) {
+                self.bg.set_error(e.duplicate());
                 // The record may be in the log, whole or torn: its sequence numbers are
                 // never handed out again (writes may resume on a fresh log).
-                self.visible_seq.fetch_max(first + count - 1, Ordering::AcqRel);
+                self.seq.skip_past(first + count - 1);
                 return Err(e);
             }
             DbCounters::add(&self.counters.wal_bytes, record.len() as u64);
@@ -147,8 +121,8 @@ impl DbInner {
             }
         }
         // Each keyspace's memtable, taken once per group (no switch happens meanwhile: this
-        // thread leads). A keyspace dropped since the batch was checked is skipped: it is
-        // gone, and replay skips its records too.
+        // thread leads). Every keyspace was checked under the lead, so each is live; one
+        // that were not would be skipped (replay skips a dropped keyspace's records too).
         let mut mems: Vec<(u32, Option<Arc<SuperVersion>>)> = Vec::new();
         for (i, op) in batch.ops().enumerate() {
             let (keyspace, op) = op.map_err(|e| e.in_file(&self.dir, None))?;
@@ -158,7 +132,7 @@ impl DbInner {
                     let sv = if keyspace == self.default.id {
                         Some(self.default.super_version())
                     } else {
-                        self.tree(keyspace).map(|t| t.super_version())
+                        self.trees.get(keyspace).map(|t| t.super_version())
                     };
                     mems.push((keyspace, sv));
                     mems.len() - 1
@@ -168,7 +142,7 @@ impl DbInner {
                 op.insert_into(&sv.mem, first + i as u64);
             }
         }
-        self.visible_seq.store(first + count - 1, Ordering::Release);
+        self.seq.publish(first + count - 1);
         DbCounters::add(&self.counters.write_ops, count);
         DbCounters::add(&self.counters.write_groups, 1);
         Ok(())
@@ -182,7 +156,7 @@ impl DbInner {
         let mut delayed = false;
         loop {
             self.check_writable()?;
-            let load = WriteLoad::of(&self.trees.read());
+            let load = WriteLoad::of(&self.trees.all());
             let o = &self.opts;
             if load.l0_runs >= o.level0_slowdown_trigger || load.debt >= o.pending_compaction_slowdown_bytes {
                 // Slow down: pace writes at the delayed rate (see `pacer`), so compaction
@@ -190,7 +164,7 @@ impl DbInner {
                 if !delayed {
                     delayed = true;
                     let t = Instant::now();
-                    let wait = self.pacer.delay(bytes, t);
+                    let wait = self.queue.pacer.delay(bytes, t);
                     if !wait.is_zero() {
                         std::thread::sleep(wait);
                         DbCounters::add(&self.counters.delayed_micros, t.elapsed().as_micros() as u64);
@@ -198,7 +172,7 @@ impl DbInner {
                     }
                 }
             } else {
-                self.pacer.reset();
+                self.queue.pacer.reset();
             }
             if load.all_empty || (!force && load.memtable_bytes < o.write_buffer_size) {
                 return Ok(());
@@ -206,12 +180,7 @@ impl DbInner {
             let for_flush = load.most_immutable >= o.max_immutable_memtables;
             if for_flush || load.l0_runs >= o.level0_stop_trigger || load.debt >= o.pending_compaction_stop_bytes {
                 let t = Instant::now();
-                let mut bg = self.bg.lock();
-                if bg.shutting_down {
-                    return Err(Error::Closed);
-                }
-                self.bg_cv.notify_all();
-                self.bg_cv.wait_for(&mut bg, Duration::from_millis(50));
+                self.bg.wake_and_wait(Duration::from_millis(50))?;
                 let waited = if for_flush {
                     &self.counters.stopped_for_flush_micros
                 } else {
@@ -236,23 +205,14 @@ impl DbInner {
         let number = self.versions.lock().new_file_number();
         let file = self.storage.create(&wal_path(&self.dir, number))?;
         {
-            let trees = self.trees();
+            let trees = self.trees.all();
             let guards: Vec<_> = trees.iter().map(|t| t.sv.write()).collect();
-            let mut wal = self.wal.lock();
-            if !abandon_old_log {
-                // The old log stays until its memtables are flushed. Sync it now: a synced
-                // write to the new log must not outlive a power loss that takes unsynced
-                // writes acknowledged before it (RocksDB syncs every live log for the same
-                // reason).
-                if let Err(e) = wal.writer.sync() {
-                    wal.broken = true;
-                    self.set_bg_error(e.duplicate());
-                    return Err(e);
-                }
+            // The old log stays until its memtables are flushed; it is synced first (RocksDB
+            // syncs every live log for the same reason: see `LiveWal::replace`).
+            if let Err(e) = self.wal.replace(LogWriter::new(file), number, abandon_old_log) {
+                self.bg.set_error(e.duplicate());
+                return Err(e);
             }
-            wal.writer = LogWriter::new(file);
-            wal.number = number;
-            wal.broken = false;
             for (tree, sv) in trees.iter().zip(guards) {
                 let mut imm = Vec::with_capacity(sv.imm.len() + 1);
                 if !sv.mem.is_empty() {
@@ -264,8 +224,8 @@ impl DbInner {
                 sv.install(next);
             }
         }
-        self.storage.sync_dir(&self.dir).inspect_err(|e| self.set_bg_error(e.duplicate()))?;
-        self.bg_cv.notify_all();
+        self.storage.sync_dir(&self.dir).inspect_err(|e| self.bg.set_error(e.duplicate()))?;
+        self.bg.wake();
         Ok(())
     }
 }
@@ -300,14 +260,15 @@ impl DbInner {
     /// synced when they were retired). A failure stops writes for good, as any failed sync.
     pub(crate) fn sync_wal(&self) -> Result<()> {
         self.check_open()?;
-        let mut wal = self.wal.lock();
-        if wal.broken {
+        match self.wal.sync_unless_broken() {
             // Nothing acknowledged follows its last good record, which a sync would not fix.
-            return self.check_writable();
+            None => self.check_writable(),
+            Some(synced) => {
+                synced.inspect_err(|e| self.bg.set_error(e.duplicate()))?;
+                DbCounters::add(&self.counters.wal_syncs, 1);
+                Ok(())
+            }
         }
-        wal.writer.sync().inspect_err(|e| self.set_bg_error(e.duplicate()))?;
-        DbCounters::add(&self.counters.wal_syncs, 1);
-        Ok(())
     }
 }
 
@@ -323,36 +284,7 @@ struct LeadOnUnwind<'a> {
 impl Drop for LeadOnUnwind<'_> {
     fn drop(&mut self) {
         let failed = || Error::InvalidArgument("internal: the write group's leader panicked".into());
-        self.db.set_bg_error(failed());
-        let mut q = self.db.queue.lock();
-        for &id in &self.group {
-            q.done.insert(id, Err(failed()));
-        }
-        q.leader_active = false;
-        self.db.queue_cv.notify_all();
+        self.db.bg.set_error(failed());
+        self.db.queue.finish(self.group.iter().map(|&id| (id, Err(failed()))));
     }
-}
-
-/// Take the front write and the writes behind it, up to a size limit; writes that skip
-/// the WAL are not grouped with writes that use it.
-fn take_group(waiting: &mut std::collections::VecDeque<QueuedWrite>) -> Vec<QueuedWrite> {
-    let mut group: Vec<QueuedWrite> = Vec::new();
-    let mut bytes = 0;
-    while let Some(w) = waiting.front() {
-        if let Some(first) = group.first() {
-            if bytes + w.batch.approximate_size() > MAX_GROUP_BYTES || w.disable_wal != first.disable_wal {
-                break;
-            }
-        }
-        bytes += w.batch.approximate_size();
-        if let Some(w) = waiting.pop_front() {
-            group.push(w);
-        }
-    }
-    group
-}
-
-/// Path of WAL `number`.
-pub(crate) fn wal_path(dir: &std::path::Path, number: u64) -> std::path::PathBuf {
-    dir.join(format!("{number:06}.log"))
 }
