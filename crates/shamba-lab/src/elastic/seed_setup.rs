@@ -97,7 +97,7 @@ impl<'a> Setting<'a> {
     }
 }
 
-/// `shamba exp elastic-seed`: the seed003 table alone (both moments of the tree; `--quick`:
+/// `shamba-lab exp elastic-seed`: the seed003 table alone (both moments of the tree; `--quick`:
 /// L0 empty only, fewer lookups).
 pub fn run(args: &ExpArgs) -> Result<Report, Box<dyn Error>> {
     let (moments, reads): (&[Moment], u64) = if args.quick { (&MOMENTS[..1], 20_000) } else { (&MOMENTS, 100_000) };

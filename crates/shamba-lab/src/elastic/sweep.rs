@@ -1,4 +1,4 @@
-//! `shamba exp elastic-sweep` (seed 003, Figs. 6-7): ElasticBF against Plain over 2-8 bits
+//! `shamba-lab exp elastic-sweep` (seed 003, Figs. 6-7): ElasticBF against Plain over 2-8 bits
 //! per key of resident filter memory with a warmed block cache (Fig. 6), and the load
 //! throughput of elastic units against whole filters (Fig. 7).
 //!

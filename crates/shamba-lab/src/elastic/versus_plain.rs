@@ -1,4 +1,4 @@
-//! `shamba exp elastic` (seed 003, Fig. 5-6): ElasticBF against Plain at the same filter
+//! `shamba-lab exp elastic` (seed 003, Fig. 5-6): ElasticBF against Plain at the same filter
 //! memory, 4 bits per key, uniform, normal and Zipfian lookups.
 //!
 //! Plain: one 4 bits/key Bloom filter per table. Elastic: 6 units of 2 bits/key per table,
@@ -110,7 +110,7 @@ pub fn run(args: &ExpArgs) -> Result<Report, Box<dyn Error>> {
     );
     let mut bars = Table::new(
         "bar",
-        "Issue 4 bar: Elastic at 4 bits/key, at least 2x fewer I/Os than Plain under Zipfian lookups (empty)",
+        "Target: Elastic at 4 bits/key, at least 2x fewer I/Os than Plain under Zipfian lookups (empty)",
         &["tree", "plain I/Os", "elastic I/Os", "ours", "hindsight ceiling", "bar", "met"],
     );
     let mut plot = Plot::new(

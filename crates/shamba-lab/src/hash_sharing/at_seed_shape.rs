@@ -1,4 +1,4 @@
-//! `shamba exp hash-sharing --num N` (seed 000, Figs. 5-9 at the seed's shape): the same
+//! `shamba-lab exp hash-sharing --num N` (seed 000, Figs. 5-9 at the seed's shape): the same
 //! shared-against-per-table comparison as `exp hash-sharing`, on `lookup-breakdown`'s
 //! leveled T = 10 trees of 512 B keys ([`crate::hash_sharing::seed_shape`]; 4M keys make 2.3 GB and five
 //! levels) instead of tiered T = 2 trees of a few megabytes, with the devices the seed uses

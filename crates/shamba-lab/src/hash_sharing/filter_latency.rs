@@ -1,4 +1,4 @@
-//! `shamba exp filter-latency` (seed 000, Figs. 2-3): ns per empty probe of one Bloom filter
+//! `shamba-lab exp filter-latency` (seed 000, Figs. 2-3): ns per empty probe of one Bloom filter
 //! over key sizes 8 B .. 1 KiB, for each way of getting the k = 7 probe positions
 //! ([`Scheme`]), and Shamba's blocked filter (one digest, one cache line) beside them; with
 //! the filter in the CPU cache (the seed's 10K keys x 10 bits) and larger than the

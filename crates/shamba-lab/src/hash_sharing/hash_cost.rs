@@ -1,4 +1,4 @@
-//! `shamba exp hash-cost` (seed 000, Table 1): nanoseconds to hash one key of 8 B .. 1 KiB
+//! `shamba-lab exp hash-cost` (seed 000, Table 1): nanoseconds to hash one key of 8 B .. 1 KiB
 //! per hash function (one digest per key, as the filters use it).
 
 use std::error::Error;

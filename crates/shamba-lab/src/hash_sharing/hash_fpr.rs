@@ -1,4 +1,4 @@
-//! `shamba exp hash-fpr` (seed 000, Table 2): FP rate of a standard Bloom filter per hash
+//! `shamba-lab exp hash-fpr` (seed 000, Table 2): FP rate of a standard Bloom filter per hash
 //! function, one digest + bit rotation vs k independent hashes. 10K keys of 512 B,
 //! 10 bits/key (k = 7), 100K empty queries.
 

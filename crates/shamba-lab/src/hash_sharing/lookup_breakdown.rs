@@ -1,4 +1,4 @@
-//! `shamba exp lookup-breakdown` (seed 000, Fig. 1): where a point lookup's time goes
+//! `shamba-lab exp lookup-breakdown` (seed 000, Fig. 1): where a point lookup's time goes
 //! (hashing, filter probing, index, data) by data size and device, half of the lookups
 //! empty as in the seed, on leveled trees with T = 10 and 512 B keys (the seed's shape,
 //! smaller). Measured with the engine's stage clocks (`ReadLab::profile`), one digest per

@@ -1,4 +1,4 @@
-//! `shamba exp hash-sharing` (seed 000, Fig. 5-9): empty-lookup latency with one digest
+//! `shamba-lab exp hash-sharing` (seed 000, Fig. 5-9): empty-lookup latency with one digest
 //! per lookup shared by every table (`ReadLab::share_hash`) against one digest per table,
 //! on the engine, over key size (Fig. 5a), tree height with T = 2 (Fig. 5b), device latency
 //! (Fig. 6), bits per key (Fig. 7) and the fraction of non-empty lookups (Fig. 8-9).
@@ -297,7 +297,7 @@ pub fn run(args: &ExpArgs) -> Result<Report, Box<dyn Error>> {
     fraction_sweep(&plan, &tree512, &empty, &mut report)?;
 
     report.note("gain % = unshared ns / shared ns - 1 (the seed's 'performance gain'); the bar is >= 20% at 512 B keys, 5+ levels, NVM. 'ours shared' is sharing alone (prefetch off, as in the seed); 'as shipped' is the engine's defaults, whose filter prefetch needs the shared digest and runs once the filters reach 4 MiB (these trees' do not, so it matches 'shared' up to noise), against the same unshared baseline");
-    report.note("ours hash ns/lookup = time in Digest::of per lookup from a profiled run (ReadLab::profile; the timed runs are unprofiled); model = one digest's ns (micro-benchmark) x digests per lookup (1 shared; 1 + tables visited unshared: Db::get computes the shared digest before it looks at share_hash). Prefetching is off in these tables (the seed measures sharing alone; `shamba exp prefetch` measures it)");
+    report.note("ours hash ns/lookup = time in Digest::of per lookup from a profiled run (ReadLab::profile; the timed runs are unprofiled); model = one digest's ns (micro-benchmark) x digests per lookup (1 shared; 1 + tables visited unshared: Db::get computes the shared digest before it looks at share_hash). Prefetching is off in these tables (the seed measures sharing alone; `shamba-lab exp prefetch` measures it)");
     report.note("seed 000 used RocksDB's 64-bit MurmurHash; we use xxh3-128, about 2-4x cheaper per byte, so the hashing share of a lookup (and the gain) is smaller at equal key size. The seed's 'NVM' is a RAM disk (a syscall per read): closest to our device 'none' (page-cache pread); our 'nvm' adds 70 ns to that");
     report.note("paper figures are plots; the seed column gives the values stated in the text (Fig. 5a: 10-33%, >30% at 1 KB; Fig. 6: 15% SSD .. >80% NVM; Fig. 7: 20% PCIe, >65% NVM at 10 bits/key; Fig. 9: 75% at alpha 0, >15% at alpha 1)");
     report.note(format!("filters and indexes pinned, block cache {} KiB; per point {} warm-up lookups, then {} alternating shared/unshared runs of the same {} lookups, fastest run kept", SMALL_CACHE >> 10, plan.warmup, plan.repeats, plan.reads));

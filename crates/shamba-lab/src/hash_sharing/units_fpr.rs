@@ -1,4 +1,4 @@
-//! `shamba exp units-fpr` (seed 000, Table 3): ElasticBF-style filter units fed by one
+//! `shamba-lab exp units-fpr` (seed 000, Table 3): ElasticBF-style filter units fed by one
 //! digest. 7 units, 10 bits/key in total (one probe per unit), 10K keys, 100K empty
 //! queries: bit rotation of one hash vs double hashing of two.
 

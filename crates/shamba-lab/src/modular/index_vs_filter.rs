@@ -1,4 +1,4 @@
-//! `shamba exp index-vs-filter` (seed 002, Table 2 and Fig. 15): how big a table's index
+//! `shamba-lab exp index-vs-filter` (seed 002, Table 2 and Fig. 15): how big a table's index
 //! is against its filter, over entry and key sizes, and what SHaMBa-eq gains as the index
 //! grows.
 //!

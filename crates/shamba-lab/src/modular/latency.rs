@@ -1,4 +1,4 @@
-//! `shamba exp latency` (seed 002, Figs. 13-14 and 16): mean lookup latency, not I/Os.
+//! `shamba-lab exp latency` (seed 002, Figs. 13-14 and 16): mean lookup latency, not I/Os.
 //!
 //! Figs. 13-14: Plain against SHaMBa-eq (Fig. 13) and SHaMBa-prop (Fig. 14), each with P/F
 //! skipping, on `memory-pressure`'s tree and cache sizes, uniform lookups at alpha 0, 0.5

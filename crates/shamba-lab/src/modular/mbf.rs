@@ -1,4 +1,4 @@
-//! `shamba exp mbf` (seed 002, Table 3): modular Bloom filters with 1, 2, 3 and 7 equal
+//! `shamba-lab exp mbf` (seed 002, Table 3): modular Bloom filters with 1, 2, 3 and 7 equal
 //! modules and probes {7}, {3,4}, {2,2,3}, {1 x 7}: 500K keys in 5M bits, 2M empty queries.
 //! FP rate and average modules consulted per empty query.
 

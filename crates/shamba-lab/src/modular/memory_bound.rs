@@ -1,4 +1,4 @@
-//! `shamba exp memory-bound` and `memory-pressure`'s table `bound` (issue 15): each
+//! `shamba-lab exp memory-bound` and `memory-pressure`'s table `bound`: each
 //! policy's empty-lookup reads over the fewest any assignment of the same bytes could give
 //! on the measured lookups' trace ([`crate::modular::filter_bound`]), and what the filters' part
 //! structure costs against that bound.
@@ -16,7 +16,7 @@ use crate::modular::variants::{Build, Variant};
 use crate::support::figures::{ratio, MEASUREMENT_NOTE};
 use crate::support::report::{Cell, Report, Table};
 
-/// `shamba exp memory-bound`: the bound table alone, on a small grid (10, 25, 40%, empty
+/// `shamba-lab exp memory-bound`: the bound table alone, on a small grid (10, 25, 40%, empty
 /// lookups, the baselines and a policy of each family).
 pub fn run(args: &ExpArgs) -> Result<Report, Box<dyn Error>> {
     let mut grid = Grid::bound(args.quick);

@@ -1,4 +1,4 @@
-//! `shamba exp memory-pressure` (seed 002, Fig. 6-7 and Table 1): I/Os and bytes per lookup
+//! `shamba-lab exp memory-pressure` (seed 002, Fig. 6-7 and Table 1): I/Os and bytes per lookup
 //! against a block cache of 10%-150% of the tree's filter + index bytes, for Plain, SHaMBa
 //! eq / eq-P / eq-F / prop / prop-P / prop-F, Elastic and modular Ribbon; uniform, normal
 //! and Zipfian lookups; all-empty, half and all-existing.
@@ -34,7 +34,7 @@ const QUICK_VARIANTS: [&str; 6] = ["plain", "plain-part", "eq", "eq-F", "prop", 
 /// Cache sizes (% of the metadata) at which each policy is held against the bound.
 pub const BOUND_PCTS: [f64; 3] = [10.0, 25.0, 40.0];
 
-/// The tree of the issue's RocksDB figures: 2M keys of 32 B + 32 B values, T = 4, 3 levels.
+/// The tree of the RocksDB comparison figures: 2M keys of 32 B + 32 B values, T = 4, 3 levels.
 pub fn pressure_tree(num: u64, build: Build, pct: f64, seed: u64) -> TreeSpec {
     let options = build_options(&Shape::PRESSURE.options(), build, BITS_PER_KEY, false, pct);
     TreeSpec {
@@ -465,7 +465,7 @@ pub fn run(args: &ExpArgs) -> Result<Report, Box<dyn Error>> {
     report.tables.push(long);
     report.notes.extend(notes);
     report.note("best SHaMBa = the SHaMBa variant (eq/prop, none/P/F, modular Ribbon, eq-F on partitioned filters) with the fewest I/Os in that cell (chosen after the fact: the scorecard shows fixed policies); plain-part = Plain with ~4 KiB partitioned index and filters behind a pinned top-level index (RocksDB's partitioned filters), eq-F-part = SHaMBa-eq-F on the same partitions (seed 002 Fig. 11)");
-    report.note("issue bars: at 10-40% cache, best SHaMBa <= 1/2 the block reads and <= 1/3 the bytes per empty lookup of Plain with partitioned filters; at 150%, the best policy within 5% of Plain. RocksDB 11.8 on this machine: 2.05 reads / 148 KB (whole filters), 1.96 / 7.1 KB (partitioned) at 10%");
+    report.note("targets: at 10-40% cache, best SHaMBa <= 1/2 the block reads and <= 1/3 the bytes per empty lookup of Plain with partitioned filters; at 150%, the best policy within 5% of Plain. RocksDB 11.8 on this machine: 2.05 reads / 148 KB (whole filters), 1.96 / 7.1 KB (partitioned) at 10%");
     report.note("seed 002 gives Fig. 6-7 as plots only; its text: SHaMBa needs about a third of the memory of the state of the art for the same I/Os, SHaMBa-prop is best under 50% budget, eq at 50% and more; Table 1 (RocksDB-based prototype, 1 GB, 64 B entries) is reproduced for Plain");
     report.note(format!(
         "Elastic: 5 units of 2 bits/key, enabled-unit budget = cache x filter share of the metadata; {}; {} warm-up + {} measured lookups per cell, each cell from a freshly opened database (cold block cache, tree as loaded)",
@@ -483,7 +483,7 @@ pub fn run(args: &ExpArgs) -> Result<Report, Box<dyn Error>> {
 /// What `--direct-io` changes.
 pub(crate) const DIRECT_IO_NOTE: &str = "--direct-io: tables read with O_DIRECT, so a block read is a read from this machine's disk (a VM's virtual disk, shared with other work), not from the OS page cache";
 
-/// The issue-4 bars on this grid: best SHaMBa vs Plain (partitioned and whole) per workload
+/// The targets on this grid: best SHaMBa vs Plain (partitioned and whole) per workload
 /// and cache size.
 fn bar_table(grid: &Grid, cells: &[CellResult]) -> Table {
     let mut t = Table::new(

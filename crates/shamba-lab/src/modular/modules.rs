@@ -1,4 +1,4 @@
-//! `shamba exp modules` (seed 002, Fig. 8-10): SHaMBa-eq with 1, 2, 3 and 7 equal modules
+//! `shamba-lab exp modules` (seed 002, Fig. 8-10): SHaMBa-eq with 1, 2, 3 and 7 equal modules
 //! on the engine. Fig. 9: modules an empty lookup reads per filter (filters pinned, nothing
 //! skipped); Fig. 8 and 10: I/Os per empty lookup against the cache size with partial (P)
 //! and full (F) skipping.

@@ -1,4 +1,4 @@
-//! `shamba exp monkey`: uniform against Monkey bits per key at the same filter memory, on
+//! `shamba-lab exp monkey`: uniform against Monkey bits per key at the same filter memory, on
 //! the engine. With filters in memory Monkey should cut the false positives of an empty
 //! lookup (its whole point: the sum of the levels' FP rates); under memory pressure its
 //! larger shallow filters hurt, and SHaMBa's modules recover it (seed 002, Fig. 12).

@@ -1,4 +1,4 @@
-//! `shamba exp partitioned` (seed 002, Fig. 11): SHaMBa on partitioned index and filters
+//! `shamba-lab exp partitioned` (seed 002, Fig. 11): SHaMBa on partitioned index and filters
 //! under severe memory pressure (5-35% of the metadata), every module at least one 4 KiB
 //! page (the seed's feasibility condition, Eq. 10, for partitions: two modules per
 //! partition, so partitions of two pages; `variants::feasible_partition_size`).

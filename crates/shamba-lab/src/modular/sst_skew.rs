@@ -1,4 +1,4 @@
-//! `shamba exp sst-skew` (seed 002, Figs. 2, 3 and 5): how lookups spread over the tables
+//! `shamba-lab exp sst-skew` (seed 002, Figs. 2, 3 and 5): how lookups spread over the tables
 //! of a tree, from the engine's own per-table counts (`lab::table_accesses`).
 //!
 //! One tree of two-module Bloom filters (SHaMBa-eq's), opened with every filter pinned and

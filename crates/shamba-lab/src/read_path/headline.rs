@@ -1,4 +1,4 @@
-//! `shamba exp headline`: the one-screen result. An embedded database with the default
+//! `shamba-lab exp headline`: the one-screen result. An embedded database with the default
 //! options (2M keys of 32 B + 32 B values, index and filter blocks in the block cache), read
 //! with a cache of a fraction of its filter + index bytes: Plain against SHaMBa's variants,
 //! I/Os and bytes per empty lookup and lookups per second. `--quick` (the README's
@@ -134,21 +134,21 @@ pub fn run(args: &ExpArgs) -> Result<Report, Box<dyn Error>> {
     }
     report.tables.push(bars_table(&all));
     report.note("tables/lookup: every build is loaded flush by flush and files and levels are sized by data bytes, so all variants run on the same tree (the same tables per lookup); a difference there would mean the trees differ");
-    report.note("issue 4 bars: at 10-40% the best SHaMBa policy <= 0.5x plain-part's I/Os and <= 0.33x its bytes; at 150% never worse than plain by more than 5%. At 10% the I/O bar is all but out of reach of any filter: 10% of the Plain tree's filter + index bytes is about 1.4 bits per key, and even an ideal filter at m bits/key passes 2^-m (0.38) of the absent keys at every table a lookup visits, each pass costing a read: at least 0.38 reads per table visited, against plain-part's ~0.4-0.7");
+    report.note("targets: at 10-40% the best SHaMBa policy <= 0.5x plain-part's I/Os and <= 0.33x its bytes; at 150% never worse than plain by more than 5%. At 10% the I/O bar is all but out of reach of any filter: 10% of the Plain tree's filter + index bytes is about 1.4 bits per key, and even an ideal filter at m bits/key passes 2^-m (0.38) of the absent keys at every table a lookup visits, each pass costing a read: at least 0.38 reads per table visited, against plain-part's ~0.4-0.7");
     for (v, pts) in variants.iter().zip(series) {
         plot.series(v.name, pts);
     }
     report.tables.insert(0, table);
     report.plots.push(plot);
     report.note("Plain: one 10 bits/key Bloom filter per table; eq: two 5 bits/key modules probed in order; eq-F: the same, skipping modules (or whole filters) whose utility is under 0.1 (0.2) (seed 002, Algorithm 1); ribbon-eq-F: eq-F on two-module Ribbon filters at the Bloom-equivalent FP rate (about 30% smaller, so more of them fit in the same cache); ribbon-eq-part: two-module Ribbon filters in each ~4 KiB partition (first modules in the cache's high pool, second modules in the low pool), no skipping; ribbon-eq-F-part: the same with SHaMBa-F skipping; combined: ribbon-eq-part with Monkey-allocated bits per level (the same total memory); ribbon-prop-O-part: two Ribbon modules per partition, the first sized to the cache (bits/key x cache %, as SHaMBa-prop; one module at 150%), with hit odds; ribbon-eq-O-part: ribbon-eq-part fetching a module that is not resident only while a miss is at least as likely as a hit (Skipping::HitOdds, beyond the seed; for empty lookups the same as no skipping, see memory-pressure for lookups that find their key). Cache = % of the Plain tree's filter + index bytes, cold at open; warm-up lookups are not counted");
-    report.note("plain-part: Plain on ~4 KiB partitioned index and filters behind a pinned top-level index (RocksDB's partitioned filters). For scale (issue 4): RocksDB 11.8 on this machine, same data, at 10%: 2.05 block reads and 148 KB per empty lookup with whole filters, 1.96 and 7.1 KB with partitioned filters");
+    report.note("plain-part: Plain on ~4 KiB partitioned index and filters behind a pinned top-level index (RocksDB's partitioned filters). For scale: RocksDB 11.8 on this machine, same data, at 10%: 2.05 block reads and 148 KB per empty lookup with whole filters, 1.96 and 7.1 KB with partitioned filters");
     report.note(format!("{warmup} warm-up + {reads} measured lookups per row"));
     report.note(args.lookups_note(num));
     report.note(MEASUREMENT_NOTE);
     Ok(report)
 }
 
-/// Every SHaMBa variant against the issue's bars: I/Os and bytes against partitioned Plain
+/// Every SHaMBa variant against the targets: I/Os and bytes against partitioned Plain
 /// under pressure, I/Os and lookups per second against Plain when everything fits.
 fn bars_table(all: &[(f64, &str, PhaseResult)]) -> Table {
     let mut t = Table::new(

@@ -1,11 +1,11 @@
-//! `shamba exp multi-get`: `multi_get` of 32 keys per call against 32 single gets, for
+//! `shamba-lab exp multi-get`: `multi_get` of 32 keys per call against 32 single gets, for
 //! empty and existing keys, on `exp prefetch`'s 5-level tree (pinned filters sized to be
 //! larger than the CPU's last-level cache, NVM emulation; the report says whether they are
 //! on the machine it ran on).
 //!
 //! A single lookup prefetches the filter lines of its own candidates; a batch prefetches
 //! those of all its keys' candidates together, so more misses overlap, and keys in one
-//! data block share its read (issue 13's bar: at least 1.5x the per-key throughput of
+//! data block share its read (the target: at least 1.5x the per-key throughput of
 //! single gets). Existing keys again with every block in a block cache holding the tree:
 //! no copy per block, so what is left is the misses a batch overlaps. The same lookups
 //! again with `O_DIRECT`: a batch's reads from the disk overlap (`io::read_batch`), a
@@ -135,7 +135,7 @@ pub fn run(args: &ExpArgs) -> Result<Report, Box<dyn Error>> {
     if let Some(why) = direct_refused {
         report.note(format!("O_DIRECT rows not measured: {why}"));
     }
-    report.note("issue 13's bar: multi_get of 32 keys per call >= 1.5x the per-key throughput of 32 single gets, empty and existing keys, on exp prefetch's tree");
+    report.note("target: multi_get of 32 keys per call >= 1.5x the per-key throughput of 32 single gets, empty and existing keys, on exp prefetch's tree");
     report.note(working_set_note("filters", tree.filter_bytes()));
     report.note("a batch's data-block reads go to the kernel in flight together (io_uring): through the page cache that gains nothing (the kernel copies a cached page at submission as pread would, and the NVM emulation charges every read in full), from the disk (O_DIRECT) the reads overlap; a batch of empty keys has few reads to overlap (false positives only)");
     report.note("the page-cache rows copy each data block from the OS page cache (the kernel's copy of a page cold in the CPU caches and its page-cache lookup: most of an existing key's single get, and the same per key in a batch); the block-cache rows take the block from the engine's cache without a copy, so they show what the batch's overlap of memory misses (filters, index searches, each block's restart array and keys) gains where the read itself costs no copy");

@@ -1,11 +1,11 @@
-//! `shamba exp prefetch`: empty lookups on a 5-level tree whose pinned filters are larger
+//! `shamba-lab exp prefetch`: empty lookups on a 5-level tree whose pinned filters are larger
 //! than the CPU's last-level cache, with every candidate's filter line prefetched before the
 //! first probe (the default) against probing level by level.
 //!
 //! Because the digest is known before the first probe, so is every probe position: the
 //! lookup asks for all candidates' part headers, then all their probe lines, then probes,
-//! so the DRAM misses of a deep tree overlap instead of queueing one per level (issue 4's
-//! bar: at least 1.5x the throughput of level by level).
+//! so the DRAM misses of a deep tree overlap instead of queueing one per level (the
+//! target: at least 1.5x the throughput of level by level).
 
 use std::error::Error;
 
@@ -90,7 +90,7 @@ pub fn run(args: &ExpArgs) -> Result<Report, Box<dyn Error>> {
         ]);
     }
     report.tables.push(table);
-    report.note("issue 4's bar: with filters in memory on a 5-level tree whose filters are larger than the CPU cache, prefetching >= 1.5x the throughput of level by level");
+    report.note("target: with filters in memory on a 5-level tree whose filters are larger than the CPU cache, prefetching >= 1.5x the throughput of level by level");
     report.note(working_set_note("filters", tree.filter_bytes()));
     report.note(format!("filters and indexes pinned, small block cache; {repeats} alternating runs of {reads} lookups per configuration, fastest kept"));
     report.note(args.lookups_note(tree.spec.num));

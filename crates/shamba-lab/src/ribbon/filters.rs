@@ -1,6 +1,6 @@
-//! `shamba exp ribbon` (seed 004): memory against measured FP rate for standard Bloom,
+//! `shamba-lab exp ribbon` (seed 004): memory against measured FP rate for standard Bloom,
 //! blocked Bloom, Ribbon and modular Ribbon filters, with construction and query costs,
-//! and the issue's bars (Ribbon bits/key at <= 1% FPR, cost ratios vs blocked Bloom).
+//! and the targets (Ribbon bits/key at <= 1% FPR, cost ratios vs blocked Bloom).
 
 use std::error::Error;
 use std::hint::black_box;
@@ -132,10 +132,10 @@ pub fn run(args: &ExpArgs) -> Result<Report, Box<dyn Error>> {
     report.tables.push(table);
     report.plots.push(plot);
 
-    // The bars of issue 3, at 1M keys.
+    // The targets, at 1M keys.
     let mut bars = Table::new(
         "bars",
-        "Issue 3 bars (1M keys), seed = RocksDB's published figures",
+        "Targets (1M keys), seed = RocksDB's published figures",
         &["measure", "seed", "ours", "bar", "met"],
     );
     let keys = digests_of(1_000_000, args.seed + 1_000_000);

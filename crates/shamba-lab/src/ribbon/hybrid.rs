@@ -1,4 +1,4 @@
-//! `shamba exp ribbon-hybrid` (seed 004): the Ribbon+Bloom hybrid by level measured on the
+//! `shamba-lab exp ribbon-hybrid` (seed 004): the Ribbon+Bloom hybrid by level measured on the
 //! engine, construction memory per key, and the block cache's entries by kind.
 //!
 //! - Hybrid: one tree per choice of `ribbon_from_level` (all Bloom, Ribbon from L for each

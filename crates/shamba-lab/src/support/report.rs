@@ -1,4 +1,4 @@
-//! Reporting for `shamba exp`: tables with the seed's figure beside ours, printed as text
+//! Reporting for `shamba-lab exp`: tables with the seed's figure beside ours, printed as text
 //! or JSON, written as CSV, and SVG plots, all under the output directory.
 //!
 //! Every experiment builds a [`Report`] (tables + plots + notes) and calls

@@ -1,7 +1,7 @@
 //! The harness of the engine experiments (`hash-sharing`, `memory-pressure`, `modules`,
 //! `elastic`, `monkey`, `headline`): load a tree once, reopen it as often as needed with
 //! another probe policy, cache size or device, and measure point lookups with `bench`'s
-//! read loop (so `shamba bench` and `shamba exp` count the same things the same way).
+//! read loop (so `shamba bench` and `shamba-lab exp` count the same things the same way).
 //!
 //! Every reopen starts from the tree exactly as it was loaded: the files that are not SSTs
 //! (manifest, CURRENT, WAL) are restored from a copy taken after the load, because the
@@ -39,7 +39,7 @@ pub struct Shape {
 }
 
 impl Shape {
-    /// The tree of the RocksDB measurements and of seed 002 (4 MiB memtable and
+    /// The tree of the RocksDB comparison measurements and of seed 002 (4 MiB memtable and
     /// files, size ratio 4): 2M keys of 32 B + 32 B values make 3 levels.
     pub const PRESSURE: Shape =
         Shape { write_buffer: 4 << 20, target_file: 4 << 20, level_base: 16 << 20, size_ratio: 4, num_levels: 7 };

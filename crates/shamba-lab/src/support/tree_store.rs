@@ -1,4 +1,4 @@
-//! `shamba exp --trees DIR`: loaded trees kept in a directory and reused by later runs that
+//! `shamba-lab exp --trees DIR`: loaded trees kept in a directory and reused by later runs that
 //! load the same tree, so a sequence of experiments (the smoke test of every quick form)
 //! pays for each tree once: `memory-bound` reads `memory-pressure`'s trees, `multi-get`
 //! `prefetch`'s.

@@ -19,7 +19,7 @@ pub const YCSB_ZIPF_THETA: f64 = 0.99;
 /// Seed 002's standard deviation of the normal workload, in keys.
 pub const SEED_NORMAL_SD: f64 = 5.0;
 
-/// The workload options of `shamba exp`.
+/// The workload options of `shamba-lab exp`.
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct WorkloadArgs {
     /// Lookup distributions (comma-separated), replacing the experiment's own: uniform,
