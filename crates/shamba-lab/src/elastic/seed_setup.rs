@@ -13,6 +13,8 @@
 use std::error::Error;
 
 use shamba::{ElasticPolicy, ProbePolicy};
+use shamba_cli::bench::keys::KeyDistribution;
+use shamba_cli::bench::report::PhaseResult;
 use shamba_filter::{BuildPolicy, FilterLayout};
 
 use crate::args::ExpArgs;
@@ -22,8 +24,6 @@ use crate::support::figures::ratio;
 use crate::support::lookups::{measure, ReadSpec};
 use crate::support::report::{Cell, Report, Table};
 use crate::support::tree::LoadedTree;
-use shamba_cli::bench::keys::KeyDistribution;
-use shamba_cli::bench::report::PhaseResult;
 
 /// The seed's figures (Fig. 5-6, half the lookups empty).
 const SEED_IO: &str = "2.42-3.05";

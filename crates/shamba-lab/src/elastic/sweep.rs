@@ -2,7 +2,7 @@
 //! per key of resident filter memory with a warmed block cache (Fig. 6), and the load
 //! throughput of elastic units against whole filters (Fig. 7).
 //!
-//! Fig. 6 runs `exp elastic-seed`'s set-up ([`seed_setup::Setting`]) at each bits/key:
+//! Fig. 6 runs `exp elastic-seed`'s set-up ([`Setting`]) at each bits/key:
 //! Plain's filters built at that many bits per key, Elastic's tree the one `exp elastic`
 //! uses (6 units of 2 bits/key per table), both under a filter memory budget of Plain's
 //! filter bytes (so Plain never evicts and Elastic holds at most as much), both starting
@@ -17,6 +17,7 @@
 
 use std::error::Error;
 
+use shamba_cli::bench::keys::KeyDistribution;
 use shamba_filter::{BuildPolicy, FilterLayout};
 
 use crate::args::ExpArgs;
@@ -28,7 +29,6 @@ use crate::support::lookups::ReadSpec;
 use crate::support::process_cpu::process_cpu_seconds;
 use crate::support::report::{Cell, Plot, Report, Table};
 use crate::support::tree::{LoadedTree, TreeSpec};
-use shamba_cli::bench::keys::KeyDistribution;
 
 /// The seed's block cache in Fig. 6.
 const SEED_CACHE: usize = 8 << 20;

@@ -23,6 +23,7 @@
 use std::error::Error;
 
 use shamba::{ElasticPolicy, ProbePolicy};
+use shamba_cli::bench::keys::KeyDistribution;
 use shamba_filter::bloom_blocked::{blocked_fpr, blocked_num_probes};
 use shamba_filter::{BuildPolicy, FilterLayout};
 
@@ -34,7 +35,6 @@ use crate::support::figures::{ratio, MEASUREMENT_NOTE};
 use crate::support::lookups::{measure, ReadSpec};
 use crate::support::report::{Cell, Plot, Report, Table};
 use crate::support::tree::{LoadedTree, Shape, TreeSpec};
-use shamba_cli::bench::keys::KeyDistribution;
 
 /// Bits per key of enabled filter memory, both systems.
 pub(crate) const BUDGET_BITS: f64 = 4.0;

@@ -20,6 +20,8 @@
 use std::error::Error;
 
 use shamba::lab::DeviceModel;
+use shamba_cli::bench::keys::KeyDistribution;
+use shamba_cli::bench::report::PhaseResult;
 use shamba_filter::HashFn;
 
 use crate::args::ExpArgs;
@@ -29,8 +31,6 @@ use crate::support::figures::{gain_pct, tables_per_op, MEASUREMENT_NOTE};
 use crate::support::lookups::ReadSpec;
 use crate::support::report::{Cell, Plot, Report, Table};
 use crate::support::tree::LoadedTree;
-use shamba_cli::bench::keys::KeyDistribution;
-use shamba_cli::bench::report::PhaseResult;
 
 /// Entry bytes of Fig. 5a's trees: the largest key (1 KiB) with the main tree's value.
 const ENTRY_5A: usize = 1024 + VALUE_SIZE;

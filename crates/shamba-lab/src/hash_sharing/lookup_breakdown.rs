@@ -7,6 +7,7 @@
 
 use std::error::Error;
 
+use shamba_cli::bench::keys::KeyDistribution;
 use shamba_filter::HashFn;
 
 use crate::args::ExpArgs;
@@ -15,7 +16,6 @@ use crate::support::figures::{tables_per_op, MEASUREMENT_NOTE};
 use crate::support::lookups::ReadSpec;
 use crate::support::report::{Cell, Plot, Report, Table};
 use crate::support::tree::LoadedTree;
-use shamba_cli::bench::keys::KeyDistribution;
 
 /// Emulated devices; "memory" is `none` with a block cache holding the whole tree (the seed's
 /// in-memory case), where `none` reads each missed block through the OS page cache; "disk"

@@ -15,6 +15,8 @@ use std::hint::black_box;
 
 use shamba::lab::DeviceModel;
 use shamba::{CompactionStyle, Db, Options};
+use shamba_cli::bench::keys::KeyDistribution;
+use shamba_cli::bench::report::PhaseResult;
 use shamba_filter::{BuildPolicy, HashFn};
 
 use crate::args::ExpArgs;
@@ -25,8 +27,6 @@ use crate::support::measure::{ns_per_op, random_keys};
 use crate::support::report::{Cell, Plot, Report, Table};
 use crate::support::storage::without_sync;
 use crate::support::tree::{describe_tree, LoadedTree, Shape, TreeSpec};
-use shamba_cli::bench::keys::KeyDistribution;
-use shamba_cli::bench::report::PhaseResult;
 
 /// Value bytes of every tree (the key is what matters here; small values keep loads short).
 const VALUE_SIZE: usize = 64;

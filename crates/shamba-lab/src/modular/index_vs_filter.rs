@@ -17,6 +17,7 @@
 use std::error::Error;
 
 use shamba::{Db, Options, WriteBatch, WriteOptions};
+use shamba_cli::bench::keys::{key_into, value_into};
 
 use crate::args::ExpArgs;
 use crate::modular::memory_pressure::BITS_PER_KEY;
@@ -26,7 +27,6 @@ use crate::support::figures::{ratio, MEASUREMENT_NOTE};
 use crate::support::report::{Cell, Plot, Report, Table};
 use crate::support::storage::without_sync;
 use crate::support::tree::{LoadedTree, Shape, TreeSpec};
-use shamba_cli::bench::keys::{key_into, value_into};
 
 /// The seed's page size.
 const PAGE: f64 = 4096.0;

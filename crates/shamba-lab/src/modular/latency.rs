@@ -14,6 +14,8 @@ use std::collections::BTreeMap;
 use std::error::Error;
 
 use shamba::lab::DeviceModel;
+use shamba_cli::bench::keys::KeyDistribution;
+use shamba_cli::bench::report::PhaseResult;
 
 use crate::args::ExpArgs;
 use crate::modular::memory_pressure::pressure_tree;
@@ -22,8 +24,6 @@ use crate::support::figures::ratio;
 use crate::support::lookups::{measure, ReadSpec};
 use crate::support::report::{Cell, Plot, Report, Table};
 use crate::support::tree::LoadedTree;
-use shamba_cli::bench::keys::KeyDistribution;
-use shamba_cli::bench::report::PhaseResult;
 
 /// Bits per key of every filter (`memory-pressure`'s).
 const BITS_PER_KEY: f64 = 10.0;

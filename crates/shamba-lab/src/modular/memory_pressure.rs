@@ -12,6 +12,8 @@ use std::collections::BTreeMap;
 use std::error::Error;
 
 use shamba::FileInfo;
+use shamba_cli::bench::keys::KeyDistribution;
+use shamba_cli::bench::report::PhaseResult;
 
 use crate::args::ExpArgs;
 use crate::modular::memory_bound::{bound_table, traces, BOUND_NOTE};
@@ -22,8 +24,6 @@ use crate::support::figures::{ratio, tables_per_op, MEASUREMENT_NOTE};
 use crate::support::lookups::ReadSpec;
 use crate::support::report::{Cell, Plot, Report, Table};
 use crate::support::tree::{LoadedTree, Shape, TreeSpec};
-use shamba_cli::bench::keys::KeyDistribution;
-use shamba_cli::bench::report::PhaseResult;
 
 /// Bits per key of every filter.
 pub const BITS_PER_KEY: f64 = 10.0;

@@ -3,9 +3,10 @@
 //! 50% of the metadata, eq from 50%), and how much memory SHaMBa needs for Plain's I/Os (the
 //! seed: about a third).
 
+use shamba_cli::bench::keys::KeyDistribution;
+
 use crate::modular::memory_pressure::{dist_name, find, CellResult};
 use crate::support::report::{Cell, Table};
-use shamba_cli::bench::keys::KeyDistribution;
 
 /// The eq family of the seed's figures.
 const EQ: [&str; 3] = ["eq", "eq-P", "eq-F"];

@@ -19,6 +19,7 @@ use std::error::Error;
 
 use shamba::lab::TableAccesses;
 use shamba::{ProbePolicy, ShambaPolicy};
+use shamba_cli::bench::keys::KeyDistribution;
 
 use crate::args::ExpArgs;
 use crate::modular::memory_pressure::{dist_name, BITS_PER_KEY};
@@ -27,7 +28,6 @@ use crate::support::figures::MEASUREMENT_NOTE;
 use crate::support::lookups::{measure, ReadSpec};
 use crate::support::report::{Cell, Plot, Report, Table};
 use crate::support::tree::{LoadedTree, Shape, TreeSpec};
-use shamba_cli::bench::keys::KeyDistribution;
 
 /// The seed's thresholds: the whole filter (module 1) and the second module.
 const THRESHOLDS: [f64; 2] = [0.2, 0.1];

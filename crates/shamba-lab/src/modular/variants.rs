@@ -5,13 +5,12 @@
 //! top-level index, the strongest baseline under memory pressure) are a property of the
 //! build: `Build::Partitioned` wraps another build.
 
-use shamba::Options;
-use shamba::{ElasticPolicy, ProbePolicy, ShambaPolicy, Skipping};
-use shamba_filter::{Allocation, BuildPolicy, FilterLayout, ModuleSizes};
-
 use std::error::Error;
 
+use shamba::Options;
+use shamba::{ElasticPolicy, ProbePolicy, ShambaPolicy, Skipping};
 use shamba_cli::bench::report::PhaseResult;
+use shamba_filter::{Allocation, BuildPolicy, FilterLayout, ModuleSizes};
 
 use crate::support::lookups::{measure, ReadSpec};
 use crate::support::tree::LoadedTree;

@@ -8,6 +8,7 @@ use std::error::Error;
 
 use shamba::Options;
 use shamba::Skipping;
+use shamba_cli::bench::report::PhaseResult;
 
 use crate::args::ExpArgs;
 use crate::modular::memory_pressure::BITS_PER_KEY;
@@ -16,7 +17,6 @@ use crate::modular::variants::{build_options, Build, Probe, Variant};
 use crate::support::figures::{ratio, tables_per_op, MEASUREMENT_NOTE};
 use crate::support::report::{Cell, Plot, Report, Table};
 use crate::support::tree::{LoadedTree, TreeSpec};
-use shamba_cli::bench::report::PhaseResult;
 
 fn tree(num: u64, build: Build, pct: f64, seed: u64) -> TreeSpec {
     let options = build_options(&Options::default(), build, BITS_PER_KEY, false, pct);
