@@ -1,7 +1,6 @@
-//! The harness of the engine experiments (`hash-sharing`, `memory-pressure`, `modules`,
-//! `elastic`, `monkey`, `headline`): load a tree once, reopen it as often as needed with
-//! another probe policy, cache size or device, and measure point lookups with `bench`'s
-//! read loop (so `shamba bench` and `shamba-lab exp` count the same things the same way).
+//! The trees of the engine experiments: load one once ([`load`](super::load)), reopen it
+//! as often as needed with another probe policy, cache size or device, and measure its
+//! point lookups ([`lookups`](super::lookups)).
 //!
 //! Every reopen starts from the tree exactly as it was loaded: the files that are not SSTs
 //! (manifest, CURRENT, WAL) are restored from a copy taken after the load, because the
