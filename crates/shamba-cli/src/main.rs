@@ -1,20 +1,15 @@
-//! The `shamba` command: admin, bench, the seeds' experiments and the stress tool.
+//! The `shamba` command: admin, bench, the stress tool and the server.
 
 #![deny(clippy::unwrap_used, clippy::undocumented_unsafe_blocks, unsafe_op_in_unsafe_fn)]
 #![warn(clippy::expect_used)]
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
 mod admin;
-mod alloc_meter;
-mod bench;
-mod exp;
 mod serve;
 mod stress;
 
 use clap::{Parser, Subcommand};
-
-#[global_allocator]
-static ALLOCATOR: alloc_meter::Meter = alloc_meter::Meter;
+use shamba_cli::bench;
 use std::path::PathBuf;
 
 /// Shamba: an LSM-tree key-value store built around its read path.
@@ -126,8 +121,6 @@ enum Command {
     },
     /// Load then read a database, db_bench style.
     Bench(bench::BenchArgs),
-    /// Run one of the seeds' experiments.
-    Exp(exp::ExpArgs),
     /// Random operations from several threads checked against an expected state; with
     /// --crash, kill -9 cycles with a verification after each.
     Stress(stress::StressArgs),
@@ -168,7 +161,6 @@ fn main() {
         Command::Sst { file, max_entries } => admin::sst(file, *max_entries),
         Command::Verify { db } => admin::verify(db),
         Command::Bench(args) => bench::run(args),
-        Command::Exp(args) => exp::run(args),
         Command::Stress(args) => stress::run(args),
         Command::Serve(args) => serve::run(args),
     };

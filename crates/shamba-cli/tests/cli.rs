@@ -120,6 +120,19 @@ fn bench_prints_json_with_the_promised_fields() {
 }
 
 #[test]
+fn the_product_binary_has_no_lab_knobs_and_no_experiments() {
+    // The lab's knobs and experiments are shamba-lab's: `shamba` refuses them as unknown.
+    for flag in ["--device", "--profile", "--no-prefetch", "--no-share-hash"] {
+        let (code, _, err) = run(&["bench", "--num", "100", "--reads", "10", flag]);
+        assert_eq!(code, 2, "{flag}: {err}");
+        assert!(err.contains("unexpected argument"), "{flag}: {err}");
+    }
+    let (code, _, err) = run(&["exp", "headline", "--quick"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("unrecognized subcommand"), "{err}");
+}
+
+#[test]
 fn bench_holds_filters_under_its_memory_budget() {
     let budget = 2_500u64;
     let (code, out, err) = run(&[

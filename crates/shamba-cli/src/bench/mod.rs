@@ -1,4 +1,9 @@
 //! `shamba bench`: load a database, then time point lookups, db_bench style.
+//!
+//! The flags ([`BenchArgs`]) describe stable engine options only. A caller that sets more
+//! (the lab binary's `shamba-lab bench`, with its device model and lookup variants) passes a
+//! [`Tuning`] that adjusts the options and read options the flags describe, and the same load
+//! and read loops run: one copy of the code for both commands.
 
 pub mod keys;
 pub mod report;
@@ -9,7 +14,6 @@ use rand::seq::SliceRandom;
 use rand::SeedableRng;
 use report::PhaseResult;
 use shamba::filter::{Allocation, FilterLayout, ModuleSizes};
-use shamba::lab::{LabOptions, ReadLab};
 use shamba::{CompactionStyle, Compression, Db, Options, ReadOptions, Stats, WriteBatch, WriteOptions};
 use shamba::{ElasticPolicy, ProbePolicy, ShambaPolicy, Skipping};
 use std::error::Error;
@@ -137,22 +141,9 @@ pub struct BenchArgs {
     /// Compaction style.
     #[arg(long, value_enum, default_value_t = Style::Leveled)]
     pub compaction: Style,
-    /// Emulated device cost per block read: none, nvm, pcie, ssd, or nanoseconds.
-    #[arg(long, default_value = "none")]
-    pub device: String,
     /// Read tables with O_DIRECT (no OS page cache): real device reads on a cache miss.
     #[arg(long)]
     pub direct_io: bool,
-    /// Time each lookup stage (hashing, memtables, filters, index, data); costs a few clock
-    /// reads per lookup.
-    #[arg(long)]
-    pub profile: bool,
-    /// Probe level by level without prefetching the candidates' filters first.
-    #[arg(long)]
-    pub no_prefetch: bool,
-    /// Recompute the key digest per table (the unshared baseline).
-    #[arg(long)]
-    pub no_share_hash: bool,
     /// Do not keep the data blocks lookups read in the block cache (`ReadOptions::fill_cache`
     /// false), like a direct-I/O reader with no cache of its own: every data-block read the
     /// filters let through costs a device read.
@@ -257,18 +248,18 @@ struct DefaultBenchArgs {
 
 impl BenchArgs {
     /// Every flag at its default value (what `shamba bench` alone would run).
-    pub(crate) fn defaults() -> BenchArgs {
+    pub fn defaults() -> BenchArgs {
         use clap::Parser as _;
         DefaultBenchArgs::parse_from(["bench"]).args
     }
 
     /// How the load makes values.
-    pub(crate) fn values(&self) -> Values {
+    pub fn values(&self) -> Values {
         self.compression_ratio.map_or(Values::Alphabet, Values::Ratio)
     }
 
     /// The engine options these flags describe.
-    pub fn options(&self) -> Result<Options, Box<dyn Error>> {
+    pub fn options(&self) -> Options {
         let mib = |x: f64| (x * 1024.0 * 1024.0) as u64;
         let mut o = Options {
             write_buffer_size: mib(self.write_buffer_mb) as usize,
@@ -283,12 +274,6 @@ impl BenchArgs {
             compaction_style: match self.compaction {
                 Style::Leveled => CompactionStyle::Leveled,
                 Style::Tiered => CompactionStyle::Tiered,
-            },
-            lab: LabOptions {
-                prefetch_filters: !self.no_prefetch,
-                device: shamba::lab::DeviceModel::parse(&self.device)
-                    .ok_or_else(|| format!("unknown device {:?}", self.device))?,
-                ..LabOptions::default()
             },
             ..Options::default()
         };
@@ -326,12 +311,45 @@ impl BenchArgs {
                 budget_bytes: mib(self.elastic_budget_mb),
             }),
         };
+        o
+    }
+
+    /// [`BenchArgs::options`] as `tuning` adjusts them.
+    pub fn tuned_options(&self, tuning: &dyn Tuning) -> Result<Options, Box<dyn Error>> {
+        let mut o = self.options();
+        tuning.options(&mut o)?;
         Ok(o)
     }
 }
 
+/// What a caller sets beyond the stable options the flags describe: `shamba bench` sets
+/// nothing ([`Stable`]); the lab binary sets its device model and lookup variants.
+pub trait Tuning {
+    /// Adjust the engine options the flags describe (before every open).
+    fn options(&self, _options: &mut Options) -> Result<(), Box<dyn Error>> {
+        Ok(())
+    }
+
+    /// Adjust the read options of every read phase.
+    fn read_options(&self, _read_options: &mut ReadOptions) {}
+
+    /// Add the settings this tuning made to the JSON report's `config`.
+    fn config(&self, _config: &mut serde_json::Map<String, serde_json::Value>) {}
+}
+
+/// No tuning: the stable options the flags describe, as they are.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Stable;
+
+impl Tuning for Stable {}
+
 /// Run the benchmark and print its results.
 pub fn run(args: &BenchArgs) -> Result<(), Box<dyn Error>> {
+    run_tuned(args, &Stable)
+}
+
+/// [`run`] with the options and read options as `tuning` adjusts them.
+pub fn run_tuned(args: &BenchArgs, tuning: &dyn Tuning) -> Result<(), Box<dyn Error>> {
     if args.key_size < 8 {
         return Err("--key-size must be at least 8".into());
     }
@@ -349,7 +367,7 @@ pub fn run(args: &BenchArgs) -> Result<(), Box<dyn Error>> {
             temp.path().to_path_buf()
         }
     };
-    let mut db = Db::open(&dir, args.options()?)?;
+    let mut db = Db::open(&dir, args.tuned_options(tuning)?)?;
     let mut rows = Vec::new();
     if !args.no_load {
         rows.push(load(&db, args)?);
@@ -361,17 +379,17 @@ pub fn run(args: &BenchArgs) -> Result<(), Box<dyn Error>> {
         // Size the cache against what was built, then start the reads from a cold cache.
         let metadata = db.stats().metadata_bytes();
         db.close()?;
-        let mut o = args.options()?;
+        let mut o = args.tuned_options(tuning)?;
         o.cache_capacity = (metadata as f64 * pct / 100.0) as usize;
         db = Db::open(&dir, o)?;
     }
     for &kind in &args.read {
-        rows.push(read_phase(&db, args, kind)?);
+        rows.push(read_phase(&db, args, kind, tuning)?);
     }
     let stats = db.stats();
     if args.json {
         let out = serde_json::json!({
-            "config": config_json(args),
+            "config": config_json(args, tuning),
             "settle_seconds": settle_secs,
             "tree": tree_json(&stats),
             "phases": rows,
@@ -434,7 +452,7 @@ fn load(db: &Db, args: &BenchArgs) -> Result<PhaseResult, Box<dyn Error>> {
 
 /// The records a load writes.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct RecordShape {
+pub struct RecordShape {
     /// Key size in bytes.
     pub key_size: usize,
     /// Value size in bytes.
@@ -444,7 +462,7 @@ pub(crate) struct RecordShape {
 }
 
 /// Write keys `ids` (with their values) in batches of `batch_size`, reporting progress.
-pub(crate) fn write_ids(
+pub fn write_ids(
     db: &Db,
     ids: &[u64],
     shape: RecordShape,
@@ -467,7 +485,14 @@ pub(crate) fn write_ids(
     Ok(())
 }
 
-pub(crate) fn read_phase(db: &Db, args: &BenchArgs, kind: ReadKind) -> Result<PhaseResult, Box<dyn Error>> {
+/// One read phase of `args.reads` lookups of `kind` on `args.threads` threads, with the
+/// read options `tuning` adjusts.
+pub fn read_phase(
+    db: &Db,
+    args: &BenchArgs,
+    kind: ReadKind,
+    tuning: &dyn Tuning,
+) -> Result<PhaseResult, Box<dyn Error>> {
     let name = match kind {
         ReadKind::Existing => "read-existing",
         ReadKind::Missing => "read-missing",
@@ -482,11 +507,8 @@ pub(crate) fn read_phase(db: &Db, args: &BenchArgs, kind: ReadKind) -> Result<Ph
     let threads = args.threads.max(1) as u64;
     let per_thread = args.reads / threads;
     let pb = progress(per_thread * threads, name, args.json);
-    let ro = ReadOptions {
-        fill_cache: !args.no_fill_cache,
-        lab: ReadLab { share_hash: !args.no_share_hash, profile: args.profile },
-        ..ReadOptions::default()
-    };
+    let mut ro = ReadOptions { fill_cache: !args.no_fill_cache, ..ReadOptions::default() };
+    tuning.read_options(&mut ro);
     let before = db.stats();
     let start = Instant::now();
     let found = std::thread::scope(|s| {
@@ -613,8 +635,8 @@ fn level_sum(before: &Stats, after: &Stats, f: impl Fn(&shamba::LevelLookupStats
     after.lookup_levels.iter().map(&f).sum::<u64>() - before.lookup_levels.iter().map(&f).sum::<u64>()
 }
 
-fn config_json(a: &BenchArgs) -> serde_json::Value {
-    serde_json::json!({
+fn config_json(a: &BenchArgs, tuning: &dyn Tuning) -> serde_json::Value {
+    let mut config = serde_json::json!({
         "num": a.num, "key_size": a.key_size, "value_size": a.value_size,
         "compression_ratio": a.compression_ratio, "compression": format!("{:?}", a.compression),
         "bottommost_compression": a.bottommost_compression.map(|c| format!("{c:?}")),
@@ -624,9 +646,13 @@ fn config_json(a: &BenchArgs) -> serde_json::Value {
         "layout": format!("{:?}", a.layout), "parts": a.parts, "first_bits_per_key": a.first_bits_per_key,
         "ribbon_from_level": a.ribbon_from_level, "monkey": a.monkey, "policy": format!("{:?}", a.policy),
         "elastic_budget_mb": a.elastic_budget_mb, "life_time": a.life_time, "write_buffer_mb": a.write_buffer_mb, "target_file_mb": a.target_file_mb,
-        "size_ratio": a.size_ratio, "compaction": format!("{:?}", a.compaction), "device": a.device, "direct_io": a.direct_io,
-        "share_hash": !a.no_share_hash, "prefetch": !a.no_prefetch, "fill_cache": !a.no_fill_cache, "profile": a.profile, "seed": a.seed,
-    })
+        "size_ratio": a.size_ratio, "compaction": format!("{:?}", a.compaction), "direct_io": a.direct_io,
+        "fill_cache": !a.no_fill_cache, "seed": a.seed,
+    });
+    if let Some(map) = config.as_object_mut() {
+        tuning.config(map);
+    }
+    config
 }
 
 fn tree_json(s: &Stats) -> serde_json::Value {
