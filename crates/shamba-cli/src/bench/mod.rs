@@ -10,7 +10,7 @@ use rand::SeedableRng;
 use report::PhaseResult;
 use shamba::filter::{Allocation, FilterLayout, ModuleSizes};
 use shamba::lab::{LabOptions, ReadLab};
-use shamba::{CompactionStyle, Compression, Db, Options, ReadOptions, Stats, WriteBatch, WriteOptions};
+use shamba::{CompactionStyle, Compression, Db, Options, ReadOptions, Readable, Stats, WriteBatch, WriteOptions};
 use shamba::{ElasticPolicy, ProbePolicy, ShambaPolicy, Skipping};
 use std::error::Error;
 use std::path::PathBuf;

@@ -90,6 +90,7 @@ impl WriteBatch {
     /// keyspaces (one WAL record).
     ///
     /// ```
+    /// # use shamba::Readable;
     /// # let dir = tempfile::tempdir()?;
     /// # let db = shamba::Db::open(dir.path(), shamba::Options::default())?;
     /// let users = db.keyspace("users")?;
