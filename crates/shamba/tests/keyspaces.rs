@@ -6,7 +6,7 @@
 //! contents under random operations, the crash test (`crash.rs`) batches across keyspaces
 //! under SIGKILL.
 
-use shamba::{CompactionStyle, Compression, Db, Error, KeyspaceOptions, Options, Readable, WriteBatch};
+use shamba::{CompactionStyle, Compression, Db, Error, KeyspaceOptions, Options, ReadOptions, Readable, WriteBatch};
 use std::path::Path;
 
 fn small() -> Options {
@@ -209,6 +209,53 @@ fn batches_and_snapshots_span_keyspaces() {
     assert!(matches!(foreign_before.get(b"item"), Err(Error::InvalidArgument(_))));
     assert!(foreign_before.multi_get(&[b"item"]).iter().all(|r| matches!(r, Err(Error::InvalidArgument(_)))));
     assert_eq!(foreign_before.range(..b"z".as_slice()).count(), 0);
+}
+
+#[test]
+fn the_snapshots_of_a_moment_keep_it_while_any_of_them_lives() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), small()).unwrap();
+    let ks = db.keyspace("ks").unwrap();
+    ks.put(b"k", b"old").unwrap();
+    db.put(b"k", b"default-old").unwrap();
+    let snap = db.snapshot();
+    let then = snap.keyspace(&ks);
+    let copy = then.clone();
+    drop(snap);
+    ks.put(b"k", b"new").unwrap();
+    db.put(b"k", b"default-new").unwrap();
+    db.compact().unwrap();
+    assert_eq!(then.get(b"k").unwrap().as_deref(), Some(&b"old"[..]), "compaction kept the pinned version");
+    assert_eq!(then.multi_get(&[b"k"]).pop().unwrap().unwrap().as_deref(), Some(&b"old"[..]));
+    drop(then);
+    assert_eq!(copy.iter().collect::<Result<Vec<_>, _>>().unwrap(), vec![(b"k".to_vec(), b"old".to_vec())]);
+    assert_eq!(ks.get(b"k").unwrap().as_deref(), Some(&b"new"[..]));
+    // Reading the default keyspace again from a keyspace's snapshot: the same moment.
+    let default = db.keyspace("default").unwrap();
+    assert_eq!(copy.keyspace(&default).get(b"k").unwrap().as_deref(), Some(&b"default-old"[..]));
+}
+
+#[test]
+fn every_reader_reads_through_one_trait_with_read_options() {
+    fn first_key(r: &impl Readable, ro: &ReadOptions) -> Option<Vec<u8>> {
+        assert_eq!(r.get_opt(b"a", ro).unwrap(), r.get(b"a").unwrap());
+        assert_eq!(r.multi_get_opt(&[b"a"], ro).pop().unwrap().unwrap(), r.get(b"a").unwrap());
+        assert_eq!(r.prefix_opt(b"a", ro).count(), r.prefix(b"a").count());
+        assert_eq!(r.range_opt(&b"a"[..]..&b"b"[..], ro).count(), r.range(&b"a"[..]..&b"b"[..]).count());
+        r.iter_opt(ro).next().map(|kv| kv.unwrap().0)
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), small()).unwrap();
+    let ks = db.keyspace("ks").unwrap();
+    db.put(b"a", b"1").unwrap();
+    ks.put(b"b", b"2").unwrap();
+    db.flush().unwrap();
+    let snap = db.snapshot();
+    let scan = ReadOptions { fill_cache: false, readahead_size: 64 << 10, ..ReadOptions::default() };
+    assert_eq!(first_key(&db, &scan), Some(b"a".to_vec()));
+    assert_eq!(first_key(&ks, &scan), Some(b"b".to_vec()));
+    assert_eq!(first_key(&snap, &scan), Some(b"a".to_vec()));
+    assert_eq!(first_key(&snap.keyspace(&ks), &scan), Some(b"b".to_vec()));
 }
 
 #[test]

@@ -142,7 +142,7 @@ impl Keyspace {
 
 /// This keyspace, the latest data.
 impl Readable for Keyspace {
-    fn view(&self) -> View<'_> {
+    fn read_view(&self) -> View<'_> {
         View { inner: &self.db.inner, tree: &self.tree, seq: None, refused: None }
     }
 }

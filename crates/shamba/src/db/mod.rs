@@ -438,7 +438,7 @@ impl Db {
 
 /// The default keyspace, the latest data.
 impl Readable for Db {
-    fn view(&self) -> readable::sealed::View<'_> {
+    fn read_view(&self) -> readable::sealed::View<'_> {
         readable::sealed::View { inner: &self.inner, tree: &self.inner.default, seq: None, refused: None }
     }
 }

@@ -1,6 +1,6 @@
 //! One way to read: the [`Readable`] trait every reader implements ([`Db`](crate::Db),
 //! [`Keyspace`](crate::Keyspace), [`Snapshot`](crate::Snapshot)). A reader says only what
-//! it reads, through its [`view`](Readable::view): a tree, at the latest sequence number
+//! it reads, through its `read_view`: a tree, at the latest sequence number
 //! or a pinned one. The reads are written once, here, over that view.
 
 use super::inner::DbInner;
@@ -102,7 +102,7 @@ impl View<'_> {
 pub trait Readable {
     /// What this reader reads. Not part of the API: call the reads below.
     #[doc(hidden)]
-    fn view(&self) -> View<'_>;
+    fn read_view(&self) -> View<'_>;
 
     /// The value of `key`, or `None` when it is absent or deleted.
     ///
@@ -128,7 +128,7 @@ pub trait Readable {
     /// As [`get`](Readable::get); with `verify_checksums` false a damaged block is reported
     /// only when it does not decode.
     fn get_opt(&self, key: impl AsRef<[u8]>, ro: &ReadOptions) -> Result<Option<Vec<u8>>> {
-        self.view().get(key.as_ref(), ro)
+        self.read_view().get(key.as_ref(), ro)
     }
 
     /// The values of `keys`, in their order (RocksDB's `MultiGet`): one result per key, as
@@ -161,7 +161,7 @@ pub trait Readable {
 
     /// [`multi_get`](Readable::multi_get) with read options.
     fn multi_get_opt<K: AsRef<[u8]>>(&self, keys: &[K], ro: &ReadOptions) -> Vec<Result<Option<Vec<u8>>>> {
-        self.view().multi_get(keys, ro)
+        self.read_view().multi_get(keys, ro)
     }
 
     /// Every key-value pair, in key order (double-ended). Errors come as items: see
@@ -198,7 +198,7 @@ pub trait Readable {
 
     /// [`range`](Readable::range) with read options.
     fn range_opt<K: AsRef<[u8]>, R: RangeBounds<K>>(&self, range: R, ro: &ReadOptions) -> DbIterator {
-        self.view().range(&range, ro)
+        self.read_view().range(&range, ro)
     }
 
     /// The pairs whose keys start with `prefix`, in key order (double-ended): `range` over

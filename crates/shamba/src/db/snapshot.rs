@@ -97,7 +97,7 @@ impl Snapshot {
 
 /// One keyspace as of the snapshot's moment.
 impl Readable for Snapshot {
-    fn view(&self) -> View<'_> {
+    fn read_view(&self) -> View<'_> {
         View { inner: &self.pin.inner, tree: &self.tree, seq: Some(self.pin.seq), refused: self.refused.as_deref() }
     }
 }
@@ -117,5 +117,27 @@ impl Drop for Pin {
 impl std::fmt::Debug for Snapshot {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Snapshot").field("seq", &self.pin.seq).field("keyspace", &self.tree.name).finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{Db, Options, Readable};
+
+    #[test]
+    fn the_moment_is_released_when_its_last_snapshot_goes() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Db::open(dir.path(), Options::default()).unwrap();
+        let ks = db.keyspace("ks").unwrap();
+        let pinned = || db.inner.snapshots.lock().values().sum::<usize>();
+        let snap = db.snapshot();
+        let (of_ks, copy) = (snap.keyspace(&ks), snap.clone());
+        assert_eq!(pinned(), 1, "one registration for the moment, however many snapshots read it");
+        drop(snap);
+        drop(of_ks);
+        assert_eq!(pinned(), 1);
+        assert_eq!(copy.get(b"k").unwrap(), None);
+        drop(copy);
+        assert_eq!(pinned(), 0);
     }
 }
