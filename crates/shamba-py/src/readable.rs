@@ -25,11 +25,11 @@ use std::ops::Bound as Edge;
 #[pyclass(subclass, frozen, module = "shamba")]
 pub(crate) struct Readable;
 
+/// A range of keys, borrowed from the call's arguments.
+pub(crate) type KeyRange<'a> = (Edge<&'a [u8]>, Edge<&'a [u8]>);
+
 /// `(start, end)` as range bounds: `start` included, `end` excluded, `None` open.
-pub(crate) fn bounds<'a>(
-    start: &'a Option<BytesArg<'_>>,
-    end: &'a Option<BytesArg<'_>>,
-) -> (Edge<&'a [u8]>, Edge<&'a [u8]>) {
+pub(crate) fn bounds<'a>(start: &'a Option<BytesArg<'_>>, end: &'a Option<BytesArg<'_>>) -> KeyRange<'a> {
     (
         start.as_ref().map_or(Edge::Unbounded, |s| Edge::Included(s.as_ref())),
         end.as_ref().map_or(Edge::Unbounded, |e| Edge::Excluded(e.as_ref())),
@@ -63,7 +63,7 @@ impl Reader<'_> {
         on_reader!(self, r => r.multi_get(keys))
     }
 
-    fn range(&self, range: (Edge<&[u8]>, Edge<&[u8]>)) -> shamba::DbIterator {
+    fn range(&self, range: KeyRange<'_>) -> shamba::DbIterator {
         on_reader!(self, r => r.range::<&[u8], _>(range))
     }
 
@@ -112,7 +112,7 @@ impl Readable {
     fn iterate(
         slf: &Bound<'_, Self>,
         keyspace: Option<&Bound<'_, Keyspace>>,
-        range: Option<(Edge<&[u8]>, Edge<&[u8]>)>,
+        range: Option<KeyRange<'_>>,
         reverse: bool,
         yields: Yields,
     ) -> PyResult<Iterator> {
