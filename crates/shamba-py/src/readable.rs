@@ -82,19 +82,23 @@ impl Readable {
     ) -> PyResult<T> {
         let py = slf.py();
         let any = slf.as_any();
+        let only_snapshots = || PyTypeError::new_err("keyspace= is a snapshot's: read the keyspace itself");
+        if let Ok(db) = any.cast::<Db>() {
+            if keyspace.is_some() {
+                return Err(only_snapshots());
+            }
+            return db.get().with(py, |db| f(&Reader::Db(db)));
+        }
+        if let Ok(ks) = any.cast::<Keyspace>() {
+            if keyspace.is_some() {
+                return Err(only_snapshots());
+            }
+            return ks.get().with(py, |ks, _| f(&Reader::Keyspace(ks)));
+        }
         if let Ok(snap) = any.cast::<Snapshot>() {
             let snap = snap.get();
             let ks = snap.keyspace_of(py, keyspace)?;
             return snap.with(py, |s| f(&Reader::Snapshot(snap.reader(s, ks.as_ref()))));
-        }
-        if keyspace.is_some() {
-            return Err(PyTypeError::new_err("keyspace= is a snapshot's: read the keyspace itself"));
-        }
-        if let Ok(db) = any.cast::<Db>() {
-            return db.get().with(py, |db| f(&Reader::Db(db)));
-        }
-        if let Ok(ks) = any.cast::<Keyspace>() {
-            return ks.get().with(py, |ks, _| f(&Reader::Keyspace(ks)));
         }
         Err(PyTypeError::new_err("a Readable is a Db, a Keyspace or a Snapshot"))
     }

@@ -122,7 +122,8 @@ impl std::fmt::Debug for Snapshot {
 
 #[cfg(test)]
 mod tests {
-    use crate::{Db, Options, Readable};
+    use crate::db::{Db, Readable};
+    use crate::options::Options;
 
     #[test]
     fn the_moment_is_released_when_its_last_snapshot_goes() {
