@@ -1,6 +1,6 @@
 //! Admin commands: put, get, delete, scan, inspect, sst, verify.
 
-use shamba::{Db, Keyspace, Options};
+use shamba::{Db, Keyspace, Options, Readable};
 use std::error::Error;
 use std::path::Path;
 

@@ -73,7 +73,7 @@ impl WriteBatch {
         keyspace: Option<&Bound<'py, Keyspace>>,
     ) -> PyResult<Bound<'py, Self>> {
         let (s, e) = (opt_bytes_arg(start, "start")?, opt_bytes_arg(end, "end")?);
-        let range = crate::db::bounds(&s, &e);
+        let range = crate::readable::bounds(&s, &e);
         let mut b = slf.get().batch.lock();
         match keyspace {
             Some(ks) => b.delete_range_in::<&[u8], _>(&ks.get().ks, range),

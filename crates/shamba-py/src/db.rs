@@ -1,29 +1,28 @@
 //! `shamba.Db`: an open database, dict-like, over `shamba::Db`.
 
 use crate::batch::WriteBatch;
-use crate::bytes_arg::{byte_keys, bytes_arg, opt_bytes_arg, values_list, BytesArg};
+use crate::bytes_arg::{bytes_arg, opt_bytes_arg};
 use crate::errors::IntoPyResult;
-use crate::iter::{Iterator, Yields};
 use crate::keyspace::Keyspace;
 use crate::options::{self, DbConfig};
+use crate::readable::{bounds, Readable};
 use crate::report;
 use crate::snapshot::Snapshot;
 use crate::tree_options::keyspace_options;
 use parking_lot::RwLock;
-use pyo3::exceptions::PyKeyError;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict};
+use pyo3::types::PyDict;
 use shamba::WriteOptions;
-use std::ops::Bound as Edge;
 use std::path::PathBuf;
 
 /// An open database: `Db(path, **options)`.
 ///
 /// Keys and values are `bytes` (`bytearray` and `memoryview` are accepted and copied).
 /// `db[k] = v`, `db[k]` (`KeyError` when absent), `k in db` and `del db[k]` work as on a
-/// dict; `del` of an absent key is not an error (an LSM delete writes a tombstone without
-/// looking: raising would cost a lookup per delete). There is no `len()`: counting means a
-/// full scan. Iterating over the database yields its keys in order.
+/// dict (the reads are those of `Readable`, shared with `Keyspace` and `Snapshot`); `del`
+/// of an absent key is not an error (an LSM delete writes a tombstone without looking:
+/// raising would cost a lookup per delete). There is no `len()`: counting means a full
+/// scan. Iterating over the database yields its keys in order.
 ///
 /// `db.keyspace(name)` opens (or creates) a named keyspace with the same API; the database's
 /// own methods are the keyspace named `"default"`.
@@ -32,7 +31,7 @@ use std::path::PathBuf;
 /// run in parallel. `close()` (or leaving a `with` block) closes it for every thread;
 /// calls afterwards raise `ClosedError`, and so do its snapshots' reads. An iterator made
 /// before `close()` runs to its end: it holds the files it reads.
-#[pyclass(frozen, module = "shamba")]
+#[pyclass(frozen, extends = Readable, module = "shamba")]
 pub(crate) struct Db {
     // `None` once closed. Locked only with the interpreter released, so a thread waiting
     // for it never holds the interpreter a thread inside the engine needs to return.
@@ -64,27 +63,6 @@ impl Db {
     pub(crate) fn write_options(&self, sync: Option<bool>) -> WriteOptions {
         WriteOptions { sync: sync.unwrap_or(self.sync), ..WriteOptions::default() }
     }
-
-    fn lookup(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<Option<Vec<u8>>> {
-        let k = bytes_arg(key, "key")?;
-        self.with(py, |db| db.get(&k))
-    }
-
-    fn iterator(&self, py: Python<'_>, reverse: bool, yields: Yields) -> PyResult<Iterator> {
-        let it = self.with(py, |db| Ok(db.iter()))?;
-        Ok(Iterator::new(it, reverse, yields))
-    }
-}
-
-/// `(start, end)` as range bounds: `start` included, `end` excluded, `None` open.
-pub(crate) fn bounds<'a>(
-    start: &'a Option<BytesArg<'_>>,
-    end: &'a Option<BytesArg<'_>>,
-) -> (Edge<&'a [u8]>, Edge<&'a [u8]>) {
-    (
-        start.as_ref().map_or(Edge::Unbounded, |s| Edge::Included(s.as_ref())),
-        end.as_ref().map_or(Edge::Unbounded, |e| Edge::Excluded(e.as_ref())),
-    )
 }
 
 #[pymethods]
@@ -92,7 +70,7 @@ impl Db {
     /// Open (by default, create) the database in the directory `path`.
     #[new]
     #[pyo3(signature = (path, **options))]
-    fn new(py: Python<'_>, path: PathBuf, options: Option<&Bound<'_, PyDict>>) -> PyResult<Self> {
+    fn new(py: Python<'_>, path: PathBuf, options: Option<&Bound<'_, PyDict>>) -> PyResult<PyClassInitializer<Self>> {
         let DbConfig { options, cache_pct, sync } = options::parse(options)?;
         let dir = path.clone();
         let db = py
@@ -107,7 +85,7 @@ impl Db {
                 shamba::Db::open(&dir, sized)
             })
             .py_err(py)?;
-        Ok(Db { db: RwLock::new(Some(db)), path, sync })
+        Ok(PyClassInitializer::from(Readable).add_subclass(Db { db: RwLock::new(Some(db)), path, sync }))
     }
 
     /// The database directory.
@@ -120,34 +98,6 @@ impl Db {
     #[getter]
     fn closed(&self, py: Python<'_>) -> bool {
         py.detach(|| self.is_closed())
-    }
-
-    /// The value of `key`, or `default` when it is absent.
-    #[pyo3(signature = (key, default=None))]
-    fn get(&self, py: Python<'_>, key: &Bound<'_, PyAny>, default: Option<Py<PyAny>>) -> PyResult<Py<PyAny>> {
-        Ok(match self.lookup(py, key)? {
-            Some(v) => PyBytes::new(py, &v).into_any().unbind(),
-            None => default.unwrap_or_else(|| py.None()),
-        })
-    }
-
-    /// The values of `keys` (a list or other iterable of bytes) at one moment, as a list in
-    /// their order, `None` where a key is absent: one batched lookup (`Db::multi_get`).
-    fn multi_get(&self, py: Python<'_>, keys: &Bound<'_, PyAny>) -> PyResult<Vec<Option<Py<PyBytes>>>> {
-        let keys = byte_keys(keys)?;
-        let values = self.with(py, |db| db.multi_get(&keys).into_iter().collect::<shamba::Result<Vec<_>>>())?;
-        Ok(values_list(py, values))
-    }
-
-    fn __getitem__<'py>(&self, py: Python<'py>, key: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyBytes>> {
-        match self.lookup(py, key)? {
-            Some(v) => Ok(PyBytes::new(py, &v)),
-            None => Err(PyKeyError::new_err(key.clone().unbind())),
-        }
-    }
-
-    fn __contains__(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<bool> {
-        Ok(self.lookup(py, key)?.is_some())
     }
 
     /// Set `key` to `value`; `sync=True` waits until the write-ahead log is on the device
@@ -217,59 +167,13 @@ impl Db {
         self.with(py, |db| db.write_opt(b, &wo))
     }
 
-    /// `(key, value)` pairs with `start <= key < end` (`None`: unbounded), in key order,
-    /// or in reverse key order with `reverse=True`.
-    #[pyo3(signature = (start=None, end=None, reverse=false))]
-    fn range(
-        &self,
-        py: Python<'_>,
-        start: Option<&Bound<'_, PyAny>>,
-        end: Option<&Bound<'_, PyAny>>,
-        reverse: bool,
-    ) -> PyResult<Iterator> {
-        let (s, e) = (opt_bytes_arg(start, "start")?, opt_bytes_arg(end, "end")?);
-        let r = bounds(&s, &e);
-        let it = self.with(py, |db| Ok(db.range::<&[u8], _>(r)))?;
-        Ok(Iterator::new(it, reverse, Yields::Items))
-    }
-
-    /// `(key, value)` pairs whose keys start with `prefix`, in key order (or reversed).
-    #[pyo3(signature = (prefix, reverse=false))]
-    fn prefix(&self, py: Python<'_>, prefix: &Bound<'_, PyAny>, reverse: bool) -> PyResult<Iterator> {
-        let p = bytes_arg(prefix, "prefix")?;
-        let it = self.with(py, |db| Ok(db.prefix(&p)))?;
-        Ok(Iterator::new(it, reverse, Yields::Items))
-    }
-
-    /// Every key, in key order (or reversed).
-    #[pyo3(signature = (reverse=false))]
-    fn keys(&self, py: Python<'_>, reverse: bool) -> PyResult<Iterator> {
-        self.iterator(py, reverse, Yields::Keys)
-    }
-
-    /// Every value, in key order (or reversed).
-    #[pyo3(signature = (reverse=false))]
-    fn values(&self, py: Python<'_>, reverse: bool) -> PyResult<Iterator> {
-        self.iterator(py, reverse, Yields::Values)
-    }
-
-    /// Every `(key, value)` pair, in key order (or reversed).
-    #[pyo3(signature = (reverse=false))]
-    fn items(&self, py: Python<'_>, reverse: bool) -> PyResult<Iterator> {
-        self.iterator(py, reverse, Yields::Items)
-    }
-
-    fn __iter__(&self, py: Python<'_>) -> PyResult<Iterator> {
-        self.iterator(py, false, Yields::Keys)
-    }
-
     /// The keyspace `name`, created if it does not exist. With keyword options (the tree
     /// options of `Db()`: `bits_per_key`, `layout`, `policy`, `compression`,
     /// `compaction_style`, `block_size`, ...) it is created with them over the database's
     /// own; an existing keyspace must run with exactly those (else `InvalidOptionsError`:
     /// give a keyspace its options at open with `Db(path, keyspaces={name: {...}})`).
     #[pyo3(signature = (name, **options))]
-    fn keyspace(slf: &Bound<'_, Self>, name: &str, options: Option<&Bound<'_, PyDict>>) -> PyResult<Keyspace> {
+    fn keyspace(slf: &Bound<'_, Self>, name: &str, options: Option<&Bound<'_, PyDict>>) -> PyResult<Py<Keyspace>> {
         let py = slf.py();
         let this = slf.get();
         let ks = match options.filter(|o| !o.is_empty()) {
@@ -280,7 +184,7 @@ impl Db {
                 this.with(py, |db| db.keyspace_with(name, opts))?
             }
         };
-        Ok(Keyspace::new(ks, slf.clone().unbind()))
+        Keyspace::new(py, ks, slf.clone().unbind())
     }
 
     /// Drop the keyspace `name`: its data is gone at once, its handles raise
@@ -296,9 +200,9 @@ impl Db {
     }
 
     /// A consistent read view as of now (`with db.snapshot() as s:` releases it at the end).
-    fn snapshot(slf: &Bound<'_, Self>) -> PyResult<Snapshot> {
+    fn snapshot(slf: &Bound<'_, Self>) -> PyResult<Py<Snapshot>> {
         let snap = slf.get().with(slf.py(), |db| Ok(db.snapshot()))?;
-        Ok(Snapshot::new(snap, slf.clone().unbind()))
+        Snapshot::new(slf.py(), snap, slf.clone().unbind())
     }
 
     /// Write a consistent copy of the database into the new directory `path`.

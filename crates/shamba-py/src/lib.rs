@@ -19,16 +19,18 @@ mod errors;
 mod iter;
 mod keyspace;
 mod options;
+mod readable;
 mod report;
 mod snapshot;
 mod tree_options;
 
 use pyo3::prelude::*;
 
-/// The extension module: the classes `Db`, `Keyspace`, `WriteBatch`, `Snapshot` and
-/// `Iterator`.
+/// The extension module: the classes `Readable` (the reads `Db`, `Keyspace` and
+/// `Snapshot` share), `Db`, `Keyspace`, `WriteBatch`, `Snapshot` and `Iterator`.
 #[pymodule]
 fn _shamba(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<readable::Readable>()?;
     m.add_class::<db::Db>()?;
     m.add_class::<keyspace::Keyspace>()?;
     m.add_class::<batch::WriteBatch>()?;

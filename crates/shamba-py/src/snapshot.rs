@@ -1,37 +1,42 @@
 //! `shamba.Snapshot`: a consistent read view, released by `release()` or a `with` block.
 
-use crate::bytes_arg::{byte_keys, bytes_arg, opt_bytes_arg, values_list};
-use crate::db::{bounds, Db};
+use crate::db::Db;
 use crate::errors::{to_py, IntoPyResult};
-use crate::iter::{Iterator, Yields};
 use crate::keyspace::Keyspace;
+use crate::readable::Readable;
 use parking_lot::RwLock;
-use pyo3::exceptions::PyKeyError;
 use pyo3::prelude::*;
-use pyo3::types::PyBytes;
-use std::ops::Bound as Edge;
+use std::sync::Arc;
 
 /// A read view of the database as of `Db.snapshot()`: later writes are not seen, and
 /// compaction keeps what it sees until it is released (`release()`, the end of a `with`
 /// block, or garbage collection). Reads after `release()` raise `ClosedError`.
 ///
-/// It reads every keyspace at the same moment: each read takes `keyspace=` (a `Keyspace`
-/// of the same database; default: the database's own keys).
-#[pyclass(frozen, module = "shamba")]
+/// It reads every keyspace at the same moment: `snap.keyspace(ks)` is the snapshot of the
+/// keyspace `ks` (of the same database) at that moment, and each read also takes
+/// `keyspace=` (default: the snapshot's own keyspace, the database's own keys for
+/// `Db.snapshot()`). The reads are those of `Readable`.
+#[pyclass(frozen, extends = Readable, module = "shamba")]
 pub(crate) struct Snapshot {
-    snap: RwLock<Option<shamba::Snapshot>>,
+    // Shared with the snapshots of other keyspaces made from it: releasing one releases
+    // the moment for all of them.
+    snap: Arc<RwLock<Option<shamba::Snapshot>>>,
+    // The keyspace it reads (`None`: the one the engine snapshot reads, the default).
+    keyspace: Option<shamba::Keyspace>,
     // The database it was taken from: once that is closed, reads raise `ClosedError` (the
     // engine's iterators made after a close would be empty instead).
     db: Py<Db>,
 }
 
 impl Snapshot {
-    pub(crate) fn new(snap: shamba::Snapshot, db: Py<Db>) -> Self {
-        Snapshot { snap: RwLock::new(Some(snap)), db }
+    /// The Python object of `snap`, taken from `db`.
+    pub(crate) fn new(py: Python<'_>, snap: shamba::Snapshot, db: Py<Db>) -> PyResult<Py<Snapshot>> {
+        let snap = Snapshot { snap: Arc::new(RwLock::new(Some(snap))), keyspace: None, db };
+        Py::new(py, PyClassInitializer::from(Readable).add_subclass(snap))
     }
 
-    /// Run `f` on the snapshot with the interpreter released.
-    fn with<T: Send>(
+    /// Run `f` on the engine snapshot with the interpreter released.
+    pub(crate) fn with<T: Send>(
         &self,
         py: Python<'_>,
         f: impl FnOnce(&shamba::Snapshot) -> shamba::Result<T> + Send,
@@ -45,7 +50,7 @@ impl Snapshot {
     }
 
     /// The engine keyspace of `keyspace`, checked to be of this snapshot's database.
-    fn keyspace_of(
+    pub(crate) fn keyspace_of(
         &self,
         py: Python<'_>,
         keyspace: Option<&Bound<'_, Keyspace>>,
@@ -62,51 +67,14 @@ impl Snapshot {
         Ok(Some(ks.ks.clone()))
     }
 
-    fn lookup(
-        &self,
-        py: Python<'_>,
-        key: &Bound<'_, PyAny>,
-        keyspace: Option<&Bound<'_, Keyspace>>,
-    ) -> PyResult<Option<Vec<u8>>> {
-        let k = bytes_arg(key, "key")?;
-        let ks = self.keyspace_of(py, keyspace)?;
-        self.with(py, |s| match &ks {
-            Some(ks) => s.get_in(ks, &k),
-            None => s.get(&k),
-        })
-    }
-
-    /// An iterator over `range` of `keyspace` (default: the database's own keys).
-    fn iterate(
-        &self,
-        py: Python<'_>,
-        keyspace: Option<&Bound<'_, Keyspace>>,
-        range: (Edge<&[u8]>, Edge<&[u8]>),
-        reverse: bool,
-        yields: Yields,
-    ) -> PyResult<Iterator> {
-        let ks = self.keyspace_of(py, keyspace)?;
-        let it = self.with(py, |snap| {
-            Ok(match &ks {
-                Some(ks) => snap.range_in::<&[u8], _>(ks, range),
-                None => snap.range::<&[u8], _>(range),
-            })
-        })?;
-        Ok(Iterator::new(it, reverse, yields))
-    }
-}
-
-/// The first key after every key that starts with `prefix` (`None`: no such key, the
-/// prefix is empty or all 0xff).
-fn prefix_end(prefix: &[u8]) -> Option<Vec<u8>> {
-    let mut end = prefix.to_vec();
-    while let Some(last) = end.pop() {
-        if last < u8::MAX {
-            end.push(last + 1);
-            return Some(end);
+    /// The engine snapshot that reads `keyspace` (a read's `keyspace=`), else this
+    /// snapshot's own keyspace, at the moment of `snap`.
+    pub(crate) fn reader(&self, snap: &shamba::Snapshot, keyspace: Option<&shamba::Keyspace>) -> shamba::Snapshot {
+        match keyspace.or(self.keyspace.as_ref()) {
+            Some(ks) => snap.keyspace(ks),
+            None => snap.clone(),
         }
     }
-    None
 }
 
 #[pymethods]
@@ -117,93 +85,13 @@ impl Snapshot {
         self.with(py, |s| Ok(s.sequence()))
     }
 
-    /// The value of `key` (in `keyspace`) as of this snapshot, or `default`.
-    #[pyo3(signature = (key, default=None, *, keyspace=None))]
-    fn get(
-        &self,
-        py: Python<'_>,
-        key: &Bound<'_, PyAny>,
-        default: Option<Py<PyAny>>,
-        keyspace: Option<&Bound<'_, Keyspace>>,
-    ) -> PyResult<Py<PyAny>> {
-        Ok(match self.lookup(py, key, keyspace)? {
-            Some(v) => PyBytes::new(py, &v).into_any().unbind(),
-            None => default.unwrap_or_else(|| py.None()),
-        })
-    }
-
-    /// The values of `keys` (in `keyspace`) as of this snapshot, in their order, `None`
-    /// where absent: one batched lookup.
-    #[pyo3(signature = (keys, *, keyspace=None))]
-    fn multi_get(
-        &self,
-        py: Python<'_>,
-        keys: &Bound<'_, PyAny>,
-        keyspace: Option<&Bound<'_, Keyspace>>,
-    ) -> PyResult<Vec<Option<Py<PyBytes>>>> {
-        let keys = byte_keys(keys)?;
-        let ks = self.keyspace_of(py, keyspace)?;
-        let values = self.with(py, |s| {
-            let found = match &ks {
-                Some(ks) => s.multi_get_in(ks, &keys),
-                None => s.multi_get(&keys),
-            };
-            found.into_iter().collect::<shamba::Result<Vec<_>>>()
-        })?;
-        Ok(values_list(py, values))
-    }
-
-    fn __getitem__<'py>(&self, py: Python<'py>, key: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyBytes>> {
-        match self.lookup(py, key, None)? {
-            Some(v) => Ok(PyBytes::new(py, &v)),
-            None => Err(PyKeyError::new_err(key.clone().unbind())),
-        }
-    }
-
-    fn __contains__(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<bool> {
-        Ok(self.lookup(py, key, None)?.is_some())
-    }
-
-    /// `(key, value)` pairs (of `keyspace`) with `start <= key < end` as of this snapshot.
-    #[pyo3(signature = (start=None, end=None, reverse=false, *, keyspace=None))]
-    fn range(
-        &self,
-        py: Python<'_>,
-        start: Option<&Bound<'_, PyAny>>,
-        end: Option<&Bound<'_, PyAny>>,
-        reverse: bool,
-        keyspace: Option<&Bound<'_, Keyspace>>,
-    ) -> PyResult<Iterator> {
-        let (s, e) = (opt_bytes_arg(start, "start")?, opt_bytes_arg(end, "end")?);
-        self.iterate(py, keyspace, bounds(&s, &e), reverse, Yields::Items)
-    }
-
-    /// `(key, value)` pairs (of `keyspace`) whose keys start with `prefix`, as of this
-    /// snapshot.
-    #[pyo3(signature = (prefix, reverse=false, *, keyspace=None))]
-    fn prefix(
-        &self,
-        py: Python<'_>,
-        prefix: &Bound<'_, PyAny>,
-        reverse: bool,
-        keyspace: Option<&Bound<'_, Keyspace>>,
-    ) -> PyResult<Iterator> {
-        let p = bytes_arg(prefix, "prefix")?;
-        let end = prefix_end(p.as_ref());
-        let range = (Edge::Included(p.as_ref()), end.as_deref().map_or(Edge::Unbounded, Edge::Excluded));
-        self.iterate(py, keyspace, range, reverse, Yields::Items)
-    }
-
-    /// Every key (of `keyspace`) as of this snapshot.
-    #[pyo3(signature = (reverse=false, *, keyspace=None))]
-    fn keys(&self, py: Python<'_>, reverse: bool, keyspace: Option<&Bound<'_, Keyspace>>) -> PyResult<Iterator> {
-        self.iterate(py, keyspace, (Edge::Unbounded, Edge::Unbounded), reverse, Yields::Keys)
-    }
-
-    /// Every `(key, value)` pair (of `keyspace`) as of this snapshot.
-    #[pyo3(signature = (reverse=false, *, keyspace=None))]
-    fn items(&self, py: Python<'_>, reverse: bool, keyspace: Option<&Bound<'_, Keyspace>>) -> PyResult<Iterator> {
-        self.iterate(py, keyspace, (Edge::Unbounded, Edge::Unbounded), reverse, Yields::Items)
+    /// The snapshot of `keyspace` (a `Keyspace` of the same database) at this snapshot's
+    /// moment: its reads read that keyspace. The two share the moment: releasing either
+    /// releases both.
+    fn keyspace(&self, py: Python<'_>, keyspace: &Bound<'_, Keyspace>) -> PyResult<Py<Snapshot>> {
+        let ks = self.keyspace_of(py, Some(keyspace))?;
+        let snap = Snapshot { snap: self.snap.clone(), keyspace: ks, db: self.db.clone_ref(py) };
+        Py::new(py, PyClassInitializer::from(Readable).add_subclass(snap))
     }
 
     /// Let compaction drop what only this snapshot saw. Reading it again raises

@@ -116,6 +116,39 @@ def test_a_snapshot_reads_every_keyspace_at_one_moment(db):
     assert list(b.keys()) == []
 
 
+def test_a_snapshot_of_a_keyspace_reads_it_at_the_same_moment(db):
+    a = db.keyspace("a")
+    a[b"k"] = b"a-old"
+    db[b"k"] = b"default-old"
+    with db.snapshot() as snap:
+        then = snap.keyspace(a)
+        a[b"k"] = b"a-new"
+        a[b"l"] = b"a-new"
+        db[b"k"] = b"default-new"
+        assert then.sequence == snap.sequence
+        assert then[b"k"] == b"a-old" and b"l" not in then
+        assert then.get(b"l", b"d") == b"d"
+        assert then.multi_get([b"k", b"l"]) == [b"a-old", None]
+        assert list(then) == [b"k"]
+        assert list(then.values()) == [b"a-old"]
+        assert list(then.items(reverse=True)) == [(b"k", b"a-old")]
+        assert snap[b"k"] == b"default-old", "the snapshot it was made from still reads its own keyspace"
+        assert then.get(b"k", keyspace=db.keyspace("default")) == b"default-old", "keyspace= still wins"
+    with pytest.raises(shamba.ClosedError):
+        then[b"k"]
+
+
+def test_every_reader_is_readable_and_only_a_snapshot_takes_keyspace(db):
+    ks = db.keyspace("a")
+    with db.snapshot() as snap:
+        for reader in (db, ks, snap, snap.keyspace(ks)):
+            assert isinstance(reader, shamba.Readable)
+    with pytest.raises(TypeError, match="snapshot"):
+        db.get(b"k", keyspace=ks)
+    with pytest.raises(TypeError, match="snapshot"):
+        ks.items(keyspace=ks)
+
+
 def test_a_keyspace_of_another_database_is_refused(tmp_path):
     with shamba.Db(tmp_path / "one") as one, shamba.Db(tmp_path / "two") as two:
         theirs = two.keyspace("t")
@@ -126,6 +159,8 @@ def test_a_keyspace_of_another_database_is_refused(tmp_path):
                 snap.get(b"k", keyspace=theirs)
             with pytest.raises(shamba.InvalidArgumentError, match="another database"):
                 snap.range(keyspace=theirs)
+            with pytest.raises(shamba.InvalidArgumentError, match="another database"):
+                snap.keyspace(theirs)
         with pytest.raises(shamba.InvalidArgumentError):
             one.write(shamba.WriteBatch().put(b"k", b"v", keyspace=theirs))
         with pytest.raises(TypeError):

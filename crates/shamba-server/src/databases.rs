@@ -77,6 +77,7 @@ impl Databases {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use shamba::Readable;
 
     #[test]
     fn a_database_is_created_on_first_use_and_found_again_after_a_restart() {

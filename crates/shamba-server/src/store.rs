@@ -12,7 +12,7 @@
 use super::databases::Databases;
 use super::durability::{SyncMode, WriteTracker};
 use parking_lot::{Mutex, MutexGuard};
-use shamba::{Db, DbIterator, Keyspace, Stats, WriteBatch, WriteOptions};
+use shamba::{Db, DbIterator, Keyspace, Readable, Stats, WriteBatch, WriteOptions};
 use std::hash::{BuildHasher, BuildHasherDefault, DefaultHasher};
 
 /// Stripes of the key locks: enough that unrelated keys rarely share one.

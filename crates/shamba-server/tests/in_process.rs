@@ -2,6 +2,7 @@
 //! stopped by its shutdown future instead of a signal; and the command layer used with no
 //! socket at all, as a replication layer would use it.
 
+use shamba::Readable;
 use shamba_server::{command, parse_request, Limits, Listener, Protocol, Reply, ServerConfig, Session, SyncMode};
 use std::io::{Read, Write};
 use std::net::TcpStream;

@@ -4,6 +4,7 @@
 //!
 //! `cargo run --release -p shamba --example per_call`
 
+use shamba::Readable;
 use std::time::Instant;
 
 const N: usize = 100_000;

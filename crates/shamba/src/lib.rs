@@ -7,14 +7,15 @@
 //!
 //! The front door is this page: [`Db`] with its [`Options`], [`ReadOptions`] and
 //! [`WriteOptions`]; its named keyspaces ([`Keyspace`], with [`KeyspaceOptions`]);
-//! [`WriteBatch`], [`Snapshot`] and [`DbIterator`]; [`Error`]; [`Stats`];
+//! [`WriteBatch`], [`Snapshot`] and [`DbIterator`]; [`Readable`], the reads every reader
+//! (a database, a keyspace, a snapshot) shares; [`Error`]; [`Stats`];
 //! [`VerifyReport`] (what [`Db::verify`] found);
 //! the probe policies ([`ProbePolicy`]) and the filters ([`filter`], the `shamba-filter`
 //! crate) that configuration names; and [`storage`], the file-system interface a database
 //! runs on. [`lab`] opens the inside to the experiments and tools; it is not a stable API.
 //!
 //! ```no_run
-//! use shamba::{Db, Options, WriteBatch};
+//! use shamba::{Db, Options, Readable, WriteBatch};
 //!
 //! # fn main() -> shamba::Result<()> {
 //! let db = Db::open("/tmp/my-db", Options::default())?;
@@ -23,6 +24,14 @@
 //! batch.put(b"pear", b"green").delete(b"apple");
 //! db.write(batch)?;
 //! assert_eq!(db.get(b"pear")?.as_deref(), Some(&b"green"[..]));
+//!
+//! // One snapshot reads every keyspace at one moment.
+//! let users = db.keyspace("users")?;
+//! users.put(b"u1", b"ada")?;
+//! let snap = db.snapshot();
+//! users.delete(b"u1")?;
+//! assert_eq!(snap.keyspace(&users).get(b"u1")?.as_deref(), Some(&b"ada"[..]));
+//! assert_eq!(snap.prefix(b"p").count(), 1);
 //! db.close()?;
 //! # Ok(())
 //! # }
@@ -59,7 +68,7 @@ mod wal;
 pub use shamba_filter as filter;
 
 pub use cache::KindCounters;
-pub use db::{Db, DbIterator, FileInfo, Keyspace, Snapshot, WriteBatch};
+pub use db::{Db, DbIterator, FileInfo, Keyspace, Readable, Snapshot, WriteBatch};
 pub use error::{Error, Result};
 pub use io::{BlockKind, IoCounters};
 pub use options::{

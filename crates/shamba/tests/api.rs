@@ -3,7 +3,7 @@
 
 use shamba::lab::{DeviceModel, LabOptions};
 use shamba::BlockKind;
-use shamba::{CompactionStyle, Db, Error, Options, WriteBatch};
+use shamba::{CompactionStyle, Db, Error, Options, Readable, WriteBatch};
 
 fn tiny() -> Options {
     Options {

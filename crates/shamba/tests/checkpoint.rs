@@ -3,7 +3,7 @@
 
 use shamba::lab::{FaultPlan, FaultyStorage};
 use shamba::storage::{DirLock, FsStorage, RandomRead, SequentialWrite, Storage};
-use shamba::{Db, Error, Options};
+use shamba::{Db, Error, Options, Readable};
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};

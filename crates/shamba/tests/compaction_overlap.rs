@@ -7,7 +7,7 @@
 //! `cargo test -p shamba --release --test compaction_overlap -- --ignored --nocapture`.
 
 use shamba::lab::compact_level;
-use shamba::{Db, FileInfo, Options};
+use shamba::{Db, FileInfo, Options, Readable};
 
 fn key(i: u32) -> Vec<u8> {
     format!("key-{i:010}").into_bytes()

@@ -4,7 +4,7 @@
 
 use shamba::lab::{compact_level, dump_table};
 use shamba::storage::FsStorage;
-use shamba::{Compression, Db, Options};
+use shamba::{Compression, Db, Options, Readable};
 use std::path::Path;
 
 fn key(i: u32) -> Vec<u8> {

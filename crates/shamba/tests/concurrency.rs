@@ -1,7 +1,7 @@
 //! Readers, a writer and background compaction at once: every snapshot read sees exactly
 //! one moment of the database.
 
-use shamba::{Db, Options, WriteBatch};
+use shamba::{Db, Options, Readable, WriteBatch};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 

@@ -1,7 +1,7 @@
 //! Damaged files give `Error::Corruption` naming the file (or, for a torn WAL tail, a
 //! clean recovery up to the last whole record), never a panic.
 
-use shamba::{Db, Error, Options, WriteOptions};
+use shamba::{Db, Error, Options, Readable, WriteOptions};
 use std::fs;
 use std::path::{Path, PathBuf};
 

@@ -11,7 +11,7 @@
 //!
 //! `SHAMBA_CRASH_ROUNDS=500 cargo test --release --test crash` runs a long loop.
 
-use shamba::{Db, Keyspace, Options, WriteBatch, WriteOptions};
+use shamba::{Db, Keyspace, Options, Readable, WriteBatch, WriteOptions};
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};

@@ -2,7 +2,7 @@
 //! `Db::sync_wal`, and by a later synced write even across a memtable switch.
 
 use shamba::lab::{CrashKeeps, SimFault, SimStorage};
-use shamba::{Db, Options, WriteBatch, WriteOptions};
+use shamba::{Db, Options, Readable, WriteBatch, WriteOptions};
 use std::sync::Arc;
 
 fn options(disk: &SimStorage) -> Options {

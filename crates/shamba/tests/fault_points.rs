@@ -17,7 +17,7 @@
 
 use shamba::lab::{CrashKeeps, SimFault, SimStorage};
 use shamba::storage::Storage;
-use shamba::{Db, Keyspace, Options, WriteBatch, WriteOptions};
+use shamba::{Db, Keyspace, Options, Readable, WriteBatch, WriteOptions};
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};

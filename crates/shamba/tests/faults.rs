@@ -3,7 +3,7 @@
 
 use shamba::lab::{FaultPlan, FaultyStorage};
 use shamba::storage::FsStorage;
-use shamba::{Db, Error, Options, WriteBatch, WriteOptions};
+use shamba::{Db, Error, Options, Readable, WriteBatch, WriteOptions};
 use std::sync::atomic::Ordering::SeqCst;
 use std::sync::Arc;
 

@@ -4,7 +4,7 @@
 
 use shamba::filter::{FilterLayout, ModuleSizes};
 use shamba::BlockKind;
-use shamba::{Db, Options, Stats};
+use shamba::{Db, Options, Readable, Stats};
 use shamba::{ElasticPolicy, ProbePolicy, ShambaPolicy, Skipping};
 
 fn base() -> Options {

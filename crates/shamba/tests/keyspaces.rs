@@ -6,7 +6,7 @@
 //! contents under random operations, the crash test (`crash.rs`) batches across keyspaces
 //! under SIGKILL.
 
-use shamba::{CompactionStyle, Compression, Db, Error, KeyspaceOptions, Options, WriteBatch};
+use shamba::{CompactionStyle, Compression, Db, Error, KeyspaceOptions, Options, ReadOptions, Readable, WriteBatch};
 use std::path::Path;
 
 fn small() -> Options {
@@ -156,7 +156,7 @@ fn a_dropped_keyspace_is_gone_for_good() {
     assert!(matches!(db.write(batch), Err(Error::InvalidArgument(_))), "a batch naming it is refused whole");
     assert_eq!(db.get(b"default").unwrap(), None);
     assert_eq!(gone.iter().count(), 0);
-    assert!(snap.get_in(&gone, b"k00001").is_err());
+    assert!(snap.keyspace(&gone).get(b"k00001").is_err());
     assert!(matches!(db.drop_keyspace("gone"), Err(Error::InvalidArgument(_))));
     assert!(matches!(db.drop_keyspace("default"), Err(Error::InvalidArgument(_))));
     drop(snap);
@@ -190,11 +190,13 @@ fn batches_and_snapshots_span_keyspaces() {
     moved.delete_in(&from, b"item").put_in(&to, b"item", b"42").put(b"moves", b"1");
     db.write(moved).unwrap();
     assert_eq!((from.get(b"item").unwrap(), to.get(b"item").unwrap().as_deref()), (None, Some(&b"42"[..])));
-    assert_eq!(before.get_in(&from, b"item").unwrap().as_deref(), Some(&b"42"[..]));
-    assert_eq!(before.get_in(&to, b"item").unwrap(), None);
+    let (from_before, to_before) = (before.keyspace(&from), before.keyspace(&to));
+    assert_eq!(from_before.get(b"item").unwrap().as_deref(), Some(&b"42"[..]));
+    assert_eq!(to_before.get(b"item").unwrap(), None);
     assert_eq!(before.get(b"moves").unwrap(), None);
-    assert_eq!(before.range_in(&from, ..b"z".as_slice()).count(), 1);
-    assert_eq!(before.iter_in(&to).count(), 0);
+    assert_eq!(from_before.range(..b"z".as_slice()).count(), 1);
+    assert_eq!(to_before.iter().count(), 0);
+    assert_eq!(from_before.sequence(), before.sequence(), "one moment for every keyspace");
 
     // A keyspace of another database is refused, not written to this one's tree.
     let other_dir = tempfile::tempdir().unwrap();
@@ -203,8 +205,57 @@ fn batches_and_snapshots_span_keyspaces() {
     let mut b = WriteBatch::new();
     b.put_in(&foreign, b"x", b"y");
     assert!(matches!(db.write(b), Err(Error::InvalidArgument(_))));
-    assert!(before.get_in(&foreign, b"item").is_err());
-    assert_eq!(before.range_in(&foreign, ..b"z".as_slice()).count(), 0);
+    let foreign_before = before.keyspace(&foreign);
+    assert!(matches!(foreign_before.get(b"item"), Err(Error::InvalidArgument(_))));
+    assert!(foreign_before.multi_get(&[b"item"]).iter().all(|r| matches!(r, Err(Error::InvalidArgument(_)))));
+    assert_eq!(foreign_before.range(..b"z".as_slice()).count(), 0);
+}
+
+#[test]
+fn the_snapshots_of_a_moment_keep_it_while_any_of_them_lives() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), small()).unwrap();
+    let ks = db.keyspace("ks").unwrap();
+    ks.put(b"k", b"old").unwrap();
+    db.put(b"k", b"default-old").unwrap();
+    let snap = db.snapshot();
+    let then = snap.keyspace(&ks);
+    let copy = then.clone();
+    drop(snap);
+    ks.put(b"k", b"new").unwrap();
+    db.put(b"k", b"default-new").unwrap();
+    db.compact().unwrap();
+    assert_eq!(then.get(b"k").unwrap().as_deref(), Some(&b"old"[..]), "compaction kept the pinned version");
+    assert_eq!(then.multi_get(&[b"k"]).pop().unwrap().unwrap().as_deref(), Some(&b"old"[..]));
+    drop(then);
+    assert_eq!(copy.iter().collect::<Result<Vec<_>, _>>().unwrap(), vec![(b"k".to_vec(), b"old".to_vec())]);
+    assert_eq!(ks.get(b"k").unwrap().as_deref(), Some(&b"new"[..]));
+    // Reading the default keyspace again from a keyspace's snapshot: the same moment.
+    let default = db.keyspace("default").unwrap();
+    assert_eq!(copy.keyspace(&default).get(b"k").unwrap().as_deref(), Some(&b"default-old"[..]));
+}
+
+#[test]
+fn every_reader_reads_through_one_trait_with_read_options() {
+    fn first_key(r: &impl Readable, ro: &ReadOptions) -> Option<Vec<u8>> {
+        assert_eq!(r.get_opt(b"a", ro).unwrap(), r.get(b"a").unwrap());
+        assert_eq!(r.multi_get_opt(&[b"a"], ro).pop().unwrap().unwrap(), r.get(b"a").unwrap());
+        assert_eq!(r.prefix_opt(b"a", ro).count(), r.prefix(b"a").count());
+        assert_eq!(r.range_opt(&b"a"[..]..&b"b"[..], ro).count(), r.range(&b"a"[..]..&b"b"[..]).count());
+        r.iter_opt(ro).next().map(|kv| kv.unwrap().0)
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), small()).unwrap();
+    let ks = db.keyspace("ks").unwrap();
+    db.put(b"a", b"1").unwrap();
+    ks.put(b"b", b"2").unwrap();
+    db.flush().unwrap();
+    let snap = db.snapshot();
+    let scan = ReadOptions { fill_cache: false, readahead_size: 64 << 10, ..ReadOptions::default() };
+    assert_eq!(first_key(&db, &scan), Some(b"a".to_vec()));
+    assert_eq!(first_key(&ks, &scan), Some(b"b".to_vec()));
+    assert_eq!(first_key(&snap, &scan), Some(b"a".to_vec()));
+    assert_eq!(first_key(&snap.keyspace(&ks), &scan), Some(b"b".to_vec()));
 }
 
 #[test]

@@ -3,7 +3,7 @@
 
 use shamba::filter::{FilterLayout, ModuleSizes};
 use shamba::BlockKind;
-use shamba::{Db, Options};
+use shamba::{Db, Options, Readable};
 use shamba::{ElasticPolicy, ProbePolicy, ShambaPolicy, Skipping};
 
 fn base() -> Options {

@@ -10,7 +10,7 @@
 //! `SHAMBA_MODEL_CASES=1000 cargo test --release --test model` runs a longer soak.
 
 use proptest::prelude::*;
-use shamba::{CompactionStyle, Db, DbIterator, Keyspace, KeyspaceOptions, Options, Snapshot, WriteBatch};
+use shamba::{CompactionStyle, Db, DbIterator, Keyspace, KeyspaceOptions, Options, Readable, Snapshot, WriteBatch};
 use std::collections::BTreeMap;
 use std::ops::Bound;
 
@@ -507,13 +507,13 @@ fn run(
             Op::TakeSnapshot => snaps.push((d.db.snapshot(), models.clone())),
             Op::SnapshotGet(i, s, k) => {
                 if let Some((snap, m)) = (!snaps.is_empty()).then(|| &snaps[i % snaps.len()]) {
-                    let got = if s == 0 { snap.get(&k) } else { snap.get_in(&d.ks[s], &k) };
+                    let got = if s == 0 { snap.get(&k) } else { snap.keyspace(&d.ks[s]).get(&k) };
                     prop_assert_eq!(got.expect("snapshot get"), m[s].get(&k).cloned(), "step {}: snapshot get", step);
                 }
             }
             Op::SnapshotMultiGet(i, s, keys) => {
                 if let Some((snap, m)) = (!snaps.is_empty()).then(|| &snaps[i % snaps.len()]) {
-                    let got = if s == 0 { snap.multi_get(&keys) } else { snap.multi_get_in(&d.ks[s], &keys) };
+                    let got = if s == 0 { snap.multi_get(&keys) } else { snap.keyspace(&d.ks[s]).multi_get(&keys) };
                     let got: Vec<_> = got.into_iter().map(|r| r.expect("snapshot multi_get")).collect();
                     let want: Vec<_> = keys.iter().map(|k| m[s].get(k).cloned()).collect();
                     prop_assert_eq!(got, want, "step {}: snapshot multi_get", step);
@@ -521,7 +521,7 @@ fn run(
             }
             Op::SnapshotRange(i, s, rev) => {
                 if let Some((snap, m)) = (!snaps.is_empty()).then(|| &snaps[i % snaps.len()]) {
-                    let it = if s == 0 { snap.iter() } else { snap.iter_in(&d.ks[s]) };
+                    let it = if s == 0 { snap.iter() } else { snap.keyspace(&d.ks[s]).iter() };
                     let got = if rev {
                         let mut g = collect(it.rev());
                         g.reverse();

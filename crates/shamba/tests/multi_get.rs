@@ -1,7 +1,7 @@
 //! `multi_get`: answers in the keys' order, one result per key; keys in one data block
 //! share its read; the statistics count every key as a lookup.
 
-use shamba::{BlockKind, Db, Error, Options, ReadOptions};
+use shamba::{BlockKind, Db, Error, Options, ReadOptions, Readable};
 use std::fs;
 use std::path::{Path, PathBuf};
 

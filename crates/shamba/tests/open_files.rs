@@ -4,7 +4,7 @@
 //!
 //! Its own test binary, one test: it lowers the process's limit on open files.
 
-use shamba::{Db, Options};
+use shamba::{Db, Options, Readable};
 
 /// The soft limit on open files this test runs under.
 const SOFT_LIMIT: u64 = 128;

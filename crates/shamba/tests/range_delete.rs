@@ -2,7 +2,7 @@
 //! snapshots honour them in memtables and tables alike; compaction drops what they delete
 //! and then the tombstones themselves, unless a snapshot still needs them.
 
-use shamba::{Db, Options, WriteBatch};
+use shamba::{Db, Options, Readable, WriteBatch};
 use std::collections::BTreeMap;
 
 fn key(i: u32) -> Vec<u8> {

@@ -64,6 +64,7 @@ fn the_library_example_runs_as_the_readme_shows_it() -> shamba::Result<()> {
     assert_in_readme(0);
     let dir = tempfile::tempdir()?;
     let path = dir.path().join("my-db");
+    use shamba::Readable;
     // README {
     use shamba::{Db, Options, WriteBatch, WriteOptions};
 
@@ -109,6 +110,7 @@ fn the_filter_policy_example_opens_a_database_as_the_readme_shows_it() -> shamba
     opts.cache_index_and_filter_blocks = true; // filters compete for the block cache
                                                // } README
 
+    use shamba::Readable;
     let dir = tempfile::tempdir()?;
     let db = shamba::Db::open(dir.path(), opts)?;
     db.put(b"k", b"v")?;

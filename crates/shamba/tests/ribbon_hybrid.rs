@@ -3,7 +3,7 @@
 
 use shamba::lab::{compact_level, dump_table};
 use shamba::storage::FsStorage;
-use shamba::{Db, Options};
+use shamba::{Db, Options, Readable};
 use std::path::Path;
 
 fn key(i: u32) -> Vec<u8> {

@@ -2,7 +2,7 @@
 //! compactions; each kind of damage is found and named (file, place, what was expected and
 //! found), and orphans are reported apart from damage.
 
-use shamba::{Db, Options, Problem, ProblemKind, VerifyReport};
+use shamba::{Db, Options, Problem, ProblemKind, Readable, VerifyReport};
 use std::fs;
 use std::path::{Path, PathBuf};
 

@@ -14,7 +14,7 @@ use rand::seq::SliceRandom;
 use rand::SeedableRng;
 use report::PhaseResult;
 use shamba::filter::{Allocation, FilterLayout, ModuleSizes};
-use shamba::{CompactionStyle, Compression, Db, Options, ReadOptions, Stats, WriteBatch, WriteOptions};
+use shamba::{CompactionStyle, Compression, Db, Options, ReadOptions, Readable, Stats, WriteBatch, WriteOptions};
 use shamba::{ElasticPolicy, ProbePolicy, ShambaPolicy, Skipping};
 use std::error::Error;
 use std::path::PathBuf;

@@ -4,7 +4,7 @@
 //! and every scan merges what the keyspaces hold in its range.
 
 use super::values::index_of;
-use shamba::{Db, DbIterator, Keyspace, Snapshot};
+use shamba::{Db, DbIterator, Keyspace, Readable, Snapshot};
 use std::error::Error;
 
 type Res<T> = Result<T, Box<dyn Error + Send + Sync>>;
@@ -59,7 +59,7 @@ pub fn merged_range(
         );
         let iter: DbIterator = match source {
             Source::Now => ks.range::<Vec<u8>, _>(range),
-            Source::At(snap) => snap.range_in::<Vec<u8>, _>(ks, range),
+            Source::At(snap) => snap.keyspace(ks).range::<Vec<u8>, _>(range),
         };
         let items: Box<dyn Iterator<Item = _>> = if backward { Box::new(iter.rev()) } else { Box::new(iter) };
         let mut last: Option<Vec<u8>> = None;

@@ -19,7 +19,7 @@ use super::slot::{Slot, State};
 use super::spaces::{handles, merged_range, space_of, ScanError, Source};
 use super::values::{index_of, key_of, Found};
 use crate::admin::show;
-use shamba::{Db, Keyspace};
+use shamba::{Db, Keyspace, Readable};
 use std::collections::BTreeMap;
 use std::error::Error;
 

@@ -25,7 +25,7 @@ use crate::admin::show;
 use rand::rngs::StdRng;
 use rand::seq::index::sample;
 use rand::{Rng, SeedableRng};
-use shamba::{Db, Keyspace, WriteBatch, WriteOptions};
+use shamba::{Db, Keyspace, Readable, WriteBatch, WriteOptions};
 use std::error::Error;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, RwLock};
@@ -329,7 +329,8 @@ fn snapshot_read(db: &Db, spaces: &[Keyspace], s: &Shared, rng: &mut StdRng) -> 
     let seq = snap.sequence();
     for (&index, slot) in indices.iter().zip(&then) {
         let value = snap
-            .get_in(&spaces[space_of(index)], key_of(index))
+            .keyspace(&spaces[space_of(index)])
+            .get(key_of(index))
             .map_err(|e| format!("snapshot get of key {index}: {e}"))?;
         let found = Found::of(index, value.as_deref());
         if !found.as_state().is_some_and(|f| slot.allows(f)) {

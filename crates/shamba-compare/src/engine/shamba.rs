@@ -3,7 +3,7 @@
 
 use super::{Engine, EngineResult, ReadCounters, Setup, TreeShape, Variant};
 use shamba::filter::{Allocation, FilterLayout, ModuleSizes};
-use shamba::{Db, Options};
+use shamba::{Db, Options, Readable};
 use shamba::{ProbePolicy, ShambaPolicy, Skipping};
 use std::path::Path;
 

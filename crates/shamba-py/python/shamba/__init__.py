@@ -6,8 +6,10 @@
 ...     db[b"apple"]
 b'red'
 
-See ``Db`` for the dict-like API (``Db.keyspace(name)`` for named keyspaces, ``Keyspace``), ``Db.stats()`` for the engine's counters as plain data,
-and the exception classes under ``Error`` for what can go wrong.
+See ``Db`` for the dict-like API (``Db.keyspace(name)`` for named keyspaces, ``Keyspace``;
+``Readable`` for the reads a database, a keyspace and a snapshot share), ``Db.stats()`` for
+the engine's counters as plain data, and the exception classes under ``Error`` for what can
+go wrong.
 """
 
 from ._errors import (
@@ -20,9 +22,10 @@ from ._errors import (
     LockedError,
     ReadOnlyError,
 )
-from ._shamba import Db, Iterator, Keyspace, Snapshot, WriteBatch
+from ._shamba import Db, Iterator, Keyspace, Readable, Snapshot, WriteBatch
 
 __all__ = [
+    "Readable",
     "Db",
     "Keyspace",
     "WriteBatch",

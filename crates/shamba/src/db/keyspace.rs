@@ -5,14 +5,14 @@
 
 use super::batch::KeyspaceId;
 use super::inner::DbInner;
-use super::iter::{prefix_range, DbIterator};
 use super::open::DEFAULT_NAME;
+use super::readable::{sealed::View, Readable};
 use super::super_version::SuperVersion;
 use super::tree::Tree;
 use super::{Db, FileInfo, WriteBatch};
 use crate::error::{Error, Result};
 use crate::memtable::MemTable;
-use crate::options::{KeyspaceOptions, ReadOptions};
+use crate::options::KeyspaceOptions;
 use crate::stats::Stats;
 use crate::version::{KeyspaceRecord, VersionEdit, DEFAULT_KEYSPACE};
 use std::ops::RangeBounds;
@@ -20,14 +20,16 @@ use std::sync::Arc;
 
 /// A named keyspace of a [`Db`]: its own sorted key space, with its own options, levels and
 /// compactions, written atomically with the others through one WAL
-/// ([`WriteBatch::put_in`]) and read at one moment with them through a
-/// [`Snapshot`](crate::Snapshot) (`get_in`, `range_in`).
+/// ([`WriteBatch::put_in`]), read through [`Readable`] (the latest data) and at one
+/// moment with them through a [`Snapshot`](crate::Snapshot) (its
+/// [`keyspace`](crate::Snapshot::keyspace)).
 ///
 /// Cheap to clone, `Send + Sync`; it keeps the database open while it lives. After
 /// [`Db::drop_keyspace`] its operations fail with
 /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) and its iterators yield nothing.
 ///
 /// ```
+/// use shamba::Readable;
 /// # let dir = tempfile::tempdir()?;
 /// let db = shamba::Db::open(dir.path(), shamba::Options::default())?;
 /// let users = db.keyspace("users")?;
@@ -57,7 +59,7 @@ impl Keyspace {
         &self.tree.name
     }
 
-    pub(crate) fn tree(&self) -> &Tree {
+    pub(crate) fn tree(&self) -> &Arc<Tree> {
         &self.tree
     }
 
@@ -112,47 +114,6 @@ impl Keyspace {
         self.db.write(b)
     }
 
-    /// The current value of `key` in this keyspace.
-    ///
-    /// # Errors
-    ///
-    /// As [`Db::get`]; [`Error::InvalidArgument`](crate::Error::InvalidArgument) once the
-    /// keyspace is dropped.
-    pub fn get(&self, key: impl AsRef<[u8]>) -> Result<Option<Vec<u8>>> {
-        self.get_opt(key, &ReadOptions::default())
-    }
-
-    /// [`Keyspace::get`] with read options.
-    ///
-    /// # Errors
-    ///
-    /// As [`Keyspace::get`].
-    pub fn get_opt(&self, key: impl AsRef<[u8]>, ro: &ReadOptions) -> Result<Option<Vec<u8>>> {
-        self.db.inner.get_at(&self.tree, key.as_ref(), None, ro)
-    }
-
-    /// The current values of `keys` in this keyspace, in their order (see
-    /// [`Db::multi_get`]).
-    pub fn multi_get<K: AsRef<[u8]>>(&self, keys: &[K]) -> Vec<Result<Option<Vec<u8>>>> {
-        self.db.inner.multi_get_at(&self.tree, keys, None, &ReadOptions::default())
-    }
-
-    /// Every pair of this keyspace, in key order (double-ended).
-    pub fn iter(&self) -> DbIterator {
-        self.range::<&[u8], _>(..)
-    }
-
-    /// The pairs of this keyspace whose keys fall in `range`, in key order (double-ended).
-    pub fn range<K: AsRef<[u8]>, R: RangeBounds<K>>(&self, range: R) -> DbIterator {
-        let inner = &self.db.inner;
-        DbIterator::new(inner, &self.tree, inner.visible_seq(), &range, ReadOptions::default())
-    }
-
-    /// The pairs of this keyspace whose keys start with `prefix`.
-    pub fn prefix(&self, prefix: impl AsRef<[u8]>) -> DbIterator {
-        self.range(prefix_range(prefix.as_ref()))
-    }
-
     /// Flush, then merge every table of this keyspace into one run of its deepest level.
     ///
     /// # Errors
@@ -193,6 +154,7 @@ impl WriteBatch {
     /// keyspace, if it is dropped by then or belongs to another database.
     ///
     /// ```
+    /// # use shamba::Readable;
     /// # let dir = tempfile::tempdir()?;
     /// # let db = shamba::Db::open(dir.path(), shamba::Options::default())?;
     /// let users = db.keyspace("users")?;
@@ -216,6 +178,13 @@ impl WriteBatch {
     /// [`delete_range`](Self::delete_range)).
     pub fn delete_range_in<K: AsRef<[u8]>, R: RangeBounds<K>>(&mut self, ks: &Keyspace, range: R) -> &mut Self {
         self.delete_range_to_keyspace(ks.batch_id(), &range)
+    }
+}
+
+/// This keyspace, the latest data.
+impl Readable for Keyspace {
+    fn read_view(&self) -> View<'_> {
+        View { inner: &self.db.inner, tree: &self.tree, seq: None, refused: None }
     }
 }
 

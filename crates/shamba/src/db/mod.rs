@@ -20,6 +20,7 @@ mod multi_get;
 mod open;
 mod pacer;
 mod read;
+mod readable;
 mod resume;
 mod sequence;
 mod snapshot;
@@ -38,10 +39,11 @@ pub use batch::WriteBatch;
 pub use file_info::FileInfo;
 pub use iter::DbIterator;
 pub use keyspace::Keyspace;
+pub use readable::Readable;
 pub use snapshot::Snapshot;
 
 use crate::error::Result;
-use crate::options::{Options, ReadOptions, WriteOptions};
+use crate::options::{Options, WriteOptions};
 use crate::stats::{LevelStats, Stats};
 use crate::verify_report::VerifyReport;
 use inner::DbInner;
@@ -54,10 +56,11 @@ use std::sync::Arc;
 ///
 /// `Db` is `Send + Sync` and cheap to clone (an `Arc` inside): share it between threads by
 /// cloning. The database closes when the last handle is dropped, or explicitly with
-/// [`Db::close`].
+/// [`Db::close`]. It reads its default keyspace through [`Readable`] (`get`, `multi_get`,
+/// `iter`, `range`, `prefix`), as [`Keyspace`] and [`Snapshot`] read theirs.
 ///
 /// ```
-/// use shamba::{Db, Options};
+/// use shamba::{Db, Options, Readable};
 /// let dir = tempfile::tempdir()?;
 /// let db = Db::open(dir.path(), Options::default())?;
 /// db.put(b"hello", b"world")?;
@@ -177,6 +180,7 @@ impl Db {
     /// [`Db::compact`]). An empty range is a no-op.
     ///
     /// ```
+    /// use shamba::Readable;
     /// # let dir = tempfile::tempdir()?;
     /// # let db = shamba::Db::open(dir.path(), shamba::Options::default())?;
     /// for i in 0..100 {
@@ -225,109 +229,8 @@ impl Db {
         self.inner.write(batch, wo)
     }
 
-    /// The current value of `key`.
-    ///
-    /// # Errors
-    ///
-    /// - [`Error::InvalidArgument`](crate::Error::InvalidArgument) when `key` is longer than
-    ///   [`Options::max_key_size`].
-    /// - [`Error::Closed`](crate::Error::Closed) after [`Db::close`]. (A background error
-    ///   makes the database read-only; reads go on.)
-    /// - [`Error::Corruption`](crate::Error::Corruption), naming the file and offset, when a
-    ///   table's footer or a block the lookup reads (filter, index or data) does not decode
-    ///   or fails its checksum.
-    /// - [`Error::Io`](crate::Error::Io) when the device fails opening or reading a table.
-    pub fn get(&self, key: impl AsRef<[u8]>) -> Result<Option<Vec<u8>>> {
-        self.get_opt(key, &ReadOptions::default())
-    }
-
-    /// The current value of `key`, with read options.
-    ///
-    /// # Errors
-    ///
-    /// As [`Db::get`]; with `verify_checksums` false a damaged block is reported only when
-    /// it does not decode.
-    pub fn get_opt(&self, key: impl AsRef<[u8]>, ro: &ReadOptions) -> Result<Option<Vec<u8>>> {
-        self.inner.get_at(&self.inner.default, key.as_ref(), None, ro)
-    }
-
-    /// The current values of `keys`, in their order (RocksDB's `MultiGet`): one result per
-    /// key, as [`Db::get`] would return it, all read at one moment. A key may appear more
-    /// than once. Faster per key than as many gets: the filters of every key's candidate
-    /// tables are prefetched together, and keys that fall in one data block share its
-    /// read.
-    ///
-    /// Each key has its own result, so a table that fails to read costs only the keys that
-    /// needed it: [`Error::InvalidArgument`](crate::Error::InvalidArgument) for a key over
-    /// [`Options::max_key_size`], [`Error::Corruption`](crate::Error::Corruption) or
-    /// [`Error::Io`](crate::Error::Io) for a key whose table blocks do not read, and
-    /// [`Error::Closed`](crate::Error::Closed) for every key once the database is closed.
-    ///
-    /// ```
-    /// # let dir = tempfile::tempdir()?;
-    /// # let db = shamba::Db::open(dir.path(), shamba::Options::default())?;
-    /// db.put(b"a", b"1")?;
-    /// db.put(b"c", b"3")?;
-    /// let got = db.multi_get(&[&b"a"[..], b"b", b"c", b"a"]);
-    /// let values: Vec<Option<Vec<u8>>> = got.into_iter().collect::<Result<_, _>>()?;
-    /// assert_eq!(values, [Some(b"1".to_vec()), None, Some(b"3".to_vec()), Some(b"1".to_vec())]);
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    pub fn multi_get<K: AsRef<[u8]>>(&self, keys: &[K]) -> Vec<Result<Option<Vec<u8>>>> {
-        self.multi_get_opt(keys, &ReadOptions::default())
-    }
-
-    /// [`Db::multi_get`] with read options.
-    pub fn multi_get_opt<K: AsRef<[u8]>>(&self, keys: &[K], ro: &ReadOptions) -> Vec<Result<Option<Vec<u8>>>> {
-        self.inner.multi_get_at(&self.inner.default, keys, None, ro)
-    }
-
-    /// Every key-value pair, in key order (double-ended). Errors come as items: see
-    /// [`DbIterator`].
-    pub fn iter(&self) -> DbIterator {
-        self.range::<&[u8], _>(..)
-    }
-
-    /// The pairs whose keys fall in `range`, in key order (double-ended). Errors come as
-    /// items: see [`DbIterator`].
-    ///
-    /// ```
-    /// # let dir = tempfile::tempdir()?;
-    /// # let db = shamba::Db::open(dir.path(), shamba::Options::default())?;
-    /// for k in [b"a", b"b", b"c", b"d"] {
-    ///     db.put(k, b"v")?;
-    /// }
-    /// let keys: Vec<Vec<u8>> = db.range(&b"b"[..]..&b"d"[..]).map(|kv| kv.map(|(k, _)| k)).collect::<Result<_, _>>()?;
-    /// assert_eq!(keys, vec![b"b".to_vec(), b"c".to_vec()]);
-    /// let last = db.iter().next_back().transpose()?;
-    /// assert_eq!(last.map(|(k, _)| k), Some(b"d".to_vec()));
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    pub fn range<K: AsRef<[u8]>, R: RangeBounds<K>>(&self, range: R) -> DbIterator {
-        DbIterator::new(&self.inner, &self.inner.default, self.inner.visible_seq(), &range, ReadOptions::default())
-    }
-
-    /// The pairs whose keys start with `prefix`, in key order (double-ended): `range` over
-    /// `prefix..` up to the first key past every such key.
-    ///
-    /// ```
-    /// # let dir = tempfile::tempdir()?;
-    /// # let db = shamba::Db::open(dir.path(), shamba::Options::default())?;
-    /// for k in ["user:1", "user:2", "video:1"] {
-    ///     db.put(k, b"v")?;
-    /// }
-    /// let mut users = db.prefix(b"user:");
-    /// assert_eq!(users.next().transpose()?.map(|(k, _)| k), Some(b"user:1".to_vec()));
-    /// users.seek(b"user:2");
-    /// assert_eq!(users.next().transpose()?.map(|(k, _)| k), Some(b"user:2".to_vec()));
-    /// assert!(users.next().is_none());
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    pub fn prefix(&self, prefix: impl AsRef<[u8]>) -> DbIterator {
-        self.range(iter::prefix_range(prefix.as_ref()))
-    }
-
-    /// A consistent view of the database as of now.
+    /// A consistent view of the database as of now, reading the default keyspace
+    /// ([`Snapshot::keyspace`] reads another at the same moment).
     pub fn snapshot(&self) -> Snapshot {
         Snapshot::new(self.inner.clone())
     }
@@ -402,6 +305,7 @@ impl Db {
     /// otherwise; the write-ahead logs the memtables need are copied up to that moment.
     ///
     /// ```
+    /// use shamba::Readable;
     /// # let dir = tempfile::tempdir()?;
     /// # let db = shamba::Db::open(dir.path().join("db"), shamba::Options::default())?;
     /// db.put(b"k", b"v1")?;
@@ -541,6 +445,13 @@ impl Db {
     /// all the same. Closing a database another handle already closed returns `Ok(())`.
     pub fn close(self) -> Result<()> {
         self.inner.shutdown()
+    }
+}
+
+/// The default keyspace, the latest data.
+impl Readable for Db {
+    fn read_view(&self) -> readable::sealed::View<'_> {
+        readable::sealed::View { inner: &self.inner, tree: &self.inner.default, seq: None, refused: None }
     }
 }
 

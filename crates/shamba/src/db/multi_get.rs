@@ -444,6 +444,7 @@ impl DbInner {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Readable;
 
     #[test]
     fn a_huge_batch_leaves_no_scratch_behind() {

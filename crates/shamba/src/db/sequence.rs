@@ -67,6 +67,12 @@ impl Sequence {
         let pinned = self.pinned.lock();
         pinned.keys().next().copied().unwrap_or_else(|| self.visible())
     }
+
+    /// How many pins are live, over every number.
+    #[cfg(test)]
+    pub(crate) fn pins(&self) -> usize {
+        self.pinned.lock().values().sum()
+    }
 }
 
 #[cfg(test)]

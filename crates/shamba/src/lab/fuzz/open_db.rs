@@ -10,7 +10,7 @@
 use super::base;
 use super::logs::seal_log;
 use super::mem_storage::MemStorage;
-use crate::db::Db;
+use crate::db::{Db, Readable};
 use crate::options::WalRecovery;
 use std::path::Path;
 use std::sync::Arc;
