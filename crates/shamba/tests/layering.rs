@@ -7,7 +7,8 @@
 //! - What each crate may use of the engine: nothing (the filter crate), the root API (the
 //!   Python package), or the root and `shamba::lab` (the tools).
 //! - Every crate under `crates/` is described in [`CRATES`]: a new one fails here until it is.
-//! - Every `// SAFETY:` note names the test that exercises it, and that test exists.
+//! - Every `// SAFETY:` note names the test that exercises it, and that test exists; a crate
+//!   with unsafe code denies an unsafe block without a note (clippy).
 //!
 //! Only `src/` is read: the tests of a crate may reach further in than its code does.
 
@@ -852,6 +853,34 @@ fn every_safety_note_names_a_test_that_exists() {
     assert!(notes.len() >= 15, "the SAFETY notes were not found ({} of them)", notes.len());
     let found = safety_violations(&notes, &tests);
     assert!(found.is_empty(), "SAFETY notes without their test:\n{}", found.join("\n"));
+}
+
+#[test]
+fn every_crate_with_unsafe_code_denies_an_unsafe_block_without_its_note() {
+    for rules in CRATES {
+        let sources = crate_sources(rules.dir);
+        let unsafe_at: Vec<&str> = sources
+            .iter()
+            .filter(|(_, text)| tokens(text).iter().any(|(t, _)| matches!(t, Tok::Ident(w) if w == "unsafe")))
+            .map(|(path, _)| path.as_str())
+            .collect();
+        if unsafe_at.is_empty() {
+            continue;
+        }
+        let root = sources.iter().find(|(p, _)| p == "lib.rs" || p == "main.rs").map(|(_, t)| t.as_str());
+        let denies = root.is_some_and(|t| {
+            t.lines().any(|l| {
+                let l = l.trim_start();
+                (l.starts_with("#![deny(") || l.starts_with("#![forbid("))
+                    && l.contains("clippy::undocumented_unsafe_blocks")
+            })
+        });
+        assert!(
+            denies,
+            "crates/{} has unsafe code ({unsafe_at:?}) but its root does not deny clippy::undocumented_unsafe_blocks",
+            rules.dir
+        );
+    }
 }
 
 // ---------------------------------------------------------------------------------------
