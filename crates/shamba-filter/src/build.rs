@@ -7,7 +7,7 @@ use super::elastic::{build_units, unit_plan};
 use super::format::{FallbackReason, Role};
 use super::modular_bloom::{module_plan, BloomLayout, ModularBloomBuilder, ModuleSizes};
 use super::modular_ribbon::module_columns;
-use super::policy::FilterSpec;
+use super::policy::{is_positive, FilterSpec};
 use super::ribbon::config::num_slots_for;
 use super::ribbon::{build_ribbon, columns_for_fp_rate};
 
@@ -122,9 +122,4 @@ pub fn bloom_bits_for_fp_rate(fp_rate: f64) -> f64 {
         }
     }
     hi
-}
-
-/// `x > 0`, false for NaN: a size or rate that asks for a filter.
-pub(crate) fn is_positive(x: f64) -> bool {
-    x > 0.0
 }

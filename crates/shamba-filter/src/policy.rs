@@ -65,6 +65,11 @@ pub fn bloom_equivalent_fp_rate(bits_per_key: f64) -> f64 {
     BlockedBloomParams::for_keys(1_000_000, bits_per_key).expected_fpr()
 }
 
+/// `x > 0`, false for NaN: a size or rate that asks for a filter.
+pub(crate) fn is_positive(x: f64) -> bool {
+    x > 0.0
+}
+
 impl FilterSpec {
     /// A Ribbon filter with the FP rate of a blocked Bloom filter at `bits_per_key`
     /// (RocksDB's `NewRibbonFilterPolicy(bloom_equivalent_bits_per_key)`).
@@ -200,7 +205,7 @@ impl BuildPolicy {
     /// The filter for a table written to `level`, given the entries per level of the tree
     /// (used by Monkey allocation; uniform when it is empty or has no entries).
     pub fn spec_for_level(&self, level: usize, entries_per_level: &[u64]) -> FilterSpec {
-        if !super::build::is_positive(self.bits_per_key) {
+        if !is_positive(self.bits_per_key) {
             return FilterSpec::None;
         }
         let uniform_fp = bloom_equivalent_fp_rate(self.bits_per_key);

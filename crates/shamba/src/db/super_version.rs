@@ -27,12 +27,19 @@ use crate::memtable::MemTable;
 use crate::options::{Options, StageClock};
 use crate::stats::{LookupCounters, LookupTotals, LookupTrace, Writer};
 use crate::version::Version;
-use parking_lot::{RwLock, RwLockWriteGuard};
 use std::cell::Cell;
 use std::ops::Deref;
 use std::ptr::{self, NonNull};
-use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
+use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
+use sync::{exclusive, AtomicPtr, Ordering, RwLock, RwLockWriteGuard};
+
+mod sync;
+
+#[cfg(all(test, loom))]
+mod loom;
+#[cfg(all(test, not(loom)))]
+mod tests;
 
 /// What a read needs, captured together so it is consistent: the memtables and the
 /// version of one moment. Replaced (never mutated) by writes, flushes and compactions.
@@ -90,10 +97,14 @@ impl SuperVersion {
 
 /// Reader slots per database. Threads beyond this many share slots (correctly, and
 /// without the benefit when two of them meet).
+#[cfg(not(loom))]
 const SLOTS: usize = 32;
+/// Under the model checker, two slots: enough for two threads apart and two that meet.
+#[cfg(loom)]
+const SLOTS: usize = 2;
 
 /// A slot's super version while a lookup holds the slot (no real one is at this address).
-fn in_use() -> *mut SuperVersion {
+fn in_use<V>() -> *mut V {
     ptr::dangling_mut()
 }
 
@@ -121,36 +132,37 @@ fn slot_number() -> usize {
 /// One thread's state in one database, on cache lines of its own (two: the adjacent-line
 /// prefetcher fetches lines in pairs).
 #[repr(align(128))]
-struct Slot {
+struct Slot<V> {
     /// The super version the slot's thread last used (a reference owned by the slot),
     /// null, or [`in_use`] while a lookup holds the slot.
-    cached: AtomicPtr<SuperVersion>,
+    cached: AtomicPtr<V>,
     /// The lookups of the slot's thread, written only while holding the slot.
     counters: LookupCounters,
 }
 
-/// The installed super version, with the reader slots that cache it.
-pub(crate) struct SuperVersions {
-    installed: RwLock<Arc<SuperVersion>>,
+/// The installed super version, with the reader slots that cache it. (Generic so that the
+/// slot logic's tests can run it on a value of their own; the engine's is [`SuperVersion`].)
+pub(crate) struct SuperVersions<V = SuperVersion> {
+    installed: RwLock<Arc<V>>,
     /// `Arc::as_ptr` of the installed one. A lease compares its cached pointer with it:
     /// equal only if the cached one is installed (the cached reference keeps its address
     /// from being reused).
-    current: AtomicPtr<SuperVersion>,
-    slots: Box<[Slot]>,
+    current: AtomicPtr<V>,
+    slots: Box<[Slot<V>]>,
     /// Counters of lookups whose slot was in use by another thread.
     shared: LookupCounters,
 }
 
 /// Write access to the installed super version ([`SuperVersions::write`]), held while
 /// building the next one.
-pub(crate) struct InstallGuard<'a> {
-    versions: &'a SuperVersions,
-    installed: RwLockWriteGuard<'a, Arc<SuperVersion>>,
+pub(crate) struct InstallGuard<'a, V = SuperVersion> {
+    versions: &'a SuperVersions<V>,
+    installed: RwLockWriteGuard<'a, Arc<V>>,
 }
 
-impl SuperVersions {
+impl<V> SuperVersions<V> {
     /// `first` installed, for a tree of `num_levels` levels.
-    pub(crate) fn new(first: SuperVersion, num_levels: usize) -> Self {
+    pub(crate) fn new(first: V, num_levels: usize) -> Self {
         let first = Arc::new(first);
         SuperVersions {
             current: AtomicPtr::new(Arc::as_ptr(&first).cast_mut()),
@@ -164,20 +176,26 @@ impl SuperVersions {
 
     /// The installed super version, with a reference of its own (writers, iterators and
     /// background work; point lookups [`lease`](Self::lease) it).
-    pub(crate) fn get(&self) -> Arc<SuperVersion> {
+    pub(crate) fn get(&self) -> Arc<V> {
         self.installed.read().clone()
     }
 
     /// Hold the installed super version to replace it ([`InstallGuard::install`]).
-    pub(crate) fn write(&self) -> InstallGuard<'_> {
+    pub(crate) fn write(&self) -> InstallGuard<'_, V> {
         InstallGuard { versions: self, installed: self.installed.write() }
     }
 
     /// Lease this thread's slot for one lookup: the installed super version, and the
     /// counters its trace goes to.
     #[inline]
-    pub(crate) fn lease(&self) -> Lease<'_> {
-        let slot = &self.slots[slot_number()];
+    pub(crate) fn lease(&self) -> Lease<'_, V> {
+        self.lease_slot(slot_number())
+    }
+
+    /// [`lease`](Self::lease) with slot `n` (the tests pick the slots their threads meet in).
+    #[inline]
+    fn lease_slot(&self, n: usize) -> Lease<'_, V> {
+        let slot = &self.slots[n];
         let cached = slot.cached.swap(in_use(), Ordering::Acquire);
         if cached == in_use() {
             return self.lease_shared();
@@ -185,6 +203,7 @@ impl SuperVersions {
         let sv = if cached == self.current.load(Ordering::Acquire) { cached } else { self.refresh(cached) };
         Lease {
             // SAFETY: `refresh` never returns null, and the current pointer is never null.
+            // Exercised by `tests::a_lease_takes_the_installed_version_and_puts_it_back_in_its_slot`.
             sv: unsafe { NonNull::new_unchecked(sv) },
             slot: Some(slot),
             counters: &slot.counters,
@@ -194,10 +213,13 @@ impl SuperVersions {
     /// Release a slot's stale super version (if any) and take a reference to the installed
     /// one for it.
     #[cold]
-    fn refresh(&self, stale: *mut SuperVersion) -> *mut SuperVersion {
+    fn refresh(&self, stale: *mut V) -> *mut V {
         if !stale.is_null() {
             // SAFETY: a non-null pointer other than `in_use` in a slot is a reference the
             // slot owns (`Arc::into_raw`), now ours: the swap marked the slot in use.
+            // Exercised by
+            // `tests::a_lease_held_across_an_install_keeps_its_version_until_the_slot_is_next_used`
+            // and `loom::loom_a_lease_racing_an_install_reads_a_live_version_and_leaks_none`.
             drop(unsafe { Arc::from_raw(stale) });
         }
         Arc::into_raw(self.get()).cast_mut()
@@ -206,9 +228,10 @@ impl SuperVersions {
     /// A lease for a thread whose slot another thread holds: a reference of its own and the
     /// shared counters.
     #[cold]
-    fn lease_shared(&self) -> Lease<'_> {
+    fn lease_shared(&self) -> Lease<'_, V> {
         let sv = Arc::into_raw(self.get()).cast_mut();
-        // SAFETY: `Arc::into_raw` is never null.
+        // SAFETY: `Arc::into_raw` is never null. Exercised by
+        // `tests::a_lease_of_a_held_slot_reads_with_a_reference_and_counters_of_its_own`.
         Lease { sv: unsafe { NonNull::new_unchecked(sv) }, slot: None, counters: &self.shared }
     }
 
@@ -232,29 +255,32 @@ impl SuperVersions {
             }
             // If a lookup took the slot meanwhile, it is in use: leave it.
             if slot.cached.compare_exchange(cached, ptr::null_mut(), Ordering::AcqRel, Ordering::Relaxed).is_ok() {
-                // SAFETY: the slot's reference, now ours.
+                // SAFETY: the slot's reference, now ours. Exercised by
+                // `tests::an_install_releases_the_idle_slots_and_the_next_lease_takes_the_new_version`
+                // and `loom::loom_installs_racing_a_slot_put_back_stale`.
                 drop(unsafe { Arc::from_raw(cached) });
             }
         }
     }
 }
 
-impl Drop for SuperVersions {
+impl<V> Drop for SuperVersions<V> {
     fn drop(&mut self) {
         for slot in self.slots.iter_mut() {
-            let cached = *slot.cached.get_mut();
+            let cached = exclusive(&mut slot.cached);
             if !cached.is_null() && cached != in_use() {
-                // SAFETY: the slot's reference; no lease outlives the database.
+                // SAFETY: the slot's reference; no lease outlives the database. Exercised by
+                // `tests::dropping_the_versions_releases_every_slot_whatever_it_caches`.
                 drop(unsafe { Arc::from_raw(cached) });
             }
         }
     }
 }
 
-impl InstallGuard<'_> {
+impl<V> InstallGuard<'_, V> {
     /// Install `next` (readers see it from now on) and release the replaced one from the
     /// idle readers' slots.
-    pub(crate) fn install(mut self, next: SuperVersion) {
+    pub(crate) fn install(mut self, next: V) {
         let next = Arc::new(next);
         self.versions.current.store(Arc::as_ptr(&next).cast_mut(), Ordering::Release);
         *self.installed = next;
@@ -262,21 +288,21 @@ impl InstallGuard<'_> {
     }
 }
 
-impl Deref for InstallGuard<'_> {
-    type Target = SuperVersion;
+impl<V> Deref for InstallGuard<'_, V> {
+    type Target = V;
 
-    fn deref(&self) -> &SuperVersion {
+    fn deref(&self) -> &V {
         &self.installed
     }
 }
 
 /// One lookup's hold on its thread's slot: the super version it reads, and the counters
 /// its trace goes to. Dropping it puts the super version back.
-pub(crate) struct Lease<'a> {
+pub(crate) struct Lease<'a, V = SuperVersion> {
     /// A reference held for the lease: the slot's (while it is marked in use), or our own.
-    sv: NonNull<SuperVersion>,
+    sv: NonNull<V>,
     /// The slot held; `None` when it was in use and the lease has its own reference.
-    slot: Option<&'a Slot>,
+    slot: Option<&'a Slot<V>>,
     counters: &'a LookupCounters,
 }
 
@@ -295,17 +321,19 @@ impl Lease<'_> {
     }
 }
 
-impl Deref for Lease<'_> {
-    type Target = SuperVersion;
+impl<V> Deref for Lease<'_, V> {
+    type Target = V;
 
     #[inline]
-    fn deref(&self) -> &SuperVersion {
-        // SAFETY: the lease holds a reference (see `sv`).
+    fn deref(&self) -> &V {
+        // SAFETY: the lease holds a reference (see `sv`). Exercised by
+        // `tests::many_threads_lease_while_versions_are_installed_and_every_reference_comes_back`
+        // and the loom models, whose versions check that they are read alive.
         unsafe { self.sv.as_ref() }
     }
 }
 
-impl Drop for Lease<'_> {
+impl<V> Drop for Lease<'_, V> {
     #[inline]
     fn drop(&mut self) {
         match self.slot {
@@ -314,7 +342,8 @@ impl Drop for Lease<'_> {
             // other super versions meanwhile, this one may be stale: the next lease or
             // install releases it.
             Some(slot) => slot.cached.store(self.sv.as_ptr(), Ordering::Release),
-            // SAFETY: our own reference, from `Arc::into_raw`.
+            // SAFETY: our own reference, from `Arc::into_raw`. Exercised by
+            // `loom::loom_two_readers_meeting_in_one_slot_while_a_version_is_installed`.
             None => drop(unsafe { Arc::from_raw(self.sv.as_ptr()) }),
         }
     }

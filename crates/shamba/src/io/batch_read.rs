@@ -232,8 +232,8 @@ fn submit_and_wait(ring: &mut IoUring, reads: &mut [BatchRead], chunk: &[usize])
         // which moves its pointers, not the heap buffers or the boxed iovecs, and none of
         // them is touched, resized or dropped until the kernel has completed every entry
         // submitted: either all completions are reaped below, or, if the ring fails while
-        // entries may be in flight, the buffers are leaked, never freed. Tested by
-        // `batch_reads_match_single_reads` (buffered and O_DIRECT).
+        // entries may be in flight, the buffers are leaked, never freed. Exercised by
+        // `io::batch_read::tests::batch_reads_match_single_reads` (buffered and O_DIRECT).
         if unsafe { ring.submission().push(&entry) }.is_err() {
             break;
         }

@@ -250,7 +250,7 @@ fn preadv_exact(file: &File, offset: u64, head: &mut [u8], tail: &mut [u8]) -> R
         // SAFETY: both iovecs point at live, exclusively borrowed byte slices (`h`, `t`) of
         // exactly `iov_len` bytes, which outlive the call; the descriptor is `file`'s, open
         // for the call's duration. `preadv` writes at most `iov_len` bytes into each.
-        // Tested by `split_reads_fill_both_buffers_as_one_read`.
+        // Exercised by `io::fs::tests::split_reads_fill_both_buffers_as_one_read`.
         let n = unsafe { libc::preadv(file.as_raw_fd(), iov.as_ptr(), 2, at) };
         if n < 0 {
             let e = std::io::Error::last_os_error();

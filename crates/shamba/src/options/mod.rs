@@ -520,7 +520,8 @@ mod tests {
     #[test]
     fn max_open_files_defaults_to_half_the_soft_limit() {
         let mut limit = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
-        // SAFETY: getrlimit writes one `rlimit` through a pointer to a live one.
+        // SAFETY: getrlimit writes one `rlimit` through a pointer to a live one. Exercised
+        // by this test, `max_open_files_defaults_to_half_the_soft_limit`.
         assert_eq!(unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) }, 0);
         let expected = if limit.rlim_cur == libc::RLIM_INFINITY {
             65_536

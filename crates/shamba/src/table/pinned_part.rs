@@ -28,7 +28,8 @@ impl PinnedPart {
         // never written (an `Arc<[u8]>` hands out no `&mut`), and is freed only when the
         // last `Arc` is dropped, which cannot happen before `self` is, since `self` owns
         // one. The `'static` never leaves this type: `part()` re-borrows the part for the
-        // lifetime of `&self`. Tested by `a_pinned_part_outlives_its_other_owners`.
+        // lifetime of `&self`. Exercised by
+        // `table::pinned_part::tests::a_pinned_part_outlives_its_other_owners`.
         let part = unsafe { std::mem::transmute::<FilterPart<'_>, FilterPart<'static>>(part) };
         Ok(PinnedPart { part, bytes })
     }
