@@ -37,7 +37,7 @@ fn note(delta: i64) {
 // and by every allocation of the binary.
 unsafe impl GlobalAlloc for Meter {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        // SAFETY: the caller's contract for `alloc` is `System::alloc`'s.
+        // SAFETY: the caller's contract for `alloc` is `System::alloc`'s. Exercised by `tests::peak_counts_a_vector_built_and_freed`.
         let p = unsafe { System.alloc(layout) };
         if !p.is_null() {
             note(layout.size() as i64);
@@ -48,11 +48,13 @@ unsafe impl GlobalAlloc for Meter {
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
         note(-(layout.size() as i64));
         // SAFETY: `ptr` came from this allocator, i.e. from `System`, with `layout`.
+        // Exercised by `tests::peak_counts_a_vector_built_and_freed`.
         unsafe { System.dealloc(ptr, layout) }
     }
 
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        // SAFETY: as `alloc`.
+        // SAFETY: as `alloc`. Exercised by `tests::peak_counts_a_vector_built_and_freed`
+        // (its zeroed vector).
         let p = unsafe { System.alloc_zeroed(layout) };
         if !p.is_null() {
             note(layout.size() as i64);
@@ -62,6 +64,7 @@ unsafe impl GlobalAlloc for Meter {
 
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
         // SAFETY: `ptr` came from `System` with `layout`; the caller's contract is `System`'s.
+        // Exercised by `tests::growing_a_vector_counts_its_reallocations`.
         let p = unsafe { System.realloc(ptr, layout, new_size) };
         if !p.is_null() {
             note(new_size as i64 - layout.size() as i64);
@@ -99,5 +102,20 @@ mod tests {
         // Unarmed, nothing is counted.
         let _v = vec![0u8; 1 << 16];
         assert_eq!(peak_during(|| ()).1, 0);
+    }
+
+    #[test]
+    fn growing_a_vector_counts_its_reallocations() {
+        let (len, peak) = peak_during(|| {
+            let mut grown = Vec::with_capacity(1);
+            for i in 0..100_000u32 {
+                grown.push(std::hint::black_box(i as u8));
+            }
+            std::hint::black_box(&grown).len()
+        });
+        assert_eq!(len, 100_000);
+        // Doubling from one byte: the last capacity (131,072 bytes) is live at the end, and
+        // each growth counts only the bytes it adds, so the peak is that capacity.
+        assert!((100_000..=2 * 131_072).contains(&peak), "{peak}");
     }
 }
