@@ -64,9 +64,8 @@ fn the_library_example_runs_as_the_readme_shows_it() -> shamba::Result<()> {
     assert_in_readme(0);
     let dir = tempfile::tempdir()?;
     let path = dir.path().join("my-db");
-    use shamba::Readable;
     // README {
-    use shamba::{Db, Options, WriteBatch, WriteOptions};
+    use shamba::{Db, Options, Readable, WriteBatch, WriteOptions};
 
     let db = Db::open(&path, Options::default())?;
     db.put(b"apple", b"red")?;
