@@ -2,7 +2,7 @@
 //! the key range, compacted into L1, come out as files that each overlap a bounded part of
 //! L2, so their compaction into L2 rewrites a few files, not the level.
 //!
-//! The measurement of issue 12's case (100 MB, 2 MB files, 10 MB L1) is ignored by
+//! The measurement of a sparse update over 100 MB (2 MB files, 10 MB L1) is ignored by
 //! default; run it with
 //! `cargo test -p shamba --release --test compaction_overlap -- --ignored --nocapture`.
 
@@ -101,7 +101,7 @@ fn sparse_keys_compacted_into_l1_overlap_at_most_the_bound_of_l2_per_file() {
     assert!(bounded.rewritten * 4 < unbounded.rewritten, "{} vs {}", bounded.rewritten, unbounded.rewritten);
 }
 
-/// Issue 12's case: 100 MB in L2 (2 MB files, 10 MB L1), three keys updated.
+/// Three keys updated over 100 MB in L2 (2 MB files, 10 MB L1): what they rewrite.
 #[test]
 #[ignore = "a measurement: loads 100 MB twice; run with --release --ignored --nocapture"]
 fn measure_sparse_update_write_amplification() {
