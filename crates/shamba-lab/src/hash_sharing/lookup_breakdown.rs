@@ -124,7 +124,7 @@ pub fn run(args: &ExpArgs) -> Result<Report, Box<dyn Error>> {
         "{reads} lookups per cell after {warmup} warm-up, half for loaded keys; filters and indexes pinned, a 256 KiB block cache (512 MiB for memory: every block cached after the warm-up); the device's latency is added to each block read that misses it (the OS page cache serves the bytes); profiled runs (the stage clocks add a few reads of the clock per lookup), the fastest of {repeats} per cell (later runs repeat the same lookups, so for memory every block they read is cached)"
     ));
     report.note(args.lookups_note(sizes.last().copied().unwrap_or(0)));
-    report.note("ours: data sizes of 1-115 MB (the seed's reach 2 TB): levels and tables per lookup are what drive the hashing share, and they are printed; 'other' is memtable search, version and table lookup, and the loop");
+    report.note("ours: the data sizes of the trees above (the seed's reach 2 TB): levels and tables per lookup are what drive the hashing share, and they are printed; 'other' is memtable search, version and table lookup, and the loop");
     report.note("an empty lookup visits fewer tables than there are levels: leveled partial compaction leaves an upper level's files covering parts of the key range (the seed bulk-loads full levels, one table per level per lookup), so the per-table digests grow with tables per lookup, printed above, not with levels");
     report.note(MEASUREMENT_NOTE);
     Ok(report)
