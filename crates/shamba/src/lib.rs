@@ -11,7 +11,13 @@
 //! [`VerifyReport`] (what [`Db::verify`] found);
 //! the probe policies ([`ProbePolicy`]) and the filters ([`filter`], the `shamba-filter`
 //! crate) that configuration names; and [`storage`], the file-system interface a database
-//! runs on. [`lab`] opens the inside to the experiments and tools; it is not a stable API.
+//! runs on.
+//!
+//! The cargo feature `lab` (off by default) adds `shamba::lab`, the inside of the engine
+//! opened to the experiments, the fuzz targets and the tests that inject faults, with the
+//! experiments' knobs `Options::lab` and `ReadOptions::lab`. It is not a stable API, and a
+//! build without it has none of it: neither the module nor any code for it on the lookup
+//! path.
 //!
 //! ```no_run
 //! use shamba::{Db, Options, WriteBatch};
@@ -30,6 +36,10 @@
 //!
 //! See `DESIGN.md` at the repository root for the map of the code.
 
+#![cfg_attr(
+    not(feature = "lab"),
+    doc = "Without the `lab` feature there is no `lab` module:\n\n```compile_fail\nuse shamba::lab;\n```"
+)]
 #![warn(missing_docs)]
 #![deny(unreachable_pub)]
 #![warn(clippy::missing_errors_doc)]
@@ -44,6 +54,7 @@ mod db;
 mod error;
 mod io;
 mod key;
+#[cfg(feature = "lab")]
 pub mod lab;
 mod manager;
 mod memtable;
@@ -69,6 +80,11 @@ pub use options::{
 pub use stats::{LevelLookupStats, LevelStats, LookupCosts, Stats};
 pub use verify_report::{Problem, ProblemKind, VerifyReport};
 pub use version::FileStatsRecord;
+
+/// SST files read without a database: what the `shamba sst` command prints.
+pub mod sst {
+    pub use crate::table::dump_table;
+}
 
 /// The file-system interface a database runs on ([`Options::storage`]): real files by
 /// default; wrap [`FsStorage`](storage::FsStorage) to count, delay or fail operations.

@@ -58,7 +58,7 @@ impl SuperVersion {
         };
         let filters: u64 = version.all_files().map(|(_, f)| f.filter_bytes).sum();
         let probed = if opts.cache_index_and_filter_blocks { filters.min(opts.cache_capacity as u64) } else { filters };
-        let prefetch = opts.lab.prefetch_filters && probed >= opts.prefetch_min_filter_bytes;
+        let prefetch = opts.prefetch_filters() && probed >= opts.prefetch_min_filter_bytes;
         let range_dels = imm.iter().any(|m| m.has_range_dels()) || !version.range_dels.is_empty();
         SuperVersion { mem, imm, version, tables, prefetch, range_dels }
     }

@@ -8,6 +8,8 @@ mod file_info;
 mod inner;
 mod iter;
 mod keyspace;
+#[cfg(feature = "lab")]
+mod lab_lookup;
 mod multi_get;
 mod open;
 mod pacer;
@@ -15,12 +17,14 @@ mod read;
 mod resume;
 mod snapshot;
 mod super_version;
+#[cfg(feature = "lab")]
 mod table_accesses;
 mod table_slots;
 mod tree;
 mod verify;
 mod write;
 
+#[cfg(feature = "lab")]
 pub(crate) use batch::decode_batch;
 pub use batch::WriteBatch;
 pub use file_info::FileInfo;
@@ -413,6 +417,7 @@ impl Db {
     }
 
     /// Flush, then merge one level into the next (`lab::compact_level`).
+    #[cfg(feature = "lab")]
     pub(crate) fn compact_level(&self, level: usize) -> Result<()> {
         self.inner.compact_level(level)
     }

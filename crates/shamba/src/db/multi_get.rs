@@ -27,7 +27,7 @@ use crate::error::Result;
 use crate::filter::Digest;
 use crate::key::{compare_user_keys, push_seek_key, user_key_prefix, SeqNo, ValueKind};
 use crate::manager::FileState;
-use crate::options::{ReadOptions, StageClock, Timed, Untimed};
+use crate::options::ReadOptions;
 use crate::stats::LookupTrace;
 use crate::table::{read_data_blocks, Block, BlockHandle, BlockProbe, IndexSearch, ProbeOutcome, TableGet};
 use crate::version::Version;
@@ -137,14 +137,10 @@ impl DbInner {
         }
         // The unshared-digest baseline is a single lookup's experiment: a batch always
         // shares its keys' digests.
-        if ro.lab.profile {
-            self.multi_lookup::<Timed, K>(tree, keys, seq, ro)
-        } else {
-            self.multi_lookup::<Untimed, K>(tree, keys, seq, ro)
-        }
+        self.multi_lookup(tree, keys, seq, ro)
     }
 
-    fn multi_lookup<C: StageClock, K: AsRef<[u8]>>(
+    fn multi_lookup<K: AsRef<[u8]>>(
         &self,
         tree: &Tree,
         keys: &[K],
@@ -158,7 +154,8 @@ impl DbInner {
         let last_level = version.deepest_nonempty_level();
 
         // Every key is a lookup of its own in the statistics; the batch records them as one.
-        let mut trace = sv.batch_trace::<C>(keys.len() as u64);
+        let timer = ro.stage_timer();
+        let mut trace = sv.batch_trace(keys.len() as u64, timer);
 
         let mut scratch = SCRATCH.take().unwrap_or_default();
         // Every key's seek key, in one buffer.
@@ -187,9 +184,9 @@ impl DbInner {
             };
             let mut digest = Digest::default();
             if answer.is_none() {
-                let start = C::start();
-                digest = self.opts.lab.digest_hash.digest(key);
-                trace.hashing_took(C::nanos_since(start));
+                let start = timer.start();
+                digest = self.opts.digest(key);
+                trace.hashing_took(timer.nanos_since(start));
                 to_tables += 1;
             }
             lookups.push(KeyLookup { floor, seek, digest, candidates: 0..0, next: 0, answer });
@@ -265,11 +262,11 @@ impl DbInner {
                 })
                 .collect();
             // The round's blocks, read together: in flight at once where the storage allows.
-            let start = C::start();
+            let start = timer.start();
             let wanted: Vec<_> =
                 groups.iter().filter_map(|g| g.first()).map(|w| (candidates[w.candidate].reader, w.handle)).collect();
             let blocks = read_data_blocks(&wanted, ro);
-            let read_nanos = C::nanos_since(start) / waiting.len().max(1) as u64;
+            let read_nanos = timer.nanos_since(start) / waiting.len().max(1) as u64;
             // Every block's restart array, then every restart key, asked for before the
             // first seek: a block found in the cache is cold in the CPU's (one just read
             // is not, and these cost it a few hints).
@@ -298,7 +295,7 @@ impl DbInner {
     /// Probe key `i`'s next tables' filters until one says maybe (returned, its index
     /// search started), or none is left (the key is absent), or a probe fails.
     #[expect(clippy::too_many_arguments, reason = "the batch's state, borrowed as it is on the hot path")]
-    fn filter_on<'v, C: StageClock>(
+    fn filter_on<'v>(
         &self,
         tree: &Tree,
         i: usize,
@@ -307,14 +304,14 @@ impl DbInner {
         seeks: &[u8],
         version: &'v Version,
         last_level: Option<usize>,
-        trace: &mut LookupTrace<'_, C>,
+        trace: &mut LookupTrace<'_>,
     ) -> Option<Searching<'v>> {
         while k.next < k.candidates.end {
             let at = k.next;
             k.next += 1;
             let c = &candidates[at];
             let (plan, state) = tree.manager.plan(&c.planned(version, last_level));
-            match c.reader.probe_filters_at::<C>(&c.spot, &k.digest, plan) {
+            match c.reader.probe_filters_at(&c.spot, &k.digest, plan, trace.timer()) {
                 Err(e) => {
                     k.answer = Some(Err(e));
                     return None;
@@ -338,17 +335,18 @@ impl DbInner {
     /// turn, so that the cache miss each step starts is loaded while the other keys step;
     /// then the entries they land on, asked for together. A key whose index names a data
     /// block goes to `waiting`; one whose index rules the table out probes on next round.
-    fn search_indexes<'v, C: StageClock>(
+    fn search_indexes<'v>(
         &self,
         searching: &mut Vec<Searching<'v>>,
         waiting: &mut Vec<Waiting<'v>>,
         candidates: &[OpenCandidate<'_>],
         seeks: &[u8],
         lookups: &mut [KeyLookup],
-        trace: &mut LookupTrace<'_, C>,
+        trace: &mut LookupTrace<'_>,
     ) {
         waiting.clear();
-        let start = C::start();
+        let timer = trace.timer();
+        let start = timer.start();
         loop {
             let mut more = false;
             for s in searching.iter_mut() {
@@ -368,14 +366,14 @@ impl DbInner {
             c.reader.prefetch_index_answer(&c.spot, &s.search);
         }
         // The interleaved steps' time, shared out over the keys.
-        let index_nanos = C::nanos_since(start) / searching.len().max(1) as u64;
+        let index_nanos = timer.nanos_since(start) / searching.len().max(1) as u64;
         for s in searching.drain(..) {
             let c = &candidates[s.candidate];
             let k = &mut lookups[s.key];
             let seek = seeks.get(k.seek.clone()).unwrap_or_default();
-            let start = C::start();
+            let start = timer.start();
             let found = c.reader.finish_index_search(&c.spot, seek, s.search);
-            let outcome = ProbeOutcome { index_nanos: index_nanos + C::nanos_since(start), ..s.outcome };
+            let outcome = ProbeOutcome { index_nanos: index_nanos + timer.nanos_since(start), ..s.outcome };
             match found {
                 Err(e) => k.answer = Some(Err(e)),
                 Ok(BlockProbe::Block(handle)) => {
@@ -391,7 +389,7 @@ impl DbInner {
     /// Look up every key of `group` (all waiting on one data block) in that block and settle
     /// what it answers; a key it does not hold probes on in the next round.
     #[expect(clippy::too_many_arguments, reason = "the batch's state, borrowed as it is on the hot path")]
-    fn settle_shared_block<C: StageClock>(
+    fn settle_shared_block(
         &self,
         tree: &Tree,
         group: &[Waiting<'_>],
@@ -400,7 +398,7 @@ impl DbInner {
         candidates: &[OpenCandidate<'_>],
         seeks: &[u8],
         lookups: &mut [KeyLookup],
-        trace: &mut LookupTrace<'_, C>,
+        trace: &mut LookupTrace<'_>,
     ) {
         let Some(first) = group.first() else { return };
         let c = &candidates[first.candidate];
@@ -413,11 +411,12 @@ impl DbInner {
                 return;
             }
         };
-        let start = C::start();
+        let timer = trace.timer();
+        let start = timer.start();
         let keys = group.iter().map(|w| seeks.get(lookups[w.key].seek.clone()).unwrap_or_default());
         let found = c.reader.get_in_block(block, first.handle, keys);
         // The round's reads, shared out over its keys, and this block's search over its own.
-        let data_nanos = read_nanos + C::nanos_since(start) / group.len() as u64;
+        let data_nanos = read_nanos + timer.nanos_since(start) / group.len() as u64;
         let has_filter = c.reader.filter_part_count() > 0;
         for (w, got) in group.iter().zip(found) {
             let k = &mut lookups[w.key];

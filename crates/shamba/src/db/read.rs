@@ -3,9 +3,10 @@
 //! The lookup in steps, each its own function: lease the super version
 //! (`super_version.rs`), search the memtables, hash the key once, prefetch the filters of
 //! the first candidates, probe candidates one by one until one knows the key, and record
-//! the lookup's trace once. The experiments' variants (`ReadLab`) are chosen once, at the
-//! entry: a profiled lookup is the same code with a clock ([`Timed`]), and the unshared-
-//! digest baseline its own cold function; the production lookup has no branch for them.
+//! the lookup's trace once. The experiments' variants exist with the `lab` feature only: a
+//! profiled lookup is this code with its stage timer on (`options/stage_timer.rs`, nothing
+//! at all without the feature), and the unshared-digest baseline is its own function in
+//! `lab_lookup.rs`, chosen at the entry.
 
 use super::inner::{DbInner, SuperVersion};
 use super::table_slots::{TableSlot, TableSlots};
@@ -15,7 +16,7 @@ use crate::filter::Digest;
 use crate::key::{seek_key, SeqNo, ValueKind};
 use crate::manager::Candidate;
 use crate::memtable::Lookup;
-use crate::options::{ReadOptions, StageClock, Timed, Untimed};
+use crate::options::ReadOptions;
 use crate::stats::LookupTrace;
 use crate::table::{Spot, TableGet, TableReader};
 use crate::version::{FileMeta, FileRef, Version};
@@ -26,7 +27,7 @@ use std::sync::Arc;
 const PREFETCH_DEPTH: usize = 16;
 
 /// What a lookup answers: the value, or `None` (absent, or deleted).
-type Answer = Option<Vec<u8>>;
+pub(super) type Answer = Option<Vec<u8>>;
 
 /// A candidate table with its reader open and the key located in it, all borrowed from the
 /// lookup's version and its table slots.
@@ -82,29 +83,18 @@ impl DbInner {
         if tree.is_dropped() {
             return Err(tree.dropped_error());
         }
-        if ro.lab.is_default() {
-            self.lookup::<Untimed>(tree, key, seq, ro)
-        } else {
-            self.lab_lookup(tree, key, seq, ro)
+        #[cfg(feature = "lab")]
+        if !ro.lab.share_hash {
+            return self.lookup_unshared(tree, key, seq, ro);
         }
-    }
-
-    /// The lookup with the experiments' knobs: profiled, or with a digest per table.
-    #[cold]
-    fn lab_lookup(&self, tree: &Tree, key: &[u8], seq: Option<SeqNo>, ro: &ReadOptions) -> Result<Answer> {
-        match (ro.lab.share_hash, ro.lab.profile) {
-            (true, false) => self.lookup::<Untimed>(tree, key, seq, ro),
-            (true, true) => self.lookup::<Timed>(tree, key, seq, ro),
-            (false, false) => self.lookup_unshared::<Untimed>(tree, key, seq, ro),
-            (false, true) => self.lookup_unshared::<Timed>(tree, key, seq, ro),
-        }
+        self.lookup(tree, key, seq, ro)
     }
 
     /// The point lookup: the memtables, then the tables with one digest.
     #[inline]
-    fn lookup<C: StageClock>(&self, tree: &Tree, key: &[u8], seq: Option<SeqNo>, ro: &ReadOptions) -> Result<Answer> {
+    fn lookup(&self, tree: &Tree, key: &[u8], seq: Option<SeqNo>, ro: &ReadOptions) -> Result<Answer> {
         let sv = tree.sv.lease();
-        let mut trace = sv.trace::<C>();
+        let mut trace = sv.trace(ro.stage_timer());
         let seq = seq.unwrap_or_else(|| self.visible_seq());
         // Built once, for every memtable and table.
         let seek = seek_key(key, seq);
@@ -112,9 +102,9 @@ impl DbInner {
         let answer = match search_memtables(&sv, &seek, floor, &mut trace) {
             Some(answer) => Ok(answer),
             None => {
-                let start = C::start();
-                let digest = self.opts.lab.digest_hash.digest(key);
-                trace.hashing_took(C::nanos_since(start));
+                let start = trace.timer().start();
+                let digest = self.opts.digest(key);
+                trace.hashing_took(trace.timer().nanos_since(start));
                 self.search_tables(tree, &sv, key, &seek, floor, &digest, ro, &mut trace)
             }
         };
@@ -130,7 +120,7 @@ impl DbInner {
         clippy::too_many_arguments,
         reason = "the lookup's key forms and the trace, borrowed as they are: a struct of them would be built per lookup on the hot path"
     )]
-    fn search_tables<C: StageClock>(
+    fn search_tables(
         &self,
         tree: &Tree,
         sv: &SuperVersion,
@@ -139,7 +129,7 @@ impl DbInner {
         floor: SeqNo,
         digest: &Digest,
         ro: &ReadOptions,
-        trace: &mut LookupTrace<'_, C>,
+        trace: &mut LookupTrace<'_>,
     ) -> Result<Answer> {
         tree.manager.begin_lookup();
         let version = &sv.version;
@@ -219,7 +209,7 @@ impl DbInner {
         reason = "the lookup's key forms, the plan's inputs and the trace, borrowed as they are: a struct of them would be built per table on the hot path"
     )]
     #[inline(always)]
-    fn probe<C: StageClock>(
+    pub(super) fn probe(
         &self,
         tree: &Tree,
         version: &Version,
@@ -229,10 +219,10 @@ impl DbInner {
         floor: SeqNo,
         digest: &Digest,
         ro: &ReadOptions,
-        trace: &mut LookupTrace<'_, C>,
+        trace: &mut LookupTrace<'_>,
     ) -> Result<Option<Answer>> {
         let (plan, state) = tree.manager.plan(&c.planned(version, last_level));
-        let (got, outcome) = c.reader.get_at_spot::<C>(&c.spot, seek, digest, ro, plan)?;
+        let (got, outcome) = c.reader.get_at_spot(&c.spot, seek, digest, ro, plan)?;
         trace.table_visit(c.level, &outcome, &got, c.reader.filter_part_count() > 0);
         let TableGet::Found { kind, value, seq } = got else { return Ok(None) };
         tree.manager.found(state);
@@ -241,67 +231,18 @@ impl DbInner {
             ValueKind::Put | ValueKind::Delete => None,
         }))
     }
-
-    /// The unshared-digest baseline (`ReadLab::share_hash` false): the same lookup, but
-    /// each table visited hashes the key for itself, so no filter can be prefetched (the
-    /// probe positions need the digest).
-    fn lookup_unshared<C: StageClock>(
-        &self,
-        tree: &Tree,
-        key: &[u8],
-        seq: Option<SeqNo>,
-        ro: &ReadOptions,
-    ) -> Result<Answer> {
-        let sv = tree.sv.lease();
-        let mut trace = sv.trace::<C>();
-        let seq = seq.unwrap_or_else(|| self.visible_seq());
-        let seek = seek_key(key, seq);
-        let floor = sv.range_del_floor(key, seq);
-        let answer = match search_memtables(&sv, &seek, floor, &mut trace) {
-            Some(answer) => Ok(answer),
-            None => self.search_tables_unshared(tree, &sv, key, &seek, floor, ro, &mut trace),
-        };
-        trace.finish();
-        answer
-    }
-
-    /// [`search_tables`](Self::search_tables) hashing the key per table, without prefetch.
-    #[expect(clippy::too_many_arguments, reason = "the lookup's state, borrowed as it is")]
-    fn search_tables_unshared<C: StageClock>(
-        &self,
-        tree: &Tree,
-        sv: &SuperVersion,
-        key: &[u8],
-        seek: &[u8],
-        floor: SeqNo,
-        ro: &ReadOptions,
-        trace: &mut LookupTrace<'_, C>,
-    ) -> Result<Answer> {
-        tree.manager.begin_lookup();
-        let last_level = sv.version.deepest_nonempty_level();
-        for candidate in sv.version.candidates(key) {
-            let c = self.open_candidate(&sv.tables, candidate, seek)?;
-            let start = C::start();
-            let digest = self.opts.lab.digest_hash.digest(key);
-            trace.hashing_took(C::nanos_since(start));
-            if let Some(answer) = self.probe(tree, &sv.version, last_level, &c, seek, floor, &digest, ro, trace)? {
-                return Ok(answer);
-            }
-        }
-        Ok(None)
-    }
 }
 
 /// The memtables, newest first: `Some(answer)` when one holds a version of the key
 /// (deleted if older than `floor`, the newest range tombstone over the key).
 #[inline]
-pub(super) fn search_memtables<C: StageClock>(
+pub(super) fn search_memtables(
     sv: &SuperVersion,
     seek: &[u8],
     floor: SeqNo,
-    trace: &mut LookupTrace<'_, C>,
+    trace: &mut LookupTrace<'_>,
 ) -> Option<Answer> {
-    let start = C::start();
+    let start = trace.timer().start();
     for mem in std::iter::once(&sv.mem).chain(sv.imm.iter()) {
         // An empty memtable (just after a switch or a reopen) costs nothing to skip.
         if mem.is_empty() {
@@ -319,6 +260,6 @@ pub(super) fn search_memtables<C: StageClock>(
             Lookup::NotFound => {}
         }
     }
-    trace.memtables_took(C::nanos_since(start));
+    trace.memtables_took(trace.timer().nanos_since(start));
     None
 }

@@ -21,7 +21,7 @@
 //! counters shared with atomic adds.
 
 use super::inner::SuperVersion;
-use crate::options::StageClock;
+use crate::options::StageTimer;
 use crate::stats::{LookupCounters, LookupTotals, LookupTrace, Writer};
 use parking_lot::{RwLock, RwLockWriteGuard};
 use std::cell::Cell;
@@ -225,15 +225,15 @@ pub(crate) struct Lease<'a> {
 impl Lease<'_> {
     /// A trace of this lookup, recorded into the lease's counters when it finishes.
     #[inline]
-    pub(crate) fn trace<C: StageClock>(&self) -> LookupTrace<'_, C> {
-        self.batch_trace(1)
+    pub(crate) fn trace(&self, timer: StageTimer) -> LookupTrace<'_> {
+        self.batch_trace(1, timer)
     }
 
     /// A trace of a batch of `lookups` lookups (a `multi_get`'s keys), recorded as one.
     #[inline]
-    pub(crate) fn batch_trace<C: StageClock>(&self, lookups: u64) -> LookupTrace<'_, C> {
+    pub(crate) fn batch_trace(&self, lookups: u64, timer: StageTimer) -> LookupTrace<'_> {
         let writer = if self.slot.is_some() { Writer::Owner } else { Writer::Shared };
-        LookupTrace::of_lookups(self.counters, writer, lookups)
+        LookupTrace::of_lookups(self.counters, writer, lookups, timer)
     }
 }
 

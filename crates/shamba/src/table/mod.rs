@@ -49,19 +49,30 @@ mod verify;
 #[cfg(test)]
 mod tests;
 
+pub(crate) use block::Block;
+pub(crate) use block_batch::read_data_blocks;
 pub(crate) use builder::TableBuilder;
 pub use dump::dump_table;
-pub(crate) use format::{BLOCK_TRAILER_LEN, FOOTER_LEN};
+pub(crate) use format::BlockHandle;
+pub(crate) use format::BLOCK_TRAILER_LEN;
+#[cfg(any(test, feature = "lab"))]
+pub(crate) use format::FOOTER_LEN;
 #[cfg(test)]
 pub(crate) use format::{FORMAT_VERSION_FLAT, FORMAT_VERSION_PARTITIONED};
 // The decoders, for the fuzz targets (`lab::fuzz`), which drive them directly.
-pub(crate) use block::{bytewise, Block};
-pub(crate) use block_batch::read_data_blocks;
+#[cfg(feature = "lab")]
+pub(crate) use block::bytewise;
+#[cfg(feature = "lab")]
 pub(crate) use file::TableFile;
-pub(crate) use format::{mask_crc, read_block, BlockHandle, Footer};
+#[cfg(feature = "lab")]
+pub(crate) use format::{mask_crc, read_block, Footer};
+#[cfg(feature = "lab")]
 pub(crate) use index_fences::IndexFences;
+#[cfg(feature = "lab")]
 pub(crate) use meta_index::{decode_filter_index, decode_handles};
+#[cfg(feature = "lab")]
 pub(crate) use partition::decode_top_level;
+#[cfg(feature = "lab")]
 pub(crate) use properties::TableProperties;
 pub(crate) use reader::{IndexSearch, Spot, TableReader};
 pub(crate) use resident_parts::ResidentParts;
@@ -124,7 +135,7 @@ impl TableOptions {
             filter,
             partition_index_and_filters: opts.partition_index_and_filters,
             metadata_partition_size: opts.metadata_partition_size,
-            digest_hash: opts.lab.digest_hash,
+            digest_hash: opts.digest_hash(),
         }
     }
 }

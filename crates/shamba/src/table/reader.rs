@@ -37,7 +37,7 @@ use crate::error::{DecodeError, Result};
 use crate::filter::{Digest, FilterPart, Role};
 use crate::io::BlockKind;
 use crate::key::{compare_internal_keys, parse_internal_key, user_key};
-use crate::options::{ReadOptions, StageClock};
+use crate::options::{ReadOptions, StageTimer};
 use std::cell::Cell;
 use std::path::Path;
 use std::sync::Arc;
@@ -169,9 +169,9 @@ impl TableReader {
     /// once by the caller: the reader never hashes the key.
     ///
     /// In a partitioned table a key past the last partition is `NotFound` without reading
-    /// a block: the pinned top-level index already knows. `C` times the stages into the
-    /// outcome (or not: [`Untimed`](crate::options::Untimed)).
-    pub(crate) fn get_at_spot<C: StageClock>(
+    /// a block: the pinned top-level index already knows. The stages are timed into the
+    /// outcome when `ro` profiles the lookup (with the `lab` feature only).
+    pub(crate) fn get_at_spot(
         &self,
         spot: &Spot<'_>,
         seek: &[u8],
@@ -180,16 +180,17 @@ impl TableReader {
         plan: ProbePlan<'_>,
     ) -> Result<(TableGet, ProbeOutcome)> {
         let mut outcome = ProbeOutcome::default();
-        let start = C::start();
+        let timer = ro.stage_timer();
+        let start = timer.start();
         let Some(partition) = spot.partition else {
             return Ok((TableGet::NotFound, outcome));
         };
         let may_contain = self.probe_filters(partition, spot, digest, plan, &mut outcome)?;
-        outcome.filter_nanos = C::nanos_since(start);
+        outcome.filter_nanos = timer.nanos_since(start);
         if !may_contain {
             return Ok((TableGet::FilteredOut, outcome));
         }
-        self.lookup_data::<C>(partition, seek, ro, &mut outcome).map(|g| (g, outcome))
+        self.lookup_data(partition, seek, ro, timer, &mut outcome).map(|g| (g, outcome))
     }
 
     /// Probe the filter parts `plan` allows at `spot`, in order, until one says no (`false`:
@@ -310,14 +311,15 @@ impl TableReader {
     }
 
     /// The index and data-block part of a lookup, after the filter said maybe.
-    fn lookup_data<C: StageClock>(
+    fn lookup_data(
         &self,
         partition: &Partition,
         seek: &[u8],
         ro: &ReadOptions,
+        timer: StageTimer,
         outcome: &mut ProbeOutcome,
     ) -> Result<TableGet> {
-        let start = C::start();
+        let start = timer.start();
         let index_offset = partition.index.handle().offset;
         let index = self.index_block(partition)?;
         let mut buffer = KEY_SCRATCH.take();
@@ -338,8 +340,8 @@ impl TableReader {
                 handle
             }
         };
-        outcome.index_nanos = C::nanos_since(start);
-        let index_done = C::start();
+        outcome.index_nanos = timer.nanos_since(start);
+        let index_done = timer.start();
         let Some(handle) = handle.transpose()? else {
             KEY_SCRATCH.set(buffer);
             return Ok(TableGet::NotFound);
@@ -356,7 +358,7 @@ impl TableReader {
             TableGet::NotFound
         };
         KEY_SCRATCH.set(data.into_key_buffer());
-        outcome.data_nanos = C::nanos_since(index_done);
+        outcome.data_nanos = timer.nanos_since(index_done);
         Ok(result)
     }
 
@@ -573,22 +575,24 @@ impl TableReader {
 impl TableReader {
     /// The filter parts `plan` allows at `spot`, as `get_at_spot` probes them: `Some` when
     /// the table is done with the key (filtered out, or past its last partition), `None`
-    /// when the filter says maybe and the index is next ([`start_index_search`]).
+    /// when the filter says maybe and the index is next ([`start_index_search`]). `timer`
+    /// times the probe into the outcome.
     ///
     /// [`start_index_search`]: Self::start_index_search
-    pub(crate) fn probe_filters_at<C: StageClock>(
+    pub(crate) fn probe_filters_at(
         &self,
         spot: &Spot<'_>,
         digest: &Digest,
         plan: ProbePlan<'_>,
+        timer: StageTimer,
     ) -> Result<(Option<BlockProbe>, ProbeOutcome)> {
         let mut outcome = ProbeOutcome::default();
-        let start = C::start();
+        let start = timer.start();
         let Some(partition) = spot.partition else {
             return Ok((Some(BlockProbe::NotFound), outcome));
         };
         let may_contain = self.probe_filters(partition, spot, digest, plan, &mut outcome)?;
-        outcome.filter_nanos = C::nanos_since(start);
+        outcome.filter_nanos = timer.nanos_since(start);
         Ok(((!may_contain).then_some(BlockProbe::FilteredOut), outcome))
     }
 

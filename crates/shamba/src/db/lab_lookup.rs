@@ -1,0 +1,62 @@
+//! The unshared-digest baseline (`ReadLab::share_hash` false), with the `lab` feature only:
+//! the point lookup of `read.rs`, except that each table visited hashes the key for itself,
+//! as an engine without a shared digest does (seed 000's baseline). No filter can be
+//! prefetched: the probe positions need the digest.
+
+use super::inner::{DbInner, SuperVersion};
+use super::read::{search_memtables, Answer};
+use super::tree::Tree;
+use crate::error::Result;
+use crate::key::{seek_key, SeqNo};
+use crate::options::ReadOptions;
+use crate::stats::LookupTrace;
+
+impl DbInner {
+    /// [`get_at`](Self::get_at) with a digest per table.
+    pub(super) fn lookup_unshared(
+        &self,
+        tree: &Tree,
+        key: &[u8],
+        seq: Option<SeqNo>,
+        ro: &ReadOptions,
+    ) -> Result<Answer> {
+        let sv = tree.sv.lease();
+        let mut trace = sv.trace(ro.stage_timer());
+        let seq = seq.unwrap_or_else(|| self.visible_seq());
+        let seek = seek_key(key, seq);
+        let floor = sv.range_del_floor(key, seq);
+        let answer = match search_memtables(&sv, &seek, floor, &mut trace) {
+            Some(answer) => Ok(answer),
+            None => self.search_tables_unshared(tree, &sv, key, &seek, floor, ro, &mut trace),
+        };
+        trace.finish();
+        answer
+    }
+
+    /// The candidate tables as `read.rs` searches them, hashing the key per table, without
+    /// prefetch.
+    #[expect(clippy::too_many_arguments, reason = "the lookup's state, borrowed as it is")]
+    fn search_tables_unshared(
+        &self,
+        tree: &Tree,
+        sv: &SuperVersion,
+        key: &[u8],
+        seek: &[u8],
+        floor: SeqNo,
+        ro: &ReadOptions,
+        trace: &mut LookupTrace<'_>,
+    ) -> Result<Answer> {
+        tree.manager.begin_lookup();
+        let last_level = sv.version.deepest_nonempty_level();
+        for candidate in sv.version.candidates(key) {
+            let c = self.open_candidate(&sv.tables, candidate, seek)?;
+            let start = trace.timer().start();
+            let digest = self.opts.digest(key);
+            trace.hashing_took(trace.timer().nanos_since(start));
+            if let Some(answer) = self.probe(tree, &sv.version, last_level, &c, seek, floor, &digest, ro, trace)? {
+                return Ok(answer);
+            }
+        }
+        Ok(None)
+    }
+}
