@@ -8,6 +8,9 @@ pub use crate::io::{CrashKeeps, DeviceModel, FaultPlan, FaultyStorage, SimFault,
 pub use crate::manager::{Estimate, TableAccesses};
 pub use crate::options::{LabOptions, ReadLab};
 pub use crate::table::dump_table;
+/// The whole filter crate, for the experiments: builders, formats, the seeds' hash
+/// functions ([`HashFn`](shamba_filter::HashFn)) and cost models.
+pub use shamba_filter as filter;
 
 /// The user key of an internal key (the key without its 8-byte trailer of sequence number
 /// and kind), as tables and the manifest store keys; empty if the key is too short.

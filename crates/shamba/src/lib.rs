@@ -9,9 +9,9 @@
 //! [`WriteOptions`]; its named keyspaces ([`Keyspace`], with [`KeyspaceOptions`]);
 //! [`WriteBatch`], [`Snapshot`] and [`DbIterator`]; [`Error`]; [`Stats`];
 //! [`VerifyReport`] (what [`Db::verify`] found);
-//! the probe policies ([`ProbePolicy`]) and the filters ([`filter`], the `shamba-filter`
-//! crate) that configuration names; and [`storage`], the file-system interface a database
-//! runs on.
+//! the probe policies ([`ProbePolicy`]) and the filters that configuration names
+//! ([`filter`]); [`sst`], what a tool reads of a table file without a database; and
+//! [`storage`], the file-system interface a database runs on.
 //!
 //! The cargo feature `lab` (off by default) adds `shamba::lab`, the inside of the engine
 //! opened to the experiments, the fuzz targets and the tests that inject faults, with the
@@ -52,6 +52,7 @@ mod compaction;
 mod cursor;
 mod db;
 mod error;
+pub mod filter;
 mod io;
 mod key;
 #[cfg(feature = "lab")]
@@ -66,8 +67,6 @@ mod table;
 mod verify_report;
 mod version;
 mod wal;
-
-pub use shamba_filter as filter;
 
 pub use cache::KindCounters;
 pub use db::{Db, DbIterator, FileInfo, Keyspace, Snapshot, WriteBatch};

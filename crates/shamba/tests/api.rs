@@ -222,7 +222,7 @@ fn empty_lookups_rarely_read_data_blocks_thanks_to_filters() {
 #[cfg(feature = "lab")]
 #[test]
 fn another_digest_hash_builds_and_probes_its_own_filters_and_a_mismatch_is_corruption() {
-    use shamba::filter::HashFn;
+    use shamba::lab::filter::HashFn;
     let dir = tempfile::tempdir().unwrap();
     let murmur = Options { lab: LabOptions { digest_hash: HashFn::Murmur64A, ..LabOptions::default() }, ..tiny() };
     let db = Db::open(dir.path(), murmur.clone()).unwrap();
