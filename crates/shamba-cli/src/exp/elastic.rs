@@ -22,8 +22,8 @@
 
 use std::error::Error;
 
-use shamba::filter::bloom_blocked::{blocked_fpr, blocked_num_probes};
-use shamba::filter::{BuildPolicy, FilterLayout};
+use shamba::lab::filter::bloom_blocked::{blocked_fpr, blocked_num_probes};
+use shamba::lab::filter::{BuildPolicy, FilterLayout};
 use shamba::{ElasticPolicy, ProbePolicy};
 
 use super::elastic_seed;

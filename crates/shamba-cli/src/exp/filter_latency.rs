@@ -9,9 +9,9 @@ use std::hint::black_box;
 
 use rand::rngs::StdRng;
 use rand::{RngCore, SeedableRng};
-use shamba::filter::bloom_blocked::{blocked_num_probes, BlockedBloomBuilder, BlockedBloomParams, BLOCK_BYTES};
-use shamba::filter::hashes::HashFn;
-use shamba::filter::Digest;
+use shamba::lab::filter::bloom_blocked::{blocked_num_probes, BlockedBloomBuilder, BlockedBloomParams, BLOCK_BYTES};
+use shamba::lab::filter::hashes::HashFn;
+use shamba::lab::filter::Digest;
 
 use super::measure::ns_per_op;
 use super::probe_schemes::{Bits, Scheme, K};

@@ -4,7 +4,7 @@
 use std::error::Error;
 use std::hint::black_box;
 
-use shamba::filter::hashes::HashFn;
+use shamba::lab::filter::hashes::HashFn;
 
 use super::measure::{ns_per_op, random_keys};
 use super::report::{Cell, Plot, Report, Table};

@@ -4,9 +4,9 @@
 
 use std::error::Error;
 
-use shamba::filter::bloom_standard::{StandardBloomBuilder, StandardBloomParams};
-use shamba::filter::hashes::HashFn;
-use shamba::filter::Probing;
+use shamba::lab::filter::bloom_standard::{StandardBloomBuilder, StandardBloomParams};
+use shamba::lab::filter::hashes::HashFn;
+use shamba::lab::filter::Probing;
 
 use super::measure::random_keys;
 use super::report::{Cell, Plot, Report, Table};

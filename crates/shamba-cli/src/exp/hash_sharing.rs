@@ -13,7 +13,7 @@
 use std::error::Error;
 use std::hint::black_box;
 
-use shamba::filter::{BuildPolicy, HashFn};
+use shamba::lab::filter::{BuildPolicy, HashFn};
 use shamba::lab::DeviceModel;
 use shamba::{CompactionStyle, Db, Options};
 

@@ -19,7 +19,7 @@
 
 use std::error::Error;
 
-use shamba::filter::HashFn;
+use shamba::lab::filter::HashFn;
 use shamba::lab::DeviceModel;
 
 use super::engine::{gain_pct, tables_per_op, LoadedTree, ReadSpec, MEASUREMENT_NOTE};

@@ -7,7 +7,7 @@
 
 use std::error::Error;
 
-use shamba::filter::HashFn;
+use shamba::lab::filter::HashFn;
 
 use super::engine::{tables_per_op, LoadedTree, ReadSpec, MEASUREMENT_NOTE};
 use super::report::{Cell, Plot, Report, Table};

@@ -4,10 +4,10 @@
 
 use std::error::Error;
 
-use shamba::filter::modular_bloom::{
+use shamba::lab::filter::modular_bloom::{
     expected_module_accesses, module_fprs, probe_modules, BloomLayout, ModularBloomBuilder, ModuleParams,
 };
-use shamba::filter::{Digest, Probing};
+use shamba::lab::filter::{Digest, Probing};
 
 use super::measure::random_keys;
 use super::report::{Cell, Plot, Report, Table};

@@ -5,8 +5,8 @@
 
 use std::error::Error;
 
-use shamba::filter::modular_bloom::{expected_module_accesses, module_fprs, module_plan};
-use shamba::filter::{BloomLayout, ModuleSizes};
+use shamba::lab::filter::modular_bloom::{expected_module_accesses, module_fprs, module_plan};
+use shamba::lab::filter::{BloomLayout, ModuleSizes};
 use shamba::Skipping;
 
 use super::engine::{measure, measure_cached, ratio, tables_per_op, LoadedTree, MEASUREMENT_NOTE};

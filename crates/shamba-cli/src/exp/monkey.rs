@@ -5,7 +5,7 @@
 
 use std::error::Error;
 
-use shamba::filter::monkey::{monkey_fp_rates, CostModel};
+use shamba::lab::filter::monkey::{monkey_fp_rates, CostModel};
 use shamba::Skipping;
 
 use super::engine::{measure, measure_cached, ratio, tables_per_op, LoadedTree, Shape, TreeSpec, MEASUREMENT_NOTE};

@@ -2,14 +2,14 @@
 //! Sec. 4.1-4.2, Figs. 2-3), over the seed's filter: k bits anywhere in one bit array, a
 //! lookup stopping at the first unset bit.
 //!
-//! The positions are mapped onto the array exactly as `shamba::filter::bloom_standard` maps
+//! The positions are mapped onto the array exactly as `shamba::lab::filter::bloom_standard` maps
 //! them (`fastrange64(g, num_bits)`), and [`Scheme::Rotation`] is its `Probing::Rotation`
 //! sequence, so the rotation rows are Shamba's own standard filter (a test checks it).
 
 use rand::rngs::StdRng;
 use rand::{RngCore, SeedableRng};
-use shamba::filter::digest::fastrange64;
-use shamba::filter::hashes::HashFn;
+use shamba::lab::filter::digest::fastrange64;
+use shamba::lab::filter::hashes::HashFn;
 
 /// Probes per key: the seed's k at 10 bits/key.
 pub const K: u32 = 7;
@@ -142,8 +142,8 @@ impl Bits {
 mod tests {
     use super::*;
     use crate::exp::measure::random_keys;
-    use shamba::filter::bloom_standard::{StandardBloomBuilder, StandardBloomParams};
-    use shamba::filter::{Digest, Probing};
+    use shamba::lab::filter::bloom_standard::{StandardBloomBuilder, StandardBloomParams};
+    use shamba::lab::filter::{Digest, Probing};
 
     const KEYS: usize = 10_000;
     const QUERIES: usize = 50_000;

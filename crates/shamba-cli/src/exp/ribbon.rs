@@ -5,7 +5,7 @@
 use std::error::Error;
 use std::hint::black_box;
 
-use shamba::filter::{
+use shamba::lab::filter::{
     bloom_equivalent_fp_rate, build_filter_parts, Digest, FilterPart, FilterSpec, ModuleSizes, Probing,
 };
 
@@ -50,7 +50,7 @@ fn measure(spec: &FilterSpec, keys: &[Digest], queries: &[Digest], repeats: usiz
         build_ns,
         miss_ns,
         hit_ns,
-        fallback: parsed.iter().any(|p| p.fallback() != shamba::filter::FallbackReason::None),
+        fallback: parsed.iter().any(|p| p.fallback() != shamba::lab::filter::FallbackReason::None),
     })
 }
 

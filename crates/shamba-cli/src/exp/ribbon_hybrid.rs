@@ -16,7 +16,7 @@
 use std::error::Error;
 use std::hint::black_box;
 
-use shamba::filter::{bloom_equivalent_fp_rate, build_filter_parts, Digest, FilterSpec};
+use shamba::lab::filter::{bloom_equivalent_fp_rate, build_filter_parts, Digest, FilterSpec};
 use shamba::BlockKind;
 
 use super::engine::{measure, ratio, LoadedTree, Shape, TreeSpec, MEASUREMENT_NOTE};

@@ -5,7 +5,7 @@
 
 use std::error::Error;
 
-use shamba::filter::{BuildPolicy, HashFn};
+use shamba::lab::filter::{BuildPolicy, HashFn};
 use shamba::{Db, Options};
 
 use super::engine::{LoadedTree, Shape, TreeSpec};

@@ -4,10 +4,10 @@
 
 use std::error::Error;
 
-use shamba::filter::elastic::{enabled_units_fpr, unit_plan};
-use shamba::filter::hashes::HashFn;
-use shamba::filter::modular_bloom::{BloomLayout, ModularBloomBuilder};
-use shamba::filter::{Digest, Probing};
+use shamba::lab::filter::elastic::{enabled_units_fpr, unit_plan};
+use shamba::lab::filter::hashes::HashFn;
+use shamba::lab::filter::modular_bloom::{BloomLayout, ModularBloomBuilder};
+use shamba::lab::filter::{Digest, Probing};
 
 use super::measure::random_keys;
 use super::report::{Cell, Plot, Report, Table};
