@@ -11,8 +11,10 @@
 //! - `partition.rs`: the top-level index of a partitioned table (format version 2);
 //! - `properties.rs`: the properties block;
 //! - `builder.rs`: writing a table (and cutting partitions); `reader.rs`: opening one, the
-//!   point lookup and the entry points of the filter manager (probe plans, filter layout,
-//!   prefetch); `meta_blocks.rs`: pinned or cached index and filter blocks, and their
+//!   point lookup (and a batch's in steps) and what the filter manager asks of a table;
+//!   `filter_probe.rs`: every way a lookup reaches a filter part (resident, pinned, taken
+//!   by the prefetch, cached, read alone or with the parts after it) and the one walk that
+//!   probes them; `meta_blocks.rs`: pinned or cached index and filter blocks, and their
 //!   cache priorities; `resident_parts.rs`: filter parts the filter manager loads and
 //!   releases under a memory budget (pooled filters);
 //! - `file.rs`: the one place table bytes are read from storage (charged and counted);
@@ -30,6 +32,7 @@ mod coding;
 mod dump;
 mod file;
 mod file_handles;
+mod filter_probe;
 mod format;
 mod index;
 mod index_cursor;
