@@ -3,8 +3,8 @@
 //! as an engine without a shared digest does (seed 000's baseline). No filter can be
 //! prefetched: the probe positions need the digest.
 
-use super::inner::{DbInner, SuperVersion};
-use super::read::{search_memtables, Answer};
+use super::inner::DbInner;
+use super::read::{search_memtables, Answer, LookupCtx};
 use super::tree::Tree;
 use crate::error::Result;
 use crate::key::{seek_key, SeqNo};
@@ -27,7 +27,7 @@ impl DbInner {
         let floor = sv.range_del_floor(key, seq);
         let answer = match search_memtables(&sv, &seek, floor, &mut trace) {
             Some(answer) => Ok(answer),
-            None => self.search_tables_unshared(tree, &sv, key, &seek, floor, ro, &mut trace),
+            None => self.search_tables_unshared(&LookupCtx { tree, sv: &sv, key, seek: &seek, floor, ro }, &mut trace),
         };
         trace.finish();
         answer
@@ -35,25 +35,15 @@ impl DbInner {
 
     /// The candidate tables as `read.rs` searches them, hashing the key per table, without
     /// prefetch.
-    #[expect(clippy::too_many_arguments, reason = "the lookup's state, borrowed as it is")]
-    fn search_tables_unshared(
-        &self,
-        tree: &Tree,
-        sv: &SuperVersion,
-        key: &[u8],
-        seek: &[u8],
-        floor: SeqNo,
-        ro: &ReadOptions,
-        trace: &mut LookupTrace<'_>,
-    ) -> Result<Answer> {
-        tree.manager.begin_lookup();
-        let last_level = sv.version.deepest_nonempty_level();
-        for candidate in sv.version.candidates(key) {
-            let c = self.open_candidate(&sv.tables, candidate, seek)?;
+    fn search_tables_unshared(&self, l: &LookupCtx<'_>, trace: &mut LookupTrace<'_>) -> Result<Answer> {
+        l.tree.manager.begin_lookup();
+        let last_level = l.sv.version.deepest_nonempty_level();
+        for candidate in l.sv.version.candidates(l.key) {
+            let c = self.open_candidate(&l.sv.tables, candidate, l.seek)?;
             let start = trace.timer().start();
-            let digest = self.opts.digest(key);
+            let digest = self.opts.digest(l.key);
             trace.hashing_took(trace.timer().nanos_since(start));
-            if let Some(answer) = self.probe(tree, &sv.version, last_level, &c, seek, floor, &digest, ro, trace)? {
+            if let Some(answer) = self.probe(l, last_level, &c, &digest, trace)? {
                 return Ok(answer);
             }
         }
