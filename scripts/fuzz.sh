@@ -9,8 +9,8 @@
 # scratch directory (merge them with `cargo fuzz cmin` if worth keeping). A crash, an
 # allocation over the malloc limit, an input over the time limit or a leak stops that
 # target and leaves its input in fuzz/artifacts/<target>/: fix the engine, then copy the
-# input to fuzz/regressions/<target>/, where `cargo test -p shamba --test fuzz_corpora`
-# replays it on stable.
+# input to fuzz/regressions/<target>/, where
+# `cargo test -p shamba --features lab --test fuzz_corpora` replays it on stable.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export RUSTC_BOOTSTRAP=1

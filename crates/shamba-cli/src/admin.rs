@@ -170,10 +170,7 @@ fn inspect_keyspace(ks: &Keyspace, files: bool) {
         // Persisted statistics: lookups reaching the file per table-reaching lookup
         // (beta) and the fraction of them that found their key (alpha).
         let (beta, alpha) = match f.stats {
-            Some(r) => {
-                let e = shamba::lab::Estimate::from_record(&r);
-                (format!("{:.4}", e.beta_rate), format!("{:.3}", e.alpha))
-            }
+            Some(r) => (format!("{:.4}", r.beta_rate()), format!("{:.3}", r.alpha())),
             None => ("-".into(), "-".into()),
         };
         println!(
@@ -211,7 +208,7 @@ pub fn cache_entries_table(s: &shamba::Stats) -> String {
 }
 
 pub fn sst(path: &Path, max_entries: usize) -> CliResult {
-    print!("{}", shamba::lab::dump_table(&shamba::storage::FsStorage, path, max_entries)?);
+    print!("{}", shamba::sst::dump_table(&shamba::storage::FsStorage, path, max_entries)?);
     Ok(())
 }
 

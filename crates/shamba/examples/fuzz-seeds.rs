@@ -3,7 +3,7 @@
 //! named by a hash of their bytes, cut from a small database built in memory
 //! (`shamba::lab::fuzz::seeds`). Run it again after a change of a file format.
 
-use shamba::filter::Digest;
+use shamba::lab::filter::Digest;
 use shamba::lab::fuzz::seeds;
 use std::path::PathBuf;
 

@@ -79,7 +79,7 @@ pub(crate) fn push_seek_key(buf: &mut Vec<u8>, user_key: &[u8], seq: SeqNo) {
 
 /// The user key part of an encoded internal key (empty if the key is too short).
 #[inline]
-pub fn user_key(ikey: &[u8]) -> &[u8] {
+pub(crate) fn user_key(ikey: &[u8]) -> &[u8] {
     ikey.split_last_chunk::<TRAILER_LEN>().map_or(&[], |(user_key, _)| user_key)
 }
 

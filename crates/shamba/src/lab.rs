@@ -1,14 +1,22 @@
-//! The inside of the engine, opened for the experiments (`shamba exp`), the CLI's `sst` and
-//! `inspect` commands, and tests that inject faults or emulate devices.
+//! The inside of the engine, opened for the experiments, the fuzz targets, and tests that
+//! inject faults or emulate devices; compiled with the cargo feature `lab` only.
 //!
 //! Not a stable API: these are the engine's own types, and they change with it. A program
-//! that stores data needs only the crate root.
+//! that stores data needs only the crate root, and builds without the feature.
 
 pub use crate::io::{CrashKeeps, DeviceModel, FaultPlan, FaultyStorage, SimFault, SimStorage};
-pub use crate::key::user_key;
 pub use crate::manager::{Estimate, TableAccesses};
 pub use crate::options::{LabOptions, ReadLab};
 pub use crate::table::dump_table;
+/// The whole filter crate, for the experiments: builders, formats, the seeds' hash
+/// functions ([`HashFn`](shamba_filter::HashFn)) and cost models.
+pub use shamba_filter as filter;
+
+/// The user key of an internal key (the key without its 8-byte trailer of sequence number
+/// and kind), as tables and the manifest store keys; empty if the key is too short.
+pub fn user_key(internal_key: &[u8]) -> &[u8] {
+    crate::key::user_key(internal_key)
+}
 
 /// Flush, then merge every table of `level` with the tables of `level + 1` it overlaps, in
 /// the calling thread (tiered: the level's runs into one new run of the next level), as

@@ -10,9 +10,15 @@
 //! [`WriteBatch`], [`Snapshot`] and [`DbIterator`]; [`Readable`], the reads every reader
 //! (a database, a keyspace, a snapshot) shares; [`Error`]; [`Stats`];
 //! [`VerifyReport`] (what [`Db::verify`] found);
-//! the probe policies ([`ProbePolicy`]) and the filters ([`filter`], the `shamba-filter`
-//! crate) that configuration names; and [`storage`], the file-system interface a database
-//! runs on. [`lab`] opens the inside to the experiments and tools; it is not a stable API.
+//! the probe policies ([`ProbePolicy`]) and the filters that configuration names
+//! ([`filter`]); [`sst`], what a tool reads of a table file without a database; and
+//! [`storage`], the file-system interface a database runs on.
+//!
+//! The cargo feature `lab` (off by default) adds `shamba::lab`, the inside of the engine
+//! opened to the experiments, the fuzz targets and the tests that inject faults, with the
+//! experiments' knobs `Options::lab` and `ReadOptions::lab`. It is not a stable API, and a
+//! build without it has none of it: neither the module nor any code for it on the lookup
+//! path.
 //!
 //! ```no_run
 //! use shamba::{Db, Options, Readable, WriteBatch};
@@ -39,6 +45,10 @@
 //!
 //! See `DESIGN.md` at the repository root for the map of the code.
 
+#![cfg_attr(
+    not(feature = "lab"),
+    doc = "Without the `lab` feature there is no `lab` module:\n\n```compile_fail\nuse shamba::lab;\n```"
+)]
 #![warn(missing_docs)]
 #![deny(unreachable_pub)]
 #![warn(clippy::missing_errors_doc)]
@@ -51,8 +61,10 @@ mod compaction;
 mod cursor;
 mod db;
 mod error;
+pub mod filter;
 mod io;
 mod key;
+#[cfg(feature = "lab")]
 pub mod lab;
 mod manager;
 mod memtable;
@@ -65,8 +77,6 @@ mod verify_report;
 mod version;
 mod wal;
 
-pub use shamba_filter as filter;
-
 pub use cache::KindCounters;
 pub use db::{Db, DbIterator, FileInfo, Keyspace, Readable, Snapshot, WriteBatch};
 pub use error::{Error, Result};
@@ -78,6 +88,11 @@ pub use options::{
 pub use stats::{LevelLookupStats, LevelStats, LookupCosts, Stats};
 pub use verify_report::{Problem, ProblemKind, VerifyReport};
 pub use version::FileStatsRecord;
+
+/// SST files read without a database: what the `shamba sst` command prints.
+pub mod sst {
+    pub use crate::table::dump_table;
+}
 
 /// The file-system interface a database runs on ([`Options::storage`]): real files by
 /// default; wrap [`FsStorage`](storage::FsStorage) to count, delay or fail operations.

@@ -1,6 +1,7 @@
 //! The public API's promises: errors for bad input, locking, persistence, iterators,
 //! statistics.
 
+#[cfg(feature = "lab")]
 use shamba::lab::{DeviceModel, LabOptions};
 use shamba::BlockKind;
 use shamba::{CompactionStyle, Db, Error, Options, Readable, WriteBatch};
@@ -218,9 +219,10 @@ fn empty_lookups_rarely_read_data_blocks_thanks_to_filters() {
     assert!(io.reads_of(BlockKind::Data) < 2000 / 20, "too many data reads for empty lookups: {io:?}");
 }
 
+#[cfg(feature = "lab")]
 #[test]
 fn another_digest_hash_builds_and_probes_its_own_filters_and_a_mismatch_is_corruption() {
-    use shamba::filter::HashFn;
+    use shamba::lab::filter::HashFn;
     let dir = tempfile::tempdir().unwrap();
     let murmur = Options { lab: LabOptions { digest_hash: HashFn::Murmur64A, ..LabOptions::default() }, ..tiny() };
     let db = Db::open(dir.path(), murmur.clone()).unwrap();
@@ -281,6 +283,7 @@ fn the_filter_policy_does_not_change_the_shape_of_the_tree() {
     }
 }
 
+#[cfg(feature = "lab")]
 #[test]
 fn writes_under_a_slowdown_are_paced_and_all_kept() {
     // Every table read costs 2 ms (an emulated slow device), so compactions fall behind

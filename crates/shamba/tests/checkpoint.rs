@@ -1,9 +1,10 @@
 //! Checkpoints: a consistent copy as of one moment, taken while writers run, that opens as
 //! a database of its own and outlives what happens to the original.
 
+#[cfg(feature = "lab")]
 use shamba::lab::{FaultPlan, FaultyStorage};
 use shamba::storage::{DirLock, FsStorage, RandomRead, SequentialWrite, Storage};
-use shamba::{Db, Error, Options, Readable};
+use shamba::{Db, Options, Readable};
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -172,6 +173,7 @@ fn a_checkpoint_taken_while_a_writer_runs_holds_a_prefix_of_its_writes() {
     }
 }
 
+#[cfg(feature = "lab")]
 #[test]
 fn an_existing_target_is_refused_and_a_failed_checkpoint_leaves_no_target() {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -184,7 +186,7 @@ fn an_existing_target_is_refused_and_a_failed_checkpoint_leaves_no_target() {
     db.flush().expect("flush");
     std::fs::create_dir(dir.path().join("taken")).expect("mkdir");
     let e = db.checkpoint(dir.path().join("taken")).expect_err("target exists");
-    assert!(matches!(e, Error::InvalidArgument(_)), "{e}");
+    assert!(matches!(e, shamba::Error::InvalidArgument(_)), "{e}");
 
     // A disk that takes no writes: the checkpoint fails, and leaves no `cp`.
     plan.fail_writes.store(true, Ordering::SeqCst);

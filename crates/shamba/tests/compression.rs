@@ -2,7 +2,8 @@
 //! written to (`Options::compression_per_level`, `Options::bottommost_compression`), and
 //! what it holds reads back whatever that was.
 
-use shamba::lab::{compact_level, dump_table};
+use shamba::lab::compact_level;
+use shamba::sst::dump_table;
 use shamba::storage::FsStorage;
 use shamba::{Compression, Db, Options, Readable};
 use std::path::Path;

@@ -136,6 +136,7 @@ fn no_last_level_never_probes_the_deepest_level() {
     assert_eq!(l.filters_skipped, l.table_lookups);
 }
 
+#[cfg(feature = "lab")]
 #[test]
 fn lab_table_accesses_counts_every_lookup_at_the_tables_it_reached() {
     let dir = tempfile::tempdir().expect("tempdir");

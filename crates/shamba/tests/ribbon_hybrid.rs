@@ -1,7 +1,8 @@
 //! The Ribbon+Bloom hybrid by level (seed 004): every table of a level from
 //! `ribbon_from_level` down carries a Ribbon filter, however it got there.
 
-use shamba::lab::{compact_level, dump_table};
+use shamba::lab::compact_level;
+use shamba::sst::dump_table;
 use shamba::storage::FsStorage;
 use shamba::{Db, Options, Readable};
 use std::path::Path;

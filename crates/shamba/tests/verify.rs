@@ -237,7 +237,7 @@ fn keys_out_of_order_in_a_block_with_a_valid_checksum_are_a_key_order_problem() 
     let at = bytes.windows(entry.len()).position(|w| w == entry).expect("the entry of key 100") + 3;
     bytes[at] = 250;
     // Re-seal the data block holding it: blocks are listed by the dump's index lines.
-    let dump = shamba::lab::dump_table(&shamba::storage::FsStorage, &table, 0).expect("dump");
+    let dump = shamba::sst::dump_table(&shamba::storage::FsStorage, &table, 0).expect("dump");
     let (offset, size) = dump
         .lines()
         .filter_map(|l| l.split(" -> offset ").nth(1))

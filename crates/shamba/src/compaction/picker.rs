@@ -131,6 +131,7 @@ fn merge_level_runs(version: &Version, level: usize, output_level: usize) -> Com
 /// file at a time, as background compactions go: the files below a merge's inputs must be
 /// contiguous, or an output would span files it did not replace); tiered, the level's
 /// runs into a new run of the next.
+#[cfg(feature = "lab")]
 pub(crate) fn pick_level(version: &Version, opts: &Options, level: usize) -> Option<Compaction> {
     if level + 1 >= version.num_levels() {
         return None;

@@ -143,6 +143,7 @@ impl DbInner {
 
     /// Flush, then merge every file of `level` of the default keyspace with what it
     /// overlaps in the next level (`picker::pick_level`), in the calling thread.
+    #[cfg(feature = "lab")]
     pub(crate) fn compact_level(&self, level: usize) -> Result<()> {
         if level + 1 >= self.opts.num_levels {
             return Err(crate::Error::InvalidArgument(format!(

@@ -15,6 +15,8 @@ mod file_info;
 mod inner;
 mod iter;
 mod keyspace;
+#[cfg(feature = "lab")]
+mod lab_lookup;
 mod live_wal;
 mod multi_get;
 mod open;
@@ -25,6 +27,7 @@ mod resume;
 mod sequence;
 mod snapshot;
 mod super_version;
+#[cfg(feature = "lab")]
 mod table_accesses;
 mod table_slots;
 mod tree;
@@ -34,6 +37,7 @@ mod workers;
 mod write;
 mod write_queue;
 
+#[cfg(feature = "lab")]
 pub(crate) use batch::decode_batch;
 pub use batch::WriteBatch;
 pub use file_info::FileInfo;
@@ -329,6 +333,7 @@ impl Db {
     }
 
     /// Flush, then merge one level into the next (`lab::compact_level`).
+    #[cfg(feature = "lab")]
     pub(crate) fn compact_level(&self, level: usize) -> Result<()> {
         self.inner.compact_level(level)
     }

@@ -27,7 +27,7 @@ use crate::error::Result;
 use crate::filter::Digest;
 use crate::key::{compare_user_keys, push_seek_key, user_key_prefix, SeqNo, ValueKind};
 use crate::manager::FileState;
-use crate::options::{ReadOptions, StageClock, Timed, Untimed};
+use crate::options::ReadOptions;
 use crate::stats::LookupTrace;
 use crate::table::{read_data_blocks, Block, BlockHandle, BlockProbe, IndexSearch, ProbeOutcome, TableGet};
 use crate::version::Version;
@@ -68,6 +68,25 @@ struct Waiting<'v> {
     handle: BlockHandle,
     outcome: ProbeOutcome,
     state: Option<&'v FileState>,
+}
+
+/// What every round of a batch reads and none changes, built once after the candidates
+/// are open and borrowed by each step: the tree, the version and its deepest level, every
+/// key's candidates and seek keys. References on the batch's stack, passed as one.
+struct BatchCtx<'b, 'v> {
+    tree: &'b Tree,
+    version: &'v Version,
+    last_level: Option<usize>,
+    candidates: &'v [OpenCandidate<'v>],
+    seeks: &'b [u8],
+}
+
+impl BatchCtx<'_, '_> {
+    /// Key `k`'s seek key.
+    #[inline]
+    fn seek_of(&self, k: &KeyLookup) -> &[u8] {
+        self.seeks.get(k.seek.clone()).unwrap_or_default()
+    }
 }
 
 /// The batch's working vectors, kept per thread from one call to the next. Made fresh,
@@ -137,14 +156,10 @@ impl DbInner {
         }
         // The unshared-digest baseline is a single lookup's experiment: a batch always
         // shares its keys' digests.
-        if ro.lab.profile {
-            self.multi_lookup::<Timed, K>(tree, keys, seq, ro)
-        } else {
-            self.multi_lookup::<Untimed, K>(tree, keys, seq, ro)
-        }
+        self.multi_lookup(tree, keys, seq, ro)
     }
 
-    fn multi_lookup<C: StageClock, K: AsRef<[u8]>>(
+    fn multi_lookup<K: AsRef<[u8]>>(
         &self,
         tree: &Tree,
         keys: &[K],
@@ -158,7 +173,8 @@ impl DbInner {
         let last_level = version.deepest_nonempty_level();
 
         // Every key is a lookup of its own in the statistics; the batch records them as one.
-        let mut trace = sv.batch_trace::<C>(keys.len() as u64);
+        let timer = ro.stage_timer();
+        let mut trace = sv.batch_trace(keys.len() as u64, timer);
 
         let mut scratch = SCRATCH.take().unwrap_or_default();
         // Every key's seek key, in one buffer.
@@ -187,9 +203,9 @@ impl DbInner {
             };
             let mut digest = Digest::default();
             if answer.is_none() {
-                let start = C::start();
-                digest = self.opts.lab.digest_hash.digest(key);
-                trace.hashing_took(C::nanos_since(start));
+                let start = timer.start();
+                digest = self.opts.digest(key);
+                trace.hashing_took(timer.nanos_since(start));
                 to_tables += 1;
             }
             lookups.push(KeyLookup { floor, seek, digest, candidates: 0..0, next: 0, answer });
@@ -244,11 +260,12 @@ impl DbInner {
         // block they name is read once for every key waiting on it.
         let mut searching: Vec<Searching<'_>> = recycle(std::mem::take(&mut scratch.searching));
         let mut waiting: Vec<Waiting<'_>> = recycle(std::mem::take(&mut scratch.waiting));
+        let b = BatchCtx { tree, version, last_level, candidates: &candidates, seeks: &seeks };
         loop {
             searching.clear();
             for (i, k) in lookups.iter_mut().enumerate() {
                 if k.answer.is_none() {
-                    if let Some(s) = self.filter_on(tree, i, k, &candidates, &seeks, version, last_level, &mut trace) {
+                    if let Some(s) = self.filter_on(&b, i, k, &mut trace) {
                         searching.push(s);
                     }
                 }
@@ -256,7 +273,7 @@ impl DbInner {
             if searching.is_empty() {
                 break;
             }
-            self.search_indexes(&mut searching, &mut waiting, &candidates, &seeks, &mut lookups, &mut trace);
+            self.search_indexes(&b, &mut searching, &mut waiting, &mut lookups, &mut trace);
             waiting.sort_by_key(|w| (candidates[w.candidate].file.number, w.handle.offset));
             let groups: Vec<&[Waiting<'_>]> = waiting
                 .chunk_by(|a, b| {
@@ -265,11 +282,11 @@ impl DbInner {
                 })
                 .collect();
             // The round's blocks, read together: in flight at once where the storage allows.
-            let start = C::start();
+            let start = timer.start();
             let wanted: Vec<_> =
                 groups.iter().filter_map(|g| g.first()).map(|w| (candidates[w.candidate].reader, w.handle)).collect();
             let blocks = read_data_blocks(&wanted, ro);
-            let read_nanos = C::nanos_since(start) / waiting.len().max(1) as u64;
+            let read_nanos = timer.nanos_since(start) / waiting.len().max(1) as u64;
             // Every block's restart array, then every restart key, asked for before the
             // first seek: a block found in the cache is cold in the CPU's (one just read
             // is not, and these cost it a few hints).
@@ -280,7 +297,7 @@ impl DbInner {
                 block.prefetch_restart_heads();
             }
             for (group, block) in groups.into_iter().zip(blocks) {
-                self.settle_shared_block(tree, group, block, read_nanos, &candidates, &seeks, &mut lookups, &mut trace);
+                self.settle_shared_block(&b, group, block, read_nanos, &mut lookups, &mut trace);
             }
         }
 
@@ -297,24 +314,19 @@ impl DbInner {
 
     /// Probe key `i`'s next tables' filters until one says maybe (returned, its index
     /// search started), or none is left (the key is absent), or a probe fails.
-    #[expect(clippy::too_many_arguments, reason = "the batch's state, borrowed as it is on the hot path")]
-    fn filter_on<'v, C: StageClock>(
+    fn filter_on<'v>(
         &self,
-        tree: &Tree,
+        b: &BatchCtx<'_, 'v>,
         i: usize,
         k: &mut KeyLookup,
-        candidates: &'v [OpenCandidate<'v>],
-        seeks: &[u8],
-        version: &'v Version,
-        last_level: Option<usize>,
-        trace: &mut LookupTrace<'_, C>,
+        trace: &mut LookupTrace<'_>,
     ) -> Option<Searching<'v>> {
         while k.next < k.candidates.end {
             let at = k.next;
             k.next += 1;
-            let c = &candidates[at];
-            let (plan, state) = tree.manager.plan(&c.planned(version, last_level));
-            match c.reader.probe_filters_at::<C>(&c.spot, &k.digest, plan) {
+            let c = &b.candidates[at];
+            let (plan, state) = b.tree.manager.plan(&c.planned(b.version, b.last_level));
+            match c.reader.probe_filters_at(&c.spot, &k.digest, plan, trace.timer()) {
                 Err(e) => {
                     k.answer = Some(Err(e));
                     return None;
@@ -324,8 +336,7 @@ impl DbInner {
                     trace.table_visit(c.level, &outcome, &got, c.reader.filter_part_count() > 0);
                 }
                 Ok((None, outcome)) => {
-                    let seek = seeks.get(k.seek.clone()).unwrap_or_default();
-                    let search = c.reader.start_index_search(&c.spot, seek);
+                    let search = c.reader.start_index_search(&c.spot, b.seek_of(k));
                     return Some(Searching { key: i, candidate: at, search, outcome, state });
                 }
             }
@@ -338,21 +349,21 @@ impl DbInner {
     /// turn, so that the cache miss each step starts is loaded while the other keys step;
     /// then the entries they land on, asked for together. A key whose index names a data
     /// block goes to `waiting`; one whose index rules the table out probes on next round.
-    fn search_indexes<'v, C: StageClock>(
+    fn search_indexes<'v>(
         &self,
+        b: &BatchCtx<'_, '_>,
         searching: &mut Vec<Searching<'v>>,
         waiting: &mut Vec<Waiting<'v>>,
-        candidates: &[OpenCandidate<'_>],
-        seeks: &[u8],
         lookups: &mut [KeyLookup],
-        trace: &mut LookupTrace<'_, C>,
+        trace: &mut LookupTrace<'_>,
     ) {
         waiting.clear();
-        let start = C::start();
+        let timer = trace.timer();
+        let start = timer.start();
         loop {
             let mut more = false;
             for s in searching.iter_mut() {
-                let c = &candidates[s.candidate];
+                let c = &b.candidates[s.candidate];
                 more |= c.reader.step_index_search(&c.spot, &mut s.search);
             }
             if !more {
@@ -360,22 +371,22 @@ impl DbInner {
             }
         }
         for s in searching.iter_mut() {
-            let c = &candidates[s.candidate];
+            let c = &b.candidates[s.candidate];
             c.reader.settle_index_search(&c.spot, &mut s.search);
         }
         for s in searching.iter() {
-            let c = &candidates[s.candidate];
+            let c = &b.candidates[s.candidate];
             c.reader.prefetch_index_answer(&c.spot, &s.search);
         }
         // The interleaved steps' time, shared out over the keys.
-        let index_nanos = C::nanos_since(start) / searching.len().max(1) as u64;
+        let index_nanos = timer.nanos_since(start) / searching.len().max(1) as u64;
         for s in searching.drain(..) {
-            let c = &candidates[s.candidate];
+            let c = &b.candidates[s.candidate];
             let k = &mut lookups[s.key];
-            let seek = seeks.get(k.seek.clone()).unwrap_or_default();
-            let start = C::start();
+            let seek = b.seek_of(k);
+            let start = timer.start();
             let found = c.reader.finish_index_search(&c.spot, seek, s.search);
-            let outcome = ProbeOutcome { index_nanos: index_nanos + C::nanos_since(start), ..s.outcome };
+            let outcome = ProbeOutcome { index_nanos: index_nanos + timer.nanos_since(start), ..s.outcome };
             match found {
                 Err(e) => k.answer = Some(Err(e)),
                 Ok(BlockProbe::Block(handle)) => {
@@ -390,20 +401,17 @@ impl DbInner {
 
     /// Look up every key of `group` (all waiting on one data block) in that block and settle
     /// what it answers; a key it does not hold probes on in the next round.
-    #[expect(clippy::too_many_arguments, reason = "the batch's state, borrowed as it is on the hot path")]
-    fn settle_shared_block<C: StageClock>(
+    fn settle_shared_block(
         &self,
-        tree: &Tree,
+        b: &BatchCtx<'_, '_>,
         group: &[Waiting<'_>],
         block: Result<Block>,
         read_nanos: u64,
-        candidates: &[OpenCandidate<'_>],
-        seeks: &[u8],
         lookups: &mut [KeyLookup],
-        trace: &mut LookupTrace<'_, C>,
+        trace: &mut LookupTrace<'_>,
     ) {
         let Some(first) = group.first() else { return };
-        let c = &candidates[first.candidate];
+        let c = &b.candidates[first.candidate];
         let block = match block {
             Ok(block) => block,
             Err(e) => {
@@ -413,11 +421,12 @@ impl DbInner {
                 return;
             }
         };
-        let start = C::start();
-        let keys = group.iter().map(|w| seeks.get(lookups[w.key].seek.clone()).unwrap_or_default());
+        let timer = trace.timer();
+        let start = timer.start();
+        let keys = group.iter().map(|w| b.seek_of(&lookups[w.key]));
         let found = c.reader.get_in_block(block, first.handle, keys);
         // The round's reads, shared out over its keys, and this block's search over its own.
-        let data_nanos = read_nanos + C::nanos_since(start) / group.len() as u64;
+        let data_nanos = read_nanos + timer.nanos_since(start) / group.len() as u64;
         let has_filter = c.reader.filter_part_count() > 0;
         for (w, got) in group.iter().zip(found) {
             let k = &mut lookups[w.key];
@@ -431,7 +440,7 @@ impl DbInner {
             let outcome = ProbeOutcome { data_nanos, ..w.outcome };
             trace.table_visit(c.level, &outcome, &got, has_filter);
             if let TableGet::Found { kind, value, seq } = got {
-                tree.manager.found(w.state);
+                b.tree.manager.found(w.state);
                 k.answer = Some(Ok(match kind {
                     ValueKind::Put if seq >= k.floor => Some(value),
                     ValueKind::Put | ValueKind::Delete => None,

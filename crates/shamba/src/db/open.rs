@@ -63,9 +63,9 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<Arc<DbInner>> {
     let ctx = TableContext {
         cache: block_cache.clone(),
         io: io.clone(),
-        device: opts.lab.device,
+        device: opts.device(),
         cache_index_and_filter_blocks: opts.cache_index_and_filter_blocks,
-        digest_version: Some(opts.lab.digest_hash.digest_version()),
+        digest_version: Some(opts.digest_hash().digest_version()),
         pool_filters: opts.pools_filters(),
     };
     let tables = Arc::new(TableCache::new(storage.clone(), &dir, ctx, opts.table_file_handles()));

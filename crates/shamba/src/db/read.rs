@@ -3,9 +3,10 @@
 //! The lookup in steps, each its own function: lease the super version
 //! (`super_version.rs`), search the memtables, hash the key once, prefetch the filters of
 //! the first candidates, probe candidates one by one until one knows the key, and record
-//! the lookup's trace once. The experiments' variants (`ReadLab`) are chosen once, at the
-//! entry: a profiled lookup is the same code with a clock ([`Timed`]), and the unshared-
-//! digest baseline its own cold function; the production lookup has no branch for them.
+//! the lookup's trace once. The experiments' variants exist with the `lab` feature only: a
+//! profiled lookup is this code with its stage timer on (`options/stage_timer.rs`, nothing
+//! at all without the feature), and the unshared-digest baseline is its own function in
+//! `lab_lookup.rs`, chosen at the entry.
 
 use super::inner::DbInner;
 use super::super_version::SuperVersion;
@@ -16,7 +17,7 @@ use crate::filter::Digest;
 use crate::key::{seek_key, SeqNo, ValueKind};
 use crate::manager::Candidate;
 use crate::memtable::Lookup;
-use crate::options::{ReadOptions, StageClock, Timed, Untimed};
+use crate::options::ReadOptions;
 use crate::stats::LookupTrace;
 use crate::table::{Spot, TableGet, TableReader};
 use crate::version::{FileMeta, FileRef, Version};
@@ -27,7 +28,23 @@ use std::sync::Arc;
 const PREFETCH_DEPTH: usize = 16;
 
 /// What a lookup answers: the value, or `None` (absent, or deleted).
-type Answer = Option<Vec<u8>>;
+pub(super) type Answer = Option<Vec<u8>>;
+
+/// One lookup's inputs, built once at its entry and borrowed by each of its steps: the
+/// tree and the super version it reads, the key in its two forms, the newest range
+/// tombstone over it and the read's options. References on the lookup's stack, passed as
+/// one: nothing is allocated or copied per table.
+pub(super) struct LookupCtx<'l> {
+    pub(super) tree: &'l Tree,
+    pub(super) sv: &'l SuperVersion,
+    /// The user key.
+    pub(super) key: &'l [u8],
+    /// Its seek key at the lookup's sequence number.
+    pub(super) seek: &'l [u8],
+    /// A version older than this (the newest range tombstone over the key) is deleted.
+    pub(super) floor: SeqNo,
+    pub(super) ro: &'l ReadOptions,
+}
 
 /// A candidate table with its reader open and the key located in it, all borrowed from the
 /// lookup's version and its table slots.
@@ -83,29 +100,18 @@ impl DbInner {
         if tree.is_dropped() {
             return Err(tree.dropped_error());
         }
-        if ro.lab.is_default() {
-            self.lookup::<Untimed>(tree, key, seq, ro)
-        } else {
-            self.lab_lookup(tree, key, seq, ro)
+        #[cfg(feature = "lab")]
+        if !ro.lab.share_hash {
+            return self.lookup_unshared(tree, key, seq, ro);
         }
-    }
-
-    /// The lookup with the experiments' knobs: profiled, or with a digest per table.
-    #[cold]
-    fn lab_lookup(&self, tree: &Tree, key: &[u8], seq: Option<SeqNo>, ro: &ReadOptions) -> Result<Answer> {
-        match (ro.lab.share_hash, ro.lab.profile) {
-            (true, false) => self.lookup::<Untimed>(tree, key, seq, ro),
-            (true, true) => self.lookup::<Timed>(tree, key, seq, ro),
-            (false, false) => self.lookup_unshared::<Untimed>(tree, key, seq, ro),
-            (false, true) => self.lookup_unshared::<Timed>(tree, key, seq, ro),
-        }
+        self.lookup(tree, key, seq, ro)
     }
 
     /// The point lookup: the memtables, then the tables with one digest.
     #[inline]
-    fn lookup<C: StageClock>(&self, tree: &Tree, key: &[u8], seq: Option<SeqNo>, ro: &ReadOptions) -> Result<Answer> {
+    fn lookup(&self, tree: &Tree, key: &[u8], seq: Option<SeqNo>, ro: &ReadOptions) -> Result<Answer> {
         let sv = tree.sv.lease();
-        let mut trace = sv.trace::<C>();
+        let mut trace = sv.trace(ro.stage_timer());
         let seq = seq.unwrap_or_else(|| self.visible_seq());
         // Built once, for every memtable and table.
         let seek = seek_key(key, seq);
@@ -113,10 +119,11 @@ impl DbInner {
         let answer = match search_memtables(&sv, &seek, floor, &mut trace) {
             Some(answer) => Ok(answer),
             None => {
-                let start = C::start();
-                let digest = self.opts.lab.digest_hash.digest(key);
-                trace.hashing_took(C::nanos_since(start));
-                self.search_tables(tree, &sv, key, &seek, floor, &digest, ro, &mut trace)
+                let start = trace.timer().start();
+                let digest = self.opts.digest(key);
+                trace.hashing_took(trace.timer().nanos_since(start));
+                let l = LookupCtx { tree, sv: &sv, key, seek: &seek, floor, ro };
+                self.search_tables(&l, &digest, &mut trace)
             }
         };
         trace.finish();
@@ -125,41 +132,26 @@ impl DbInner {
 
     /// The candidate tables, level by level, with the lookup's digest: the filters of the
     /// first ones prefetched (when the super version says they are large enough to pay),
-    /// then each probed until one holds a version of the key. A version older than `floor`
-    /// (the newest range tombstone over the key) is deleted.
-    #[expect(
-        clippy::too_many_arguments,
-        reason = "the lookup's key forms and the trace, borrowed as they are: a struct of them would be built per lookup on the hot path"
-    )]
-    fn search_tables<C: StageClock>(
-        &self,
-        tree: &Tree,
-        sv: &SuperVersion,
-        key: &[u8],
-        seek: &[u8],
-        floor: SeqNo,
-        digest: &Digest,
-        ro: &ReadOptions,
-        trace: &mut LookupTrace<'_, C>,
-    ) -> Result<Answer> {
-        tree.manager.begin_lookup();
-        let version = &sv.version;
-        let last_level = version.deepest_nonempty_level();
-        let mut candidates = version.candidates(key);
+    /// then each probed until one holds a version of the key (deleted if older than the
+    /// lookup's floor).
+    fn search_tables(&self, l: &LookupCtx<'_>, digest: &Digest, trace: &mut LookupTrace<'_>) -> Result<Answer> {
+        l.tree.manager.begin_lookup();
+        let last_level = l.sv.version.deepest_nonempty_level();
+        let mut candidates = l.sv.version.candidates(l.key);
         let mut ahead: [Option<OpenCandidate<'_>>; PREFETCH_DEPTH] = Default::default();
-        if sv.prefetch {
-            self.prefetch(tree, &sv.tables, &mut candidates, &mut ahead, last_level, seek, digest)?;
+        if l.sv.prefetch {
+            self.prefetch(l, &mut candidates, &mut ahead, last_level, digest)?;
         }
         // The prefetched candidates are probed where they lie (moving one out would copy
         // its spot), then the rest are opened one by one.
         for c in ahead.iter().map_while(Option::as_ref) {
-            if let Some(answer) = self.probe(tree, version, last_level, c, seek, floor, digest, ro, trace)? {
+            if let Some(answer) = self.probe(l, last_level, c, digest, trace)? {
                 return Ok(answer);
             }
         }
         for file in candidates {
-            let c = self.open_candidate(&sv.tables, file, seek)?;
-            if let Some(answer) = self.probe(tree, version, last_level, &c, seek, floor, digest, ro, trace)? {
+            let c = self.open_candidate(&l.sv.tables, file, l.seek)?;
+            if let Some(answer) = self.probe(l, last_level, &c, digest, trace)? {
                 return Ok(answer);
             }
         }
@@ -170,21 +162,18 @@ impl DbInner {
     /// cache misses of a deep tree overlap instead of queueing one per level. Two passes:
     /// the parts' headers first (where the probe line is depends on them), then the probe
     /// lines; each pass's misses overlap with each other.
-    #[expect(clippy::too_many_arguments, reason = "the lookup's state, borrowed as it is on the hot path")]
     fn prefetch<'v>(
         &self,
-        tree: &Tree,
-        tables: &'v TableSlots,
+        l: &LookupCtx<'v>,
         candidates: &mut impl Iterator<Item = FileRef<'v>>,
         ahead: &mut [Option<OpenCandidate<'v>>],
         last_level: Option<usize>,
-        seek: &[u8],
         digest: &Digest,
     ) -> Result<()> {
         // A policy that never probes the deepest level's filters need not prepare them.
-        let skip_last = tree.manager.skips_last_level();
+        let skip_last = l.tree.manager.skips_last_level();
         for (slot, candidate) in ahead.iter_mut().zip(candidates) {
-            let mut c = self.open_candidate(tables, candidate, seek)?;
+            let mut c = self.open_candidate(&l.sv.tables, candidate, l.seek)?;
             if !(skip_last && Some(c.level) == last_level) {
                 c.reader.prefetch_filter_header(&mut c.spot);
             }
@@ -214,95 +203,39 @@ impl DbInner {
 
     /// One table's probe: the filter parts the manager plans, then (on a maybe) index and
     /// data. `Some(answer)` when the table holds a version of the key (deleted if older
-    /// than `floor`).
-    #[expect(
-        clippy::too_many_arguments,
-        reason = "the lookup's key forms, the plan's inputs and the trace, borrowed as they are: a struct of them would be built per table on the hot path"
-    )]
+    /// than the lookup's floor). `last_level` is the deepest level of the lookup's version
+    /// that holds tables.
     #[inline(always)]
-    fn probe<C: StageClock>(
+    pub(super) fn probe(
         &self,
-        tree: &Tree,
-        version: &Version,
+        l: &LookupCtx<'_>,
         last_level: Option<usize>,
         c: &OpenCandidate<'_>,
-        seek: &[u8],
-        floor: SeqNo,
         digest: &Digest,
-        ro: &ReadOptions,
-        trace: &mut LookupTrace<'_, C>,
+        trace: &mut LookupTrace<'_>,
     ) -> Result<Option<Answer>> {
-        let (plan, state) = tree.manager.plan(&c.planned(version, last_level));
-        let (got, outcome) = c.reader.get_at_spot::<C>(&c.spot, seek, digest, ro, plan)?;
+        let (plan, state) = l.tree.manager.plan(&c.planned(&l.sv.version, last_level));
+        let (got, outcome) = c.reader.get_at_spot(&c.spot, l.seek, digest, l.ro, plan)?;
         trace.table_visit(c.level, &outcome, &got, c.reader.filter_part_count() > 0);
         let TableGet::Found { kind, value, seq } = got else { return Ok(None) };
-        tree.manager.found(state);
+        l.tree.manager.found(state);
         Ok(Some(match kind {
-            ValueKind::Put if seq >= floor => Some(value),
+            ValueKind::Put if seq >= l.floor => Some(value),
             ValueKind::Put | ValueKind::Delete => None,
         }))
-    }
-
-    /// The unshared-digest baseline (`ReadLab::share_hash` false): the same lookup, but
-    /// each table visited hashes the key for itself, so no filter can be prefetched (the
-    /// probe positions need the digest).
-    fn lookup_unshared<C: StageClock>(
-        &self,
-        tree: &Tree,
-        key: &[u8],
-        seq: Option<SeqNo>,
-        ro: &ReadOptions,
-    ) -> Result<Answer> {
-        let sv = tree.sv.lease();
-        let mut trace = sv.trace::<C>();
-        let seq = seq.unwrap_or_else(|| self.visible_seq());
-        let seek = seek_key(key, seq);
-        let floor = sv.range_del_floor(key, seq);
-        let answer = match search_memtables(&sv, &seek, floor, &mut trace) {
-            Some(answer) => Ok(answer),
-            None => self.search_tables_unshared(tree, &sv, key, &seek, floor, ro, &mut trace),
-        };
-        trace.finish();
-        answer
-    }
-
-    /// [`search_tables`](Self::search_tables) hashing the key per table, without prefetch.
-    #[expect(clippy::too_many_arguments, reason = "the lookup's state, borrowed as it is")]
-    fn search_tables_unshared<C: StageClock>(
-        &self,
-        tree: &Tree,
-        sv: &SuperVersion,
-        key: &[u8],
-        seek: &[u8],
-        floor: SeqNo,
-        ro: &ReadOptions,
-        trace: &mut LookupTrace<'_, C>,
-    ) -> Result<Answer> {
-        tree.manager.begin_lookup();
-        let last_level = sv.version.deepest_nonempty_level();
-        for candidate in sv.version.candidates(key) {
-            let c = self.open_candidate(&sv.tables, candidate, seek)?;
-            let start = C::start();
-            let digest = self.opts.lab.digest_hash.digest(key);
-            trace.hashing_took(C::nanos_since(start));
-            if let Some(answer) = self.probe(tree, &sv.version, last_level, &c, seek, floor, &digest, ro, trace)? {
-                return Ok(answer);
-            }
-        }
-        Ok(None)
     }
 }
 
 /// The memtables, newest first: `Some(answer)` when one holds a version of the key
 /// (deleted if older than `floor`, the newest range tombstone over the key).
 #[inline]
-pub(super) fn search_memtables<C: StageClock>(
+pub(super) fn search_memtables(
     sv: &SuperVersion,
     seek: &[u8],
     floor: SeqNo,
-    trace: &mut LookupTrace<'_, C>,
+    trace: &mut LookupTrace<'_>,
 ) -> Option<Answer> {
-    let start = C::start();
+    let start = trace.timer().start();
     for mem in std::iter::once(&sv.mem).chain(sv.imm.iter()) {
         // An empty memtable (just after a switch or a reopen) costs nothing to skip.
         if mem.is_empty() {
@@ -320,6 +253,6 @@ pub(super) fn search_memtables<C: StageClock>(
             Lookup::NotFound => {}
         }
     }
-    trace.memtables_took(C::nanos_since(start));
+    trace.memtables_took(trace.timer().nanos_since(start));
     None
 }

@@ -24,7 +24,7 @@
 use super::table_slots::TableSlots;
 use crate::key::SeqNo;
 use crate::memtable::MemTable;
-use crate::options::{Options, StageClock};
+use crate::options::{Options, StageTimer};
 use crate::stats::{LookupCounters, LookupTotals, LookupTrace, Writer};
 use crate::version::Version;
 use std::cell::Cell;
@@ -74,7 +74,7 @@ impl SuperVersion {
         };
         let filters: u64 = version.all_files().map(|(_, f)| f.filter_bytes).sum();
         let probed = if opts.cache_index_and_filter_blocks { filters.min(opts.cache_capacity as u64) } else { filters };
-        let prefetch = opts.lab.prefetch_filters && probed >= opts.prefetch_min_filter_bytes;
+        let prefetch = opts.prefetch_filters() && probed >= opts.prefetch_min_filter_bytes;
         let range_dels = imm.iter().any(|m| m.has_range_dels()) || !version.range_dels.is_empty();
         SuperVersion { mem, imm, version, tables, prefetch, range_dels }
     }
@@ -309,15 +309,15 @@ pub(crate) struct Lease<'a, V = SuperVersion> {
 impl Lease<'_> {
     /// A trace of this lookup, recorded into the lease's counters when it finishes.
     #[inline]
-    pub(crate) fn trace<C: StageClock>(&self) -> LookupTrace<'_, C> {
-        self.batch_trace(1)
+    pub(crate) fn trace(&self, timer: StageTimer) -> LookupTrace<'_> {
+        self.batch_trace(1, timer)
     }
 
     /// A trace of a batch of `lookups` lookups (a `multi_get`'s keys), recorded as one.
     #[inline]
-    pub(crate) fn batch_trace<C: StageClock>(&self, lookups: u64) -> LookupTrace<'_, C> {
+    pub(crate) fn batch_trace(&self, lookups: u64, timer: StageTimer) -> LookupTrace<'_> {
         let writer = if self.slot.is_some() { Writer::Owner } else { Writer::Shared };
-        LookupTrace::of_lookups(self.counters, writer, lookups)
+        LookupTrace::of_lookups(self.counters, writer, lookups, timer)
     }
 }
 

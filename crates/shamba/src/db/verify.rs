@@ -68,7 +68,7 @@ impl Db {
             dir,
             trees: versions.into_iter().map(|(_, v)| (v, false)).collect(),
             log_number,
-            digest_version: Some(opts.lab.digest_hash.digest_version()),
+            digest_version: Some(opts.digest_hash().digest_version()),
         };
         Ok(check(&target, &names, |_| false, || {}))
     }
@@ -94,7 +94,7 @@ pub(super) fn verify_open(inner: &DbInner) -> Result<VerifyReport> {
         dir: &inner.dir,
         trees,
         log_number,
-        digest_version: Some(inner.opts.lab.digest_hash.digest_version()),
+        digest_version: Some(inner.opts.digest_hash().digest_version()),
     };
     // A table a compaction just made obsolete may not be deleted yet: the engine's own
     // obsolete-file pass runs before the orphans are counted, so only tables it cannot

@@ -3,13 +3,23 @@
 //! One code path serves real files ([`FsStorage`]), I/O accounting ([`IoStats`]: every block
 //! read counted by [`BlockKind`] and bytes), device-latency emulation ([`DeviceModel`]) and
 //! fault injection for tests (`FaultyStorage` with switches; `SimStorage`, an in-memory disk
-//! with numbered operations, faults at one of them, and crashes).
+//! with numbered operations, faults at one of them, and crashes); the emulation and the
+//! fault injection with the `lab` feature only.
 
 mod accounting;
 mod batch_read;
+// Device emulation is a lab knob (`LabOptions::device`): without the feature every table
+// is read with `DeviceModel::None`, and the model is public through `lab` only.
+#[cfg_attr(not(feature = "lab"), allow(dead_code, unreachable_pub))]
 mod device;
+// Fault injection: for the lab's tests, and for the unit tests here.
+#[cfg(any(test, feature = "lab"))]
+#[cfg_attr(not(feature = "lab"), allow(unreachable_pub))]
 mod fault;
 mod fs;
+// The simulated disk: for the lab's crash tests, and for the unit tests here.
+#[cfg(any(test, feature = "lab"))]
+#[cfg_attr(not(feature = "lab"), allow(unreachable_pub, dead_code))]
 mod sim;
 mod sync_watch;
 
@@ -17,9 +27,18 @@ pub(crate) use accounting::IoStats;
 pub use accounting::{BlockKind, IoCounters};
 pub use batch_read::BatchTarget;
 pub(crate) use batch_read::{read_batch, BatchRead};
+#[cfg(feature = "lab")]
 pub use device::DeviceModel;
+#[cfg(not(feature = "lab"))]
+pub(crate) use device::DeviceModel;
+#[cfg(feature = "lab")]
 pub use fault::{FaultPlan, FaultyStorage};
+#[cfg(all(test, not(feature = "lab")))]
+pub(crate) use fault::{FaultPlan, FaultyStorage};
 pub use fs::{DirectReadFsStorage, FsStorage};
+#[cfg(all(test, not(feature = "lab")))]
+pub(crate) use sim::SimStorage;
+#[cfg(feature = "lab")]
 pub use sim::{CrashKeeps, SimFault, SimStorage};
 pub(crate) use sync_watch::SyncWatch;
 

@@ -3,7 +3,7 @@
 use crate::version::FileStatsRecord;
 
 /// Persisted statistics are rates per this many table-reaching lookups.
-pub(super) const RECORD_SCALE: f64 = 1_000_000.0;
+const RECORD_SCALE: f64 = FileStatsRecord::SCALE as f64;
 
 /// What the manager believes about one table.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -60,9 +60,7 @@ impl Estimate {
 
     /// The estimate a persisted record stands for (relative beta unknown: 1).
     pub fn from_record(r: &FileStatsRecord) -> Estimate {
-        let beta_rate = r.accesses as f64 / RECORD_SCALE;
-        let alpha = if r.accesses == 0 { 0.0 } else { (r.positives as f64 / r.accesses as f64).min(1.0) };
-        Estimate { alpha, beta_rate, beta: 1.0 }
+        Estimate { alpha: r.alpha(), beta_rate: r.beta_rate(), beta: 1.0 }
     }
 
     /// The record persisted in the manifest.

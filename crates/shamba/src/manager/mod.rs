@@ -12,16 +12,22 @@
 //! of the way entirely (no statistics, not even a count of lookups: a lookup under it
 //! writes nothing shared); the database keeps its own lookup counters regardless.
 
+#[cfg(feature = "lab")]
 mod accesses;
 mod elastic;
+#[cfg_attr(not(feature = "lab"), expect(unreachable_pub, reason = "public through `lab` only"))]
 mod estimate;
 pub(crate) mod inherit;
 mod ledger;
 mod residency;
 mod shamba;
 
+#[cfg(feature = "lab")]
 pub use accesses::TableAccesses;
+#[cfg(feature = "lab")]
 pub use estimate::Estimate;
+#[cfg(not(feature = "lab"))]
+pub(crate) use estimate::Estimate;
 pub(crate) use ledger::FilterLedger;
 pub(crate) use residency::ResidencyCounters;
 
@@ -323,6 +329,7 @@ impl FilterManager {
 
     /// What was counted for table `meta` of `level` since open (`None`: no lookup reached
     /// it, or the policy is `Plain`).
+    #[cfg(feature = "lab")]
     pub(crate) fn accesses_of(&self, meta: &FileMeta, level: usize) -> Option<TableAccesses> {
         let s = self.files.read().get(&meta.number).cloned()?;
         Some(TableAccesses {

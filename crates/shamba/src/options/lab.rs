@@ -1,12 +1,12 @@
-//! Knobs for the experiments; production code leaves them at their defaults.
+//! Knobs for the experiments, compiled with the `lab` feature only; without it the engine
+//! runs as if each were at its default.
 //!
-//! Each one exists so that `shamba exp` can measure a baseline on the same build as the
-//! engine as shipped: the unshared digest (seed 000), level-by-level filter probes without
-//! the prefetch passes, the seeds' hash functions, an emulated device, and where a lookup
-//! spends its time. They are kept apart from [`Options`](super::Options) and
-//! [`ReadOptions`](super::ReadOptions) so a user building those sees the production knobs
-//! only, and so that the lookup path pays nothing for them at their defaults: a lookup
-//! checks them once, at its entry, and a lab setting runs a separate variant of it.
+//! Each one exists so that the experiments can measure a baseline on the same engine as
+//! shipped: the unshared digest (seed 000), level-by-level filter probes without the
+//! prefetch passes, the seeds' hash functions, an emulated device, and where a lookup
+//! spends its time. A build without the feature has neither the fields
+//! [`Options::lab`](super::Options::lab) and [`ReadOptions::lab`](super::ReadOptions::lab)
+//! nor any code for them on its lookup path (`stage_timer.rs`).
 
 use crate::filter::HashFn;
 use crate::io::DeviceModel;
@@ -58,49 +58,5 @@ impl ReadLab {
     #[inline]
     pub fn is_default(&self) -> bool {
         self.share_hash && !self.profile
-    }
-}
-
-/// How a lookup times its stages, chosen once at its entry: [`Untimed`] in production, a
-/// zero-sized no-op the compiler removes, or [`Timed`] with [`ReadLab::profile`]. The
-/// lookup is generic over it, so the production loop has no profiling branch.
-pub(crate) trait StageClock {
-    /// Whether stages are timed (`Stats::lookup_costs` counts the lookup).
-    const TIMED: bool;
-    /// When a stage started.
-    type Start: Copy;
-    /// Start timing a stage.
-    fn start() -> Self::Start;
-    /// Nanoseconds since `start` (0 untimed).
-    fn nanos_since(start: Self::Start) -> u64;
-}
-
-/// No clock: production lookups.
-pub(crate) struct Untimed;
-
-impl StageClock for Untimed {
-    const TIMED: bool = false;
-    type Start = ();
-    #[inline(always)]
-    fn start() {}
-    #[inline(always)]
-    fn nanos_since((): ()) -> u64 {
-        0
-    }
-}
-
-/// The monotonic clock, read twice per stage: profiled lookups.
-pub(crate) struct Timed;
-
-impl StageClock for Timed {
-    const TIMED: bool = true;
-    type Start = std::time::Instant;
-    #[inline]
-    fn start() -> std::time::Instant {
-        std::time::Instant::now()
-    }
-    #[inline]
-    fn nanos_since(start: std::time::Instant) -> u64 {
-        start.elapsed().as_nanos() as u64
     }
 }

@@ -10,13 +10,16 @@ use std::fmt;
 use std::sync::Arc;
 
 mod keyspace;
+#[cfg(feature = "lab")]
 mod lab;
 mod probe_policy;
+mod stage_timer;
 
 pub use keyspace::KeyspaceOptions;
+#[cfg(feature = "lab")]
 pub use lab::{LabOptions, ReadLab};
-pub(crate) use lab::{StageClock, Timed, Untimed};
 pub use probe_policy::{ElasticPolicy, ProbePolicy, ShambaPolicy, Skipping};
+pub(crate) use stage_timer::StageTimer;
 
 /// How levels are shaped by compaction.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -71,7 +74,7 @@ pub enum WalRecovery {
 /// Build from [`Options::default`]: assign the fields to change, or write
 /// `Options { block_size: 16 << 10, ..Options::default() }`. Every field added later comes
 /// with a default, so code written either way keeps compiling as the options grow. The
-/// experiments' knobs are apart, in [`lab`](Options::lab).
+/// experiments' knobs are apart, in `Options::lab`, with the `lab` feature only.
 #[derive(Clone)]
 pub struct Options {
     /// Create the directory and an empty database if there is none. Default: true.
@@ -205,7 +208,8 @@ pub struct Options {
     /// Where files live. Default: the local file system.
     pub storage: Arc<dyn Storage>,
     /// Knobs for the experiments (prefetch off, another digest hash, an emulated device);
-    /// production code leaves them at their defaults.
+    /// production code leaves them at their defaults. Only with the `lab` feature.
+    #[cfg(feature = "lab")]
     pub lab: LabOptions,
 }
 
@@ -249,6 +253,7 @@ impl Default for Options {
             paranoid_file_checks: false,
             keyspace_options: Vec::new(),
             storage: Arc::new(FsStorage),
+            #[cfg(feature = "lab")]
             lab: LabOptions::default(),
         }
     }
@@ -256,8 +261,8 @@ impl Default for Options {
 
 impl fmt::Debug for Options {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Options")
-            .field("create_if_missing", &self.create_if_missing)
+        let mut f = f.debug_struct("Options");
+        f.field("create_if_missing", &self.create_if_missing)
             .field("error_if_exists", &self.error_if_exists)
             .field("write_buffer_size", &self.write_buffer_size)
             .field("max_immutable_memtables", &self.max_immutable_memtables)
@@ -290,9 +295,10 @@ impl fmt::Debug for Options {
             .field("wal_recovery", &self.wal_recovery)
             .field("auto_resume_interval", &self.auto_resume_interval)
             .field("paranoid_file_checks", &self.paranoid_file_checks)
-            .field("keyspace_options", &self.keyspace_options)
-            .field("lab", &self.lab)
-            .finish_non_exhaustive()
+            .field("keyspace_options", &self.keyspace_options);
+        #[cfg(feature = "lab")]
+        f.field("lab", &self.lab);
+        f.finish_non_exhaustive()
     }
 }
 
@@ -318,6 +324,47 @@ fn default_max_open_files() -> usize {
 }
 
 impl Options {
+    /// The hash function of the key digest: xxh3-128, unless the `lab` feature is on and
+    /// `LabOptions::digest_hash` names another.
+    #[inline(always)]
+    pub(crate) fn digest_hash(&self) -> crate::filter::HashFn {
+        #[cfg(feature = "lab")]
+        return self.lab.digest_hash;
+        #[cfg(not(feature = "lab"))]
+        crate::filter::HashFn::Xxh3_128
+    }
+
+    /// The digest of `key` every filter is built from and probed with (of
+    /// [`digest_hash`](Self::digest_hash)).
+    #[inline(always)]
+    pub(crate) fn digest(&self, key: &[u8]) -> crate::filter::Digest {
+        #[cfg(feature = "lab")]
+        return self.lab.digest_hash.digest(key);
+        #[cfg(not(feature = "lab"))]
+        crate::filter::Digest::of(key)
+    }
+
+    /// Whether lookups may prefetch their candidates' filters: always, unless the `lab`
+    /// feature is on and `LabOptions::prefetch_filters`
+    /// turns it off.
+    #[inline]
+    pub(crate) fn prefetch_filters(&self) -> bool {
+        #[cfg(feature = "lab")]
+        return self.lab.prefetch_filters;
+        #[cfg(not(feature = "lab"))]
+        true
+    }
+
+    /// The emulated device cost per block read: none, unless the `lab` feature is on and
+    /// `LabOptions::device` sets one.
+    #[inline]
+    pub(crate) fn device(&self) -> crate::io::DeviceModel {
+        #[cfg(feature = "lab")]
+        return self.lab.device;
+        #[cfg(not(feature = "lab"))]
+        crate::io::DeviceModel::None
+    }
+
     /// Data bytes of the level below a compaction output's level that one output file may
     /// overlap (`max_grandparent_overlap_factor * target_file_size`).
     pub(crate) fn max_grandparent_overlap_bytes(&self) -> u64 {
@@ -462,13 +509,32 @@ pub struct ReadOptions {
     /// still counted in `Stats::io` one by one, as if read alone. Default: 0.
     pub readahead_size: usize,
     /// Knobs for the experiments (the unshared digest, profiling); production code leaves
-    /// them at their defaults.
+    /// them at their defaults. Only with the `lab` feature.
+    #[cfg(feature = "lab")]
     pub lab: ReadLab,
 }
 
 impl Default for ReadOptions {
     fn default() -> Self {
-        ReadOptions { verify_checksums: true, fill_cache: true, readahead_size: 0, lab: ReadLab::default() }
+        ReadOptions {
+            verify_checksums: true,
+            fill_cache: true,
+            readahead_size: 0,
+            #[cfg(feature = "lab")]
+            lab: ReadLab::default(),
+        }
+    }
+}
+
+impl ReadOptions {
+    /// How this read times its stages: not at all, unless the `lab` feature is on and
+    /// `ReadLab::profile` asks for it.
+    #[inline(always)]
+    pub(crate) fn stage_timer(&self) -> StageTimer {
+        #[cfg(feature = "lab")]
+        return StageTimer::new(self.lab.profile);
+        #[cfg(not(feature = "lab"))]
+        StageTimer::OFF
     }
 }
 

@@ -9,9 +9,8 @@
 //! records with atomic adds.
 
 use super::{LevelCounters, LevelLookupStats, LookupCosts};
-use crate::options::StageClock;
+use crate::options::StageTimer;
 use crate::table::{ProbeOutcome, TableGet};
-use std::marker::PhantomData;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 /// Lookup counters of one reader slot (or of the lookups that found theirs busy).
@@ -146,9 +145,9 @@ struct LevelTally {
 }
 
 /// What one lookup did, kept on its stack and recorded once, at its end
-/// ([`finish`](Self::finish)), into its reader slot's counters. `C` is the lookup's stage
-/// clock: untimed, the stage times are zeros the compiler drops.
-pub(crate) struct LookupTrace<'s, C: StageClock> {
+/// ([`finish`](Self::finish)), into its reader slot's counters, with its stage timer: off
+/// (always, without the `lab` feature), the stage times are zeros it does not record.
+pub(crate) struct LookupTrace<'s> {
     sink: &'s LookupCounters,
     writer: Writer,
     /// Lookups traced: one for a single lookup, a batch's keys for a `multi_get`.
@@ -159,15 +158,16 @@ pub(crate) struct LookupTrace<'s, C: StageClock> {
     levels: [LevelTally; TRACED_LEVELS],
     len: usize,
     costs: LookupCosts,
-    clock: PhantomData<C>,
+    timer: StageTimer,
 }
 
-impl<'s, C: StageClock> LookupTrace<'s, C> {
+impl<'s> LookupTrace<'s> {
     /// A trace of `lookups` lookups, to be recorded into `sink`, written as `writer` says:
     /// one for a single lookup; a batch's keys at once (each still a lookup of its own in
-    /// the counters: the sums are those of as many single traces, recorded once).
+    /// the counters: the sums are those of as many single traces, recorded once). `timer`
+    /// says whether the lookups time their stages.
     #[inline]
-    pub(crate) fn of_lookups(sink: &'s LookupCounters, writer: Writer, lookups: u64) -> Self {
+    pub(crate) fn of_lookups(sink: &'s LookupCounters, writer: Writer, lookups: u64, timer: StageTimer) -> Self {
         LookupTrace {
             sink,
             writer,
@@ -176,8 +176,14 @@ impl<'s, C: StageClock> LookupTrace<'s, C> {
             levels: [LevelTally::default(); TRACED_LEVELS],
             len: 0,
             costs: LookupCosts::default(),
-            clock: PhantomData,
+            timer,
         }
+    }
+
+    /// The lookup's stage timer.
+    #[inline(always)]
+    pub(crate) fn timer(&self) -> StageTimer {
+        self.timer
     }
 
     /// A memtable answered the lookup.
@@ -210,7 +216,7 @@ impl<'s, C: StageClock> LookupTrace<'s, C> {
             TableGet::NotFound => t.false_positives += 1,
             TableGet::Found { .. } => t.hits += 1,
         }
-        if C::TIMED {
+        if self.timer.is_on() {
             self.costs.filter_nanos += outcome.filter_nanos;
             self.costs.index_nanos += outcome.index_nanos;
             self.costs.data_nanos += outcome.data_nanos;
@@ -250,7 +256,7 @@ impl<'s, C: StageClock> LookupTrace<'s, C> {
         w.add(&sink.gets, self.lookups);
         w.add(&sink.memtable_hits, self.memtable_hits);
         self.record_levels();
-        if C::TIMED {
+        if self.timer.is_on() {
             let c = &self.costs;
             for (counter, n) in sink.costs.iter().zip([
                 self.lookups,

@@ -11,8 +11,10 @@
 //! - `partition.rs`: the top-level index of a partitioned table (format version 2);
 //! - `properties.rs`: the properties block;
 //! - `builder.rs`: writing a table (and cutting partitions); `reader.rs`: opening one, the
-//!   point lookup and the entry points of the filter manager (probe plans, filter layout,
-//!   prefetch); `meta_blocks.rs`: pinned or cached index and filter blocks, and their
+//!   point lookup (and a batch's in steps) and what the filter manager asks of a table;
+//!   `filter_probe.rs`: every way a lookup reaches a filter part (resident, pinned, taken
+//!   by the prefetch, cached, read alone or with the parts after it) and the one walk that
+//!   probes them; `meta_blocks.rs`: pinned or cached index and filter blocks, and their
 //!   cache priorities; `resident_parts.rs`: filter parts the filter manager loads and
 //!   releases under a memory budget (pooled filters);
 //! - `file.rs`: the one place table bytes are read from storage (charged and counted);
@@ -30,6 +32,7 @@ mod coding;
 mod dump;
 mod file;
 mod file_handles;
+mod filter_probe;
 mod format;
 mod index;
 mod index_cursor;
@@ -49,19 +52,30 @@ mod verify;
 #[cfg(test)]
 mod tests;
 
+pub(crate) use block::Block;
+pub(crate) use block_batch::read_data_blocks;
 pub(crate) use builder::TableBuilder;
 pub use dump::dump_table;
-pub(crate) use format::{BLOCK_TRAILER_LEN, FOOTER_LEN};
+pub(crate) use format::BlockHandle;
+pub(crate) use format::BLOCK_TRAILER_LEN;
+#[cfg(any(test, feature = "lab"))]
+pub(crate) use format::FOOTER_LEN;
 #[cfg(test)]
 pub(crate) use format::{FORMAT_VERSION_FLAT, FORMAT_VERSION_PARTITIONED};
 // The decoders, for the fuzz targets (`lab::fuzz`), which drive them directly.
-pub(crate) use block::{bytewise, Block};
-pub(crate) use block_batch::read_data_blocks;
+#[cfg(feature = "lab")]
+pub(crate) use block::bytewise;
+#[cfg(feature = "lab")]
 pub(crate) use file::TableFile;
-pub(crate) use format::{mask_crc, read_block, BlockHandle, Footer};
+#[cfg(feature = "lab")]
+pub(crate) use format::{mask_crc, read_block, Footer};
+#[cfg(feature = "lab")]
 pub(crate) use index_fences::IndexFences;
+#[cfg(feature = "lab")]
 pub(crate) use meta_index::{decode_filter_index, decode_handles};
+#[cfg(feature = "lab")]
 pub(crate) use partition::decode_top_level;
+#[cfg(feature = "lab")]
 pub(crate) use properties::TableProperties;
 pub(crate) use reader::{IndexSearch, Spot, TableReader};
 pub(crate) use resident_parts::ResidentParts;
@@ -124,7 +138,7 @@ impl TableOptions {
             filter,
             partition_index_and_filters: opts.partition_index_and_filters,
             metadata_partition_size: opts.metadata_partition_size,
-            digest_hash: opts.lab.digest_hash,
+            digest_hash: opts.digest_hash(),
         }
     }
 }

@@ -13,8 +13,9 @@
 //!
 //! The point lookup, top to bottom: (partitioned: a binary search of the pinned top-level
 //! keys picks the partition) -> the partition's filter parts in order with the caller's
-//! digest (the first negative ends it; the key is never hashed here) -> index binary
-//! search -> one data block -> seek in the block. It allocates only the returned value:
+//! digest (the first negative ends it; the key is never hashed here; how each part is
+//! reached is `filter_probe.rs`) -> index binary search -> one data block -> seek in the
+//! block. It allocates only the returned value:
 //! block contents are shared `Arc`s and the key buffers of the block cursors are reused per
 //! thread.
 
@@ -27,17 +28,16 @@ use super::index_fences::{FenceSearch, IndexFences};
 use super::meta_blocks::{MetaBlock, Partition};
 use super::meta_index::{decode_filter_index, decode_handles};
 use super::partition::decode_top_level;
-use super::pinned_part::PinnedPart;
 use super::properties::TableProperties;
 use super::top_level::TopLevelKeys;
 use super::two_level_cursor::TableCursor;
-use super::{BlockProbe, ProbeOutcome, ProbePlan, TableContext, TableGet, BLOCK_TRAILER_LEN};
+use super::{BlockProbe, ProbeOutcome, ProbePlan, TableContext, TableGet};
 use crate::cursor::Cursor;
-use crate::error::{DecodeError, Result};
-use crate::filter::{Digest, FilterPart, Role};
+use crate::error::Result;
+use crate::filter::{Digest, Role};
 use crate::io::BlockKind;
 use crate::key::{compare_internal_keys, parse_internal_key, user_key};
-use crate::options::{ReadOptions, StageClock};
+use crate::options::{ReadOptions, StageTimer};
 use std::cell::Cell;
 use std::path::Path;
 use std::sync::Arc;
@@ -70,15 +70,15 @@ pub(crate) struct TableReader {
 /// partition whose key range holds the key (`None`: past the table's last key), and the
 /// first filter part once a prefetch pass took it from the block cache.
 pub(crate) struct Spot<'r> {
-    partition: Option<&'r Partition>,
+    pub(super) partition: Option<&'r Partition>,
     /// The partition's number (its slots among pooled filter parts).
-    partition_index: usize,
+    pub(super) partition_index: usize,
     /// The first filter part, taken from the block cache by the prefetch passes. Kept as
     /// bytes, parsed by the second pass and again by the probe: the header is in the CPU
     /// cache by then, so the second parse costs a few instructions, where keeping the
     /// parsed part would make every spot (a batch holds one per key and candidate) several
     /// times larger to move.
-    first_part: Option<Arc<[u8]>>,
+    pub(super) first_part: Option<Arc<[u8]>>,
 }
 
 impl TableReader {
@@ -169,9 +169,9 @@ impl TableReader {
     /// once by the caller: the reader never hashes the key.
     ///
     /// In a partitioned table a key past the last partition is `NotFound` without reading
-    /// a block: the pinned top-level index already knows. `C` times the stages into the
-    /// outcome (or not: [`Untimed`](crate::options::Untimed)).
-    pub(crate) fn get_at_spot<C: StageClock>(
+    /// a block: the pinned top-level index already knows. The stages are timed into the
+    /// outcome when `ro` profiles the lookup (with the `lab` feature only).
+    pub(crate) fn get_at_spot(
         &self,
         spot: &Spot<'_>,
         seek: &[u8],
@@ -180,144 +180,29 @@ impl TableReader {
         plan: ProbePlan<'_>,
     ) -> Result<(TableGet, ProbeOutcome)> {
         let mut outcome = ProbeOutcome::default();
-        let start = C::start();
+        let timer = ro.stage_timer();
+        let start = timer.start();
         let Some(partition) = spot.partition else {
             return Ok((TableGet::NotFound, outcome));
         };
         let may_contain = self.probe_filters(partition, spot, digest, plan, &mut outcome)?;
-        outcome.filter_nanos = C::nanos_since(start);
+        outcome.filter_nanos = timer.nanos_since(start);
         if !may_contain {
             return Ok((TableGet::FilteredOut, outcome));
         }
-        self.lookup_data::<C>(partition, seek, ro, &mut outcome).map(|g| (g, outcome))
-    }
-
-    /// Probe the filter parts `plan` allows at `spot`, in order, until one says no (`false`:
-    /// the key is not in the table); parts not pinned are read (and counted in `outcome`).
-    /// Shared by single and batched lookups, and inlined into both.
-    #[inline(always)]
-    fn probe_filters(
-        &self,
-        partition: &Partition,
-        spot: &Spot<'_>,
-        digest: &Digest,
-        plan: ProbePlan<'_>,
-        outcome: &mut ProbeOutcome,
-    ) -> Result<bool> {
-        // Reading parts together is a walk of its own, so this one stays what it was.
-        if plan.read_together > 0 {
-            return self.probe_rest_together(partition, spot, digest, plan, outcome);
-        }
-        for (i, meta) in partition.filter.iter().enumerate().take(plan.max_parts as usize) {
-            if let Some(loaded) = plan.resident.and_then(|r| r.get(spot.partition_index, i)) {
-                outcome.parts_probed += 1;
-                match &*loaded {
-                    Some(part) if !part.part().may_contain(digest) => return Ok(false),
-                    _ => continue,
-                }
-            }
-            let fetched;
-            let part = match (meta.pinned(), i, &spot.first_part) {
-                (Some(pinned), _, _) => pinned.part(),
-                (None, 0, Some(taken)) => self.parse_part(taken, meta)?,
-                _ => {
-                    fetched = self.fetch_part(meta, i, outcome)?;
-                    self.parse_part(&fetched, meta)?
-                }
-            };
-            outcome.parts_probed += 1;
-            if !part.may_contain(digest) {
-                return Ok(false);
-            }
-        }
-        Ok(true)
-    }
-
-    /// Filter part `i` (`meta`), through the block cache or read for this probe, a read
-    /// counted in `outcome`.
-    #[inline]
-    fn fetch_part(&self, meta: &MetaBlock<PinnedPart>, i: usize, outcome: &mut ProbeOutcome) -> Result<Arc<[u8]>> {
-        let (bytes, from_device) = self.filter_block(meta, i)?;
-        if from_device {
-            outcome.filter_blocks_read_from_device += 1;
-            outcome.filter_bytes_read_from_device += meta.handle().size + BLOCK_TRAILER_LEN as u64;
-        }
-        Ok(bytes)
-    }
-
-    /// [`probe_filters`](Self::probe_filters) under a plan that reads parts together: a
-    /// part neither pinned, resident, taken by the prefetch nor in the block cache is read
-    /// with the parts after it, `plan.read_together` in all, in one read (counted once in
-    /// `outcome`), and the walk goes on from those bytes (a part past them starts another).
-    #[inline(never)]
-    fn probe_rest_together(
-        &self,
-        partition: &Partition,
-        spot: &Spot<'_>,
-        digest: &Digest,
-        plan: ProbePlan<'_>,
-        outcome: &mut ProbeOutcome,
-    ) -> Result<bool> {
-        let end = (plan.max_parts as usize).min(partition.filter.len());
-        // Parts read together: (the first one's index, their bytes).
-        let mut together: Option<(usize, Vec<Arc<[u8]>>)> = None;
-        for (i, meta) in partition.filter.iter().enumerate().take(end) {
-            if let Some(loaded) = plan.resident.and_then(|r| r.get(spot.partition_index, i)) {
-                outcome.parts_probed += 1;
-                match &*loaded {
-                    Some(part) if !part.part().may_contain(digest) => return Ok(false),
-                    _ => continue,
-                }
-            }
-            let fetched;
-            let part = match (meta.pinned(), i, &spot.first_part) {
-                (Some(pinned), _, _) => pinned.part(),
-                (None, 0, Some(taken)) => self.parse_part(taken, meta)?,
-                _ => {
-                    let read_before =
-                        together.as_ref().and_then(|(at, blocks)| blocks.get(i.checked_sub(*at)?)).cloned();
-                    // This part and the ones after it the plan reads with it.
-                    let span = partition.filter.get(i..end.min(i.saturating_add(plan.read_together as usize)));
-                    fetched = match read_before.or_else(|| self.cached_filter_part(meta)) {
-                        Some(bytes) => bytes,
-                        None => {
-                            match span.map(|span| (span, self.filter_parts_together(span, i))) {
-                                Some((span, Ok(Some(blocks)))) => {
-                                    outcome.filter_blocks_read_from_device += 1;
-                                    outcome.filter_bytes_read_from_device +=
-                                        span.iter().map(|m| m.handle().size + BLOCK_TRAILER_LEN as u64).sum::<u64>();
-                                    let bytes = blocks.first().cloned().ok_or_else(|| {
-                                        self.file.corruption(meta.handle().offset, "no filter part read")
-                                    })?;
-                                    together = Some((i, blocks));
-                                    bytes
-                                }
-                                Some((_, Err(e))) => return Err(e),
-                                // A pinned part among them, or parts apart: this one alone.
-                                Some((_, Ok(None))) | None => self.fetch_part(meta, i, outcome)?,
-                            }
-                        }
-                    };
-                    self.parse_part(&fetched, meta)?
-                }
-            };
-            outcome.parts_probed += 1;
-            if !part.may_contain(digest) {
-                return Ok(false);
-            }
-        }
-        Ok(true)
+        self.lookup_data(partition, seek, ro, timer, &mut outcome).map(|g| (g, outcome))
     }
 
     /// The index and data-block part of a lookup, after the filter said maybe.
-    fn lookup_data<C: StageClock>(
+    fn lookup_data(
         &self,
         partition: &Partition,
         seek: &[u8],
         ro: &ReadOptions,
+        timer: StageTimer,
         outcome: &mut ProbeOutcome,
     ) -> Result<TableGet> {
-        let start = C::start();
+        let start = timer.start();
         let index_offset = partition.index.handle().offset;
         let index = self.index_block(partition)?;
         let mut buffer = KEY_SCRATCH.take();
@@ -338,8 +223,8 @@ impl TableReader {
                 handle
             }
         };
-        outcome.index_nanos = C::nanos_since(start);
-        let index_done = C::start();
+        outcome.index_nanos = timer.nanos_since(start);
+        let index_done = timer.start();
         let Some(handle) = handle.transpose()? else {
             KEY_SCRATCH.set(buffer);
             return Ok(TableGet::NotFound);
@@ -356,72 +241,8 @@ impl TableReader {
             TableGet::NotFound
         };
         KEY_SCRATCH.set(data.into_key_buffer());
-        outcome.data_nanos = C::nanos_since(index_done);
+        outcome.data_nanos = timer.nanos_since(index_done);
         Ok(result)
-    }
-
-    /// The first pass of preparing a probe: if the first filter part the spot's lookup will
-    /// probe is resident, keep it in the spot and ask the CPU to load its header. Parsing
-    /// the header tells where the digest's probe lines are, so when a lookup prepares
-    /// several tables this pass runs for all of them first and their header misses
-    /// overlap. Never reads the device. A part taken from the block cache counts as a hit
-    /// here and the probe at this spot uses it without a second cache access (a lookup that
-    /// finds its key in an earlier table never probes it: its hit is counted all the same,
-    /// as the block served the lookup's prefetch).
-    pub(crate) fn prefetch_filter_header<'r>(&'r self, spot: &mut Spot<'r>) {
-        let Some(meta) = spot.partition.and_then(|p| p.filter.first()) else {
-            return;
-        };
-        // A pinned part is parsed already: nothing to load before its probe line.
-        let MetaBlock::Cached(handle) = meta else {
-            return;
-        };
-        // Counted as the hit of the probe that uses it (see `get_at_spot`); if absent, the
-        // probe counts the miss.
-        if let Some(bytes) = self.ctx.cache.get_resident((self.number, handle.offset), BlockKind::Filter) {
-            crate::filter::prefetch_bytes(&bytes);
-            spot.first_part = Some(bytes);
-        }
-    }
-
-    /// The second pass: ask the first filter part of the spot (pinned, or taken by
-    /// [`prefetch_filter_header`](Self::prefetch_filter_header) and parsed here) to
-    /// prefetch `digest`'s probe lines. Returns whether there was a resident
-    /// part. A taken part that does not parse is let go: the probe fetches it again and
-    /// reports the error.
-    pub(crate) fn prefetch_filter_at(&self, spot: &mut Spot<'_>, digest: &Digest) -> bool {
-        if let Some(pinned) = spot.partition.and_then(|p| p.filter.first()).and_then(MetaBlock::pinned) {
-            pinned.part().prefetch(digest);
-            return true;
-        }
-        let Some(taken) = &spot.first_part else { return false };
-        match FilterPart::parse_expecting(taken, self.ctx.digest_version) {
-            Ok(part) => part.prefetch(digest),
-            Err(_) => spot.first_part = None,
-        }
-        true
-    }
-
-    /// Parse a cached filter part, checking its digest version.
-    #[inline]
-    fn parse_part<'b>(&self, bytes: &'b [u8], meta: &MetaBlock<PinnedPart>) -> Result<FilterPart<'b>> {
-        FilterPart::parse_expecting(bytes, self.ctx.digest_version)
-            .map_err(|e| DecodeError::from(e).in_file(self.path(), Some(meta.handle().offset)))
-    }
-
-    /// Whether filter part `i` of the spot's partition is resident (pinned, taken by the
-    /// prefetch pass, or in the block cache), so probing it costs no device read. Never
-    /// reads the device, counts no cache hit or miss and refreshes no recency.
-    pub(crate) fn filter_part_resident(&self, spot: &Spot<'_>, i: usize) -> bool {
-        let Some(meta) = spot.partition.and_then(|p| p.filter.get(i)) else {
-            return false;
-        };
-        match meta {
-            MetaBlock::Pinned { .. } => true,
-            MetaBlock::Cached(handle) => {
-                (i == 0 && spot.first_part.is_some()) || self.ctx.cache.peek((self.number, handle.offset)).is_some()
-            }
-        }
     }
 
     /// A cursor over the whole table.
@@ -573,22 +394,24 @@ impl TableReader {
 impl TableReader {
     /// The filter parts `plan` allows at `spot`, as `get_at_spot` probes them: `Some` when
     /// the table is done with the key (filtered out, or past its last partition), `None`
-    /// when the filter says maybe and the index is next ([`start_index_search`]).
+    /// when the filter says maybe and the index is next ([`start_index_search`]). `timer`
+    /// times the probe into the outcome.
     ///
     /// [`start_index_search`]: Self::start_index_search
-    pub(crate) fn probe_filters_at<C: StageClock>(
+    pub(crate) fn probe_filters_at(
         &self,
         spot: &Spot<'_>,
         digest: &Digest,
         plan: ProbePlan<'_>,
+        timer: StageTimer,
     ) -> Result<(Option<BlockProbe>, ProbeOutcome)> {
         let mut outcome = ProbeOutcome::default();
-        let start = C::start();
+        let start = timer.start();
         let Some(partition) = spot.partition else {
             return Ok((Some(BlockProbe::NotFound), outcome));
         };
         let may_contain = self.probe_filters(partition, spot, digest, plan, &mut outcome)?;
-        outcome.filter_nanos = C::nanos_since(start);
+        outcome.filter_nanos = timer.nanos_since(start);
         Ok(((!may_contain).then_some(BlockProbe::FilteredOut), outcome))
     }
 
@@ -753,5 +576,86 @@ impl std::fmt::Debug for TableReader {
             .field("partitions", &self.partition_count())
             .field("filter_parts", &self.filter_part_count())
             .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::{build, ctx, open, opts, versioned_entries};
+    use super::*;
+    use crate::error::Error;
+    use crate::key::{seek_key, MAX_SEQ};
+    use crate::options::Compression;
+
+    /// A lookup probing every filter part.
+    fn get(r: &TableReader, user_key: &[u8]) -> Result<TableGet> {
+        let seek = seek_key(user_key, MAX_SEQ);
+        let spot = r.locate(&seek);
+        r.get_at_spot(&spot, &seek, &Digest::of(user_key), &ReadOptions::default(), ProbePlan::ALL).map(|(g, _)| g)
+    }
+
+    #[test]
+    fn open_reads_what_the_builder_wrote() {
+        let f = build(versioned_entries(40), opts(256, Compression::None));
+        let r = open(&f.path, ctx(1 << 20, false)).unwrap();
+        assert_eq!(r.properties().entries, f.entries.len() as u64);
+        assert_eq!(r.file_size(), std::fs::metadata(&f.path).unwrap().len());
+        assert_eq!((r.is_partitioned(), r.partition_count()), (false, 0));
+        assert!(r.filter_part_count() > 0 && r.pinned_bytes() > 0, "index and filter are pinned");
+    }
+
+    #[test]
+    fn get_finds_the_newest_version_of_a_present_key() {
+        let f = build(versioned_entries(40), opts(256, Compression::None));
+        let r = open(&f.path, ctx(1 << 20, false)).unwrap();
+        let (newest, value) = f.entries.first().unwrap();
+        let p = crate::key::parse_internal_key(newest).unwrap();
+        match get(&r, p.user_key).unwrap() {
+            TableGet::Found { seq, kind, value: got } => assert_eq!((seq, kind, &got), (p.seq, p.kind, value)),
+            other => panic!("expected the newest version, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn an_absent_key_is_filtered_out_or_not_found() {
+        let f = build(versioned_entries(40), opts(256, Compression::None));
+        let r = open(&f.path, ctx(1 << 20, false)).unwrap();
+        let mut filtered = 0;
+        for i in 0..200 {
+            match get(&r, format!("absent-{i}").as_bytes()).unwrap() {
+                TableGet::FilteredOut => filtered += 1,
+                TableGet::NotFound => {}
+                found @ TableGet::Found { .. } => panic!("an absent key was found: {found:?}"),
+            }
+        }
+        // 10 bits per key: about 1% false positives.
+        assert!(filtered >= 180, "only {filtered} of 200 absent keys filtered out");
+    }
+
+    #[test]
+    fn a_damaged_data_block_is_corruption_naming_the_file() {
+        let f = build(versioned_entries(40), opts(256, Compression::None));
+        let mut bytes = std::fs::read(&f.path).unwrap();
+        // The first data block starts the file; its first entry holds the smallest key.
+        *bytes.get_mut(3).unwrap() ^= 0x40;
+        std::fs::write(&f.path, &bytes).unwrap();
+        let r = open(&f.path, ctx(1 << 20, false)).unwrap();
+        let p = crate::key::parse_internal_key(&f.entries.first().unwrap().0).unwrap();
+        match get(&r, p.user_key) {
+            Err(Error::Corruption { file, .. }) => assert_eq!(file, f.path),
+            other => panic!("expected corruption of {}, got {other:?}", f.path.display()),
+        }
+    }
+
+    #[test]
+    fn a_damaged_footer_fails_open_as_corruption_naming_the_file() {
+        let f = build(versioned_entries(10), opts(256, Compression::None));
+        let mut bytes = std::fs::read(&f.path).unwrap();
+        *bytes.last_mut().unwrap() ^= 0xFF;
+        std::fs::write(&f.path, &bytes).unwrap();
+        match open(&f.path, ctx(0, false)) {
+            Err(Error::Corruption { file, .. }) => assert_eq!(file, f.path),
+            other => panic!("expected corruption, got {other:?}"),
+        }
     }
 }

@@ -28,13 +28,37 @@ const STATS: u64 = SAFE_TO_SKIP | 1;
 const DATA_BYTES: u64 = SAFE_TO_SKIP | 2;
 
 /// Per-file access statistics persisted so that a restart keeps what lookups learned
-/// (the filter manager's alpha and beta).
+/// (the filter manager's alpha and beta), as [`FileInfo::stats`](crate::FileInfo::stats)
+/// reports them: counts per [`SCALE`](Self::SCALE) table-reaching lookups of the database.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct FileStatsRecord {
-    /// Lookups that reached this file (beta's numerator).
+    /// Lookups that reached this file, per `SCALE` table-reaching lookups (beta's
+    /// numerator).
     pub accesses: u64,
-    /// Lookups that found their key in this file (alpha's numerator).
+    /// Of those, the lookups that found their key in this file (alpha's numerator).
     pub positives: u64,
+}
+
+impl FileStatsRecord {
+    /// The table-reaching lookups of the database that [`accesses`](Self::accesses) and
+    /// [`positives`](Self::positives) count per.
+    pub const SCALE: u64 = 1_000_000;
+
+    /// Lookups reaching the file per table-reaching lookup of the database (beta, as a
+    /// rate): 1.0 when every lookup that reached the tables reached this file.
+    pub fn beta_rate(&self) -> f64 {
+        self.accesses as f64 / Self::SCALE as f64
+    }
+
+    /// The fraction of the file's lookups that found their key in it (alpha), in 0..=1;
+    /// 0 when no lookup reached it.
+    pub fn alpha(&self) -> f64 {
+        if self.accesses == 0 {
+            0.0
+        } else {
+            (self.positives as f64 / self.accesses as f64).min(1.0)
+        }
+    }
 }
 
 /// Metadata of one SST file, as recorded in the manifest.
@@ -182,6 +206,15 @@ pub(crate) mod tests {
     use super::*;
     use crate::key::{internal_key as ikey, ValueKind};
     use proptest::prelude::*;
+
+    #[test]
+    fn a_stats_record_reads_as_its_rates() {
+        let r = FileStatsRecord { accesses: 250_000, positives: 50_000 };
+        assert_eq!((r.beta_rate(), r.alpha()), (0.25, 0.2));
+        assert_eq!(FileStatsRecord::default().alpha(), 0.0);
+        // A record decoded from a damaged or older manifest never says more than all.
+        assert_eq!(FileStatsRecord { accesses: 10, positives: 20 }.alpha(), 1.0);
+    }
 
     /// A file of `run` spanning user keys `lo..=hi`.
     pub(crate) fn file(number: u64, run: u64, lo: &[u8], hi: &[u8]) -> FileMeta {

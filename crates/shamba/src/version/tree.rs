@@ -56,6 +56,7 @@ impl Version {
     }
 
     /// Number of levels.
+    #[cfg(feature = "lab")]
     pub(crate) fn num_levels(&self) -> usize {
         self.levels.len()
     }

@@ -14,7 +14,7 @@ use crate::cursor::Cursor;
 use crate::filter::Digest;
 use crate::io::{DeviceModel, IoStats, Storage};
 use crate::key::{compare_internal_keys, seek_key, MAX_SEQ};
-use crate::options::{ReadOptions, Untimed};
+use crate::options::ReadOptions;
 use crate::table::{
     bytewise, decode_filter_index, decode_handles, decode_top_level, dump_table, mask_crc, read_block, Block,
     BlockHandle, Footer, IndexFences, ProbePlan, TableContext, TableFile, TableGet, TableProperties, TableReader,
@@ -211,7 +211,7 @@ pub(super) fn read_table(image: &[u8], cached: bool) -> usize {
         let user_key = base::key(i);
         let seek = seek_key(&user_key, MAX_SEQ);
         let spot = reader.locate(&seek);
-        let got = reader.get_at_spot::<Untimed>(&spot, &seek, &Digest::of(&user_key), &ro, ProbePlan::ALL);
+        let got = reader.get_at_spot(&spot, &seek, &Digest::of(&user_key), &ro, ProbePlan::ALL);
         found += usize::from(matches!(got, Ok((TableGet::Found { .. }, _))));
     }
     scan(reader.cursor(&ro));

@@ -36,7 +36,7 @@ impl TableReader {
         ro: &ReadOptions,
         plan: ProbePlan<'_>,
     ) -> crate::error::Result<(TableGet, ProbeOutcome)> {
-        self.get_at_spot::<crate::options::Untimed>(&self.locate(seek), seek, digest, ro, plan)
+        self.get_at_spot(&self.locate(seek), seek, digest, ro, plan)
     }
 }
 

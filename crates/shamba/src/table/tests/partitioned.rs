@@ -365,8 +365,7 @@ fn a_probe_after_the_prefetch_passes_counts_one_cache_access_per_part() {
         let mut spot = r.locate(&seek);
         r.prefetch_filter_header(&mut spot);
         assert_eq!(r.prefetch_filter_at(&mut spot, &digest), round == 1, "resident only once read");
-        let (got, outcome) =
-            r.get_at_spot::<crate::options::Untimed>(&spot, &seek, &digest, &ro, ProbePlan::ALL).unwrap();
+        let (got, outcome) = r.get_at_spot(&spot, &seek, &digest, &ro, ProbePlan::ALL).unwrap();
         assert!(matches!(got, TableGet::Found { .. }));
         assert_eq!(outcome.filter_blocks_read_from_device, 1 - round);
         let after = filter(&cache.counters());
