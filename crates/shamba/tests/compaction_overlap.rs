@@ -4,7 +4,7 @@
 //!
 //! The measurement of a sparse update over 100 MB (2 MB files, 10 MB L1) is ignored by
 //! default; run it with
-//! `cargo test -p shamba --release --test compaction_overlap -- --ignored --nocapture`.
+//! `cargo test -p shamba --features lab --release --test compaction_overlap -- --ignored --nocapture`.
 
 use shamba::lab::compact_level;
 use shamba::{Db, FileInfo, Options, Readable};
