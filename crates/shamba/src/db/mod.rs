@@ -502,8 +502,8 @@ mod tests {
         &["tree"],
         &["trees"],
         &["inner"],
-        &["write", "background", "resume", "checkpoint", "open", "read", "multi_get", "iter"],
-        &["mod", "keyspace", "snapshot", "verify", "table_accesses"],
+        &["write", "background", "resume", "checkpoint", "open", "read", "multi_get", "iter", "lab_lookup"],
+        &["mod", "readable", "keyspace", "snapshot", "verify", "table_accesses"],
     ];
 
     fn floor_of(file: &str) -> Option<usize> {
@@ -547,6 +547,11 @@ mod tests {
         let mut wrong = Vec::new();
         for entry in std::fs::read_dir(&dir).unwrap() {
             let path = entry.unwrap().path();
+            // A folder holds one file's children (`super_version/`: its sync shim and
+            // tests), whose `super::` is that file: the crate-wide layering test reads them.
+            if path.is_dir() {
+                continue;
+            }
             let file = path.file_stem().unwrap().to_string_lossy().into_owned();
             let Some(floor) = floor_of(&file) else {
                 wrong.push(format!("{file}.rs is on no floor: add it to FLOORS"));
