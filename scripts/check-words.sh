@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The product's texts speak to their readers, not to the project's bookkeeping: no source
-# file, test, script or document names an issue, a session or a helper ("issue 4 bars",
-# "session 9", "this session's code", "a helper's run"). Run by CI; prints every hit as
+# file, test, script or document names an issue, a session or a helper (an issue or a
+# session by number, "this session's code", the run of a helper). Run by CI; prints every hit as
 # file:line:text and exits 1 if there is one.
 #
 # Searched: every text file git tracks under crates/, fuzz/ (not its corpora), scripts/
@@ -18,12 +18,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 patterns=(
-    '\bissues?[ -]?#?[0-9]'                                  # issue 4, issues 12-13, issue #3
-    '\bsessions?[ -]?#?[0-9]'                                # session 9
+    '\bissues?[ -]?#?[0-9]'                                  # an issue by number, or a range, or #N
+    '\bsessions?[ -]?#?[0-9]'                                # a session by number
     '\bthis session\b'
     '\b(previous|next|earlier|last|later|same|another) session\b'
     "\\bthe session's (final |own )?(code|changes|work|run|build)"
-    "\\bhelper's\\b"                                          # a helper's niced experiment
+    "\\bhelper's\\b"                                          # whose experiment it was
     '\ba helper\b(?! (fn|function|method|type|struct|trait|module|macro|that|to|for|which|of))'
     '\bhelpers? (session|worktree|branch)'
 )
