@@ -38,7 +38,7 @@ fn a_checkpoint_holds_the_moment_it_was_taken_in_tables_memtable_and_wal() {
     db.put(b"in-the-memtable", b"only").expect("put");
     let expected = contents(&db);
     db.checkpoint(dir.path().join("cp")).expect("checkpoint");
-    assert!(!dir.path().join("cp.tmp").exists(), "the staging directory was renamed");
+    assert!(!dir.path().join("cp.checkpoint-staging").exists(), "the staging directory was moved");
 
     // The original moves on; its old tables are compacted away.
     for i in 0..3000 {
@@ -97,6 +97,12 @@ impl Storage for NoLinks {
     }
     fn remove(&self, path: &Path) -> shamba::Result<()> {
         self.0.remove(path)
+    }
+    fn rename_dir(&self, from: &Path, to: &Path) -> shamba::Result<()> {
+        self.0.rename_dir(from, to)
+    }
+    fn remove_dir(&self, dir: &Path) -> shamba::Result<()> {
+        self.0.remove_dir(dir)
     }
     fn list(&self, dir: &Path) -> shamba::Result<Vec<String>> {
         self.0.list(dir)
@@ -193,10 +199,176 @@ fn an_existing_target_is_refused_and_a_failed_checkpoint_leaves_no_target() {
     let e = db.checkpoint(dir.path().join("cp")).expect_err("the disk is full");
     assert!(e.io_kind().is_some(), "{e}");
     assert!(!dir.path().join("cp").exists());
-    // Once the disk has room, the next attempt reuses the staging directory.
+    assert!(!dir.path().join("cp.checkpoint-staging").exists(), "the failed attempt removed its staging directory");
+    // Once the disk has room, the next attempt succeeds.
     plan.fail_writes.store(false, Ordering::SeqCst);
     db.checkpoint(dir.path().join("cp")).expect("checkpoint");
     let expected = contents(&db);
     drop(db);
     assert_eq!(contents(&Db::open(dir.path().join("cp"), small()).expect("open")), expected);
+}
+
+#[test]
+fn a_staging_directory_is_emptied_only_if_a_checkpoint_made_it() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = Db::open(dir.path().join("db"), small()).expect("open");
+    for i in 0..2000 {
+        db.put(key(i), b"v").expect("put");
+    }
+    db.flush().expect("flush");
+    let expected = contents(&db);
+
+    // Someone's directory under the staging name: refused, and nothing in it touched.
+    let theirs = dir.path().join("cp.checkpoint-staging");
+    std::fs::create_dir(&theirs).expect("mkdir");
+    std::fs::write(theirs.join("000001.sst"), b"not ours").expect("write");
+    let e = db.checkpoint(dir.path().join("cp")).expect_err("the staging name is taken");
+    assert!(matches!(e, shamba::Error::InvalidArgument(_)), "{e}");
+    assert_eq!(std::fs::read(theirs.join("000001.sst")).expect("still there"), b"not ours");
+    assert!(!dir.path().join("cp").exists());
+    std::fs::remove_dir_all(&theirs).expect("clean up");
+
+    // What a crashed attempt leaves (its marker, half a copy): emptied and reused.
+    std::fs::create_dir(&theirs).expect("mkdir");
+    std::fs::write(theirs.join("CHECKPOINT-STAGING.tmp"), b"").expect("marker");
+    std::fs::write(theirs.join("000007.sst"), b"half a copy").expect("write");
+    db.checkpoint(dir.path().join("cp")).expect("checkpoint over a crashed attempt");
+    assert!(!theirs.exists(), "moved to cp");
+    drop(db);
+    let names: Vec<String> = std::fs::read_dir(dir.path().join("cp"))
+        .expect("list")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(!names.iter().any(|n| n == "000007.sst" || n.starts_with("CHECKPOINT")), "{names:?}");
+    assert_eq!(contents(&Db::open(dir.path().join("cp"), small()).expect("open")), expected);
+}
+
+/// A crash at every storage operation of a checkpoint, on the simulated disk: `cp` is then
+/// absent or a whole checkpoint of the moment, and a later checkpoint into it succeeds (or
+/// is refused, if it exists) and leaves no staging directory.
+#[cfg(feature = "lab")]
+mod crash {
+    use super::{contents, key};
+    use shamba::lab::{CrashKeeps, SimFault, SimStorage};
+    use shamba::storage::Storage;
+    use shamba::{Db, Options, Readable};
+    use std::collections::BTreeMap;
+    use std::path::Path;
+    use std::sync::Arc;
+
+    fn options(disk: &SimStorage) -> Options {
+        Options {
+            storage: Arc::new(disk.clone()),
+            write_buffer_size: 1 << 20,
+            level0_compaction_trigger: 100,
+            level0_slowdown_trigger: 100,
+            level0_stop_trigger: 100,
+            auto_resume_interval: None,
+            target_file_size: 4096,
+            block_size: 256,
+            ..Options::default()
+        }
+    }
+
+    const DB: &str = "/disk/db";
+    const CP: &str = "/disk/cp";
+    const STAGING: &str = "/disk/cp.checkpoint-staging";
+
+    /// A database with tables, deletes and writes only in its WAL; its contents.
+    fn populate(disk: &SimStorage) -> (Db, BTreeMap<Vec<u8>, Vec<u8>>) {
+        let db = Db::open(DB, options(disk)).expect("open");
+        for i in 0..300 {
+            db.put(key(i), format!("first-{i}")).expect("put");
+        }
+        db.flush().expect("flush");
+        for i in (0..300).step_by(3) {
+            db.delete(key(i)).expect("delete");
+        }
+        for i in 300..400 {
+            db.put(key(i), format!("wal-{i}")).expect("put");
+        }
+        db.wait_for_compactions().expect("settle");
+        let expected = contents(&db);
+        (db, expected)
+    }
+
+    /// Checkpoint with `fault` at the checkpoint's operation `at`, crash keeping `keeps`,
+    /// and check what the disk holds. Returns the checkpoint's operation count.
+    fn run(at: Option<(u64, SimFault)>, keeps: CrashKeeps) -> Result<u64, String> {
+        let disk = SimStorage::new();
+        let (db, expected) = populate(&disk);
+        let start = disk.ops();
+        if let Some((n, fault)) = at {
+            disk.fail_at(start + n, fault);
+        }
+        let made = db.checkpoint(CP);
+        let ops = disk.ops() - start;
+        drop(db);
+        disk.crash(keeps);
+        if at.is_none() {
+            made.as_ref().map_err(|e| format!("the checkpoint failed without a fault: {e}"))?;
+        }
+        if made.is_ok() && !disk.exists(Path::new(CP)) {
+            return Err("an acknowledged checkpoint is gone after the crash".into());
+        }
+        if disk.exists(Path::new(CP)) {
+            check_checkpoint(&disk, &expected, "after the crash")?;
+        }
+        // The original reopens; a second checkpoint is refused if `cp` is there, and is
+        // made otherwise, over whatever staging directory the crash left.
+        let db = Db::open(DB, options(&disk)).map_err(|e| format!("reopen the original: {e}"))?;
+        if disk.exists(Path::new(CP)) {
+            match db.checkpoint(CP) {
+                Err(shamba::Error::InvalidArgument(_)) => {}
+                other => return Err(format!("a checkpoint over an existing cp: {other:?}")),
+            }
+        } else {
+            db.checkpoint(CP).map_err(|e| format!("a checkpoint after the crash: {e}"))?;
+            drop(db);
+            check_checkpoint(&disk, &expected, "made after the crash")?;
+        }
+        if disk.exists(Path::new(STAGING)) {
+            return Err(format!("a staging directory is left: {:?}", disk.list(Path::new(STAGING))));
+        }
+        Ok(ops)
+    }
+
+    /// `cp` opens as a database with exactly `expected`, and its first open leaves no
+    /// staging marker in it.
+    fn check_checkpoint(disk: &SimStorage, expected: &BTreeMap<Vec<u8>, Vec<u8>>, when: &str) -> Result<(), String> {
+        let cp = Db::open(CP, options(disk)).map_err(|e| format!("open cp {when}: {e}"))?;
+        let got = cp.iter().collect::<shamba::Result<BTreeMap<_, _>>>().map_err(|e| format!("scan cp {when}: {e}"))?;
+        cp.close().map_err(|e| format!("close cp {when}: {e}"))?;
+        if &got != expected {
+            return Err(format!("cp {when} holds {} pairs, the moment {}", got.len(), expected.len()));
+        }
+        let names = disk.list(Path::new(CP)).map_err(|e| format!("list cp: {e}"))?;
+        if names.iter().any(|n| n.starts_with("CHECKPOINT")) {
+            return Err(format!("cp {when} keeps the staging marker: {names:?}"));
+        }
+        Ok(())
+    }
+
+    #[test]
+    fn a_crash_at_any_point_of_a_checkpoint_leaves_no_half_copy() {
+        let total = run(None, CrashKeeps::Synced).expect("without a fault");
+        assert!(total > 20, "the checkpoint did only {total} storage operations");
+        assert_eq!(run(None, CrashKeeps::Written).expect("again"), total, "the count is stable");
+        let kinds = [
+            (SimFault::Crash, CrashKeeps::Synced),
+            (SimFault::Crash, CrashKeeps::Written),
+            (SimFault::TornWrite, CrashKeeps::Written),
+            (SimFault::Error, CrashKeeps::Synced),
+        ];
+        let mut failures = Vec::new();
+        for n in 0..total {
+            for (fault, keeps) in kinds {
+                if let Err(e) = run(Some((n, fault)), keeps) {
+                    failures.push(format!("{fault:?} at operation {n} of the checkpoint, keeping {keeps:?}: {e}"));
+                }
+            }
+        }
+        eprintln!("checkpoint crash points: {total} operations, {} runs, {} failures", total * 4, failures.len());
+        assert!(failures.is_empty(), "{} runs failed:\n{}", failures.len(), failures.join("\n"));
+    }
 }

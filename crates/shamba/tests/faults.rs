@@ -409,6 +409,12 @@ impl shamba::storage::Storage for PanickingWal {
     fn remove(&self, path: &std::path::Path) -> shamba::Result<()> {
         self.inner.remove(path)
     }
+    fn rename_dir(&self, from: &std::path::Path, to: &std::path::Path) -> shamba::Result<()> {
+        self.inner.rename_dir(from, to)
+    }
+    fn remove_dir(&self, dir: &std::path::Path) -> shamba::Result<()> {
+        self.inner.remove_dir(dir)
+    }
     fn list(&self, dir: &std::path::Path) -> shamba::Result<Vec<String>> {
         self.inner.list(dir)
     }

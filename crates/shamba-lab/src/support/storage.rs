@@ -65,6 +65,12 @@ impl Storage for NoSyncStorage {
     fn remove(&self, path: &Path) -> shamba::Result<()> {
         FsStorage.remove(path)
     }
+    fn rename_dir(&self, from: &Path, to: &Path) -> shamba::Result<()> {
+        FsStorage.rename_dir(from, to)
+    }
+    fn remove_dir(&self, dir: &Path) -> shamba::Result<()> {
+        FsStorage.remove_dir(dir)
+    }
     fn list(&self, dir: &Path) -> shamba::Result<Vec<String>> {
         FsStorage.list(dir)
     }

@@ -161,8 +161,17 @@ impl<S: Storage> Storage for FaultyStorage<S> {
         }
         self.inner.rename(from, to)
     }
+    fn rename_dir(&self, from: &Path, to: &Path) -> Result<()> {
+        if self.plan.fail_writes.load(SeqCst) {
+            return Err(FaultPlan::disk_full("rename dir"));
+        }
+        self.inner.rename_dir(from, to)
+    }
     fn remove(&self, path: &Path) -> Result<()> {
         self.inner.remove(path)
+    }
+    fn remove_dir(&self, dir: &Path) -> Result<()> {
+        self.inner.remove_dir(dir)
     }
     fn list(&self, dir: &Path) -> Result<Vec<String>> {
         self.inner.list(dir)

@@ -155,6 +155,10 @@ impl Storage for FsStorage {
         fs::remove_file(path).map_err(|e| with_path(e, path))
     }
 
+    fn remove_dir(&self, dir: &Path) -> Result<()> {
+        fs::remove_dir(dir).map_err(|e| with_path(e, dir))
+    }
+
     fn list(&self, dir: &Path) -> Result<Vec<String>> {
         let mut names = Vec::new();
         for entry in fs::read_dir(dir)? {
@@ -207,6 +211,12 @@ impl Storage for DirectReadFsStorage {
     }
     fn remove(&self, path: &Path) -> Result<()> {
         FsStorage.remove(path)
+    }
+    fn rename_dir(&self, from: &Path, to: &Path) -> Result<()> {
+        FsStorage.rename_dir(from, to)
+    }
+    fn remove_dir(&self, dir: &Path) -> Result<()> {
+        FsStorage.remove_dir(dir)
     }
     fn list(&self, dir: &Path) -> Result<Vec<String>> {
         FsStorage.list(dir)

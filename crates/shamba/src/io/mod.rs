@@ -147,6 +147,40 @@ pub trait Storage: Send + Sync + 'static {
     ///
     /// [`Error::Io`](crate::Error::Io) when the file system fails.
     fn rename(&self, from: &Path, to: &Path) -> Result<()>;
+    /// Move the directory `from`, with everything in it, to `to`, which must not exist:
+    /// one atomic step (a crash leaves the directory under one name or the other), durable
+    /// once [`sync_dir`](Self::sync_dir) of the parent returns. Checkpoints build their copy
+    /// under a staging name and move it to the name asked for this way. The default refuses
+    /// an existing `to`, then calls [`rename`](Self::rename) (on a real file system
+    /// `rename(2)` moves directories too).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Io`](crate::Error::Io) when the file system fails (of kind `AlreadyExists`
+    /// when `to` exists, `NotFound` when `from` does not).
+    fn rename_dir(&self, from: &Path, to: &Path) -> Result<()> {
+        if self.exists(to) {
+            return Err(crate::Error::Io(std::io::Error::new(
+                std::io::ErrorKind::AlreadyExists,
+                format!("cannot move a directory to {}: it exists", to.display()),
+            )));
+        }
+        self.rename(from, to)
+    }
+    /// Delete an empty directory. The default says it is unsupported (a checkpoint's
+    /// staging directory then stays, empty, after a failed attempt).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Io`](crate::Error::Io) when the file system fails (the directory is not
+    /// empty, or does not exist), of kind `Unsupported` by default.
+    fn remove_dir(&self, dir: &Path) -> Result<()> {
+        let _ = dir;
+        Err(crate::Error::Io(std::io::Error::new(
+            std::io::ErrorKind::Unsupported,
+            "this storage cannot remove directories",
+        )))
+    }
     /// Delete a file.
     ///
     /// # Errors

@@ -6,8 +6,11 @@
 //! and the database is reopened on what survived. What survives a crash is what was made
 //! durable: file bytes up to the last `sync` of the file, and directory entries (creations,
 //! renames, deletions) up to the last `sync_dir` of their directory (LevelDB's
-//! `FaultInjectionTestEnv` keeps the same two rules). A crash may also keep everything
-//! written, as when only the process dies.
+//! `FaultInjectionTestEnv` keeps the same two rules). A directory moved or removed is such
+//! an entry of its parent; a directory's creation is durable at once (the engine never
+//! relies on it: a checkpoint's staging directory is made durable by the sync of the
+//! parent after its move). A crash may also keep everything written, as when only the
+//! process dies.
 
 use super::{DirLock, RandomRead, SequentialWrite, Storage};
 use crate::error::{Error, Result};
@@ -62,14 +65,56 @@ enum DirChange {
     Renamed { from: PathBuf, to: PathBuf, replaced: Option<Inode> },
     /// `path` named `file` and was deleted.
     Removed { path: PathBuf, file: Inode },
+    /// The directory `from`, with everything in it, moved to `to` (which did not exist).
+    /// Older changes inside it were rewritten to name `to`.
+    DirMoved { from: PathBuf, to: PathBuf },
+    /// The empty directory `path` was removed.
+    DirRemoved { path: PathBuf },
 }
 
 impl DirChange {
     fn in_dir(&self, dir: &Path) -> bool {
         let parent = |p: &Path| p.parent() == Some(dir);
         match self {
-            DirChange::Created { path, .. } | DirChange::Removed { path, .. } => parent(path),
-            DirChange::Renamed { from, to, .. } => parent(from) || parent(to),
+            DirChange::Created { path, .. } | DirChange::Removed { path, .. } | DirChange::DirRemoved { path } => {
+                parent(path)
+            }
+            DirChange::Renamed { from, to, .. } | DirChange::DirMoved { from, to } => parent(from) || parent(to),
+        }
+    }
+
+    /// Rewrite the paths under the directory `from` to lie under `to`.
+    fn rebase(&mut self, from: &Path, to: &Path) {
+        let paths: Vec<&mut PathBuf> = match self {
+            DirChange::Created { path, .. } | DirChange::Removed { path, .. } | DirChange::DirRemoved { path } => {
+                vec![path]
+            }
+            DirChange::Renamed { from: a, to: b, .. } | DirChange::DirMoved { from: a, to: b } => vec![a, b],
+        };
+        for p in paths {
+            *p = rebased(p, from, to);
+        }
+    }
+}
+
+/// `path` with its prefix `from` replaced by `to` (unchanged if `from` is not a prefix).
+fn rebased(path: &Path, from: &Path, to: &Path) -> PathBuf {
+    path.strip_prefix(from).map_or_else(|_| path.to_path_buf(), |rest| to.join(rest))
+}
+
+impl SimState {
+    /// Move every file and directory under `from` (itself included) to `to`.
+    fn move_tree(&mut self, from: &Path, to: &Path) {
+        let files: Vec<PathBuf> = self.files.keys().filter(|p| p.starts_with(from)).cloned().collect();
+        for p in files {
+            if let Some(file) = self.files.remove(&p) {
+                self.files.insert(rebased(&p, from, to), file);
+            }
+        }
+        let dirs: Vec<PathBuf> = self.dirs.iter().filter(|d| d.starts_with(from)).cloned().collect();
+        for d in dirs {
+            self.dirs.remove(&d);
+            self.dirs.insert(rebased(&d, from, to));
         }
     }
 }
@@ -160,6 +205,15 @@ impl SimStorage {
                     }
                     DirChange::Removed { path, file } => {
                         s.files.insert(path, file);
+                    }
+                    DirChange::DirMoved { from, to } => {
+                        s.move_tree(&to, &from);
+                        for older in &mut s.unsynced {
+                            older.rebase(&to, &from);
+                        }
+                    }
+                    DirChange::DirRemoved { path } => {
+                        s.dirs.insert(path);
                     }
                 }
             }
@@ -299,11 +353,44 @@ impl Storage for SimStorage {
         Ok(self.inode(path)?.lock().data.clone())
     }
     fn rename(&self, from: &Path, to: &Path) -> Result<()> {
+        if self.state.lock().dirs.contains(from) {
+            return self.rename_dir(from, to);
+        }
         self.step("rename", None)?;
         let mut s = self.state.lock();
         let file = s.files.remove(from).ok_or_else(|| not_found(from))?;
         let replaced = s.files.insert(to.to_path_buf(), file);
         s.unsynced.push(DirChange::Renamed { from: from.to_path_buf(), to: to.to_path_buf(), replaced });
+        Ok(())
+    }
+    fn rename_dir(&self, from: &Path, to: &Path) -> Result<()> {
+        self.step("rename dir", None)?;
+        let mut s = self.state.lock();
+        if !s.dirs.contains(from) {
+            return Err(not_found(from));
+        }
+        if s.dirs.contains(to) || s.files.contains_key(to) || to.starts_with(from) {
+            return Err(io_error(ErrorKind::AlreadyExists, &format!("cannot move a directory to {}", to.display())));
+        }
+        s.move_tree(from, to);
+        for older in &mut s.unsynced {
+            older.rebase(from, to);
+        }
+        s.unsynced.push(DirChange::DirMoved { from: from.to_path_buf(), to: to.to_path_buf() });
+        Ok(())
+    }
+    fn remove_dir(&self, dir: &Path) -> Result<()> {
+        self.step("remove dir", None)?;
+        let mut s = self.state.lock();
+        if !s.dirs.contains(dir) {
+            return Err(not_found(dir));
+        }
+        let within = |p: &PathBuf| p.starts_with(dir) && p != dir;
+        if s.files.keys().any(within) || s.dirs.iter().any(within) {
+            return Err(io_error(ErrorKind::DirectoryNotEmpty, &format!("{} is not empty", dir.display())));
+        }
+        s.dirs.remove(dir);
+        s.unsynced.push(DirChange::DirRemoved { path: dir.to_path_buf() });
         Ok(())
     }
     fn remove(&self, path: &Path) -> Result<()> {
@@ -399,6 +486,42 @@ mod tests {
         assert_eq!(read(&disk, &dir.join("durable2")).as_deref(), Some(&b"xy"[..]), "rename undone, tail lost");
         assert_eq!(read(&disk, &dir.join("new")), None, "its entry was never synced");
         assert_eq!(read(&disk, &dir.join("tmp")), None);
+    }
+
+    #[test]
+    fn a_directory_move_is_durable_once_its_parent_is_synced() {
+        let disk = SimStorage::new();
+        let (staging, out) = (Path::new("/p/out.staging"), Path::new("/p/out"));
+        disk.create_dir_all(staging).unwrap();
+        write(&disk, &staging.join("a"), b"synced", true);
+        disk.sync_dir(staging).unwrap();
+        disk.create(&staging.join("b")).unwrap(); // its entry never synced
+        disk.rename_dir(staging, out).unwrap();
+        assert!(disk.rename_dir(staging, out).is_err(), "it moved");
+        assert!(disk.exists(out) && !disk.exists(staging));
+        assert_eq!(disk.list(out).unwrap(), ["a", "b"]);
+        disk.crash(CrashKeeps::Synced);
+        assert!(!disk.exists(out), "the move was not synced");
+        assert_eq!(disk.list(staging).unwrap(), ["a"], "nor was b's creation");
+
+        disk.create(&staging.join("b")).unwrap();
+        disk.sync_dir(staging).unwrap();
+        disk.rename_dir(staging, out).unwrap();
+        disk.sync_dir(Path::new("/p")).unwrap();
+        disk.crash(CrashKeeps::Synced);
+        assert_eq!(disk.list(out).unwrap(), ["a", "b"]);
+        assert!(!disk.exists(staging));
+        assert_eq!(read(&disk, &out.join("a")).as_deref(), Some(&b"synced"[..]));
+
+        assert!(disk.remove_dir(out).is_err(), "not empty");
+        disk.remove(&out.join("a")).unwrap();
+        disk.remove(&out.join("b")).unwrap();
+        disk.sync_dir(out).unwrap();
+        disk.remove_dir(out).unwrap();
+        assert!(!disk.exists(out));
+        disk.crash(CrashKeeps::Synced);
+        assert!(disk.exists(out), "the removal was not synced");
+        assert!(disk.list(out).unwrap().is_empty());
     }
 
     #[test]

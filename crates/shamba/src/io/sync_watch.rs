@@ -70,8 +70,14 @@ impl Storage for SyncWatch {
     fn rename(&self, from: &Path, to: &Path) -> Result<()> {
         self.inner.rename(from, to)
     }
+    fn rename_dir(&self, from: &Path, to: &Path) -> Result<()> {
+        self.inner.rename_dir(from, to)
+    }
     fn remove(&self, path: &Path) -> Result<()> {
         self.inner.remove(path)
+    }
+    fn remove_dir(&self, dir: &Path) -> Result<()> {
+        self.inner.remove_dir(dir)
     }
     fn list(&self, dir: &Path) -> Result<Vec<String>> {
         self.inner.list(dir)
