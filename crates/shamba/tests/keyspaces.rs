@@ -400,3 +400,158 @@ fn a_batch_naming_a_keyspace_it_cannot_write_is_refused_by_name() {
         }
     }
 }
+
+/// A crash at every storage operation of `drop_keyspace`, on the simulated disk: after
+/// the reopen the keyspace is whole (every key) or gone (not named, its tables deleted by
+/// the reopen's cleanup); a drop that returned is never undone; a synced write to the
+/// keyspace acknowledged after a drop failed is never lost (the failed drop's record may be
+/// on disk: writes wait until a fresh manifest or a reopen decides); the default keyspace
+/// keeps its keys either way.
+#[cfg(feature = "lab")]
+mod crash {
+    use shamba::lab::{CrashKeeps, SimFault, SimStorage};
+    use shamba::storage::Storage;
+    use shamba::{Db, Options, Readable, WriteBatch, WriteOptions};
+    use std::collections::BTreeMap;
+    use std::path::Path;
+    use std::sync::Arc;
+
+    const DB: &str = "/disk/db";
+
+    fn options(disk: &SimStorage) -> Options {
+        Options {
+            storage: Arc::new(disk.clone()),
+            write_buffer_size: 1 << 20,
+            level0_compaction_trigger: 100,
+            level0_slowdown_trigger: 100,
+            level0_stop_trigger: 100,
+            auto_resume_interval: None,
+            target_file_size: 4096,
+            block_size: 256,
+            ..Options::default()
+        }
+    }
+
+    fn key(i: u32) -> Vec<u8> {
+        format!("key-{i:04}").into_bytes()
+    }
+
+    type Pairs = BTreeMap<Vec<u8>, Vec<u8>>;
+
+    /// A database whose keyspace `ks` has tables (several, from a compaction) and keys only
+    /// in the WAL; the default keyspace has its own. Returns both contents and the table
+    /// files of `ks`.
+    fn populate(disk: &SimStorage) -> (Db, Pairs, Pairs, Vec<String>) {
+        let db = Db::open(DB, options(disk)).expect("open");
+        let ks = db.keyspace("ks").expect("keyspace");
+        for i in 0..300 {
+            ks.put(key(i), format!("ks-{i}")).expect("put");
+            db.put(key(i), format!("default-{i}")).expect("put");
+        }
+        db.flush().expect("flush");
+        ks.compact().expect("compact");
+        for i in 300..350 {
+            ks.put(key(i), format!("ks-wal-{i}")).expect("put");
+        }
+        db.wait_for_compactions().expect("settle");
+        let whole = ks.iter().collect::<shamba::Result<Pairs>>().expect("scan ks");
+        let default = db.iter().collect::<shamba::Result<Pairs>>().expect("scan default");
+        let tables: Vec<String> = ks.files().iter().map(|f| format!("{:06}.sst", f.number)).collect();
+        assert!(tables.len() > 1, "ks has {} tables", tables.len());
+        (db, whole, default, tables)
+    }
+
+    /// Drop `ks` with `fault` at the drop's operation `at`, crash keeping `keeps`, reopen
+    /// and check. Returns the drop's operation count.
+    fn run(at: Option<(u64, SimFault)>, keeps: CrashKeeps) -> Result<u64, String> {
+        let disk = SimStorage::new();
+        let (db, mut whole, default, tables) = populate(&disk);
+        let start = disk.ops();
+        if let Some((n, fault)) = at {
+            disk.fail_at(start + n, fault);
+        }
+        let dropped = db.drop_keyspace("ks");
+        let ops = disk.ops() - start;
+        // After a failed drop the keyspace is still there: a write to it that is
+        // acknowledged must stay. (No handle is held across the drop, so that its tables
+        // are deleted in it.)
+        // Writes resumed (where they can be) first.
+        let acknowledged = dropped.is_err()
+            && db.resume().is_ok()
+            && db.keyspace("ks").is_ok_and(|ks| {
+                let mut batch = WriteBatch::new();
+                batch.put_in(&ks, b"after a failed drop", b"synced");
+                db.write_opt(batch, &WriteOptions { sync: true, ..WriteOptions::default() }).is_ok()
+            });
+        if acknowledged {
+            whole.insert(b"after a failed drop".to_vec(), b"synced".to_vec());
+        }
+        drop(db);
+        disk.crash(keeps);
+        if at.is_none() {
+            dropped.as_ref().map_err(|e| format!("the drop failed without a fault: {e}"))?;
+        }
+
+        let db = Db::open(DB, options(&disk)).map_err(|e| format!("reopen: {e}"))?;
+        let got_default = db.iter().collect::<shamba::Result<Pairs>>().map_err(|e| format!("scan default: {e}"))?;
+        if got_default != default {
+            return Err(format!("the default keyspace holds {} pairs of {}", got_default.len(), default.len()));
+        }
+        if db.keyspace_names().iter().any(|n| n == "ks") {
+            if dropped.is_ok() {
+                return Err("a drop that returned is undone by the crash".into());
+            }
+            let ks = db.keyspace("ks").map_err(|e| format!("keyspace: {e}"))?;
+            let got = ks.iter().collect::<shamba::Result<Pairs>>().map_err(|e| format!("scan ks: {e}"))?;
+            if got != whole {
+                return Err(format!("ks is back with {} pairs of {}", got.len(), whole.len()));
+            }
+        } else {
+            if acknowledged {
+                return Err("a synced write to ks acknowledged after the failed drop is lost".into());
+            }
+            let names = disk.list(Path::new(DB)).map_err(|e| format!("list: {e}"))?;
+            let left: Vec<&String> = tables.iter().filter(|t| names.contains(t)).collect();
+            if !left.is_empty() {
+                return Err(format!("ks is gone but its tables {left:?} stay after the reopen"));
+            }
+            // A new keyspace of the same name starts empty (no old record replays into it).
+            let ks = db.keyspace("ks").map_err(|e| format!("recreate ks: {e}"))?;
+            if ks.iter().next().is_some() {
+                return Err("a keyspace made again under the dropped one's name is not empty".into());
+            }
+        }
+        db.close().map_err(|e| format!("close: {e}"))?;
+        Ok(ops)
+    }
+
+    #[test]
+    fn a_crash_at_any_point_of_a_drop_leaves_the_keyspace_whole_or_gone() {
+        let total = run(None, CrashKeeps::Synced).expect("without a fault");
+        assert!(total > 3, "the drop did only {total} storage operations");
+        assert_eq!(run(None, CrashKeeps::Written).expect("again"), total, "the count is stable");
+        let kinds = [
+            (SimFault::Crash, CrashKeeps::Synced),
+            (SimFault::Crash, CrashKeeps::Written),
+            (SimFault::TornWrite, CrashKeeps::Written),
+            (SimFault::Error, CrashKeeps::Synced),
+            (SimFault::Error, CrashKeeps::Written),
+            (SimFault::ShortWrite, CrashKeeps::Synced),
+            (SimFault::ShortWrite, CrashKeeps::Written),
+        ];
+        let mut failures = Vec::new();
+        for n in 0..total {
+            for (fault, keeps) in kinds {
+                if let Err(e) = run(Some((n, fault)), keeps) {
+                    failures.push(format!("{fault:?} at operation {n} of the drop, keeping {keeps:?}: {e}"));
+                }
+            }
+        }
+        eprintln!(
+            "drop crash points: {total} operations, {} runs, {} failures",
+            total * kinds.len() as u64,
+            failures.len()
+        );
+        assert!(failures.is_empty(), "{} runs failed:\n{}", failures.len(), failures.join("\n"));
+    }
+}

@@ -281,18 +281,32 @@ impl DbInner {
             let mut versions = self.versions.lock();
             let id = versions.next_keyspace();
             let wal_number = self.wal.number();
-            versions.log_and_apply(VersionEdit {
-                keyspace: id,
-                create_keyspace: Some(record.clone()),
-                log_number: Some(wal_number),
-                ..VersionEdit::default()
-            })?;
+            versions
+                .log_and_apply(VersionEdit {
+                    keyspace: id,
+                    create_keyspace: Some(record.clone()),
+                    log_number: Some(wal_number),
+                    ..VersionEdit::default()
+                })
+                .inspect_err(|e| self.stop_writes_after_manifest_failure(e))?;
             let version = versions.current(id).ok_or_else(|| Error::InvalidArgument(format!("keyspace {name:?} vanished")))?;
             let sv = SuperVersion::new(Arc::new(MemTable::new(wal_number)), Vec::new(), version, None, &tree_opts);
             let tree = Arc::new(Tree::new(id, name.to_string(), tree_opts, sv, self.trees.ledger.clone()));
             self.trees.add(tree.clone());
             Ok(tree)
         })
+    }
+
+    /// After a failed manifest write of a keyspace's creation or drop, the record may be on
+    /// disk or not: writes stop (as after a failed flush or compaction edit) until
+    /// [`resume`](Db::resume) starts a fresh manifest from what is in memory, or a reopen
+    /// reads what the disk holds. Otherwise a write acknowledged to a keyspace whose drop
+    /// failed could be lost with it at the next reopen. An edit refused before anything
+    /// was written (`InvalidArgument`) changes nothing.
+    fn stop_writes_after_manifest_failure(&self, e: &Error) {
+        if !matches!(e, Error::InvalidArgument(_)) {
+            self.bg.set_error(e.duplicate());
+        }
     }
 
     /// Drop the keyspace `name`, with no write, flush or compaction in flight.
@@ -310,11 +324,13 @@ impl DbInner {
                 .ok_or_else(|| Error::InvalidArgument(format!("no keyspace is named {name:?}")))?;
             let id = tree.id;
             debug_assert_ne!(id, DEFAULT_KEYSPACE);
-            self.versions.lock().log_and_apply(VersionEdit {
-                keyspace: id,
-                drop_keyspace: true,
-                ..VersionEdit::default()
-            })?;
+            // The drop is this one record. Once it is durable the keyspace is gone, and only
+            // then are its files deleted (a crash between leaves orphans, which the reopen's
+            // obsolete-file pass deletes). If writing it fails, it may be on disk or not.
+            self.versions
+                .lock()
+                .log_and_apply(VersionEdit { keyspace: id, drop_keyspace: true, ..VersionEdit::default() })
+                .inspect_err(|e| self.stop_writes_after_manifest_failure(e))?;
             self.trees.remove(&tree);
             Ok::<_, Error>(())
         })?;
