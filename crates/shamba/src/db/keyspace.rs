@@ -197,7 +197,8 @@ impl Db {
     ///
     /// - [`Error::InvalidArgument`](crate::Error::InvalidArgument) for an empty name or
     ///   one longer than 255 bytes.
-    /// - [`Error::Io`](crate::Error::Io) when logging its creation in the manifest fails;
+    /// - [`Error::Io`](crate::Error::Io) when logging its creation in the manifest fails
+    ///   (writes then stop until [`Db::resume`] or a reopen, as for a failed drop);
     ///   [`Error::Closed`](crate::Error::Closed) after [`Db::close`], or
     ///   [`Error::ReadOnly`](crate::Error::ReadOnly) after a background error, when it
     ///   must be created.
@@ -236,7 +237,10 @@ impl Db {
     ///
     /// - [`Error::InvalidArgument`](crate::Error::InvalidArgument) for `"default"` or a
     ///   name no keyspace has.
-    /// - [`Error::Io`](crate::Error::Io) when logging the drop in the manifest fails.
+    /// - [`Error::Io`](crate::Error::Io) when logging the drop in the manifest fails. The
+    ///   drop may or may not be on disk then: writes stop (later ones fail with
+    ///   [`Error::ReadOnly`](crate::Error::ReadOnly)) until [`Db::resume`] keeps the
+    ///   keyspace, or a reopen finds it whole or gone.
     /// - [`Error::Closed`](crate::Error::Closed) after [`Db::close`];
     ///   [`Error::ReadOnly`](crate::Error::ReadOnly) after a background error.
     pub fn drop_keyspace(&self, name: &str) -> Result<()> {

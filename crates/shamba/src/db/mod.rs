@@ -323,10 +323,18 @@ impl Db {
     /// # Errors
     ///
     /// - [`Error::InvalidArgument`](crate::Error::InvalidArgument) when `out` exists or has
-    ///   no file name.
+    ///   no file name, or when `out.checkpoint-staging` (where the copy is built) exists and
+    ///   was not made by a checkpoint (nothing in it is touched).
+    /// - [`Error::Locked`](crate::Error::Locked) when another checkpoint into `out` is
+    ///   being made.
     /// - [`Error::Io`](crate::Error::Io) when creating, copying or syncing the files fails;
-    ///   `out` is then not created (the staging directory `out.tmp` may remain, and is
-    ///   emptied and reused by the next attempt).
+    ///   `out` is then not created, and the staging directory is removed (if removing it
+    ///   fails too, the next attempt empties and reuses it).
+    ///
+    /// A crash at any point leaves `out` either absent or a whole checkpoint: the copy is
+    /// built and synced in `out.checkpoint-staging`, then moved to `out` in one rename. A
+    /// staging directory a crash leaves is emptied and reused by the next checkpoint into
+    /// `out`.
     /// - [`Error::Closed`](crate::Error::Closed) after [`Db::close`].
     pub fn checkpoint(&self, out: impl AsRef<Path>) -> Result<()> {
         self.inner.checkpoint(out.as_ref())
