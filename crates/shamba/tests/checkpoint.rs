@@ -243,6 +243,25 @@ fn a_staging_directory_is_emptied_only_if_a_checkpoint_made_it() {
     assert_eq!(contents(&Db::open(dir.path().join("cp"), small()).expect("open")), expected);
 }
 
+#[test]
+fn a_checkpoint_being_made_into_the_same_target_is_left_alone() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = Db::open(dir.path().join("db"), small()).expect("open");
+    db.put(b"k", b"v").expect("put");
+    // Another checkpoint into `cp` is under way: its staging directory, marked and locked.
+    let staging = dir.path().join("cp.checkpoint-staging");
+    std::fs::create_dir(&staging).expect("mkdir");
+    std::fs::write(staging.join("CHECKPOINT-STAGING.tmp"), b"").expect("marker");
+    std::fs::write(staging.join("000005.sst"), b"being copied").expect("write");
+    let lock = FsStorage.lock(&staging.join("LOCK")).expect("lock");
+    let e = db.checkpoint(dir.path().join("cp")).expect_err("the other one holds it");
+    assert!(matches!(e, shamba::Error::Locked(_)), "{e}");
+    assert_eq!(std::fs::read(staging.join("000005.sst")).expect("untouched"), b"being copied");
+    drop(lock);
+    db.checkpoint(dir.path().join("cp")).expect("once it is gone");
+    assert!(!staging.exists());
+}
+
 /// A crash at every storage operation of a checkpoint, on the simulated disk: `cp` is then
 /// absent or a whole checkpoint of the moment, and a later checkpoint into it succeeds (or
 /// is refused, if it exists) and leaves no staging directory.
