@@ -329,7 +329,9 @@ impl Db {
     ///   being made.
     /// - [`Error::Io`](crate::Error::Io) when creating, copying or syncing the files fails;
     ///   `out` is then not created, and the staging directory is removed (if removing it
-    ///   fails too, the next attempt empties and reuses it).
+    ///   fails too, the next attempt empties and reuses it). Only if the last step, the
+    ///   sync of `out`'s parent after the move, fails is `out` there: whole, but perhaps
+    ///   not durable.
     ///
     /// A crash at any point leaves `out` either absent or a whole checkpoint: the copy is
     /// built and synced in `out.checkpoint-staging`, then moved to `out` in one rename. A
