@@ -50,17 +50,39 @@ pub fn server_in(dir: &Path) -> shamba::Result<Server> {
     })
 }
 
+/// Prefix of the shared servers' directories in the system's temporary one.
+const DIR_PREFIX: &str = "shamba-fuzz-resp-";
+
 /// The process's server, in a directory of the system's temporary one named by the
-/// process id (emptied first); `None` if it could not be opened.
+/// process id (emptied first); `None` if it could not be opened. A process ends without
+/// removing it, so the directories of processes gone are removed first (where `/proc`
+/// says which are gone).
 fn shared() -> Option<&'static Server> {
     static SERVER: OnceLock<Option<Server>> = OnceLock::new();
     SERVER
         .get_or_init(|| {
-            let dir: PathBuf = std::env::temp_dir().join(format!("shamba-fuzz-resp-{}", std::process::id()));
+            let tmp = std::env::temp_dir();
+            remove_stale(&tmp);
+            let dir: PathBuf = tmp.join(format!("{DIR_PREFIX}{}", std::process::id()));
             let _ = std::fs::remove_dir_all(&dir);
             server_in(&dir).ok()
         })
         .as_ref()
+}
+
+/// Remove the shared servers' directories under `tmp` whose process has ended.
+fn remove_stale(tmp: &Path) {
+    if !Path::new("/proc/self").exists() {
+        return;
+    }
+    let Ok(entries) = std::fs::read_dir(tmp) else { return };
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let Some(pid) = name.strip_prefix(DIR_PREFIX) else { continue };
+        if pid.parse::<u32>().is_ok() && !Path::new("/proc").join(pid).exists() {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
 }
 
 /// The fuzz target: `data` run against the process's server (see [`fuzz_request_on`]).
