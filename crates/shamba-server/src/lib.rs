@@ -53,6 +53,8 @@ mod connection;
 mod cursor;
 mod databases;
 mod durability;
+#[doc(hidden)]
+pub mod fuzz;
 mod glob;
 mod reply;
 mod resp;

@@ -153,8 +153,10 @@ pub fn filter_ribbon(input: &[u8]) {
     filters::filter_part(PartKind::Ribbon, input);
 }
 
-/// A WAL file: mode byte (bit 0: make every fragment's checksum right), then the log;
-/// replayed in both recovery modes, every record decoded as a write batch.
+/// A WAL file: mode byte (bit 0: make every fragment's checksum right; bit 1: the next
+/// byte is a gap, and a filler record ends that many bytes before the first block's end,
+/// so the rest straddles a block boundary), then the log; replayed in both recovery
+/// modes, every record decoded as a write batch.
 pub fn wal(input: &[u8]) {
     logs::wal(input);
 }

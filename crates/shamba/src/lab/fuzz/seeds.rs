@@ -36,6 +36,10 @@ pub(super) fn seeds() -> Vec<(Target, Vec<u8>)> {
     });
     for log in base::files_ending(".log").filter(|l| !l.is_empty()) {
         out.push((Target::Wal, [&[1u8][..], log].concat()));
+        // The log's start behind a filler block (mode bit 1), straddling a block boundary.
+        for gap in [3u8, 120] {
+            out.push((Target::Wal, [&[3u8, gap][..], log.get(..2048).unwrap_or(log)].concat()));
+        }
         for record in records(log) {
             out.push((Target::WriteBatch, record));
         }
