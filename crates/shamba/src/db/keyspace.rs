@@ -287,7 +287,7 @@ impl DbInner {
                 log_number: Some(wal_number),
                 ..VersionEdit::default()
             })?;
-            let version = versions.current(id).ok_or_else(|| Error::InvalidArgument(format!("keyspace {name:?} vanished")))?;
+            let version = versions.current(id).ok_or_else(|| Error::internal(format!("keyspace {name:?} has no version after its creation")))?;
             let sv = SuperVersion::new(Arc::new(MemTable::new(wal_number)), Vec::new(), version, None, &tree_opts);
             let tree = Arc::new(Tree::new(id, name.to_string(), tree_opts, sv, self.trees.ledger.clone()));
             self.trees.add(tree.clone());

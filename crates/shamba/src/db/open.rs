@@ -88,13 +88,13 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<Arc<DbInner>> {
     let filter_ledger = opts.filter_memory_budget.map(|cap| Arc::new(FilterLedger::new(cap)));
     let mut trees = Vec::with_capacity(keyspaces.len());
     for (id, tree_opts) in keyspaces {
-        let version = versions.current(id).ok_or_else(|| Error::InvalidArgument(format!("keyspace {id} vanished")))?;
+        let version = versions.current(id).ok_or_else(|| Error::internal(format!("keyspace {id} has no version")))?;
         let sv = SuperVersion::new(Arc::new(MemTable::new(wal_number)), Vec::new(), version, None, &tree_opts);
         let name = names.get(&id).cloned().unwrap_or_default();
         trees.push(Arc::new(Tree::new(id, name, tree_opts, sv, filter_ledger.clone())));
     }
     let default = (trees.iter().find(|t| t.id == DEFAULT_KEYSPACE).cloned())
-        .ok_or_else(|| Error::InvalidArgument("internal: no default keyspace".into()))?;
+        .ok_or_else(|| Error::internal("no default keyspace"))?;
     let inner = Arc::new(DbInner {
         number: next_number(),
         dir,

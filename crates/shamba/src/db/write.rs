@@ -283,7 +283,7 @@ struct LeadOnUnwind<'a> {
 
 impl Drop for LeadOnUnwind<'_> {
     fn drop(&mut self) {
-        let failed = || Error::InvalidArgument("internal: the write group's leader panicked".into());
+        let failed = || Error::internal("the write group's leader panicked");
         self.db.bg.set_error(failed());
         self.db.queue.finish(self.group.iter().map(|&id| (id, Err(failed()))));
     }
