@@ -26,7 +26,8 @@ use std::sync::Arc;
 ///
 /// Cheap to clone, `Send + Sync`; it keeps the database open while it lives. After
 /// [`Db::drop_keyspace`] its operations fail with
-/// [`Error::InvalidArgument`](crate::Error::InvalidArgument) and its iterators yield nothing.
+/// [`Error::InvalidArgument`](crate::Error::InvalidArgument) and its iterators yield that
+/// error first, then end.
 ///
 /// ```
 /// use shamba::Readable;
