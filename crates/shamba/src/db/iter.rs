@@ -178,7 +178,9 @@ impl DbIterator {
         let seq = self.seq;
         let Some(c) = self.front.as_mut() else { return Ok(None) };
         while c.valid() {
-            let p = parse_internal_key(c.key()).ok_or_else(|| Error::internal(format!("an entry of the merge is not an internal key: {:02x?}", c.key())))?;
+            let p = parse_internal_key(c.key()).ok_or_else(|| {
+                Error::internal(format!("an entry of the merge is not an internal key: {:02x?}", c.key()))
+            })?;
             if p.seq > seq {
                 c.next()?;
                 continue;
@@ -225,8 +227,9 @@ impl DbIterator {
             let user_key = crate::key::user_key(c.key()).to_vec();
             let mut newest: Option<(ValueKind, SeqNo, Vec<u8>)> = None;
             while c.valid() && crate::key::user_key(c.key()) == user_key.as_slice() {
-                let p =
-                    parse_internal_key(c.key()).ok_or_else(|| Error::internal(format!("an entry of the merge is not an internal key: {:02x?}", c.key())))?;
+                let p = parse_internal_key(c.key()).ok_or_else(|| {
+                    Error::internal(format!("an entry of the merge is not an internal key: {:02x?}", c.key()))
+                })?;
                 if p.seq <= seq {
                     let value = if p.kind == ValueKind::Put { c.value().to_vec() } else { Vec::new() };
                     newest = Some((p.kind, p.seq, value));
