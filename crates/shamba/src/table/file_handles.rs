@@ -12,8 +12,11 @@
 //! too small to give each shard [`MIN_PER_SHARD`] handles has fewer shards (one below
 //! twice that), and its order is exact across files. A handle evicted while a read holds
 //! it stays open until that read drops it, and a read that lost a race to open a file
-//! closes its own copy: the descriptors open at any moment are at most `capacity` plus the
-//! reads in flight.
+//! closes its own copy: the descriptors open at any moment are at most `capacity` plus one
+//! per read in flight. For that, an evicted handle no read holds is closed under its
+//! shard's lock: closed after the lock, it would stay open while another thread evicts
+//! the handle the evicting read returns, two descriptors beyond the cache for one read.
+//! Only a miss in a full shard closes one, and a miss opens a file anyway.
 
 use crate::error::Result;
 use crate::io::{RandomRead, Storage};
@@ -77,18 +80,16 @@ impl Lru {
         Some(handle.clone())
     }
 
-    /// Keep `opened` as `number`'s handle, the most recently used, moving the handles
-    /// beyond the shard's capacity to `evicted`.
-    fn insert(&mut self, number: u64, opened: Arc<dyn RandomRead>, evicted: &mut Vec<Arc<dyn RandomRead>>) {
+    /// Keep `opened` as `number`'s handle, the most recently used, closing (dropping) the
+    /// handles beyond the shard's capacity.
+    fn insert(&mut self, number: u64, opened: Arc<dyn RandomRead>) {
         self.tick += 1;
         let tick = self.tick;
         self.handles.insert(number, (opened, tick));
         self.order.insert(tick, number);
         while self.handles.len() > self.capacity {
             let Some((_, victim)) = self.order.pop_first() else { break };
-            if let Some((h, _)) = self.handles.remove(&victim) {
-                evicted.push(h);
-            }
+            drop(self.handles.remove(&victim));
         }
     }
 
@@ -135,21 +136,19 @@ impl FileHandles {
         // Open without the lock: reads of other files must not wait for an open. Two
         // threads may race to open the same file; the first handle inserted wins.
         let opened = self.storage.open_read(path)?;
-        let mut evicted = Vec::new();
-        let handle = {
-            let mut lru = shard.lock();
-            match lru.touch(number) {
-                Some(handle) => handle,
-                None => {
-                    lru.insert(number, opened.clone(), &mut evicted);
-                    opened
-                }
+        let mut lru = shard.lock();
+        match lru.touch(number) {
+            // Lost the race: the copy just opened closes, under the lock too (after it,
+            // the handle returned might be evicted meanwhile: two beyond the cache).
+            Some(handle) => {
+                drop(opened);
+                Ok(handle)
             }
-        };
-        // The evicted handles (and a losing racer's own) close here, outside the lock, if
-        // no read holds them.
-        drop(evicted);
-        Ok(handle)
+            None => {
+                lru.insert(number, opened.clone());
+                Ok(opened)
+            }
+        }
     }
 
     /// Close table `number`'s handle (its file was deleted). A read holding it keeps it
@@ -384,7 +383,7 @@ mod tests {
                 });
             }
         });
-        // Beyond the handles kept, only a read in flight (one per thread) holds a file open.
+        // Beyond the handles kept, only a read in flight holds a file open: one per thread.
         let most = storage.2.most.load(SeqCst);
         assert!(most <= CAPACITY + THREADS, "{most} open at once");
         assert!(h.len() <= CAPACITY && h.len() > 0);
