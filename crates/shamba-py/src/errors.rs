@@ -72,6 +72,11 @@ fn build(py: Python<'_>, e: &shamba::Error) -> PyResult<PyErr> {
             err.set_cause(py, Some(cause));
             return Ok(err);
         }
+        shamba::Error::Internal { what } => {
+            let v = class("InternalError")?.call1((msg,))?;
+            v.setattr("what", what)?;
+            v
+        }
         _ => class("Error")?.call1((msg,))?,
     };
     Ok(PyErr::from_value(value))

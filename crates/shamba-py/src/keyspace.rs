@@ -15,7 +15,7 @@ use pyo3::types::PyDict;
 /// It offers what `Db` offers for its keys (the reads of `Readable`, `ks[k] = v`,
 /// `del ks[k]`, `put`, `delete`, `delete_range`) and `compact()` and `stats()` of its own. Closing the
 /// database closes it (`ClosedError`); after `db.drop_keyspace(name)` its calls raise
-/// `InvalidArgumentError` and its iterators are empty.
+/// `InvalidArgumentError`, its iterators too (on their first item).
 #[pyclass(frozen, extends = Readable, module = "shamba")]
 pub(crate) struct Keyspace {
     pub(crate) ks: shamba::Keyspace,

@@ -125,6 +125,7 @@ def test_error_classes_form_one_hierarchy():
         shamba.LockedError,
         shamba.ClosedError,
         shamba.ReadOnlyError,
+        shamba.InternalError,
     ]:
         assert issubclass(cls, shamba.Error)
     assert issubclass(shamba.IoError, OSError)

@@ -55,12 +55,26 @@ pub enum Error {
         #[source]
         cause: Arc<Error>,
     },
+
+    /// An invariant of the engine itself does not hold: a bug in Shamba, not in the caller's
+    /// input or the files. `what` says which one; report it. The operation failed; the
+    /// database may go on serving other calls.
+    #[error("internal error (a bug in the engine): {what}")]
+    Internal {
+        /// The invariant that broke.
+        what: String,
+    },
 }
 
 impl Error {
     /// A corruption error naming a file and, optionally, an offset in it.
     pub fn corruption(file: impl Into<PathBuf>, offset: Option<u64>, reason: impl Into<String>) -> Self {
         Error::Corruption { file: file.into(), offset, reason: reason.into() }
+    }
+
+    /// A broken invariant of the engine's own (a bug), as [`Error::Internal`].
+    pub(crate) fn internal(what: impl Into<String>) -> Self {
+        Error::Internal { what: what.into() }
     }
 
     /// Whether this is a [`Error::Corruption`] (a [`Error::ReadOnly`] caused by one is not:
@@ -103,6 +117,7 @@ impl Error {
             Error::Locked(p) => Error::Locked(p.clone()),
             Error::Closed => Error::Closed,
             Error::ReadOnly { cause } => Error::ReadOnly { cause: cause.clone() },
+            Error::Internal { what } => Error::Internal { what: what.clone() },
         }
     }
 }
@@ -155,6 +170,9 @@ mod tests {
         assert!(copy.is_corruption());
         assert_eq!(copy.to_string(), bad.to_string());
         assert!(matches!(Error::Closed.duplicate(), Error::Closed));
+        let bug = Error::internal("a table without its slot");
+        assert!(matches!(bug.duplicate(), Error::Internal { what } if what == "a table without its slot"));
+        assert!(bug.to_string().contains("a table without its slot") && !bug.is_corruption(), "{bug}");
     }
 
     #[test]

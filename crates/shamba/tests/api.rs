@@ -87,6 +87,41 @@ fn closed_database_refuses_operations() {
 }
 
 #[test]
+fn an_iterator_made_after_close_yields_closed_then_ends() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), Options::default()).unwrap();
+    let users = db.keyspace("users").unwrap();
+    for i in 0..10u32 {
+        db.put(format!("k{i}"), b"v").unwrap();
+        users.put(format!("u{i}"), b"v").unwrap();
+    }
+    let snap = db.snapshot();
+    let before = db.iter();
+    let other = db.clone();
+    db.close().unwrap();
+
+    /// The first item is `Closed`, then nothing, in both directions.
+    fn refused(mut it: shamba::DbIterator, what: &str) {
+        assert!(matches!(it.next(), Some(Err(Error::Closed))), "{what}: the first item is Closed");
+        assert!(it.next().is_none() && it.next_back().is_none(), "{what}: then it ends");
+    }
+    refused(other.iter(), "db.iter");
+    refused(other.range(&b"k1"[..]..&b"k5"[..]), "db.range");
+    refused(users.prefix(b"u"), "keyspace.prefix");
+    refused(snap.iter(), "snapshot.iter");
+    refused(snap.keyspace(&users).iter(), "snapshot.keyspace.iter");
+    let mut back = other.iter();
+    assert!(matches!(back.next_back(), Some(Err(Error::Closed))), "backward too");
+    assert!(back.next().is_none());
+    // A seek restarts a walk: it meets the closed database again.
+    back.seek(b"k3");
+    assert!(matches!(back.next(), Some(Err(Error::Closed))));
+    assert!(back.next().is_none());
+    // One made before the close reads to its end: it holds its files and memtables.
+    assert_eq!(before.map(Result::unwrap).count(), 10);
+}
+
+#[test]
 fn iterators_are_double_ended_and_respect_bounds() {
     let dir = tempfile::tempdir().unwrap();
     let db = Db::open(dir.path(), tiny()).unwrap();

@@ -194,3 +194,45 @@ fn a_table_missing_from_the_directory_stops_the_open_and_is_named() {
         }
     }
 }
+
+/// A data block whose bytes decode, its checksum not checked, but one of whose keys is not
+/// an internal key (its kind byte is none the engine writes): a scan reports corruption
+/// naming the table and the block's offset, and ends.
+#[test]
+fn a_malformed_internal_key_met_by_an_iterator_names_its_table() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let sst = db_with_one_table(dir.path(), 2000);
+    let mut bytes = fs::read(&sst).expect("read");
+    // The first data block's first entry holds its whole key: the user key, then the
+    // trailer, little-endian, whose first byte is the kind.
+    let user = key(0);
+    let at = bytes.windows(user.len()).position(|w| w == user.as_slice()).expect("the first key is in the file");
+    let kind = at + user.len();
+    assert_eq!(bytes[kind], 1, "a put");
+    bytes[kind] = 0x7f;
+    fs::write(&sst, bytes).expect("write");
+
+    let db = Db::open(dir.path(), small()).expect("open");
+    let ro = shamba::ReadOptions { verify_checksums: false, ..shamba::ReadOptions::default() };
+    for backward in [false, true] {
+        let mut it = db.iter_opt(&ro);
+        let mut seen = 0;
+        let err = loop {
+            match if backward { it.next_back() } else { it.next() } {
+                Some(Ok(_)) => seen += 1,
+                Some(Err(e)) => break e,
+                None => panic!("a scan (backward: {backward}) met no malformed key after {seen} entries"),
+            }
+        };
+        assert!(names(&err, &sst), "backward {backward}: expected corruption naming {}, got {err}", sst.display());
+        match &err {
+            Error::Corruption { offset, reason, .. } => {
+                assert_eq!(*offset, Some(0), "the first data block");
+                assert!(reason.contains("malformed internal key"), "{reason}");
+            }
+            other => panic!("{other}"),
+        }
+        assert!(it.next().is_none() && it.next_back().is_none(), "the error ends the scan");
+    }
+    db.close().expect("close");
+}

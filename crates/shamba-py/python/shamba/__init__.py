@@ -16,6 +16,7 @@ from ._errors import (
     ClosedError,
     CorruptionError,
     Error,
+    InternalError,
     InvalidArgumentError,
     InvalidOptionsError,
     IoError,
@@ -39,4 +40,5 @@ __all__ = [
     "LockedError",
     "ClosedError",
     "ReadOnlyError",
+    "InternalError",
 ]

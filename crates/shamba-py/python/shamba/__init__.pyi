@@ -9,6 +9,7 @@ from ._errors import (
     CorruptionError as CorruptionError,
     Error as Error,
     InvalidArgumentError as InvalidArgumentError,
+    InternalError as InternalError,
     InvalidOptionsError as InvalidOptionsError,
     IoError as IoError,
     LockedError as LockedError,

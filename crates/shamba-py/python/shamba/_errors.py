@@ -48,7 +48,14 @@ class ReadOnlyError(Error):
     succeeds or the database is reopened; reads go on. ``__cause__`` is that error."""
 
 
+class InternalError(Error):
+    """An invariant of the engine itself does not hold: a bug in Shamba, not in the input
+    or the files. ``what`` names the invariant; please report it."""
+
+    what = None
+
+
 # Shown as ``shamba.LockedError`` (where users name them), not ``shamba._errors.LockedError``.
-for _cls in (Error, IoError, CorruptionError, InvalidOptionsError, InvalidArgumentError, LockedError, ClosedError, ReadOnlyError):
+for _cls in (Error, IoError, CorruptionError, InvalidOptionsError, InvalidArgumentError, LockedError, ClosedError, ReadOnlyError, InternalError):
     _cls.__module__ = "shamba"
 del _cls

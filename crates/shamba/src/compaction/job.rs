@@ -197,7 +197,7 @@ pub(crate) fn run_compaction(
     while merged.valid() {
         let ikey = merged.key();
         let parsed = parse_internal_key(ikey).ok_or_else(|| {
-            crate::error::Error::corruption(env.dir, None, "compaction input holds a malformed internal key")
+            crate::error::Error::internal(format!("a compaction input entry is not an internal key: {ikey:02x?}"))
         })?;
         stats.entries_in += 1;
         if current_key.as_deref() != Some(parsed.user_key) {

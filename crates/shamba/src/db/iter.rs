@@ -25,11 +25,18 @@ use std::sync::Arc;
 /// # Errors
 ///
 /// Each item is a `Result`. An item is
-/// [`Error::Corruption`](crate::Error::Corruption) when a table's footer or a block the
-/// walk reads (index or data) does not decode or fails its checksum, or an entry is not an
-/// internal key; [`Error::Io`](crate::Error::Io) when the device fails opening or reading a
-/// table. The iterator yields an error once, then ends (in both directions). An iterator
-/// made after [`Db::close`](crate::Db::close) yields nothing.
+/// [`Error::Corruption`](crate::Error::Corruption), naming the table file and the block's
+/// offset, when a table's footer or a block the walk reads (index or data) does not decode
+/// or fails its checksum, or an entry of a data block is not an internal key;
+/// [`Error::Io`](crate::Error::Io) when the device fails opening or reading a table. The
+/// iterator yields an error once, then ends (in both directions).
+///
+/// An iterator that must not read yields the error a lookup would return as its first
+/// item, then ends: [`Error::Closed`](crate::Error::Closed) when it was made after
+/// [`Db::close`](crate::Db::close) (from the database, a keyspace or a snapshot),
+/// [`Error::InvalidArgument`](crate::Error::InvalidArgument) over a dropped keyspace or a
+/// snapshot's view of another database's keyspace. A seek restarts its walk: the error
+/// comes again.
 ///
 /// [`seek`](Self::seek) and [`seek_for_prev`](Self::seek_for_prev) restart a walk at a key,
 /// as RocksDB's `Seek` and `SeekForPrev` do.
@@ -49,8 +56,11 @@ pub struct DbIterator {
     front_from: Option<Vec<u8>>,
     back_from: Option<Vec<u8>>,
     done: bool,
-    /// Made after the database closed: yields nothing, seeks included.
-    closed: bool,
+    /// Why this iterator reads nothing (made after the database closed, over a dropped
+    /// keyspace, ...): each walk, seeks included, yields it once and ends.
+    refused: Option<Error>,
+    /// The refusal the next item yields, in either direction.
+    pending: Option<Error>,
 }
 
 impl DbIterator {
@@ -66,10 +76,13 @@ impl DbIterator {
             Bound::Excluded(k) => Bound::Excluded(k.as_ref().to_vec()),
             Bound::Unbounded => Bound::Unbounded,
         };
-        // A dropped keyspace reads as empty, as a closed database does.
-        let closed = inner.closed.load(std::sync::atomic::Ordering::Acquire) || tree.is_dropped();
+        // A closed database or a dropped keyspace refuses the iterator as it refuses a get.
+        let refused = match inner.check_open() {
+            Err(e) => Some(e),
+            Ok(()) => tree.is_dropped().then(|| tree.dropped_error()),
+        };
         let sv = tree.super_version();
-        DbIterator {
+        let mut it = DbIterator {
             sv,
             tables: inner.tables.clone(),
             read,
@@ -82,15 +95,28 @@ impl DbIterator {
             back_key: None,
             front_from: None,
             back_from: None,
-            done: closed,
-            closed,
+            done: false,
+            refused: None,
+            pending: None,
+        };
+        if let Some(e) = refused {
+            it.refuse(e);
         }
+        it
     }
 
-    /// Yield nothing from now on (an iterator over a keyspace it must not read).
-    pub(crate) fn close(&mut self) {
-        self.closed = true;
+    /// Read nothing: yield `e` as the next item, then end (an iterator over a keyspace it
+    /// must not read).
+    pub(crate) fn refuse(&mut self, e: Error) {
+        self.pending = Some(e.duplicate());
+        self.refused = Some(e);
         self.done = true;
+    }
+
+    /// A walk restarts: a refused iterator yields its refusal again.
+    fn restart(&mut self) {
+        self.pending = self.refused.as_ref().map(Error::duplicate);
+        self.done = self.refused.is_some();
     }
 
     fn build_cursor(&self) -> MergingCursor {
@@ -115,7 +141,7 @@ impl DbIterator {
         self.front = None;
         self.front_key = None;
         self.front_from = above_start(&self.start, key).then(|| key.to_vec());
-        self.done = self.closed;
+        self.restart();
     }
 
     /// Restart the backward walk at the last key at or before `key` (or at the range's end,
@@ -126,7 +152,7 @@ impl DbIterator {
         self.back = None;
         self.back_key = None;
         self.back_from = below_end(&self.end, key).then(|| key.to_vec());
-        self.done = self.closed;
+        self.restart();
     }
 
     fn step_forward(&mut self) -> Result<Option<(Vec<u8>, Vec<u8>)>> {
@@ -152,7 +178,9 @@ impl DbIterator {
         let seq = self.seq;
         let Some(c) = self.front.as_mut() else { return Ok(None) };
         while c.valid() {
-            let p = parse_internal_key(c.key()).ok_or_else(|| Error::corruption("", None, "malformed internal key"))?;
+            let p = parse_internal_key(c.key()).ok_or_else(|| {
+                Error::internal(format!("an entry of the merge is not an internal key: {:02x?}", c.key()))
+            })?;
             if p.seq > seq {
                 c.next()?;
                 continue;
@@ -199,8 +227,9 @@ impl DbIterator {
             let user_key = crate::key::user_key(c.key()).to_vec();
             let mut newest: Option<(ValueKind, SeqNo, Vec<u8>)> = None;
             while c.valid() && crate::key::user_key(c.key()) == user_key.as_slice() {
-                let p =
-                    parse_internal_key(c.key()).ok_or_else(|| Error::corruption("", None, "malformed internal key"))?;
+                let p = parse_internal_key(c.key()).ok_or_else(|| {
+                    Error::internal(format!("an entry of the merge is not an internal key: {:02x?}", c.key()))
+                })?;
                 if p.seq <= seq {
                     let value = if p.kind == ValueKind::Put { c.value().to_vec() } else { Vec::new() };
                     newest = Some((p.kind, p.seq, value));
@@ -241,6 +270,9 @@ impl Iterator for DbIterator {
     type Item = Result<(Vec<u8>, Vec<u8>)>;
 
     fn next(&mut self) -> Option<Self::Item> {
+        if let Some(e) = self.pending.take() {
+            return Some(Err(e));
+        }
         if self.done {
             return None;
         }
@@ -251,6 +283,9 @@ impl Iterator for DbIterator {
 
 impl DoubleEndedIterator for DbIterator {
     fn next_back(&mut self) -> Option<Self::Item> {
+        if let Some(e) = self.pending.take() {
+            return Some(Err(e));
+        }
         if self.done {
             return None;
         }

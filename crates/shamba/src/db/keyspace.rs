@@ -26,7 +26,8 @@ use std::sync::Arc;
 ///
 /// Cheap to clone, `Send + Sync`; it keeps the database open while it lives. After
 /// [`Db::drop_keyspace`] its operations fail with
-/// [`Error::InvalidArgument`](crate::Error::InvalidArgument) and its iterators yield nothing.
+/// [`Error::InvalidArgument`](crate::Error::InvalidArgument) and its iterators yield that
+/// error first, then end.
 ///
 /// ```
 /// use shamba::Readable;
@@ -293,7 +294,7 @@ impl DbInner {
                     ..VersionEdit::default()
                 })
                 .inspect_err(|e| self.stop_writes_after_manifest_failure(e))?;
-            let version = versions.current(id).ok_or_else(|| Error::InvalidArgument(format!("keyspace {name:?} vanished")))?;
+            let version = versions.current(id).ok_or_else(|| Error::internal(format!("keyspace {name:?} has no version after its creation")))?;
             let sv = SuperVersion::new(Arc::new(MemTable::new(wal_number)), Vec::new(), version, None, &tree_opts);
             let tree = Arc::new(Tree::new(id, name.to_string(), tree_opts, sv, self.trees.ledger.clone()));
             self.trees.add(tree.clone());

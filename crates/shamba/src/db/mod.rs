@@ -449,8 +449,9 @@ impl Db {
     }
 
     /// Stop background work, sync the WAL and release the directory lock. Every handle
-    /// of this database fails with [`crate::Error::Closed`] afterwards. Dropping the last handle
-    /// does the same, ignoring errors.
+    /// of this database fails with [`crate::Error::Closed`] afterwards (an iterator made
+    /// afterwards yields it as its first item; one made before reads on to its end).
+    /// Dropping the last handle does the same, ignoring errors.
     ///
     /// # Errors
     ///

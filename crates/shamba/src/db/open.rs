@@ -21,7 +21,7 @@ use crate::options::{KeyspaceOptions, Options};
 use crate::stats::DbCounters;
 use crate::table::{table_path, TableCache, TableContext};
 use crate::version::{KeyspaceRecord, Version, VersionEdit, VersionSet, DEFAULT_KEYSPACE};
-use crate::wal::{read_log, LogWriter};
+use crate::wal::{read_log_report, LogWriter};
 use parking_lot::Mutex;
 use std::collections::HashSet;
 use std::path::Path;
@@ -88,13 +88,13 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<Arc<DbInner>> {
     let filter_ledger = opts.filter_memory_budget.map(|cap| Arc::new(FilterLedger::new(cap)));
     let mut trees = Vec::with_capacity(keyspaces.len());
     for (id, tree_opts) in keyspaces {
-        let version = versions.current(id).ok_or_else(|| Error::InvalidArgument(format!("keyspace {id} vanished")))?;
+        let version = versions.current(id).ok_or_else(|| Error::internal(format!("keyspace {id} has no version")))?;
         let sv = SuperVersion::new(Arc::new(MemTable::new(wal_number)), Vec::new(), version, None, &tree_opts);
         let name = names.get(&id).cloned().unwrap_or_default();
         trees.push(Arc::new(Tree::new(id, name, tree_opts, sv, filter_ledger.clone())));
     }
     let default = (trees.iter().find(|t| t.id == DEFAULT_KEYSPACE).cloned())
-        .ok_or_else(|| Error::InvalidArgument("internal: no default keyspace".into()))?;
+        .ok_or_else(|| Error::internal("no default keyspace"))?;
     let inner = Arc::new(DbInner {
         number: next_number(),
         dir,
@@ -200,12 +200,14 @@ fn replay_wals(
     for number in logs {
         let path = wal_path(dir, number);
         let bytes = storage.read_all(&path)?;
-        for record in read_log(&bytes, &path, opts.wal_recovery)? {
-            let batch = decode_batch(&record).map_err(|e| e.in_file(&path, None))?;
+        for record in read_log_report(&bytes, &path, opts.wal_recovery)?.records {
+            // A record that does not decode is named by the file and its offset.
+            let at = Some(record.offset);
+            let batch = decode_batch(&record.data).map_err(|e| e.in_file(&path, at))?;
             let first = batch.first_seq;
             let mut count = 0u64;
             for op in batch.ops {
-                let (keyspace, op) = op.map_err(|e| e.in_file(&path, None))?;
+                let (keyspace, op) = op.map_err(|e| e.in_file(&path, at))?;
                 let seq = first + count;
                 count += 1;
                 match replays.iter().find(|r| r.id == keyspace) {
@@ -216,7 +218,7 @@ fn replay_wals(
                     None => {
                         return Err(Error::corruption(
                             &path,
-                            None,
+                            at,
                             format!("a record writes to keyspace {keyspace}, which the manifest never created"),
                         ));
                     }
@@ -282,4 +284,37 @@ fn flush_recovered(
     }
     edit.range_dels.extend(mem.range_dels());
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::db::batch::WriteBatch;
+    use crate::db::live_wal::wal_path;
+    use crate::io::{FsStorage, Storage};
+    use crate::wal::LogWriter;
+    use crate::{Db, Error, Options};
+
+    /// A WAL record whose checksum holds but whose batch does not decode is corruption
+    /// naming the log and the record's offset.
+    #[test]
+    fn a_log_record_that_does_not_decode_names_the_log_and_its_offset() {
+        let dir = tempfile::tempdir().unwrap();
+        Db::open(dir.path(), Options::default()).unwrap().close().unwrap();
+        let path = wal_path(dir.path(), 999_999);
+        let mut log = LogWriter::new(FsStorage.create(&path).unwrap());
+        let mut whole = WriteBatch::new();
+        whole.put(b"k", b"v");
+        log.add_record(whole.encode_with_seq(1_000)).unwrap();
+        let at = log.len();
+        log.add_record(b"short").unwrap();
+        log.sync().unwrap();
+        drop(log);
+        match Db::open(dir.path(), Options::default()) {
+            Err(Error::Corruption { file, offset, reason }) => {
+                assert_eq!(file, path);
+                assert_eq!(offset, Some(at), "{reason}");
+            }
+            other => panic!("{other:?}"),
+        }
+    }
 }

@@ -195,7 +195,7 @@ impl DbInner {
         seek: &[u8],
     ) -> Result<OpenCandidate<'v>> {
         let slot = tables.get(file).ok_or_else(|| {
-            Error::InvalidArgument(format!("internal: table {} has no slot in the lookup's version", file.meta.number))
+            Error::internal(format!("table {} has no slot in the lookup's version", file.meta.number))
         })?;
         let reader = &**slot.reader(&self.tables)?;
         Ok(OpenCandidate { level: file.level, file: file.meta, slot, reader, spot: reader.locate(seek) })

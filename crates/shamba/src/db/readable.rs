@@ -56,8 +56,8 @@ impl View<'_> {
     fn range<K: AsRef<[u8]>, R: RangeBounds<K>>(&self, range: &R, ro: &ReadOptions) -> DbIterator {
         let seq = self.seq.unwrap_or_else(|| self.inner.visible_seq());
         let mut it = DbIterator::new(self.inner, self.tree, seq, range, ro.clone());
-        if self.refused.is_some() {
-            it.close();
+        if let Some(e) = self.refusal() {
+            it.refuse(e);
         }
         it
     }

@@ -76,8 +76,8 @@ impl Snapshot {
     /// ```
     ///
     /// A keyspace of another database is not read: the snapshot's reads fail with
-    /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) and its iterators yield
-    /// nothing, as they do for a dropped keyspace.
+    /// [`Error::InvalidArgument`](crate::Error::InvalidArgument), and its iterators yield
+    /// that error first, then end, as they do for a dropped keyspace.
     pub fn keyspace(&self, ks: &Keyspace) -> Snapshot {
         if ks.db_identity() != self.pin.inner.number {
             return Snapshot {

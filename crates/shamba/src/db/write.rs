@@ -125,7 +125,8 @@ impl DbInner {
         // that were not would be skipped (replay skips a dropped keyspace's records too).
         let mut mems: Vec<(u32, Option<Arc<SuperVersion>>)> = Vec::new();
         for (i, op) in batch.ops().enumerate() {
-            let (keyspace, op) = op.map_err(|e| e.in_file(&self.dir, None))?;
+            // The batch was encoded here and its size checked: one that does not decode is a bug.
+            let (keyspace, op) = op.map_err(|e| Error::internal(format!("a write batch does not decode: {e}")))?;
             let at = match mems.iter().position(|(id, _)| *id == keyspace) {
                 Some(at) => at,
                 None => {
@@ -283,7 +284,7 @@ struct LeadOnUnwind<'a> {
 
 impl Drop for LeadOnUnwind<'_> {
     fn drop(&mut self) {
-        let failed = || Error::InvalidArgument("internal: the write group's leader panicked".into());
+        let failed = || Error::internal("the write group's leader panicked");
         self.db.bg.set_error(failed());
         self.db.queue.finish(self.group.iter().map(|&id| (id, Err(failed()))));
     }

@@ -5,7 +5,9 @@
 //! points to. Moving off either end of a data block moves the index cursor one entry and
 //! opens the neighbouring block (skipping empty blocks, which the builder never writes but
 //! a reader must survive). The cursor owns an `Arc` of its reader, so it is `'static`.
-//! Any error leaves it invalid and is returned.
+//! Any error leaves it invalid and is returned. Every entry it stops on is a well-formed
+//! internal key: one that is not is corruption naming the table file and the data block's
+//! offset, so the merges above (iterators, compactions) never meet a malformed key.
 
 #![deny(clippy::indexing_slicing)]
 
@@ -16,7 +18,7 @@ use super::index_cursor::IndexCursor;
 use super::reader::TableReader;
 use crate::cursor::Cursor;
 use crate::error::{DecodeError, Result};
-use crate::key::compare_internal_keys;
+use crate::key::{compare_internal_keys, parse_internal_key};
 use crate::options::ReadOptions;
 use std::sync::Arc;
 
@@ -40,13 +42,24 @@ impl TableCursor {
         TableCursor { index: IndexCursor::new(table.clone()), table, ro, data: None, ahead }
     }
 
-    /// Run a positioning step; on error drop the data block so the cursor is invalid.
+    /// Run a positioning step and check the entry it lands on; on error drop the data block
+    /// so the cursor is invalid.
     fn guard(&mut self, step: impl FnOnce(&mut Self) -> Result<()>) -> Result<()> {
-        let r = step(self);
+        let r = step(self).and_then(|()| self.check_entry());
         if r.is_err() {
             self.data = None;
         }
         r
+    }
+
+    /// The entry the cursor is on (if any) must be an internal key.
+    fn check_entry(&self) -> Result<()> {
+        match &self.data {
+            Some((handle, c)) if c.valid() && parse_internal_key(c.key()).is_none() => Err(self
+                .table
+                .corruption(handle.offset, format!("data block: malformed internal key {:02x?}", c.key()))),
+            _ => Ok(()),
+        }
     }
 
     /// Run a step on the index cursor.

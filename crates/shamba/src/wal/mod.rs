@@ -16,7 +16,7 @@
 //! is a FIRST, any number of MIDDLEs and a LAST. An empty record is a FULL fragment with
 //! no payload.
 //!
-//! Replay ([`read_log`]) distinguishes two kinds of damage. A *torn tail* is what a crash
+//! Replay ([`read_log_report`]) distinguishes two kinds of damage. A *torn tail* is what a crash
 //! leaves: the last fragment cut short or zero-filled, with nothing valid after it; it is
 //! dropped silently, so recovery ends at the last whole record. Damage *followed by more
 //! valid data* cannot come from a crash: it is [`Error::Corruption`](crate::Error) naming
@@ -38,5 +38,5 @@ mod format;
 mod reader;
 mod writer;
 
-pub(crate) use reader::{read_log, read_log_report};
+pub(crate) use reader::read_log_report;
 pub(crate) use writer::LogWriter;

@@ -43,7 +43,9 @@ pub(crate) struct LogReplay {
 
 /// Decode every whole record of a log file's bytes. A torn tail is dropped; other damage
 /// is `Error::Corruption` naming `path` and the offset (or, with
-/// [`WalRecovery::PointInTime`], the end of replay).
+/// [`WalRecovery::PointInTime`], the end of replay). The records only, for tests: replay
+/// takes [`read_log_report`], to name a record's offset.
+#[cfg(test)]
 pub(crate) fn read_log(bytes: &[u8], path: &Path, mode: WalRecovery) -> Result<Vec<Vec<u8>>> {
     let replay = read_log_report(bytes, path, mode)?;
     Ok(replay.records.into_iter().map(|r| r.data).collect())
