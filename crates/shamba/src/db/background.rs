@@ -200,6 +200,11 @@ impl DbInner {
     }
 
     fn flush_one(&self, tree: &Tree, mem: &Arc<MemTable>) -> Result<()> {
+        // The memtable's log and the older ones are synced before its table exists: the
+        // table makes its writes durable, and they must not outlive unsynced writes
+        // acknowledged before them (in another keyspace's memtable of the same log, say).
+        // A memtable switch left them unsynced so that no writer waits for this.
+        self.wal.sync_retired(mem.wal_number())?;
         let Some(version) = self.versions.lock().current(tree.id) else { return Ok(()) };
         let filter = tree.filter_for_level(&version, 0);
         let made = std::cell::RefCell::new(Vec::new());
@@ -209,8 +214,11 @@ impl DbInner {
             n
         };
         let written = flush_to_table(&self.job_env(tree, &alloc), mem, filter).and_then(|meta| {
-            // The table's directory entry is durable before any manifest names it.
+            // The table's directory entry is durable before any manifest names it (and so
+            // are the entries of the logs created before the sync began).
+            let created = self.wal.created();
             self.storage.sync_dir(&self.dir)?;
+            self.wal.dir_synced(created);
             Ok(meta)
         });
         let mut meta = match written {
@@ -447,6 +455,9 @@ impl DbInner {
             (v.live_files(), v.log_number())
         };
         let current_wal = self.wal.number();
+        // A retired log no keyspace needs is not synced any more (its memtables' flushes
+        // synced it, unless their keyspace was dropped).
+        self.wal.forget_retired_below(log_number);
         let trees = self.trees.all();
         for (name, what) in obsolete_files(&names, &live, &pending, log_number, current_wal) {
             if let Obsolete::Table(n) = what {
