@@ -32,7 +32,7 @@ impl DbInner {
                 self.bg.idle(IDLE_WAIT);
                 continue;
             };
-            if self.bg.failed() {
+            if self.bg.failed() || !self.opts.background_flushes() {
                 drop(flushing);
                 self.bg.idle(IDLE_WAIT);
                 continue;
@@ -173,6 +173,15 @@ impl DbInner {
     pub(crate) fn flush_all(&self) -> Result<()> {
         self.check_writable()?;
         self.queue.with_lead(|| self.make_room_for_write(true, 0))?;
+        if !self.opts.background_flushes() {
+            // Flushed here, as `resume` does; a failure stops writes as the flush thread's.
+            let _flushing = self.bg.flushing.lock();
+            while let Some((tree, mem)) = self.oldest_frozen() {
+                self.check_writable()?;
+                self.flush_memtable(&tree, &mem).inspect_err(|e| self.bg.set_error(e.duplicate()))?;
+            }
+            return Ok(());
+        }
         loop {
             self.check_writable()?;
             if self.trees.all().iter().all(|t| t.super_version().imm.is_empty()) {
