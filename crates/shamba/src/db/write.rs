@@ -268,6 +268,11 @@ impl DbInner {
     /// one. A failure stops writes for good, as any failed sync.
     pub(crate) fn sync_wal(&self) -> Result<()> {
         self.check_open()?;
+        // A sync is never retried after one failed: a success would not bring back what
+        // the failed one lost.
+        if self.storage.failed() {
+            self.check_writable()?;
+        }
         self.wal.sync_earlier(&*self.storage, &self.dir).inspect_err(|e| self.bg.set_error(e.duplicate()))?;
         match self.wal.sync_unless_broken() {
             // Nothing acknowledged follows its last good record, which a sync would not fix.
