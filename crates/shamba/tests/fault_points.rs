@@ -86,6 +86,9 @@ fn small_memtables(disk: &SimStorage) -> Options {
 /// One key's write: a put (`Some`) or a delete (`None`).
 type Op = (Vec<u8>, Option<Vec<u8>>);
 
+/// A write since the last durable point: its value, and whether it was acknowledged.
+type Pending = (Option<Vec<u8>>, bool);
+
 /// The values each key may hold: one once a write was made durable (a synced write, or a
 /// non-sync one followed by a synced write, a flush or `sync_wal` that succeeded), more
 /// while failed writes may or may not have landed, or acknowledged non-sync ones may or
@@ -95,7 +98,7 @@ struct Model {
     /// As of the last point where every acknowledged write was durable.
     allowed: BTreeMap<Vec<u8>, Vec<Option<Vec<u8>>>>,
     /// Writes since that point, oldest first, each with whether it was acknowledged.
-    pending: BTreeMap<Vec<u8>, Vec<(Option<Vec<u8>>, bool)>>,
+    pending: BTreeMap<Vec<u8>, Vec<Pending>>,
     /// Failed batches: each key with the value it wrote, to check all-or-nothing.
     failed_batches: Vec<Vec<Op>>,
     /// Keys written after each failed batch (the check skips them).
