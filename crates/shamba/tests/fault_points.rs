@@ -1,13 +1,17 @@
 //! Every fault point survived. A workload (sync writes and batches, flushes, a full
 //! compaction, the deletion of obsolete files, a close and a reopen, which replays the WAL
-//! and starts a fresh manifest) runs once on a simulated disk to count its storage
+//! and starts a fresh manifest; then, reopened with small memtables flushed only when
+//! asked, non-sync writes across several memtable switches between synced writes, a
+//! flush and `Db::sync_wal`) runs once on a simulated disk to count its storage
 //! operations, then once per operation N and fault kind with the fault injected at N: an
 //! error, a full disk, a short write, a crash before the operation, a torn write. After a
 //! fault the workload goes on (calling `Db::resume` where a step failed). Then the machine
 //! loses power (after a crash, or the process dies and the page cache keeps what was
 //! written; after a torn write, the latter), the database is reopened on what survived,
 //! and every key is compared with the model of the workload's writes: what was acknowledged
-//! is there, what failed is there whole or not at all, nothing panicked; and
+//! is there (a non-sync write once a later synced write, flush or `sync_wal` succeeded:
+//! a synced write never outlives the unsynced ones acknowledged before it), what failed is
+//! there whole or not at all, nothing panicked; and
 //! `Db::verify_dir` finds no damage before the reopen nor after it. Keys from `IN_KS` on
 //! live in a second keyspace, created in the middle of the workload (its creation is a
 //! fault point too), so batches and a range delete span two keyspaces.
@@ -70,14 +74,31 @@ fn options(disk: &SimStorage) -> Options {
     }
 }
 
+/// Small memtables (a switch every few writes of `big` values), flushed only when the
+/// workload asks (so every run numbers its operations alike), with room for all the frozen
+/// ones.
+fn small_memtables(disk: &SimStorage) -> Options {
+    let mut opts = Options { write_buffer_size: 4096, max_immutable_memtables: 64, ..options(disk) };
+    opts.lab.background_flushes = false;
+    opts
+}
+
 /// One key's write: a put (`Some`) or a delete (`None`).
 type Op = (Vec<u8>, Option<Vec<u8>>);
 
-/// The values each key may hold: one once a write was acknowledged, more while failed
-/// writes may or may not have landed. `None` is "absent".
+/// A write since the last durable point: its value, and whether it was acknowledged.
+type Pending = (Option<Vec<u8>>, bool);
+
+/// The values each key may hold: one once a write was made durable (a synced write, or a
+/// non-sync one followed by a synced write, a flush or `sync_wal` that succeeded), more
+/// while failed writes may or may not have landed, or acknowledged non-sync ones may or
+/// may not survive a power loss. `None` is "absent".
 #[derive(Default)]
 struct Model {
+    /// As of the last point where every acknowledged write was durable.
     allowed: BTreeMap<Vec<u8>, Vec<Option<Vec<u8>>>>,
+    /// Writes since that point, oldest first, each with whether it was acknowledged.
+    pending: BTreeMap<Vec<u8>, Vec<Pending>>,
     /// Failed batches: each key with the value it wrote, to check all-or-nothing.
     failed_batches: Vec<Vec<Op>>,
     /// Keys written after each failed batch (the check skips them).
@@ -93,14 +114,10 @@ impl Model {
         m
     }
 
-    fn record(&mut self, ops: &[Op], acknowledged: bool) {
+    /// A write, `acknowledged` or failed, `synced` or not.
+    fn record(&mut self, ops: &[Op], acknowledged: bool, synced: bool) {
         for (k, v) in ops {
-            let allowed = self.allowed.entry(k.clone()).or_default();
-            if acknowledged {
-                *allowed = vec![v.clone()];
-            } else {
-                allowed.push(v.clone());
-            }
+            self.pending.entry(k.clone()).or_default().push((v.clone(), acknowledged));
             for later in &mut self.overwritten {
                 later.push(k.clone());
             }
@@ -109,16 +126,41 @@ impl Model {
             self.failed_batches.push(ops.to_vec());
             self.overwritten.push(Vec::new());
         }
+        if acknowledged && synced {
+            self.durable();
+        }
+    }
+
+    /// Every write acknowledged so far is durable: each key holds its last acknowledged
+    /// value, or a failed write's that came after it.
+    fn durable(&mut self) {
+        for (k, writes) in std::mem::take(&mut self.pending) {
+            let allowed = self.allowed.entry(k).or_default();
+            match writes.iter().rposition(|(_, acknowledged)| *acknowledged) {
+                Some(last) => *allowed = writes[last..].iter().map(|(v, _)| v.clone()).collect(),
+                None => allowed.extend(writes.into_iter().map(|(v, _)| v)),
+            }
+        }
     }
 
     fn allows(&self, k: &[u8], v: &Option<Vec<u8>>) -> bool {
         self.allowed.get(k).is_some_and(|a| a.contains(v))
+            || self.pending.get(k).is_some_and(|p| p.iter().any(|(w, _)| w == v))
     }
 }
 
 /// One write of the workload: a batch of puts (`Some`) and deletes (`None`), synced, each
 /// into its key's keyspace (if `ks` could not be created, its writes fail).
 fn write(db: &Db, ks: Option<&Keyspace>, model: &mut Model, ops: Vec<Op>) -> bool {
+    write_opt(db, ks, model, ops, true)
+}
+
+/// As [`write`], not synced.
+fn write_unsynced(db: &Db, ks: Option<&Keyspace>, model: &mut Model, ops: Vec<Op>) -> bool {
+    write_opt(db, ks, model, ops, false)
+}
+
+fn write_opt(db: &Db, ks: Option<&Keyspace>, model: &mut Model, ops: Vec<Op>, sync: bool) -> bool {
     let mut batch = WriteBatch::new();
     let mut writable = true;
     for (k, v) in &ops {
@@ -133,8 +175,8 @@ fn write(db: &Db, ks: Option<&Keyspace>, model: &mut Model, ops: Vec<Op>) -> boo
             }
         };
     }
-    let ok = writable && db.write_opt(batch, &WriteOptions { sync: true, ..WriteOptions::default() }).is_ok();
-    model.record(&ops, ok);
+    let ok = writable && db.write_opt(batch, &WriteOptions { sync, ..WriteOptions::default() }).is_ok();
+    model.record(&ops, ok, sync);
     if !ok {
         resume(db);
     }
@@ -164,7 +206,7 @@ fn delete_range(db: &Db, ks: Option<&Keyspace>, model: &mut Model, lo: u32, hi: 
         None => false,
     };
     let ops: Vec<Op> = (lo..hi).map(del).collect();
-    model.record(&ops, ok);
+    model.record(&ops, ok, true);
     if !ok {
         resume(db);
     }
@@ -176,6 +218,22 @@ fn put(i: u32, tag: &str) -> Op {
 
 fn del(i: u32) -> Op {
     (key(i), None)
+}
+
+/// A put of a value of about 1000 bytes: four fill a small memtable.
+fn put_big(i: u32, tag: &str) -> Op {
+    let mut v = format!("{tag}-{i}-").into_bytes();
+    v.resize(1000, b'.');
+    (key(i), Some(v))
+}
+
+/// A step that makes every acknowledged write durable when it succeeds (a flush,
+/// `Db::sync_wal`); on failure, try to resume writes.
+fn durable_step(db: &Db, model: &mut Model, r: shamba::Result<()>) {
+    match r {
+        Ok(()) => model.durable(),
+        Err(_) => resume(db),
+    }
 }
 
 /// A step that may fail: on failure, try to resume writes.
@@ -244,6 +302,29 @@ fn workload(disk: &SimStorage, model: &mut Model) -> Result<(), String> {
         delete_range(&db, ks, model, 50, 53);
         step(&db, db.flush());
         write(&db, ks, model, vec![put(57, "f"), put(7, "f")]);
+        let _ = db.close();
+    }
+    // Small memtables: non-sync writes switch them every few writes, and leave the retired
+    // logs unsynced until a synced write, a flush or `sync_wal` makes them durable.
+    if let Ok(db) = Db::open(dir, small_memtables(disk)) {
+        let ks = open_ks(&db);
+        let ks = ks.as_ref();
+        for i in 0..10 {
+            write_unsynced(&db, ks, model, vec![put_big(i * 5 % KEYS, "g")]);
+        }
+        write(&db, ks, model, vec![put(58, "g")]);
+        for i in 10..18 {
+            write_unsynced(&db, ks, model, vec![put_big(i * 5 % KEYS, "h")]);
+        }
+        durable_step(&db, model, db.flush());
+        for i in 18..26 {
+            write_unsynced(&db, ks, model, vec![put_big(i * 5 % KEYS, "i")]);
+        }
+        durable_step(&db, model, db.sync_wal());
+        for i in 26..32 {
+            write_unsynced(&db, ks, model, vec![put_big(i * 5 % KEYS, "j")]);
+        }
+        check_reads(&db, ks, model)?;
         let _ = db.close();
     }
     Ok(())

@@ -32,7 +32,7 @@ impl DbInner {
                 self.bg.idle(IDLE_WAIT);
                 continue;
             };
-            if self.bg.failed() {
+            if self.bg.failed() || !self.opts.background_flushes() {
                 drop(flushing);
                 self.bg.idle(IDLE_WAIT);
                 continue;
@@ -173,6 +173,15 @@ impl DbInner {
     pub(crate) fn flush_all(&self) -> Result<()> {
         self.check_writable()?;
         self.queue.with_lead(|| self.make_room_for_write(true, 0))?;
+        if !self.opts.background_flushes() {
+            // Flushed here, as `resume` does; a failure stops writes as the flush thread's.
+            let _flushing = self.bg.flushing.lock();
+            while let Some((tree, mem)) = self.oldest_frozen() {
+                self.check_writable()?;
+                self.flush_memtable(&tree, &mem).inspect_err(|e| self.bg.set_error(e.duplicate()))?;
+            }
+            return Ok(());
+        }
         loop {
             self.check_writable()?;
             if self.trees.all().iter().all(|t| t.super_version().imm.is_empty()) {
@@ -200,6 +209,11 @@ impl DbInner {
     }
 
     fn flush_one(&self, tree: &Tree, mem: &Arc<MemTable>) -> Result<()> {
+        // The memtable's log and the older ones are synced before its table exists: the
+        // table makes its writes durable, and they must not outlive unsynced writes
+        // acknowledged before them (in another keyspace's memtable of the same log, say).
+        // A memtable switch left them unsynced so that no writer waits for this.
+        self.wal.sync_retired(mem.wal_number())?;
         let Some(version) = self.versions.lock().current(tree.id) else { return Ok(()) };
         let filter = tree.filter_for_level(&version, 0);
         let made = std::cell::RefCell::new(Vec::new());
@@ -209,8 +223,11 @@ impl DbInner {
             n
         };
         let written = flush_to_table(&self.job_env(tree, &alloc), mem, filter).and_then(|meta| {
-            // The table's directory entry is durable before any manifest names it.
+            // The table's directory entry is durable before any manifest names it (and so
+            // are the entries of the logs created before the sync began).
+            let created = self.wal.created();
             self.storage.sync_dir(&self.dir)?;
+            self.wal.dir_synced(created);
             Ok(meta)
         });
         let mut meta = match written {
@@ -447,6 +464,9 @@ impl DbInner {
             (v.live_files(), v.log_number())
         };
         let current_wal = self.wal.number();
+        // A retired log no keyspace needs is not synced any more (its memtables' flushes
+        // synced it, unless their keyspace was dropped).
+        self.wal.forget_retired_below(log_number);
         let trees = self.trees.all();
         for (name, what) in obsolete_files(&names, &live, &pending, log_number, current_wal) {
             if let Obsolete::Table(n) = what {

@@ -45,7 +45,7 @@ use crate::key::SeqNo;
 use crate::options::Options;
 use crate::stats::DbCounters;
 use crate::table::TableCache;
-use crate::version::VersionSet;
+use crate::version::{FileNumbers, VersionSet};
 use crate::Error;
 use parking_lot::Mutex;
 use std::path::PathBuf;
@@ -75,6 +75,8 @@ pub(crate) struct DbInner {
     pub trees: Trees,
     /// The manifest and every keyspace's current version.
     pub versions: Mutex<VersionSet>,
+    /// The versions' file number counter, for allocating a WAL's number without their lock.
+    pub file_numbers: FileNumbers,
     pub tables: Arc<TableCache>,
     pub block_cache: Arc<BlockCache>,
     pub io: Arc<IoStats>,

@@ -1,14 +1,26 @@
-//! The write-ahead log being appended to: its writer, its number, and whether a failed
-//! write left it with a torn tail.
+//! The write-ahead logs still alive: the one being appended to (its writer, its number,
+//! whether a failed write left it with a torn tail), the logs retired by memtable switches
+//! whose contents are not synced yet, and whether the directory entry of a log created
+//! since the last directory sync is durable.
 //!
-//! Only the write leader appends to it and replaces it; a log whose write failed takes
-//! nothing more (what follows its last good record was never acknowledged), until a new
-//! log replaces it (`resume`).
+//! Only the write leader appends to the current log and replaces it; a log whose write
+//! failed takes nothing more (what follows its last good record was never acknowledged),
+//! until a new log replaces it (`resume`).
+//!
+//! A memtable switch syncs nothing (as LevelDB's): a write that did not ask for a sync never
+//! waits for one. The guarantee a sync at the switch would give (a synced write never
+//! outlives unsynced writes acknowledged before it) is kept as RocksDB keeps it: a synced
+//! write, `Db::sync_wal` and `close` first sync every retired log still unsynced, and the
+//! directory if a log was created since its last sync, then the current log. A flush syncs
+//! the retired logs up to its memtable's before writing its table, off the writer's path.
 
 use crate::error::Result;
+use crate::io::Storage;
 use crate::wal::LogWriter;
 use parking_lot::Mutex;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
 
 /// Path of WAL `number`.
 pub(crate) fn wal_path(dir: &Path, number: u64) -> PathBuf {
@@ -22,20 +34,46 @@ struct WalState {
     broken: bool,
 }
 
-/// The WAL being appended to.
+/// A log a memtable switch retired, not yet synced: its writer, until a sync empties it.
+struct Retired {
+    number: u64,
+    writer: Mutex<Option<LogWriter>>,
+    /// Set once synced: read under the list's lock, where taking `writer` (held across a
+    /// sync) would make a switch wait.
+    synced: AtomicBool,
+}
+
+/// The WAL being appended to, and the retired ones not yet synced.
 pub(crate) struct LiveWal {
     state: Mutex<WalState>,
+    /// Its number, readable while the leader holds `state` across a sync.
+    number: AtomicU64,
+    /// Retired logs not yet synced, oldest first. The list's lock is held only to change
+    /// or copy the list, never across a sync (each log has its own lock for that), so a
+    /// switch pushing onto it never waits for a sync.
+    retired: Mutex<Vec<Arc<Retired>>>,
+    /// Logs created so far (the first one counts as 1).
+    created: AtomicU64,
+    /// How many of them the last directory sync covered; held across that sync.
+    dir_synced: Mutex<u64>,
 }
 
 impl LiveWal {
-    /// `writer`, the log numbered `number`, takes the writes from now on.
+    /// `writer`, the log numbered `number`, takes the writes from now on; its directory
+    /// entry is durable (`open` synced the directory).
     pub(crate) fn new(writer: LogWriter, number: u64) -> LiveWal {
-        LiveWal { state: Mutex::new(WalState { writer, number, broken: false }) }
+        LiveWal {
+            state: Mutex::new(WalState { writer, number, broken: false }),
+            number: AtomicU64::new(number),
+            retired: Mutex::new(Vec::new()),
+            created: AtomicU64::new(1),
+            dir_synced: Mutex::new(1),
+        }
     }
 
     /// Its number.
     pub(crate) fn number(&self) -> u64 {
-        self.state.lock().number
+        self.number.load(Ordering::Acquire)
     }
 
     /// Whether a failed write left it with a torn tail.
@@ -45,6 +83,7 @@ impl LiveWal {
 
     /// Append one record, then sync it (`sync`) or hand it to the OS. A failure breaks
     /// the log: the record may be in it, whole or torn, and no later record may follow.
+    /// A synced record is appended only after [`sync_earlier`](Self::sync_earlier).
     pub(crate) fn append(&self, record: &[u8], sync: bool) -> Result<()> {
         let mut wal = self.state.lock();
         let w = &mut wal.writer;
@@ -81,21 +120,97 @@ impl LiveWal {
         Ok((wal.number, wal.writer.len()))
     }
 
-    /// Append to `writer`, log `number`, from now on. The old log is synced first, unless
-    /// `abandon_old` (what a broken log holds past its last good record was never
-    /// acknowledged): a synced write to the new log must not outlive a power loss that
-    /// takes unsynced writes acknowledged before it. A failed sync breaks the old log and
-    /// keeps it.
-    pub(crate) fn replace(&self, writer: LogWriter, number: u64, abandon_old: bool) -> Result<()> {
+    /// Append to `writer`, log `number` (just created), from now on. Nothing is synced:
+    /// the old log joins the retired ones, synced by the next synced write, `sync_wal`,
+    /// the flush of its memtables or `close`; unless `abandon_old` (what a broken log holds
+    /// past its last good record was never acknowledged, and `resume` flushes its
+    /// memtables before writes go on). Every record appended to the old log was handed to
+    /// the OS already.
+    pub(crate) fn replace(&self, writer: LogWriter, number: u64, abandon_old: bool) {
         let mut wal = self.state.lock();
+        let old = std::mem::replace(&mut *wal, WalState { writer, number, broken: false });
+        self.number.store(number, Ordering::Release);
+        self.created.fetch_add(1, Ordering::AcqRel);
+        drop(wal);
         if !abandon_old {
-            if let Err(e) = wal.writer.sync() {
-                wal.broken = true;
-                return Err(e);
+            let writer = Mutex::new(Some(old.writer));
+            let retired = Arc::new(Retired { number: old.number, writer, synced: AtomicBool::new(false) });
+            self.retired.lock().push(retired);
+        }
+    }
+
+    /// Numbers of the retired logs not yet synced, oldest first.
+    #[cfg(test)]
+    pub(crate) fn unsynced_retired(&self) -> Vec<u64> {
+        self.retired.lock().iter().map(|r| r.number).collect()
+    }
+
+    /// Sync every retired log numbered `upto` or less that is not synced yet, oldest first;
+    /// each is dropped from the list (and its file closed) once synced. A failed sync keeps
+    /// the log listed and returns the error.
+    pub(crate) fn sync_retired(&self, upto: u64) -> Result<()> {
+        let due: Vec<Arc<Retired>> = self.retired.lock().iter().filter(|r| r.number <= upto).cloned().collect();
+        if due.is_empty() {
+            return Ok(());
+        }
+        let mut failed = None;
+        for r in &due {
+            let mut writer = r.writer.lock();
+            if let Some(w) = writer.as_mut() {
+                match w.sync() {
+                    Ok(()) => {
+                        *writer = None;
+                        r.synced.store(true, Ordering::Release);
+                    }
+                    Err(e) => {
+                        failed = Some(e);
+                        break;
+                    }
+                }
             }
         }
-        *wal = WalState { writer, number, broken: false };
+        self.retired.lock().retain(|r| !r.synced.load(Ordering::Acquire));
+        failed.map_or(Ok(()), Err)
+    }
+
+    /// Forget the retired logs numbered below `number` unsynced: no keyspace needs them
+    /// any more (their memtables were flushed, or their keyspaces dropped).
+    pub(crate) fn forget_retired_below(&self, number: u64) {
+        self.retired.lock().retain(|r| r.number >= number);
+    }
+
+    /// How many logs were created so far: a directory sync begun after this call makes
+    /// their entries durable ([`dir_synced`](Self::dir_synced)).
+    pub(crate) fn created(&self) -> u64 {
+        self.created.load(Ordering::Acquire)
+    }
+
+    /// A directory sync begun when [`created`](Self::created) said `created` succeeded.
+    pub(crate) fn dir_synced(&self, created: u64) {
+        let mut synced = self.dir_synced.lock();
+        *synced = (*synced).max(created);
+    }
+
+    /// Sync `dir` if a log was created since its last sync, so that a synced record's log
+    /// is found after a power loss.
+    pub(crate) fn sync_dir_if_needed(&self, storage: &dyn Storage, dir: &Path) -> Result<()> {
+        let created = self.created();
+        let mut synced = self.dir_synced.lock();
+        if *synced >= created {
+            return Ok(());
+        }
+        storage.sync_dir(dir)?;
+        *synced = created;
         Ok(())
+    }
+
+    /// Make every record appended before this call durable, except the current log's own:
+    /// the retired logs, then the directory entries of the logs created since the last
+    /// directory sync. A synced write calls it before appending its record, so that the
+    /// record never outlives an unsynced one acknowledged before it.
+    pub(crate) fn sync_earlier(&self, storage: &dyn Storage, dir: &Path) -> Result<()> {
+        self.sync_retired(u64::MAX)?;
+        self.sync_dir_if_needed(storage, dir)
     }
 }
 
@@ -128,7 +243,7 @@ mod tests {
         assert_eq!(wal.flushed_end().unwrap().1, len, "nor flushed");
 
         plan.fail_writes.store(false, SeqCst);
-        wal.replace(log(&storage, 4), 4, true).unwrap();
+        wal.replace(log(&storage, 4), 4, true);
         assert!(!wal.is_broken());
         assert_eq!(wal.number(), 4);
         wal.append(b"three", false).unwrap();
@@ -136,18 +251,51 @@ mod tests {
     }
 
     #[test]
-    fn a_failed_sync_of_the_old_log_keeps_it() {
+    fn a_switch_syncs_nothing_and_a_failed_sync_keeps_the_retired_log() {
         let plan = Arc::new(FaultPlan::default());
         let storage = FaultyStorage::new(SimStorage::new(), plan.clone());
         storage.create_dir_all(Path::new("/db")).unwrap();
         let wal = LiveWal::new(log(&storage, 3), 3);
         wal.append(b"one", false).unwrap();
+        // Every sync fails, and a switch goes through all the same: it syncs nothing.
         plan.fail_syncs.store(true, SeqCst);
-        assert!(wal.replace(log(&storage, 4), 4, false).is_err());
-        assert_eq!(wal.number(), 3, "the old log stays");
-        assert!(wal.is_broken());
+        wal.replace(log(&storage, 4), 4, false);
+        wal.append(b"two", false).unwrap();
+        wal.replace(log(&storage, 5), 5, false);
+        assert_eq!(wal.unsynced_retired(), vec![3, 4]);
+        assert!(wal.sync_earlier(&storage, Path::new("/db")).is_err());
+        assert_eq!(wal.unsynced_retired(), vec![3, 4], "a failed sync keeps the logs");
         plan.fail_syncs.store(false, SeqCst);
-        wal.replace(log(&storage, 5), 5, true).unwrap();
-        assert_eq!((wal.number(), wal.is_broken()), (5, false));
+        wal.sync_retired(3).unwrap();
+        assert_eq!(wal.unsynced_retired(), vec![4], "only the logs up to the one asked");
+        wal.sync_earlier(&storage, Path::new("/db")).unwrap();
+        assert!(wal.unsynced_retired().is_empty());
+        // A broken log is abandoned, not retired.
+        wal.replace(log(&storage, 6), 6, true);
+        assert!(wal.unsynced_retired().is_empty());
+        assert_eq!((wal.number(), wal.is_broken()), (6, false));
+    }
+
+    #[test]
+    fn the_directory_is_synced_once_per_new_log() {
+        let storage = SimStorage::new();
+        storage.create_dir_all(Path::new("/db")).unwrap();
+        let wal = LiveWal::new(log(&storage, 3), 3);
+        let dir = Path::new("/db");
+        let ops = storage.ops();
+        wal.sync_dir_if_needed(&storage, dir).unwrap();
+        assert_eq!(storage.ops(), ops, "nothing created since open's sync");
+        wal.replace(log(&storage, 4), 4, true);
+        let ops = storage.ops();
+        wal.sync_dir_if_needed(&storage, dir).unwrap();
+        wal.sync_dir_if_needed(&storage, dir).unwrap();
+        assert_eq!(storage.ops(), ops + 1, "one sync for the new log");
+        // A directory sync made elsewhere (a flush's) counts when it began after the log.
+        wal.replace(log(&storage, 5), 5, true);
+        let created = wal.created();
+        wal.dir_synced(created);
+        let ops = storage.ops();
+        wal.sync_dir_if_needed(&storage, dir).unwrap();
+        assert_eq!(storage.ops(), ops);
     }
 }

@@ -481,7 +481,12 @@ impl DbInner {
         // Wait for an in-flight write group to finish before syncing its log.
         self.queue.wait_idle();
         // Never retry a failed sync: a success now would not bring back what it lost.
-        let synced = if self.storage.failed() { Ok(()) } else { self.wal.sync() };
+        // The retired logs and the new logs' directory entries first, as a synced write.
+        let synced = if self.storage.failed() {
+            Ok(())
+        } else {
+            self.wal.sync_earlier(&*self.storage, &self.dir).and_then(|()| self.wal.sync())
+        };
         let persisted = if self.bg.failed() { Ok(()) } else { self.persist_file_stats() };
         // Tables a reader still held when their compaction finished go now, not at the next
         // open (the pass keeps everything after a background error).

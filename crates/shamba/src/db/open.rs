@@ -102,6 +102,7 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<Arc<DbInner>> {
         lock: Mutex::new(Some(lock)),
         default,
         trees: Trees::new(trees, filter_ledger),
+        file_numbers: versions.file_numbers(),
         versions: Mutex::new(versions),
         tables,
         block_cache,

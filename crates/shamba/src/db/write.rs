@@ -108,6 +108,14 @@ impl DbInner {
         let count = batch.len() as u64;
         let record = batch.encode_with_seq(first);
         if use_wal {
+            // A synced record must not outlive the unsynced ones acknowledged before it:
+            // the retired logs, and the new logs' directory entries, are synced first.
+            if sync {
+                if let Err(e) = self.wal.sync_earlier(&*self.storage, &self.dir) {
+                    self.bg.set_error(e.duplicate());
+                    return Err(e);
+                }
+            }
             if let Err(e) = self.wal.append(record, sync) {
                 self.bg.set_error(e.duplicate());
                 // The record may be in the log, whole or torn: its sequence numbers are
@@ -198,22 +206,22 @@ impl DbInner {
     /// Freeze every keyspace's memtable that holds anything, start a new WAL and a new
     /// memtable for every keyspace, and wake the flush thread. The memtables switch
     /// together (as RocksDB's `atomic_flush`): one WAL backs the memtables of every
-    /// keyspace, and a keyspace's memtable never spans two WALs. The old log is synced
-    /// first, unless `abandon_old_log` (resuming after a failed write: what it holds past
-    /// its last good record was never acknowledged). A failure once the new log exists
-    /// stops writes, as a failed WAL write does.
+    /// keyspace, and a keyspace's memtable never spans two WALs. Nothing is synced here (a
+    /// writer that did not ask for a sync never waits for one): the old log joins the
+    /// retired ones (`LiveWal::replace`), which the next synced write syncs first, and the
+    /// new log's directory entry is synced by that write too (or by a flush). The old log
+    /// is abandoned instead when `abandon_old_log` (resuming after a failed write: what it
+    /// holds past its last good record was never acknowledged). A failure to create the
+    /// new log stops writes, as a failed WAL write does.
     pub(super) fn switch_memtable(&self, abandon_old_log: bool) -> Result<()> {
-        let number = self.versions.lock().new_file_number();
-        let file = self.storage.create(&wal_path(&self.dir, number))?;
+        // Taken without the versions lock, which a flush holds across a manifest sync.
+        let number = self.file_numbers.take();
+        let file =
+            self.storage.create(&wal_path(&self.dir, number)).inspect_err(|e| self.bg.set_error(e.duplicate()))?;
         {
             let trees = self.trees.all();
             let guards: Vec<_> = trees.iter().map(|t| t.sv.write()).collect();
-            // The old log stays until its memtables are flushed; it is synced first (RocksDB
-            // syncs every live log for the same reason: see `LiveWal::replace`).
-            if let Err(e) = self.wal.replace(LogWriter::new(file), number, abandon_old_log) {
-                self.bg.set_error(e.duplicate());
-                return Err(e);
-            }
+            self.wal.replace(LogWriter::new(file), number, abandon_old_log);
             for (tree, sv) in trees.iter().zip(guards) {
                 let mut imm = Vec::with_capacity(sv.imm.len() + 1);
                 if !sv.mem.is_empty() {
@@ -225,7 +233,6 @@ impl DbInner {
                 sv.install(next);
             }
         }
-        self.storage.sync_dir(&self.dir).inspect_err(|e| self.bg.set_error(e.duplicate()))?;
         self.bg.wake();
         Ok(())
     }
@@ -257,10 +264,17 @@ impl WriteLoad {
 }
 
 impl DbInner {
-    /// Make every write acknowledged so far durable: sync the current WAL (older ones were
-    /// synced when they were retired). A failure stops writes for good, as any failed sync.
+    /// Make every write acknowledged so far durable: sync the retired WALs not synced yet
+    /// (and the directory, if a log was created since its last sync), then the current
+    /// one. A failure stops writes for good, as any failed sync.
     pub(crate) fn sync_wal(&self) -> Result<()> {
         self.check_open()?;
+        // A sync is never retried after one failed: a success would not bring back what
+        // the failed one lost.
+        if self.storage.failed() {
+            self.check_writable()?;
+        }
+        self.wal.sync_earlier(&*self.storage, &self.dir).inspect_err(|e| self.bg.set_error(e.duplicate()))?;
         match self.wal.sync_unless_broken() {
             // Nothing acknowledged follows its last good record, which a sync would not fix.
             None => self.check_writable(),

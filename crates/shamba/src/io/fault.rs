@@ -26,8 +26,9 @@ pub struct FaultPlan {
     /// lies): the writer counts the bytes as written, the file never holds them, and its
     /// syncs succeed. The WAL and the manifest are written as usual.
     pub drop_table_appends: AtomicBool,
-    /// Every sync waits while this is set (a stalled device), then goes on as the other
-    /// switches say: a test can hold a write group in its WAL sync.
+    /// Every sync (of a file or a directory) waits while this is set (a stalled device),
+    /// then goes on as the other switches say: a test can hold a write group in its WAL
+    /// sync.
     pub hold_syncs: AtomicBool,
     /// Every sync fails.
     pub fail_syncs: AtomicBool,
@@ -180,6 +181,9 @@ impl<S: Storage> Storage for FaultyStorage<S> {
         self.inner.create_dir_all(dir)
     }
     fn sync_dir(&self, dir: &Path) -> Result<()> {
+        while self.plan.hold_syncs.load(SeqCst) {
+            std::thread::sleep(Duration::from_millis(1));
+        }
         if self.plan.fail_syncs.load(SeqCst) {
             return Err(FaultPlan::injected("sync dir"));
         }

@@ -27,11 +27,22 @@ pub struct LabOptions {
     pub digest_hash: HashFn,
     /// Emulated device cost per block read. Default: none.
     pub device: DeviceModel,
+    /// Flush frozen memtables in the background as they come (true), or only when
+    /// `Db::flush` (or `Db::compact`) asks, in its calling thread (false: a test that numbers
+    /// every storage operation gets the same numbers in every run, and frozen memtables
+    /// stay unflushed until it says). With false, writes stop once
+    /// `Options::max_immutable_memtables` are frozen, until a flush. Default: true.
+    pub background_flushes: bool,
 }
 
 impl Default for LabOptions {
     fn default() -> Self {
-        LabOptions { prefetch_filters: true, digest_hash: HashFn::Xxh3_128, device: DeviceModel::None }
+        LabOptions {
+            prefetch_filters: true,
+            digest_hash: HashFn::Xxh3_128,
+            device: DeviceModel::None,
+            background_flushes: true,
+        }
     }
 }
 

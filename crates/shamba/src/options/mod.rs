@@ -365,6 +365,16 @@ impl Options {
         crate::io::DeviceModel::None
     }
 
+    /// Whether the flush thread flushes frozen memtables as they come: always, unless the
+    /// `lab` feature is on and `LabOptions::background_flushes` turns it off.
+    #[inline]
+    pub(crate) fn background_flushes(&self) -> bool {
+        #[cfg(feature = "lab")]
+        return self.lab.background_flushes;
+        #[cfg(not(feature = "lab"))]
+        true
+    }
+
     /// Data bytes of the level below a compaction output's level that one output file may
     /// overlap (`max_grandparent_overlap_factor * target_file_size`).
     pub(crate) fn max_grandparent_overlap_bytes(&self) -> u64 {

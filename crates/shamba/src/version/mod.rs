@@ -24,7 +24,7 @@ pub(crate) use edit::{KeyspaceRecord, VersionEdit, DEFAULT_KEYSPACE};
 pub(crate) use file_meta::FileMeta;
 pub use file_meta::FileStatsRecord;
 pub(crate) use manifest::{manifest_path, parse_manifest_file_name, set_current, write_manifest};
-pub(crate) use set::VersionSet;
+pub(crate) use set::{FileNumbers, VersionSet};
 pub(crate) use tree::{FileRef, Version};
 pub(crate) use verify::{check_record, check_shape};
 #[cfg(test)]

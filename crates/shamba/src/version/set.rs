@@ -21,6 +21,7 @@ use crate::options::WalRecovery;
 use crate::wal::{read_log_report, LogWriter};
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
 
 /// Manifest size past which the next edit rolls over to a new manifest.
@@ -124,8 +125,34 @@ pub(crate) struct VersionSet {
     /// Manifests `CURRENT` may name after a failed switch; kept out of garbage collection.
     uncertain_manifests: Vec<u64>,
     manifest_limit: u64,
-    next_file_number: u64,
+    next_file_number: FileNumbers,
     last_sequence: SeqNo,
+}
+
+/// The next file number, shared with the write path: a memtable switch takes its WAL's
+/// number without the versions lock, which is held across a manifest's sync.
+#[derive(Clone)]
+pub(crate) struct FileNumbers(Arc<AtomicU64>);
+
+impl FileNumbers {
+    fn starting_at(n: u64) -> FileNumbers {
+        FileNumbers(Arc::new(AtomicU64::new(n)))
+    }
+
+    /// Allocate a file number (for a table, a WAL or a manifest).
+    pub(crate) fn take(&self) -> u64 {
+        self.0.fetch_add(1, Ordering::AcqRel)
+    }
+
+    /// The number the next [`take`](Self::take) returns.
+    fn peek(&self) -> u64 {
+        self.0.load(Ordering::Acquire)
+    }
+
+    /// Never hand out `number` or anything below it again.
+    fn past(&self, number: u64) {
+        self.0.fetch_max(number.saturating_add(1), Ordering::AcqRel);
+    }
 }
 
 impl VersionSet {
@@ -158,7 +185,7 @@ impl VersionSet {
         let state = RecoveredState {
             log_number: set.log_number(),
             last_sequence: set.last_sequence,
-            next_file_number: set.next_file_number,
+            next_file_number: set.next_file_number.peek(),
             dropped_manifest_tail,
         };
         Ok((set, state))
@@ -225,7 +252,7 @@ impl VersionSet {
             .chain([number])
             .max()
             .unwrap_or(0);
-        set.next_file_number = next_file.max(highest.saturating_add(1));
+        set.next_file_number = FileNumbers::starting_at(next_file.max(highest.saturating_add(1)));
         let versions: Vec<Weak<Version>> = set.trees.values().map(|t| Arc::downgrade(&t.current)).collect();
         set.installed = versions;
         Ok((set, replay.dropped.is_some()))
@@ -244,7 +271,7 @@ impl VersionSet {
             manifest_number: 0,
             uncertain_manifests: Vec::new(),
             manifest_limit: DEFAULT_MANIFEST_LIMIT,
-            next_file_number: 1,
+            next_file_number: FileNumbers::starting_at(1),
             last_sequence: 0,
         }
     }
@@ -293,10 +320,10 @@ impl VersionSet {
             (None, None) => return Err(Error::InvalidArgument(format!("keyspace {id} does not exist"))),
         };
         match edit.log_number {
-            Some(n) if n < floor || n >= self.next_file_number => {
+            Some(n) if n < floor || n >= self.next_file_number.peek() => {
                 return Err(Error::InvalidArgument(format!(
                     "log number {n} outside [{floor}, {})",
-                    self.next_file_number
+                    self.next_file_number.peek()
                 )));
             }
             Some(_) => {}
@@ -305,7 +332,7 @@ impl VersionSet {
         if let Some((level, _)) = edit.compact_pointers.iter().find(|(l, _)| *l >= self.num_levels) {
             return Err(Error::InvalidArgument(format!("compact pointer for level {level} beyond the tree")));
         }
-        edit.next_file_number = Some(self.next_file_number);
+        edit.next_file_number = Some(self.next_file_number.peek());
         edit.last_sequence = Some(self.last_sequence);
         let mut next_keyspace = self.next_keyspace;
         if edit.create_keyspace.is_some() {
@@ -414,7 +441,7 @@ impl VersionSet {
                 ..VersionEdit::default()
             };
             if id == DEFAULT_KEYSPACE {
-                edit.next_file_number = Some(self.next_file_number);
+                edit.next_file_number = Some(self.next_file_number.peek());
                 edit.last_sequence = Some(self.last_sequence);
                 // Only once a keyspace was ever created: a database that never used them
                 // stays readable by a release from before keyspaces.
@@ -427,20 +454,23 @@ impl VersionSet {
 
     /// Allocate a file number (for a table, a WAL or a manifest).
     pub(crate) fn new_file_number(&mut self) -> u64 {
-        let n = self.next_file_number;
-        self.next_file_number += 1;
-        n
+        self.next_file_number.take()
+    }
+
+    /// The file number counter, for allocating without this set's lock.
+    pub(crate) fn file_numbers(&self) -> FileNumbers {
+        self.next_file_number.clone()
     }
 
     /// Make sure a number found on disk (a WAL, say) is never allocated again.
     pub(crate) fn mark_file_number_used(&mut self, number: u64) {
-        self.next_file_number = self.next_file_number.max(number.saturating_add(1));
+        self.next_file_number.past(number);
     }
 
     /// The number the next [`new_file_number`](Self::new_file_number) returns.
     #[cfg(test)]
     pub(crate) fn next_file_number(&self) -> u64 {
-        self.next_file_number
+        self.next_file_number.peek()
     }
 
     /// Last sequence number recorded.
@@ -510,7 +540,7 @@ impl std::fmt::Debug for VersionSet {
         f.debug_struct("VersionSet")
             .field("dir", &self.dir)
             .field("manifest_number", &self.manifest_number)
-            .field("next_file_number", &self.next_file_number)
+            .field("next_file_number", &self.next_file_number.peek())
             .field("last_sequence", &self.last_sequence)
             .field("log_number", &self.log_number())
             .field("keyspaces", &self.trees.len())
