@@ -266,28 +266,17 @@ fn a_checkpoint_being_made_into_the_same_target_is_left_alone() {
 /// absent or a whole checkpoint of the moment, and a later checkpoint into it succeeds (or
 /// is refused, if it exists) and leaves no staging directory.
 #[cfg(feature = "lab")]
+mod crash_points;
+
+#[cfg(feature = "lab")]
 mod crash {
     use super::{contents, key};
+    use crate::crash_points::{at_every_operation, quiet_options};
     use shamba::lab::{CrashKeeps, SimFault, SimStorage};
     use shamba::storage::Storage;
-    use shamba::{Db, Options, Readable};
+    use shamba::{Db, Readable};
     use std::collections::BTreeMap;
     use std::path::Path;
-    use std::sync::Arc;
-
-    fn options(disk: &SimStorage) -> Options {
-        Options {
-            storage: Arc::new(disk.clone()),
-            write_buffer_size: 1 << 20,
-            level0_compaction_trigger: 100,
-            level0_slowdown_trigger: 100,
-            level0_stop_trigger: 100,
-            auto_resume_interval: None,
-            target_file_size: 4096,
-            block_size: 256,
-            ..Options::default()
-        }
-    }
 
     const DB: &str = "/disk/db";
     const CP: &str = "/disk/cp";
@@ -295,7 +284,7 @@ mod crash {
 
     /// A database with tables, deletes and writes only in its WAL; its contents.
     fn populate(disk: &SimStorage) -> (Db, BTreeMap<Vec<u8>, Vec<u8>>) {
-        let db = Db::open(DB, options(disk)).expect("open");
+        let db = Db::open(DB, quiet_options(disk)).expect("open");
         for i in 0..300 {
             db.put(key(i), format!("first-{i}")).expect("put");
         }
@@ -335,7 +324,7 @@ mod crash {
         }
         // The original reopens; a second checkpoint is refused if `cp` is there, and is
         // made otherwise, over whatever staging directory the crash left.
-        let db = Db::open(DB, options(&disk)).map_err(|e| format!("reopen the original: {e}"))?;
+        let db = Db::open(DB, quiet_options(&disk)).map_err(|e| format!("reopen the original: {e}"))?;
         if disk.exists(Path::new(CP)) {
             match db.checkpoint(CP) {
                 Err(shamba::Error::InvalidArgument(_)) => {}
@@ -355,7 +344,7 @@ mod crash {
     /// `cp` opens as a database with exactly `expected`, and its first open leaves no
     /// staging marker in it.
     fn check_checkpoint(disk: &SimStorage, expected: &BTreeMap<Vec<u8>, Vec<u8>>, when: &str) -> Result<(), String> {
-        let cp = Db::open(CP, options(disk)).map_err(|e| format!("open cp {when}: {e}"))?;
+        let cp = Db::open(CP, quiet_options(disk)).map_err(|e| format!("open cp {when}: {e}"))?;
         let got = cp.iter().collect::<shamba::Result<BTreeMap<_, _>>>().map_err(|e| format!("scan cp {when}: {e}"))?;
         cp.close().map_err(|e| format!("close cp {when}: {e}"))?;
         if &got != expected {
@@ -370,24 +359,12 @@ mod crash {
 
     #[test]
     fn a_crash_at_any_point_of_a_checkpoint_leaves_no_half_copy() {
-        let total = run(None, CrashKeeps::Synced).expect("without a fault");
-        assert!(total > 10, "the checkpoint did only {total} storage operations");
-        assert_eq!(run(None, CrashKeeps::Written).expect("again"), total, "the count is stable");
         let kinds = [
             (SimFault::Crash, CrashKeeps::Synced),
             (SimFault::Crash, CrashKeeps::Written),
             (SimFault::TornWrite, CrashKeeps::Written),
             (SimFault::Error, CrashKeeps::Synced),
         ];
-        let mut failures = Vec::new();
-        for n in 0..total {
-            for (fault, keeps) in kinds {
-                if let Err(e) = run(Some((n, fault)), keeps) {
-                    failures.push(format!("{fault:?} at operation {n} of the checkpoint, keeping {keeps:?}: {e}"));
-                }
-            }
-        }
-        eprintln!("checkpoint crash points: {total} operations, {} runs, {} failures", total * 4, failures.len());
-        assert!(failures.is_empty(), "{} runs failed:\n{}", failures.len(), failures.join("\n"));
+        at_every_operation("checkpoint", 11, &kinds, run);
     }
 }

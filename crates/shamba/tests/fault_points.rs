@@ -25,7 +25,6 @@ use shamba::{Db, Keyspace, Options, Readable, WriteBatch, WriteOptions};
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
 
 const DIR: &str = "/sim/db";
 const KEYS: u32 = 64;
@@ -57,22 +56,8 @@ fn scan_both(db: &Db, ks: &Keyspace) -> shamba::Result<Vec<(Vec<u8>, Vec<u8>)>> 
     db.iter().chain(ks.iter()).collect()
 }
 
-fn options(disk: &SimStorage) -> Options {
-    Options {
-        storage: Arc::new(disk.clone()),
-        // Nothing happens in the background on its own: flushes and compactions run when
-        // the workload asks, so every run numbers its operations alike.
-        write_buffer_size: 1 << 20,
-        level0_compaction_trigger: 100,
-        level0_slowdown_trigger: 100,
-        level0_stop_trigger: 100,
-        auto_resume_interval: None,
-        // Small tables and blocks: a compaction writes several files of several blocks.
-        target_file_size: 4096,
-        block_size: 256,
-        ..Options::default()
-    }
-}
+mod crash_points;
+use crash_points::quiet_options as options;
 
 /// Small memtables (a switch every few writes of `big` values), flushed only when the
 /// workload asks (so every run numbers its operations alike), with room for all the frozen

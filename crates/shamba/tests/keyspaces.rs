@@ -414,29 +414,18 @@ fn a_batch_naming_a_keyspace_it_cannot_write_is_refused_by_name() {
 /// on disk: writes wait until a fresh manifest or a reopen decides); the default keyspace
 /// keeps its keys either way.
 #[cfg(feature = "lab")]
+mod crash_points;
+
+#[cfg(feature = "lab")]
 mod crash {
+    use crate::crash_points::{at_every_operation, quiet_options};
     use shamba::lab::{CrashKeeps, SimFault, SimStorage};
     use shamba::storage::Storage;
-    use shamba::{Db, Options, Readable, WriteBatch, WriteOptions};
+    use shamba::{Db, Readable, WriteBatch, WriteOptions};
     use std::collections::BTreeMap;
     use std::path::Path;
-    use std::sync::Arc;
 
     const DB: &str = "/disk/db";
-
-    fn options(disk: &SimStorage) -> Options {
-        Options {
-            storage: Arc::new(disk.clone()),
-            write_buffer_size: 1 << 20,
-            level0_compaction_trigger: 100,
-            level0_slowdown_trigger: 100,
-            level0_stop_trigger: 100,
-            auto_resume_interval: None,
-            target_file_size: 4096,
-            block_size: 256,
-            ..Options::default()
-        }
-    }
 
     fn key(i: u32) -> Vec<u8> {
         format!("key-{i:04}").into_bytes()
@@ -448,7 +437,7 @@ mod crash {
     /// in the WAL; the default keyspace has its own. Returns both contents and the table
     /// files of `ks`.
     fn populate(disk: &SimStorage) -> (Db, Pairs, Pairs, Vec<String>) {
-        let db = Db::open(DB, options(disk)).expect("open");
+        let db = Db::open(DB, quiet_options(disk)).expect("open");
         let ks = db.keyspace("ks").expect("keyspace");
         for i in 0..300 {
             ks.put(key(i), format!("ks-{i}")).expect("put");
@@ -498,7 +487,7 @@ mod crash {
             dropped.as_ref().map_err(|e| format!("the drop failed without a fault: {e}"))?;
         }
 
-        let db = Db::open(DB, options(&disk)).map_err(|e| format!("reopen: {e}"))?;
+        let db = Db::open(DB, quiet_options(&disk)).map_err(|e| format!("reopen: {e}"))?;
         let got_default = db.iter().collect::<shamba::Result<Pairs>>().map_err(|e| format!("scan default: {e}"))?;
         if got_default != default {
             return Err(format!("the default keyspace holds {} pairs of {}", got_default.len(), default.len()));
@@ -533,9 +522,6 @@ mod crash {
 
     #[test]
     fn a_crash_at_any_point_of_a_drop_leaves_the_keyspace_whole_or_gone() {
-        let total = run(None, CrashKeeps::Synced).expect("without a fault");
-        assert!(total > 3, "the drop did only {total} storage operations");
-        assert_eq!(run(None, CrashKeeps::Written).expect("again"), total, "the count is stable");
         let kinds = [
             (SimFault::Crash, CrashKeeps::Synced),
             (SimFault::Crash, CrashKeeps::Written),
@@ -545,19 +531,6 @@ mod crash {
             (SimFault::ShortWrite, CrashKeeps::Synced),
             (SimFault::ShortWrite, CrashKeeps::Written),
         ];
-        let mut failures = Vec::new();
-        for n in 0..total {
-            for (fault, keeps) in kinds {
-                if let Err(e) = run(Some((n, fault)), keeps) {
-                    failures.push(format!("{fault:?} at operation {n} of the drop, keeping {keeps:?}: {e}"));
-                }
-            }
-        }
-        eprintln!(
-            "drop crash points: {total} operations, {} runs, {} failures",
-            total * kinds.len() as u64,
-            failures.len()
-        );
-        assert!(failures.is_empty(), "{} runs failed:\n{}", failures.len(), failures.join("\n"));
+        at_every_operation("drop", 4, &kinds, run);
     }
 }
