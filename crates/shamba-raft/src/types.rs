@@ -1,0 +1,79 @@
+//! What a Raft group of shamba nodes agrees on: the type configuration openraft is built
+//! with, the command a log entry carries and the response its application gives.
+//!
+//! Everything openraft-specific that names a type lives here, so a move to another openraft
+//! release changes this file and the two trait implementations, not the callers.
+
+use serde::{Deserialize, Serialize};
+
+/// A node's id in the group.
+pub type NodeId = u64;
+
+/// The address book entry of a node: where its Raft RPCs go.
+pub type Node = openraft::BasicNode;
+
+openraft::declare_raft_types!(
+    /// openraft's type configuration for a group of shamba nodes.
+    ///
+    /// Snapshots travel as files: openraft reads the leader's file in chunks and the
+    /// follower writes them into a file of its own, so no snapshot is ever whole in memory.
+    pub TypeConfig:
+        D = Command,
+        R = Response,
+        NodeId = NodeId,
+        Node = Node,
+        Entry = openraft::Entry<TypeConfig>,
+        SnapshotData = tokio::fs::File,
+        AsyncRuntime = openraft::TokioRuntime,
+);
+
+/// The Raft handle of a shamba node.
+pub type Raft = openraft::Raft<TypeConfig>;
+
+/// One replicated write: a shamba write batch, applied on every node as one atomic batch.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Command {
+    /// The writes, in order; a later one wins over an earlier one on the same key.
+    pub ops: Vec<Op>,
+}
+
+/// One write of a [`Command`]. `keyspace: None` is the database's default keyspace; a named
+/// keyspace is created on every node by the first command that writes to it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Op {
+    /// Set `key` to `value`.
+    Put {
+        /// The keyspace, or `None` for the default one.
+        keyspace: Option<String>,
+        /// The key.
+        key: Vec<u8>,
+        /// The value.
+        value: Vec<u8>,
+    },
+    /// Remove `key`.
+    Delete {
+        /// The keyspace, or `None` for the default one.
+        keyspace: Option<String>,
+        /// The key.
+        key: Vec<u8>,
+    },
+    /// Remove every key in `start..end`.
+    DeleteRange {
+        /// The keyspace, or `None` for the default one.
+        keyspace: Option<String>,
+        /// The first key removed.
+        start: Vec<u8>,
+        /// The first key kept after the range.
+        end: Vec<u8>,
+    },
+}
+
+/// What applying a log entry gave.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Response {
+    /// The log index the entry was applied at.
+    pub index: u64,
+    /// For each [`Op::Delete`] of the command, in order: whether the key existed just before
+    /// the delete (so a `DEL` can answer how many keys it removed).
+    pub existed: Vec<bool>,
+}
