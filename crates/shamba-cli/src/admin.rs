@@ -130,7 +130,10 @@ pub fn inspect(db: &Path, files: bool) -> CliResult {
     println!("block cache: {} / {} bytes", s.cache_usage, s.cache_capacity);
     println!("{}", cache_entries_table(&s));
     println!("open table files: {} / {}", s.open_table_files, s.max_open_table_files);
-    println!("pinned index and filter bytes: {}", s.pinned_table_bytes);
+    println!(
+        "pinned index and filter bytes: {} (limit {}; {} tables keep theirs in the block cache)",
+        s.pinned_table_bytes, s.pinned_metadata_limit, s.tables_metadata_in_cache
+    );
     Ok(db.close()?)
 }
 

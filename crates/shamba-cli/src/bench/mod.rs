@@ -126,6 +126,10 @@ pub struct BenchArgs {
     /// Keep index and filter blocks in the block cache instead of pinning them.
     #[arg(long)]
     pub cache_index_and_filter: bool,
+    /// Most MiB of index and filter blocks pinned in memory, all tables together; a table
+    /// past it keeps them in the block cache (default: the engine's).
+    #[arg(long)]
+    pub pinned_metadata_mb: Option<f64>,
     /// Memtable size in MiB.
     #[arg(long, default_value_t = 8.0)]
     pub write_buffer_mb: f64,
@@ -281,6 +285,9 @@ impl BenchArgs {
             o.storage = std::sync::Arc::new(shamba::storage::DirectReadFsStorage);
         }
         o.filter_memory_budget = self.filter_memory_budget;
+        if let Some(limit) = self.pinned_metadata_mb {
+            o.pinned_metadata_limit = mib(limit);
+        }
         o.filter_policy.bits_per_key = self.bits_per_key;
         o.filter_policy.ribbon_from_level = self.ribbon_from_level;
         if self.monkey {
@@ -642,7 +649,7 @@ fn config_json(a: &BenchArgs, tuning: &dyn Tuning) -> serde_json::Value {
         "bottommost_compression": a.bottommost_compression.map(|c| format!("{c:?}")),
         "order": format!("{:?}", a.order), "reads": a.reads, "existing_fraction": a.existing_fraction, "multi_get": a.multi_get,
         "distribution": a.distribution.describe(a.zipf_theta, a.normal_sd, a.num), "threads": a.threads, "bits_per_key": a.bits_per_key,
-        "cache_mb": a.cache_mb, "cache_pct": a.cache_pct, "filter_memory_budget": a.filter_memory_budget, "cache_index_and_filter": a.cache_index_and_filter, "partition": a.partition,
+        "cache_mb": a.cache_mb, "cache_pct": a.cache_pct, "filter_memory_budget": a.filter_memory_budget, "cache_index_and_filter": a.cache_index_and_filter, "pinned_metadata_mb": a.pinned_metadata_mb, "partition": a.partition,
         "layout": format!("{:?}", a.layout), "parts": a.parts, "first_bits_per_key": a.first_bits_per_key,
         "ribbon_from_level": a.ribbon_from_level, "monkey": a.monkey, "policy": format!("{:?}", a.policy),
         "elastic_budget_mb": a.elastic_budget_mb, "life_time": a.life_time, "write_buffer_mb": a.write_buffer_mb, "target_file_mb": a.target_file_mb,

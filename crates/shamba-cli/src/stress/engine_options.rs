@@ -45,6 +45,10 @@ pub fn engine_options(seed: u64, style: Option<Style>) -> (Options, String) {
     }
     o.partition_index_and_filters = rng.gen_bool(0.3);
     o.cache_index_and_filter_blocks = rng.gen_bool(0.4);
+    // Sometimes a limit a few tables fill, so pinned and cached tables serve side by side.
+    if rng.gen_bool(0.3) {
+        o.pinned_metadata_limit = rng.gen_range(0..64 << 10);
+    }
     let policy = rng.gen_range(0..4);
     match policy {
         1 => o.probe_policy = ProbePolicy::NoLastLevel,
@@ -67,7 +71,7 @@ pub fn engine_options(seed: u64, style: Option<Style>) -> (Options, String) {
     }
     let text = format!(
         "{} compaction, memtable {} KiB, tables {} KiB, L1 {} KiB, ratio {}, L0 trigger {}, blocks {} B, \
-         {:?} compression, {} metadata{}, cache {} KiB, {} open files, {} probes{}",
+         {:?} compression, {} metadata{} (at most {} KiB pinned), cache {} KiB, {} open files, {} probes{}",
         if tiered { "tiered" } else { "leveled" },
         o.write_buffer_size >> 10,
         o.target_file_size >> 10,
@@ -78,6 +82,7 @@ pub fn engine_options(seed: u64, style: Option<Style>) -> (Options, String) {
         o.compression,
         if o.partition_index_and_filters { "partitioned" } else { "whole" },
         if o.cache_index_and_filter_blocks { " in the block cache" } else { " pinned" },
+        o.pinned_metadata_limit >> 10,
         o.cache_capacity >> 10,
         o.max_open_files,
         o.probe_policy.name(),

@@ -133,7 +133,9 @@ class Db(Readable):
     that must read a filter part reads later ones with it, in one read, as many as make a
     further read unlikely),
     ``cache_mb``, ``cache_pct``,
-    ``cache_index_and_filter``, ``filter_memory_budget`` (bytes of filters held in memory
+    ``cache_index_and_filter``, ``pinned_metadata_limit`` (bytes of index and filter blocks
+    pinned in memory, all tables together; a table past it keeps them in the block cache),
+    ``filter_memory_budget`` (bytes of filters held in memory
     across all tables; None: unbounded), ``partition``, ``compression`` ("none", "lz4"),
     ``compaction_style`` ("leveled", "tiered"), ``write_buffer_size``, ``target_file_size``,
     ``block_size``, ``max_open_files``, ``paranoid_file_checks``, ``sync``, ``keyspaces``
@@ -159,6 +161,7 @@ class Db(Readable):
         cache_mb: float = 32.0,
         cache_pct: Optional[float] = None,
         cache_index_and_filter: bool = False,
+        pinned_metadata_limit: int = ...,
         filter_memory_budget: Optional[int] = None,
         partition: bool = False,
         compression: str = "none",

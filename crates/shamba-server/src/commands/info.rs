@@ -100,6 +100,8 @@ fn cache(_: &Ctx<'_>, st: &Stats, out: &mut String) {
     line(out, "cache_usage", st.cache_usage);
     line(out, "cache_capacity", st.cache_capacity);
     line(out, "pinned_table_bytes", st.pinned_table_bytes);
+    line(out, "pinned_metadata_limit", st.pinned_metadata_limit);
+    line(out, "tables_metadata_in_cache", st.tables_metadata_in_cache);
     line(out, "open_table_files", st.open_table_files);
 }
 

@@ -121,6 +121,7 @@ mod tests {
             cache_index_and_filter_blocks: false,
             digest_version: None,
             pool_filters: false,
+            metadata: crate::table::MetadataBudget::new(u64::MAX),
         };
         let tables = Arc::new(TableCache::new(Arc::new(FsStorage), dir, ctx, 4));
         let opts = Options { paranoid_file_checks: paranoid, ..Options::default() };

@@ -383,6 +383,8 @@ impl Db {
             open_table_files,
             max_open_table_files,
             pinned_table_bytes: inner.tables.pinned_bytes(),
+            pinned_metadata_limit: inner.tables.metadata_budget().limit(),
+            tables_metadata_in_cache: inner.tables.metadata_budget().cached_readers(),
             levels,
             memtable_bytes: sv.mem.approximate_size(),
             immutable_memtables: sv.imm.len(),

@@ -67,6 +67,7 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<Arc<DbInner>> {
         cache_index_and_filter_blocks: opts.cache_index_and_filter_blocks,
         digest_version: Some(opts.digest_hash().digest_version()),
         pool_filters: opts.pools_filters(),
+        metadata: crate::table::MetadataBudget::new(opts.pinned_metadata_limit),
     };
     let tables = Arc::new(TableCache::new(storage.clone(), &dir, ctx, opts.table_file_handles()));
 

@@ -154,6 +154,17 @@ pub struct Options {
     /// Keep index and filter blocks in the block cache (true) or pinned in each table
     /// reader (false). Default: false.
     pub cache_index_and_filter_blocks: bool,
+    /// Most bytes of index and filter blocks the table readers pin in memory, together.
+    /// A table opened when its metadata does not fit keeps its index and filter blocks in
+    /// the block cache instead (as `cache_index_and_filter_blocks` does for every table),
+    /// at the priorities the filter manager gives them; the room comes back when a pinning
+    /// table is compacted away. First come, first pinned. The bound may be passed by the
+    /// index fences of the last table pinned (a few bytes per data block), and does not
+    /// count the top-level index of a partitioned table, which every reader pins.
+    /// `Stats::pinned_table_bytes` and `Stats::tables_metadata_in_cache` report it.
+    /// Default: an eighth of the machine's memory, at least 64 MiB (each open database
+    /// takes its own; set it lower when a process opens many).
+    pub pinned_metadata_limit: u64,
     /// One hard cap, in bytes, on filter parts held in memory across all tables. `None`
     /// (the default): every table's filter is pinned when it opens (or cached, with
     /// `cache_index_and_filter_blocks`), as without a budget. With a budget no filter is
@@ -242,6 +253,7 @@ impl Default for Options {
             cache_capacity: 32 << 20,
             high_priority_ratio: 0.5,
             cache_index_and_filter_blocks: false,
+            pinned_metadata_limit: default_pinned_metadata_limit(),
             filter_memory_budget: None,
             partition_index_and_filters: false,
             metadata_partition_size: 4096,
@@ -286,6 +298,7 @@ impl fmt::Debug for Options {
             .field("cache_capacity", &self.cache_capacity)
             .field("high_priority_ratio", &self.high_priority_ratio)
             .field("cache_index_and_filter_blocks", &self.cache_index_and_filter_blocks)
+            .field("pinned_metadata_limit", &self.pinned_metadata_limit)
             .field("filter_memory_budget", &self.filter_memory_budget)
             .field("partition_index_and_filters", &self.partition_index_and_filters)
             .field("metadata_partition_size", &self.metadata_partition_size)
@@ -321,6 +334,22 @@ fn default_max_open_files() -> usize {
         usize::MAX
     };
     (soft / 2).clamp(MIN_OPEN_FILES, 65_536)
+}
+
+/// The smallest default [`Options::pinned_metadata_limit`].
+const MIN_DEFAULT_METADATA_LIMIT: u64 = 64 << 20;
+
+/// An eighth of the machine's physical memory, at least [`MIN_DEFAULT_METADATA_LIMIT`]
+/// (that alone when the memory cannot be read).
+fn default_pinned_metadata_limit() -> u64 {
+    // SAFETY: sysconf reads a system constant and touches no memory of ours (exercised by
+    // `options::tests::the_metadata_limit_defaults_to_an_eighth_of_memory`).
+    let (pages, page_size) = unsafe { (libc::sysconf(libc::_SC_PHYS_PAGES), libc::sysconf(libc::_SC_PAGESIZE)) };
+    let memory = match (u64::try_from(pages), u64::try_from(page_size)) {
+        (Ok(pages), Ok(size)) => pages.saturating_mul(size),
+        _ => 0,
+    };
+    (memory / 8).max(MIN_DEFAULT_METADATA_LIMIT)
 }
 
 impl Options {
@@ -608,5 +637,18 @@ mod tests {
         assert_eq!(opts.max_open_files, expected);
         assert_eq!(opts.table_file_handles(), expected - NON_TABLE_FILES);
         assert_eq!(Options { max_open_files: 16, ..Options::default() }.table_file_handles(), 6);
+    }
+
+    #[test]
+    fn the_metadata_limit_defaults_to_an_eighth_of_memory() {
+        // Linux's MemTotal is the physical pages sysconf counts.
+        let meminfo = std::fs::read_to_string("/proc/meminfo").unwrap();
+        let kib: u64 = meminfo
+            .lines()
+            .find_map(|l| l.strip_prefix("MemTotal:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+            .unwrap();
+        let expected = (kib * 1024 / 8).max(MIN_DEFAULT_METADATA_LIMIT);
+        assert_eq!(Options::default().pinned_metadata_limit, expected);
     }
 }

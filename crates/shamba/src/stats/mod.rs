@@ -172,6 +172,11 @@ pub struct Stats {
     /// Bytes of index and filter blocks the open table readers pin in memory (with
     /// `cache_index_and_filter_blocks` on, only partitioned tables' top-level indexes).
     pub pinned_table_bytes: u64,
+    /// The limit on those bytes (`Options::pinned_metadata_limit`).
+    pub pinned_metadata_limit: u64,
+    /// Open tables keeping their index and filter blocks in the block cache because they
+    /// did not fit under the limit.
+    pub tables_metadata_in_cache: u64,
     /// The tree, level by level.
     pub levels: Vec<LevelStats>,
     /// Lookup counters, level by level.

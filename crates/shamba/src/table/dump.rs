@@ -37,6 +37,7 @@ pub fn dump_table(storage: &dyn Storage, path: &Path, max_entries: usize) -> Res
         // A dump describes parts of whatever digest version; it never probes them.
         digest_version: None,
         pool_filters: false,
+        metadata: super::MetadataBudget::new(u64::MAX),
     };
     let file = TableFile::new(path.to_path_buf(), file, ctx.io.clone(), ctx.device);
     let reader = Arc::new(TableReader::open(file, 0, ctx)?);

@@ -39,6 +39,7 @@ mod index_cursor;
 mod index_fences;
 mod meta_blocks;
 mod meta_index;
+mod metadata_budget;
 mod partition;
 mod pinned_part;
 mod properties;
@@ -62,6 +63,7 @@ pub(crate) use format::BLOCK_TRAILER_LEN;
 pub(crate) use format::FOOTER_LEN;
 #[cfg(test)]
 pub(crate) use format::{FORMAT_VERSION_FLAT, FORMAT_VERSION_PARTITIONED};
+pub(crate) use metadata_budget::MetadataBudget;
 // The decoders, for the fuzz targets (`lab::fuzz`), which drive them directly.
 #[cfg(feature = "lab")]
 pub(crate) use block::bytewise;
@@ -186,6 +188,9 @@ pub(crate) struct TableContext {
     /// A part probed while not loaded is read for that probe only (through the block cache
     /// when `cache_index_and_filter_blocks`, whose capacity then bounds it).
     pub pool_filters: bool,
+    /// The limit on index and filter bytes the readers pin; a reader finding no room keeps
+    /// its metadata in the block cache ([`MetadataBudget`]).
+    pub metadata: Arc<MetadataBudget>,
 }
 
 /// What a table knows about a key, with the version's sequence number.

@@ -27,6 +27,7 @@ use super::format::{BlockHandle, Footer, FORMAT_VERSION_FLAT, FORMAT_VERSION_PAR
 use super::index_fences::{FenceSearch, IndexFences};
 use super::meta_blocks::{MetaBlock, Partition};
 use super::meta_index::{decode_filter_index, decode_handles};
+use super::metadata_budget::Placement;
 use super::partition::decode_top_level;
 use super::properties::TableProperties;
 use super::top_level::TopLevelKeys;
@@ -64,6 +65,9 @@ pub(crate) struct TableReader {
     pub(super) partitions: Vec<Partition>,
     /// What the filter parts are (whole, modules, units), from the properties.
     pub(super) filter_role: Option<Role>,
+    /// Whether the index and filters are pinned under the database's metadata limit (the
+    /// room held until the reader drops) or kept in the block cache.
+    placement: Placement,
 }
 
 /// Where one lookup falls in one table, found once by [`TableReader::locate`]: the
@@ -108,7 +112,14 @@ impl TableReader {
         let filter_handles = decode_filter_index(meta_block(footer.filter_index)?)
             .map_err(|e| file.corruption(footer.filter_index.offset, format!("filter index: {e}")))?;
 
-        let pin = !ctx.cache_index_and_filter_blocks;
+        let placement = if ctx.cache_index_and_filter_blocks {
+            Placement::Cached
+        } else {
+            // Pooled filter parts are held under the filter budget, not pinned here.
+            let filters = if ctx.pool_filters { 0 } else { properties.filter_bytes };
+            ctx.metadata.place(properties.index_bytes.saturating_add(filters))
+        };
+        let pin = placement.pins();
         let (top_level, top_level_bytes, partitions) = match footer.format_version {
             FORMAT_VERSION_FLAT => {
                 if filter_handles.len() != properties.filter.parts() {
@@ -135,7 +146,7 @@ impl TableReader {
             }
             v => return Err(file.corruption(footer.index.offset, format!("unsupported format version {v}"))),
         };
-        Ok(TableReader {
+        let mut reader = TableReader {
             file,
             number,
             ctx,
@@ -146,7 +157,13 @@ impl TableReader {
             top_level,
             top_level_bytes,
             partitions,
-        })
+            placement,
+        };
+        let pinned = reader.pinned_bytes() as u64;
+        if let Placement::Pinned(reservation) = &mut reader.placement {
+            reservation.settle(pinned);
+        }
+        Ok(reader)
     }
 
     /// Where the lookup of `seek` falls in this table: found once per lookup (a binary

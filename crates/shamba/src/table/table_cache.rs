@@ -4,7 +4,7 @@
 
 use super::file::TableFile;
 use super::file_handles::FileHandles;
-use super::{table_path, TableContext, TableReader};
+use super::{table_path, MetadataBudget, TableContext, TableReader};
 use crate::error::Result;
 use crate::io::Storage;
 use crate::number_map::NumberMap;
@@ -59,6 +59,11 @@ impl TableCache {
     /// Bytes of index and filter blocks the open readers pin in memory.
     pub(crate) fn pinned_bytes(&self) -> u64 {
         self.readers.read().values().map(|r| r.pinned_bytes() as u64).sum()
+    }
+
+    /// The limit on the bytes readers pin, and what they hold under it.
+    pub(crate) fn metadata_budget(&self) -> &MetadataBudget {
+        &self.ctx.metadata
     }
 
     /// Number of open readers.

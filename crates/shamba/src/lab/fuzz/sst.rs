@@ -201,6 +201,7 @@ pub(super) fn read_table(image: &[u8], cached: bool) -> usize {
         cache_index_and_filter_blocks: cached,
         digest_version: Some(crate::filter::DIGEST_VERSION),
         pool_filters: false,
+        metadata: crate::table::MetadataBudget::new(u64::MAX),
     };
     let file = TableFile::new(path, file, ctx.io.clone(), ctx.device);
     let Ok(reader) = TableReader::open(file, 999, ctx) else { return 0 };

@@ -141,6 +141,7 @@ pub(super) fn ctx(cache_bytes: usize, cache_meta: bool) -> TableContext {
         cache_index_and_filter_blocks: cache_meta,
         digest_version: Some(crate::filter::DIGEST_VERSION),
         pool_filters: false,
+        metadata: crate::table::MetadataBudget::new(u64::MAX),
     }
 }
 
