@@ -161,7 +161,10 @@ pub struct Options {
     /// table is compacted away. First come, first pinned. The bound may be passed by the
     /// index fences of the last table pinned (a few bytes per data block), and does not
     /// count the top-level index of a partitioned table, which every reader pins.
-    /// `Stats::pinned_table_bytes` and `Stats::tables_metadata_in_cache` report it.
+    /// `Stats::pinned_table_bytes` and `Stats::tables_metadata_in_cache` report it. A limit
+    /// below the tree's metadata goes with `partition_index_and_filters`: a lookup in a
+    /// table past it then reads one small filter and index partition through the cache, not
+    /// the table's whole filter.
     /// Default: an eighth of the machine's memory, at least 64 MiB (each open database
     /// takes its own; set it lower when a process opens many).
     pub pinned_metadata_limit: u64,
