@@ -129,15 +129,31 @@ where
     Ok((after, ops))
 }
 
-/// Sweep a crash over every operation of `change`, keeping what was synced or everything.
-fn at_every_operation<F>(what: &str, change: F)
+fn keys(state: &State) -> usize {
+    state.1.values().map(|pairs| pairs.len()).sum()
+}
+
+/// The state the crash runs start from.
+fn old_state() -> State {
+    let mut users: Vec<(String, String, String)> =
+        (0..300).map(|i| ("users".to_string(), format!("old{i:04}"), "x".to_string())).collect();
+    users.push(("default".into(), "o".into(), "1".into()));
+    users.push(("gone".into(), "g".into(), "1".into()));
+    let pairs: Vec<(&str, &str, &str)> = users.iter().map(|(a, b, c)| (a.as_str(), b.as_str(), c.as_str())).collect();
+    (Some(log_id(1, 3)), expect(&pairs))
+}
+
+/// Sweep a crash over every operation of `change`, which leads from [`old_state`] to `new`,
+/// keeping what was synced or everything.
+fn at_every_operation<F>(what: &str, new: State, change: F)
 where
     F: Fn(&tokio::runtime::Runtime, &Store) -> Result<(), String>,
 {
     let (old, _) = crash_run(None, CrashKeeps::Synced, &|_: &tokio::runtime::Runtime, _: &Store| Ok(()), None)
         .expect("the old state");
-    let (new, total) = crash_run(None, CrashKeeps::Synced, &change, None).expect("without a crash");
-    assert_ne!(old, new, "the change changes the state");
+    assert!(old == old_state(), "the old state is not what the runs start from");
+    let (after, total) = crash_run(None, CrashKeeps::Synced, &change, None).expect("without a crash");
+    assert!(after == new, "the {what} without a crash left applied {:?} and {} keys", after.0, keys(&after));
     assert!(total >= 4, "the {what} did only {total} storage operations");
     let mut failures = Vec::new();
     let mut runs = 0;
@@ -159,7 +175,13 @@ where
 
 #[test]
 fn an_apply_is_all_or_nothing_at_every_crash_point() {
-    at_every_operation("apply", |rt, store| {
+    let (_, mut new) = old_state();
+    let users = new.get_mut("users").unwrap();
+    users.retain(|k, _| !(k.as_slice() >= b"old0100".as_slice() && k.as_slice() < b"old0200".as_slice()));
+    users.insert(b"new".to_vec(), b"1".to_vec());
+    new.remove("default");
+    new.insert("fresh".into(), [(b"f".to_vec(), b"1".to_vec())].into());
+    at_every_operation("apply", (Some(log_id(2, 4)), new), |rt, store| {
         let mut sm = store.state_machine();
         rt.block_on(sm.apply([entry(
             2,
@@ -181,7 +203,7 @@ fn a_snapshot_install_is_all_or_nothing_at_every_crash_point() {
     // The snapshot comes from another node, on the real file system.
     let leader_dir = tempfile::tempdir().unwrap();
     let rt = runtime();
-    let (snap_path, meta) = {
+    let (snap_path, meta, leader_contents) = {
         let leader = Store::open(leader_dir.path(), StoreOptions::default()).unwrap();
         let mut sm = leader.state_machine();
         rt.block_on(sm.apply([
@@ -196,9 +218,10 @@ fn a_snapshot_install_is_all_or_nothing_at_every_crash_point() {
         .unwrap();
         let snap = rt.block_on(async { sm.get_snapshot_builder().await.build_snapshot().await }).unwrap();
         let name = std::fs::read_dir(leader.snapshot_dir()).unwrap().next().unwrap().unwrap().path();
-        (name, snap.meta)
+        (name, snap.meta, contents(&leader))
     };
-    at_every_operation("snapshot install", move |rt, store| {
+    let new = (meta.last_log_id, leader_contents);
+    at_every_operation("snapshot install", new, move |rt, store| {
         let mut sm = store.state_machine();
         rt.block_on(async {
             let file = tokio::fs::File::open(&snap_path).await.map_err(|e| e.to_string())?;
