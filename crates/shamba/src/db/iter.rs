@@ -10,6 +10,7 @@ use super::tree::Tree;
 use crate::compaction::{MergingCursor, RunCursor};
 use crate::cursor::Cursor;
 use crate::error::Result;
+use crate::expiry::{live_value, visible_slice, Clock};
 use crate::key::{internal_key, parse_internal_key, seek_key, SeqNo, ValueKind, MAX_SEQ};
 use crate::options::ReadOptions;
 use crate::table::TableCache;
@@ -42,6 +43,8 @@ use std::sync::Arc;
 /// as RocksDB's `Seek` and `SeekForPrev` do.
 pub struct DbIterator {
     sv: Arc<SuperVersion>,
+    /// Asked at each expiring entry the walk meets (an entry past its deadline is skipped).
+    clock: Arc<dyn Clock>,
     tables: Arc<TableCache>,
     read: ReadOptions,
     seq: SeqNo,
@@ -84,6 +87,7 @@ impl DbIterator {
         let sv = tree.super_version();
         let mut it = DbIterator {
             sv,
+            clock: inner.opts.clock.clone(),
             tables: inner.tables.clone(),
             read,
             seq,
@@ -187,8 +191,8 @@ impl DbIterator {
             }
             // The first visible entry of a user key is its newest visible version.
             let user_key = p.user_key.to_vec();
-            let live = p.kind == ValueKind::Put && !range_deleted(&self.sv, &user_key, seq, p.seq);
-            let item = live.then(|| c.value().to_vec());
+            let live = p.kind.is_value() && !range_deleted(&self.sv, &user_key, seq, p.seq);
+            let item = if live { visible_slice(p.kind, c.value(), &*self.clock).map(<[u8]>::to_vec) } else { None };
             // Skip the older versions of this key.
             c.next()?;
             while c.valid() && crate::key::user_key(c.key()) == user_key.as_slice() {
@@ -231,7 +235,7 @@ impl DbIterator {
                     Error::internal(format!("an entry of the merge is not an internal key: {:02x?}", c.key()))
                 })?;
                 if p.seq <= seq {
-                    let value = if p.kind == ValueKind::Put { c.value().to_vec() } else { Vec::new() };
+                    let value = if p.kind.is_value() { c.value().to_vec() } else { Vec::new() };
                     newest = Some((p.kind, p.seq, value));
                 }
                 c.prev()?;
@@ -242,9 +246,15 @@ impl DbIterator {
             {
                 return Ok(None);
             }
-            if kind == ValueKind::Put && !range_deleted(&self.sv, &user_key, seq, version_seq) {
-                self.back_key = Some(user_key.clone());
-                return Ok(Some((user_key, value)));
+            if kind.is_value() && !range_deleted(&self.sv, &user_key, seq, version_seq) {
+                let value = match kind {
+                    ValueKind::PutExpiring => live_value(value, &*self.clock),
+                    _ => Some(value),
+                };
+                if let Some(value) = value {
+                    self.back_key = Some(user_key.clone());
+                    return Ok(Some((user_key, value)));
+                }
             }
         }
         Ok(None)

@@ -6,7 +6,8 @@
 // `sequence`, `file_book`, `live_wal`, `workers`, then `write_queue` and
 // `super_version`), then `tree`, then `trees`, then `inner`, which holds the parts; then the
 // paths that coordinate them (`write`, `background`, `resume`, `checkpoint`, `open`,
-// `read`, `multi_get`, `iter`); then the handles (`Db` here, `keyspace`, `snapshot`).
+// `read`, `multi_get`, `iter`); then the handles (`Db` here, `keyspace`, `snapshot`, and
+// `ttl`: the writes and reads of expiry on all of them).
 mod background;
 mod batch;
 mod checkpoint;
@@ -32,6 +33,7 @@ mod table_accesses;
 mod table_slots;
 mod tree;
 mod trees;
+mod ttl;
 mod verify;
 mod workers;
 mod write;
@@ -519,7 +521,7 @@ mod tests {
         &["trees"],
         &["inner"],
         &["write", "background", "resume", "checkpoint", "open", "read", "multi_get", "iter", "lab_lookup"],
-        &["mod", "readable", "keyspace", "snapshot", "verify", "table_accesses"],
+        &["mod", "readable", "keyspace", "snapshot", "verify", "table_accesses", "ttl"],
     ];
 
     fn floor_of(file: &str) -> Option<usize> {

@@ -7,6 +7,7 @@ use super::inner::DbInner;
 use super::iter::{prefix_range, DbIterator};
 use super::tree::Tree;
 use crate::error::{Error, Result};
+use crate::expiry::Ttl;
 use crate::key::SeqNo;
 use crate::options::ReadOptions;
 use std::ops::RangeBounds;
@@ -33,7 +34,7 @@ pub(crate) mod sealed {
 use sealed::View;
 
 impl View<'_> {
-    fn refusal(&self) -> Option<Error> {
+    pub(super) fn refusal(&self) -> Option<Error> {
         self.refused.map(|name| {
             Error::InvalidArgument(format!("keyspace {name:?} belongs to another database than this snapshot's"))
         })
@@ -119,6 +120,30 @@ pub trait Readable {
     /// - [`Error::Io`](crate::Error::Io) when the device fails opening or reading a table.
     fn get(&self, key: impl AsRef<[u8]>) -> Result<Option<Vec<u8>>> {
         self.get_opt(key, &ReadOptions::default())
+    }
+
+    /// How long `key` lives: [`Ttl::Absent`] when no read finds it (absent, deleted or
+    /// expired), [`Ttl::Persistent`] for a value written without an expiry, else the time
+    /// left until its deadline by the database's [`Options::clock`](crate::Options::clock).
+    ///
+    /// ```
+    /// use shamba::{Readable, Ttl};
+    /// use std::time::Duration;
+    /// # let dir = tempfile::tempdir()?;
+    /// # let db = shamba::Db::open(dir.path(), shamba::Options::default())?;
+    /// db.put_with_ttl(b"session", b"token", Duration::from_secs(60))?;
+    /// db.put(b"name", b"ada")?;
+    /// assert!(db.ttl(b"session")?.remaining().is_some_and(|d| d <= Duration::from_secs(60)));
+    /// assert_eq!(db.ttl(b"name")?, Ttl::Persistent);
+    /// assert_eq!(db.ttl(b"nobody")?, Ttl::Absent);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`get`](Readable::get).
+    fn ttl(&self, key: impl AsRef<[u8]>) -> Result<Ttl> {
+        self.read_view().ttl(key.as_ref())
     }
 
     /// [`get`](Readable::get) with read options.

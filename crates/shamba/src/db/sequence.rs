@@ -68,6 +68,11 @@ impl Sequence {
         pinned.keys().next().copied().unwrap_or_else(|| self.visible())
     }
 
+    /// The newest pinned sequence number, if a snapshot lives.
+    pub(crate) fn newest_pinned(&self) -> Option<SeqNo> {
+        self.pinned.lock().keys().next_back().copied()
+    }
+
     /// How many pins are live, over every number.
     #[cfg(test)]
     pub(crate) fn pins(&self) -> usize {

@@ -42,11 +42,16 @@ impl DbInner {
     }
 
     /// Apply `batch` atomically.
-    pub(crate) fn write(&self, batch: WriteBatch, wo: &WriteOptions) -> Result<()> {
+    pub(crate) fn write(&self, mut batch: WriteBatch, wo: &WriteOptions) -> Result<()> {
         self.check_writable()?;
         self.check_batch(&batch)?;
         if batch.is_empty() {
             return Ok(());
+        }
+        // A time to live counts from the write, by the database's clock; the batch is logged
+        // with deadlines, so a replay expires each entry when the first write said.
+        if batch.has_ttls() {
+            batch.stamp_deadlines(crate::expiry::now_millis(&*self.opts.clock));
         }
         let (id, pending) = match self.queue.join(batch, wo.sync, wo.disable_wal) {
             Turn::Done(result) => return result,

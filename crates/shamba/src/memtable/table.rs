@@ -102,6 +102,7 @@ impl MemTable {
         match parse_internal_key(entry.key()) {
             Some(k) if k.user_key == user_key => match k.kind {
                 ValueKind::Put => Lookup::Value(k.seq, entry.value().to_vec()),
+                ValueKind::PutExpiring => Lookup::Expiring(k.seq, entry.value().to_vec()),
                 ValueKind::Delete => Lookup::Deleted(k.seq),
             },
             _ => Lookup::NotFound,
