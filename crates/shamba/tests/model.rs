@@ -7,12 +7,21 @@
 //! compaction style and plain filters, from `Options::keyspace_options`). Batches mix
 //! keyspaces, snapshots read all three, and `a` and `b` are dropped and come back empty.
 //!
+//! Some puts expire: the database runs on an injected clock that steps forward, the
+//! models keep each key's deadline, and an expired key leaves every model (a snapshot's
+//! too: expiry hides a key from every read at once) when the clock passes it.
+//!
 //! `SHAMBA_MODEL_CASES=1000 cargo test --release --test model` runs a longer soak.
 
 use proptest::prelude::*;
-use shamba::{CompactionStyle, Db, DbIterator, Keyspace, KeyspaceOptions, Options, Readable, Snapshot, WriteBatch};
+use shamba::{
+    CompactionStyle, Db, DbIterator, Keyspace, KeyspaceOptions, ManualClock, Options, Readable, Snapshot, Ttl,
+    WriteBatch,
+};
 use std::collections::BTreeMap;
 use std::ops::Bound;
+use std::sync::Arc;
+use std::time::{Duration, UNIX_EPOCH};
 
 type Model = BTreeMap<Vec<u8>, Vec<u8>>;
 
@@ -22,9 +31,34 @@ const KEYSPACES: [&str; 3] = ["default", "a", "b"];
 /// One model per keyspace.
 type Models = [Model; 3];
 
+/// The deadline (milliseconds on the test's clock) of each key of a model that expires.
+type Deadlines = [BTreeMap<Vec<u8>, u64>; 3];
+
+/// Where the test's clock starts, in milliseconds since the Unix epoch.
+const CLOCK_START_MS: u64 = 1_700_000_000_000;
+
+/// Drop from `models` every key whose deadline `now_ms` has reached.
+fn expire(models: &mut Models, deadlines: &mut Deadlines, now_ms: u64) {
+    for (m, d) in models.iter_mut().zip(deadlines.iter_mut()) {
+        d.retain(|k, at| {
+            let live = now_ms < *at;
+            if !live {
+                m.remove(k);
+            }
+            live
+        });
+    }
+}
+
 #[derive(Debug, Clone)]
 enum Op {
     Put(usize, Vec<u8>, Vec<u8>),
+    /// `put_with_ttl` of this many milliseconds.
+    PutTtl(usize, Vec<u8>, Vec<u8>, u64),
+    /// Move the clock forward this many milliseconds.
+    Advance(u64),
+    /// `ttl` of a key.
+    Ttl(usize, Vec<u8>),
     Delete(usize, Vec<u8>),
     /// `delete_range(lo..hi)`, unbounded where `None`.
     DeleteRange(usize, Option<Vec<u8>>, Option<Vec<u8>>),
@@ -95,6 +129,9 @@ fn ks() -> impl Strategy<Value = usize> {
 fn op() -> impl Strategy<Value = Op> {
     prop_oneof![
         30 => (ks(), key(), value()).prop_map(|(s, k, v)| Op::Put(s, k, v)),
+        8 => (ks(), key(), value(), 1u64..3000).prop_map(|(s, k, v, t)| Op::PutTtl(s, k, v, t)),
+        3 => (1u64..1500).prop_map(Op::Advance),
+        3 => (ks(), key()).prop_map(|(s, k)| Op::Ttl(s, k)),
         8 => (ks(), key()).prop_map(|(s, k)| Op::Delete(s, k)),
         2 => (ks(), prop::option::of(key()), prop::option::of(key())).prop_map(|(s, lo, hi)| Op::DeleteRange(s, lo, hi)),
         6 => (
@@ -283,6 +320,18 @@ impl View<'_> {
             View::Ks(s) => s.put(k, v),
         }
     }
+    fn put_with_ttl(&self, k: &[u8], v: &[u8], ttl: Duration) -> shamba::Result<()> {
+        match self {
+            View::Db(d) => d.put_with_ttl(k, v, ttl),
+            View::Ks(s) => s.put_with_ttl(k, v, ttl),
+        }
+    }
+    fn ttl(&self, k: &[u8]) -> shamba::Result<Ttl> {
+        match self {
+            View::Db(d) => d.ttl(k),
+            View::Ks(s) => s.ttl(k),
+        }
+    }
     fn delete(&self, k: &[u8]) -> shamba::Result<()> {
         match self {
             View::Db(d) => d.delete(k),
@@ -387,8 +436,11 @@ fn run(
     budget: Option<u64>,
 ) -> Result<(), TestCaseError> {
     let dir = tempfile::tempdir().expect("tempdir");
+    let clock = Arc::new(ManualClock::new(UNIX_EPOCH + Duration::from_millis(CLOCK_START_MS)));
+    let mut now_ms = CLOCK_START_MS;
     let opts = || {
         let mut o = options(style, ratio);
+        o.clock = clock.clone();
         apply(setup, &mut o);
         o.filter_memory_budget = budget;
         o.keyspace_options = vec![("b".to_string(), keyspace_b(style, ratio))];
@@ -397,21 +449,46 @@ fn run(
     let cap = filter_cap(&opts());
     let mut db = Some(Open::new(Db::open(dir.path(), opts()).expect("open")));
     let mut models: Models = Default::default();
-    let mut snaps: Vec<(Snapshot, Models)> = Vec::new();
+    let mut deadlines: Deadlines = Default::default();
+    let mut snaps: Vec<(Snapshot, Models, Deadlines)> = Vec::new();
     for (step, op) in ops.into_iter().enumerate() {
         let d = db.as_mut().expect("db open");
         match op {
             Op::Put(s, k, v) => {
                 d.view(s).put(&k, &v).expect("put");
+                deadlines[s].remove(&k);
                 models[s].insert(k, v);
+            }
+            Op::PutTtl(s, k, v, ttl) => {
+                d.view(s).put_with_ttl(&k, &v, Duration::from_millis(ttl)).expect("put_with_ttl");
+                deadlines[s].insert(k.clone(), now_ms + ttl);
+                models[s].insert(k, v);
+            }
+            Op::Advance(ms) => {
+                clock.advance(Duration::from_millis(ms));
+                now_ms += ms;
+                expire(&mut models, &mut deadlines, now_ms);
+                for (_, m, dl) in &mut snaps {
+                    expire(m, dl, now_ms);
+                }
+            }
+            Op::Ttl(s, k) => {
+                let want = match (models[s].contains_key(&k), deadlines[s].get(&k)) {
+                    (false, _) => Ttl::Absent,
+                    (true, None) => Ttl::Persistent,
+                    (true, Some(at)) => Ttl::Remaining(Duration::from_millis(at - now_ms)),
+                };
+                prop_assert_eq!(d.view(s).ttl(&k).expect("ttl"), want, "step {}: ttl {:?} in {}", step, k, s);
             }
             Op::Delete(s, k) => {
                 d.view(s).delete(&k).expect("delete");
+                deadlines[s].remove(&k);
                 models[s].remove(&k);
             }
             Op::DeleteRange(s, lo, hi) => {
                 d.view(s).delete_range(bounds(&lo, &hi)).expect("delete_range");
                 for (k, _) in expected_range(&models[s], &lo, &hi) {
+                    deadlines[s].remove(&k);
                     models[s].remove(&k);
                 }
             }
@@ -424,6 +501,7 @@ fn run(
                         (None, 0) => b.delete(k),
                         (None, s) => b.delete_in(&d.ks[s], k),
                     };
+                    deadlines[*s].remove(k);
                     match v {
                         Some(v) => models[*s].insert(k.clone(), v.clone()),
                         None => models[*s].remove(k),
@@ -437,6 +515,7 @@ fn run(
                         b.delete_range_in::<Vec<u8>, _>(&d.ks[s], r);
                     }
                     for (k, _) in expected_range(&models[s], &Some(lo), &Some(hi)) {
+                        deadlines[s].remove(&k);
                         models[s].remove(&k);
                     }
                 }
@@ -504,15 +583,15 @@ fn run(
                 }
                 cp.close();
             }
-            Op::TakeSnapshot => snaps.push((d.db.snapshot(), models.clone())),
+            Op::TakeSnapshot => snaps.push((d.db.snapshot(), models.clone(), deadlines.clone())),
             Op::SnapshotGet(i, s, k) => {
-                if let Some((snap, m)) = (!snaps.is_empty()).then(|| &snaps[i % snaps.len()]) {
+                if let Some((snap, m, _)) = (!snaps.is_empty()).then(|| &snaps[i % snaps.len()]) {
                     let got = if s == 0 { snap.get(&k) } else { snap.keyspace(&d.ks[s]).get(&k) };
                     prop_assert_eq!(got.expect("snapshot get"), m[s].get(&k).cloned(), "step {}: snapshot get", step);
                 }
             }
             Op::SnapshotMultiGet(i, s, keys) => {
-                if let Some((snap, m)) = (!snaps.is_empty()).then(|| &snaps[i % snaps.len()]) {
+                if let Some((snap, m, _)) = (!snaps.is_empty()).then(|| &snaps[i % snaps.len()]) {
                     let got = if s == 0 { snap.multi_get(&keys) } else { snap.keyspace(&d.ks[s]).multi_get(&keys) };
                     let got: Vec<_> = got.into_iter().map(|r| r.expect("snapshot multi_get")).collect();
                     let want: Vec<_> = keys.iter().map(|k| m[s].get(k).cloned()).collect();
@@ -520,7 +599,7 @@ fn run(
                 }
             }
             Op::SnapshotRange(i, s, rev) => {
-                if let Some((snap, m)) = (!snaps.is_empty()).then(|| &snaps[i % snaps.len()]) {
+                if let Some((snap, m, _)) = (!snaps.is_empty()).then(|| &snaps[i % snaps.len()]) {
                     let it = if s == 0 { snap.iter() } else { snap.keyspace(&d.ks[s]).iter() };
                     let got = if rev {
                         let mut g = collect(it.rev());
@@ -536,11 +615,13 @@ fn run(
                 d.db.drop_keyspace(KEYSPACES[s]).expect("drop_keyspace");
                 prop_assert!(d.ks[s].get(b"k000").is_err(), "a dropped keyspace's handle must fail");
                 models[s].clear();
+                deadlines[s].clear();
                 d.refresh(s);
                 // The keyspace that comes back is a new one: a snapshot taken before the
                 // drop sees it empty.
-                for (_, m) in &mut snaps {
+                for (_, m, dl) in &mut snaps {
                     m[s].clear();
+                    dl[s].clear();
                 }
             }
             Op::Flush => d.db.flush().expect("flush"),
