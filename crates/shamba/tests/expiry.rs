@@ -217,8 +217,8 @@ fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
-/// `tests/fixtures/pre-expiry` was written by the release binary of the commit before
-/// expiry existed: `shamba put` key000..key039 = flushed-i; `shamba compact`;
+/// `tests/fixtures/pre-expiry` was written by the release binary of 494d991 (before
+/// expiry existed): `shamba put` key000..key039 = flushed-i; `shamba compact`;
 /// key020..key029 = updated-i; `shamba delete key005`; `shamba put key030 in-wal`.
 #[test]
 fn a_database_written_before_expiry_opens_unchanged() {
