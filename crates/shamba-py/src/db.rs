@@ -9,6 +9,7 @@ use crate::readable::{bounds, Readable};
 use crate::report;
 use crate::snapshot::Snapshot;
 use crate::tree_options::keyspace_options;
+use crate::ttl_arg::ttl_arg;
 use parking_lot::RwLock;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -101,26 +102,33 @@ impl Db {
     }
 
     /// Set `key` to `value`; `sync=True` waits until the write-ahead log is on the device
-    /// (default: the `sync` the database was opened with).
-    #[pyo3(signature = (key, value, sync=None))]
+    /// (default: the `sync` the database was opened with). With `ttl=` (seconds, an `int`
+    /// or a `float`) the key expires that long after the write: no read finds it from then
+    /// on, and compactions reclaim its bytes.
+    #[pyo3(signature = (key, value, sync=None, *, ttl=None))]
     fn put(
         &self,
         py: Python<'_>,
         key: &Bound<'_, PyAny>,
         value: &Bound<'_, PyAny>,
         sync: Option<bool>,
+        ttl: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<()> {
         let (k, v) = (bytes_arg(key, "key")?, bytes_arg(value, "value")?);
+        let ttl = ttl_arg(ttl)?;
         let wo = self.write_options(sync);
         self.with(py, |db| {
             let mut b = shamba::WriteBatch::new();
-            b.put(&k, &v);
+            match ttl {
+                Some(ttl) => b.put_with_ttl(&k, &v, ttl),
+                None => b.put(&k, &v),
+            };
             db.write_opt(b, &wo)
         })
     }
 
     fn __setitem__(&self, py: Python<'_>, key: &Bound<'_, PyAny>, value: &Bound<'_, PyAny>) -> PyResult<()> {
-        self.put(py, key, value, None)
+        self.put(py, key, value, None, None)
     }
 
     /// Delete `key` (absent or not: no error either way).

@@ -23,6 +23,7 @@ mod readable;
 mod report;
 mod snapshot;
 mod tree_options;
+mod ttl_arg;
 
 use pyo3::prelude::*;
 

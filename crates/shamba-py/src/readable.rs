@@ -9,6 +9,7 @@ use crate::db::Db;
 use crate::iter::{Iterator, Yields};
 use crate::keyspace::Keyspace;
 use crate::snapshot::Snapshot;
+use crate::ttl_arg::ttl_answer;
 use pyo3::exceptions::{PyKeyError, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
@@ -61,6 +62,10 @@ impl Reader<'_> {
 
     fn multi_get(&self, keys: &[Vec<u8>]) -> Vec<shamba::Result<Option<Vec<u8>>>> {
         on_reader!(self, r => r.multi_get(keys))
+    }
+
+    fn ttl(&self, key: &[u8]) -> shamba::Result<shamba::Ttl> {
+        on_reader!(self, r => r.ttl(key))
     }
 
     fn range(&self, range: KeyRange<'_>) -> shamba::DbIterator {
@@ -154,6 +159,19 @@ impl Readable {
         let keys = byte_keys(keys)?;
         let values = Self::read(slf, keyspace, |r| r.multi_get(&keys).into_iter().collect::<shamba::Result<Vec<_>>>())?;
         Ok(values_list(slf.py(), values))
+    }
+
+    /// Seconds left before `key` expires (a `float`), or `None` when its value does not
+    /// expire; `KeyError` when it is absent (or expired).
+    #[pyo3(signature = (key, *, keyspace=None))]
+    fn ttl(
+        slf: &Bound<'_, Self>,
+        key: &Bound<'_, PyAny>,
+        keyspace: Option<&Bound<'_, Keyspace>>,
+    ) -> PyResult<Py<PyAny>> {
+        let k = bytes_arg(key, "key")?;
+        let ttl = Self::read(slf, keyspace, |r| r.ttl(k.as_ref()))?;
+        ttl_answer(slf.py(), ttl, key)
     }
 
     fn __getitem__<'py>(slf: &Bound<'py, Self>, key: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyBytes>> {
