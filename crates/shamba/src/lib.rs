@@ -79,7 +79,9 @@ mod version;
 mod wal;
 
 pub use cache::KindCounters;
-pub use db::{Db, DbIterator, FileInfo, Keyspace, Readable, Snapshot, WriteBatch};
+pub use db::{
+    Db, DbIterator, FileInfo, Keyspace, Readable, Snapshot, Transaction, TransactionOptions, TxKeyspace, WriteBatch,
+};
 pub use error::{Error, Result};
 pub use expiry::{Clock, ManualClock, SystemClock, Ttl};
 pub use io::{BlockKind, IoCounters};

@@ -255,3 +255,80 @@ fn a_database_written_before_expiry_opens_unchanged() {
     check(&db);
     assert!(db.verify().unwrap().is_ok());
 }
+
+#[test]
+fn expire_and_persist_rewrite_a_deadline_and_keep_the_value() {
+    let dir = tempfile::tempdir().unwrap();
+    let clock = clock();
+    let db = Db::open(dir.path(), small(&clock)).unwrap();
+    let users = db.keyspace("users").unwrap();
+    db.put("k", "v").unwrap();
+    users.put("u", "ada").unwrap();
+    assert!(!db.persist("k").unwrap(), "nothing to persist");
+    assert!(db.expire_after("k", MINUTE).unwrap());
+    assert!(users.expire(b"u", clock.now_for_test() + MINUTE).unwrap());
+    assert!(!db.expire_after("absent", MINUTE).unwrap());
+    assert_eq!(db.ttl("absent").unwrap(), Ttl::Absent, "expire does not create a key");
+    assert_eq!((db.ttl("k").unwrap(), users.ttl("u").unwrap()), (Ttl::Remaining(MINUTE), Ttl::Remaining(MINUTE)));
+    db.flush().unwrap();
+    assert!(users.persist("u").unwrap());
+    clock.advance(MINUTE);
+    assert_eq!(db.get("k").unwrap(), None);
+    assert!(!db.expire_after("k", MINUTE).unwrap(), "an expired key is not there to expire");
+    assert!(!db.persist("k").unwrap());
+    assert_eq!(users.get("u").unwrap().as_deref(), Some(&b"ada"[..]));
+    assert_eq!(users.ttl("u").unwrap(), Ttl::Persistent);
+    // A deadline already past removes the key.
+    assert!(users.expire("u", clock.now_for_test()).unwrap());
+    assert_eq!(users.get("u").unwrap(), None);
+
+    // In a transaction: its own expiring writes read as such, and commit with their deadline.
+    let tx = db.transaction();
+    tx.put_with_ttl("t", "1", MINUTE).unwrap();
+    tx.keyspace(&users).put_with_expiry("tu", "2", clock.now_for_test() + MINUTE).unwrap();
+    assert_eq!(tx.ttl("t").unwrap(), Ttl::Remaining(MINUTE));
+    assert_eq!(tx.keyspace(&users).ttl("tu").unwrap(), Ttl::Remaining(MINUTE));
+    assert_eq!(keys(tx.iter()), ["t"]);
+    tx.commit().unwrap();
+    assert_eq!(db.ttl("t").unwrap(), Ttl::Remaining(MINUTE));
+    assert_eq!(users.ttl("tu").unwrap(), Ttl::Remaining(MINUTE));
+    clock.advance(MINUTE);
+    assert_eq!((db.get("t").unwrap(), users.get("tu").unwrap()), (None, None));
+}
+
+/// `expire` and `persist` read a value and write it back with another deadline: done
+/// naively, a put between the read and the write would be overwritten with the old value.
+/// Run as transactions, the last put's value is the one left, whatever the interleaving.
+#[test]
+fn expire_and_persist_never_lose_a_concurrent_put() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), Options::default()).unwrap();
+    db.put("k", "0").unwrap();
+    let done = std::sync::atomic::AtomicBool::new(false);
+    let puts = 3000;
+    let rewrites = std::thread::scope(|s| {
+        let rewriter = s.spawn(|| {
+            let mut ok = 0;
+            let far = SystemTime::now() + Duration::from_secs(3600);
+            for i in 0.. {
+                if done.load(std::sync::atomic::Ordering::Relaxed) {
+                    break;
+                }
+                let r = if i % 2 == 0 { db.expire("k", far) } else { db.persist("k") };
+                match r {
+                    Ok(_) => ok += 1,
+                    Err(e) if e.is_conflict() => {}
+                    Err(e) => panic!("{e}"),
+                }
+            }
+            ok
+        });
+        for i in 1..=puts {
+            db.put("k", i.to_string()).unwrap();
+        }
+        done.store(true, std::sync::atomic::Ordering::Relaxed);
+        rewriter.join().unwrap()
+    });
+    assert!(rewrites > 0);
+    assert_eq!(db.get("k").unwrap(), Some(puts.to_string().into_bytes()), "after {rewrites} rewrites");
+}

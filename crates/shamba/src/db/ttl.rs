@@ -1,10 +1,14 @@
-//! Expiry on the handles: puts with a time to live or a deadline (on `Db`, `Keyspace` and in
-//! a `WriteBatch`), and the read of a key's time to live every reader offers.
+//! Expiry on the handles: puts with a time to live or a deadline (on `Db`, `Keyspace`, in a
+//! `WriteBatch` and in a transaction), the read of a key's time to live every reader offers,
+//! and `expire` / `persist`, which rewrite a key's deadline in a transaction so that a put
+//! racing them is never lost.
 
 use super::batch::{Deadline, WriteBatch};
 use super::keyspace::Keyspace;
 use super::read::Found;
 use super::readable::sealed::View;
+use super::transaction::{Transaction, TxKeyspace};
+use super::tree::Tree;
 use super::Db;
 use crate::error::Result;
 use crate::expiry::{self, Ttl};
@@ -52,7 +56,110 @@ impl Db {
     }
 }
 
+impl Db {
+    /// Make `key` expire at `at` (a time already past removes it), keeping its value:
+    /// Redis's `PEXPIREAT`. Returns whether the key was there to expire. A read-modify-write
+    /// run as a transaction ([`Db::transact`]): a put that races it is never lost (the
+    /// transaction runs again on the put's value, or the put comes after it).
+    ///
+    /// ```
+    /// use shamba::{Readable, Ttl};
+    /// use std::time::{Duration, SystemTime};
+    /// # let dir = tempfile::tempdir()?;
+    /// # let db = shamba::Db::open(dir.path(), shamba::Options::default())?;
+    /// db.put(b"k", b"v")?;
+    /// assert!(db.expire(b"k", SystemTime::now() + Duration::from_secs(60))?);
+    /// assert!(db.ttl(b"k")?.remaining().is_some());
+    /// assert!(db.persist(b"k")?);
+    /// assert_eq!(db.ttl(b"k")?, Ttl::Persistent);
+    /// assert!(!db.expire(b"absent", SystemTime::now())?);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`Db::transact`] (its last [`Error::Conflict`](crate::Error::Conflict) when every
+    /// attempt met a concurrent write), and those of [`Readable::get`](crate::Readable::get).
+    pub fn expire(&self, key: impl AsRef<[u8]>, at: SystemTime) -> Result<bool> {
+        self.rewrite_deadline(&self.inner.default, key.as_ref(), Some(expiry::millis(at)))
+    }
+
+    /// Make `key` live for `ttl` from now (by [`Options::clock`](crate::Options::clock)),
+    /// as [`Db::expire`] does: Redis's `PEXPIRE`.
+    ///
+    /// # Errors
+    ///
+    /// As [`Db::expire`].
+    pub fn expire_after(&self, key: impl AsRef<[u8]>, ttl: Duration) -> Result<bool> {
+        let at = expiry::deadline_after(expiry::now_millis(&*self.inner.opts.clock), ttl);
+        self.rewrite_deadline(&self.inner.default, key.as_ref(), Some(at))
+    }
+
+    /// Make `key` live forever, keeping its value: Redis's `PERSIST`. Returns whether it
+    /// had a deadline to remove (false when absent or already persistent). A
+    /// read-modify-write run as a transaction, as [`Db::expire`].
+    ///
+    /// # Errors
+    ///
+    /// As [`Db::expire`].
+    pub fn persist(&self, key: impl AsRef<[u8]>) -> Result<bool> {
+        self.rewrite_deadline(&self.inner.default, key.as_ref(), None)
+    }
+
+    /// Give `key` of `tree` the deadline `to` (`None`: none), in a transaction that depends
+    /// on the key: whether it had a value to give it to (for `None`, a deadline to remove).
+    pub(super) fn rewrite_deadline(&self, tree: &Tree, key: &[u8], to: Option<u64>) -> Result<bool> {
+        let clock = &*self.inner.opts.clock;
+        self.transact(|tx| {
+            let found = tx.find_in(tree, key, true)?;
+            let (deadline, value) = match &found {
+                None => return Ok(false),
+                Some((ValueKind::PutExpiring, stored)) => match expiry::split(stored) {
+                    Some((d, _)) if expiry::has_passed(d, expiry::now_millis(clock)) => return Ok(false),
+                    Some((d, value)) => (Some(d), value),
+                    None => return Ok(false),
+                },
+                Some((_, value)) => (None, value.as_slice()),
+            };
+            match to {
+                Some(at) => tx.put_expiring_in(tree, key, value, at).map(|()| true),
+                None if deadline.is_none() => Ok(false),
+                None => tx.put_in_tree(tree, key, value).map(|()| true),
+            }
+        })
+    }
+}
+
 impl Keyspace {
+    /// [`Db::expire`] in this keyspace.
+    ///
+    /// # Errors
+    ///
+    /// As [`Db::expire`]; [`Error::InvalidArgument`](crate::Error::InvalidArgument) once the
+    /// keyspace is dropped.
+    pub fn expire(&self, key: impl AsRef<[u8]>, at: SystemTime) -> Result<bool> {
+        self.db.rewrite_deadline(self.tree(), key.as_ref(), Some(expiry::millis(at)))
+    }
+
+    /// [`Db::expire_after`] in this keyspace.
+    ///
+    /// # Errors
+    ///
+    /// As [`Keyspace::expire`].
+    pub fn expire_after(&self, key: impl AsRef<[u8]>, ttl: Duration) -> Result<bool> {
+        let at = expiry::deadline_after(expiry::now_millis(&*self.db.inner.opts.clock), ttl);
+        self.db.rewrite_deadline(self.tree(), key.as_ref(), Some(at))
+    }
+
+    /// [`Db::persist`] in this keyspace.
+    ///
+    /// # Errors
+    ///
+    /// As [`Keyspace::expire`].
+    pub fn persist(&self, key: impl AsRef<[u8]>) -> Result<bool> {
+        self.db.rewrite_deadline(self.tree(), key.as_ref(), None)
+    }
+
     /// [`Db::put_with_ttl`] in this keyspace.
     ///
     /// # Errors
@@ -123,5 +230,57 @@ pub(super) fn ttl_of(found: Found, now_ms: u64) -> Ttl {
             _ => Ttl::Absent,
         },
         Some(_) => Ttl::Persistent,
+    }
+}
+
+impl Transaction {
+    /// Set `key` to `value` for `ttl` when the transaction commits; the time to live counts
+    /// from this call (by [`Options::clock`](crate::Options::clock)).
+    ///
+    /// # Errors
+    ///
+    /// As [`Transaction::put`].
+    pub fn put_with_ttl(&self, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>, ttl: Duration) -> Result<()> {
+        let at = expiry::deadline_after(expiry::now_millis(&*self.db_inner().opts.clock), ttl);
+        self.put_expiring_in(self.default_tree(), key.as_ref(), value.as_ref(), at)
+    }
+
+    /// Set `key` to `value` until `at` when the transaction commits.
+    ///
+    /// # Errors
+    ///
+    /// As [`Transaction::put`].
+    pub fn put_with_expiry(&self, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>, at: SystemTime) -> Result<()> {
+        self.put_expiring_in(self.default_tree(), key.as_ref(), value.as_ref(), expiry::millis(at))
+    }
+
+    /// What [`Readable::ttl`](crate::Readable::ttl) answers in a transaction: its own write
+    /// of the key, else its snapshot's version.
+    pub(super) fn ttl_in(&self, tree: &Tree, key: &[u8]) -> Result<Ttl> {
+        let found = self.find_in(tree, key, false)?;
+        Ok(ttl_of(found, expiry::now_millis(&*self.db_inner().opts.clock)))
+    }
+}
+
+impl TxKeyspace<'_> {
+    /// [`Transaction::put_with_ttl`] in this keyspace.
+    ///
+    /// # Errors
+    ///
+    /// As [`Transaction::put`].
+    pub fn put_with_ttl(&self, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>, ttl: Duration) -> Result<()> {
+        let (tx, tree) = self.parts()?;
+        let at = expiry::deadline_after(expiry::now_millis(&*tx.db_inner().opts.clock), ttl);
+        tx.put_expiring_in(tree, key.as_ref(), value.as_ref(), at)
+    }
+
+    /// [`Transaction::put_with_expiry`] in this keyspace.
+    ///
+    /// # Errors
+    ///
+    /// As [`Transaction::put`].
+    pub fn put_with_expiry(&self, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>, at: SystemTime) -> Result<()> {
+        let (tx, tree) = self.parts()?;
+        tx.put_expiring_in(tree, key.as_ref(), value.as_ref(), expiry::millis(at))
     }
 }
