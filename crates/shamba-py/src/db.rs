@@ -131,6 +131,21 @@ impl Db {
         self.put(py, key, value, None, None)
     }
 
+    /// Make `key` expire `ttl` seconds from now, keeping its value (Redis's `EXPIRE`); a
+    /// transaction, so a put racing it is never lost. Whether the key was there.
+    fn expire(&self, py: Python<'_>, key: &Bound<'_, PyAny>, ttl: &Bound<'_, PyAny>) -> PyResult<bool> {
+        let k = bytes_arg(key, "key")?;
+        let ttl = ttl_arg(Some(ttl))?.unwrap_or_default();
+        self.with(py, |db| db.expire_after(&k, ttl))
+    }
+
+    /// Make `key` live forever, keeping its value (Redis's `PERSIST`): whether it had a
+    /// deadline to remove.
+    fn persist(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<bool> {
+        let k = bytes_arg(key, "key")?;
+        self.with(py, |db| db.persist(&k))
+    }
+
     /// Delete `key` (absent or not: no error either way).
     #[pyo3(signature = (key, sync=None))]
     fn delete(&self, py: Python<'_>, key: &Bound<'_, PyAny>, sync: Option<bool>) -> PyResult<()> {

@@ -88,6 +88,19 @@ impl Keyspace {
         self.put(py, key, value, None, None)
     }
 
+    /// As `Db.expire`, in this keyspace.
+    fn expire(&self, py: Python<'_>, key: &Bound<'_, PyAny>, ttl: &Bound<'_, PyAny>) -> PyResult<bool> {
+        let k = bytes_arg(key, "key")?;
+        let ttl = ttl_arg(Some(ttl))?.unwrap_or_default();
+        self.with(py, |ks, _| ks.expire_after(&k, ttl))
+    }
+
+    /// As `Db.persist`, in this keyspace.
+    fn persist(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<bool> {
+        let k = bytes_arg(key, "key")?;
+        self.with(py, |ks, _| ks.persist(&k))
+    }
+
     /// Delete `key` (absent or not: no error either way).
     #[pyo3(signature = (key, sync=None))]
     fn delete(&self, py: Python<'_>, key: &Bound<'_, PyAny>, sync: Option<bool>) -> PyResult<()> {

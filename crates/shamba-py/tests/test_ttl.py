@@ -67,3 +67,19 @@ def test_a_ttl_of_the_wrong_type_is_a_type_error(db, bad):
     with pytest.raises(TypeError):
         db.put(b"k", b"v", ttl=bad)
     assert b"k" not in db
+
+
+def test_expire_and_persist(db):
+    ks = db.keyspace("k")
+    db[b"a"] = b"1"
+    ks[b"b"] = b"2"
+    assert db.expire(b"a", 0.2) is True
+    assert ks.expire(b"b", 3600) is True
+    assert db.expire(b"absent", 1) is False
+    assert 0 < db.ttl(b"a") <= 0.2
+    assert ks.persist(b"b") is True
+    assert ks.persist(b"b") is False
+    assert ks.ttl(b"b") is None
+    time.sleep(0.3)
+    assert b"a" not in db
+    assert ks[b"b"] == b"2"

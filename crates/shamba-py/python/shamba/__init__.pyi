@@ -126,6 +126,10 @@ class Keyspace(Readable):
     def put(
         self, key: BytesLike, value: BytesLike, sync: Optional[bool] = None, *, ttl: Optional[float] = None
     ) -> None: ...
+    def expire(self, key: BytesLike, ttl: float) -> bool:
+        """Make ``key`` expire ``ttl`` seconds from now, keeping its value; whether it was there."""
+    def persist(self, key: BytesLike) -> bool:
+        """Make ``key`` live forever; whether it had a deadline to remove."""
     def delete(self, key: BytesLike, sync: Optional[bool] = None) -> None: ...
     def delete_range(
         self, start: Optional[BytesLike] = None, end: Optional[BytesLike] = None, sync: Optional[bool] = None
@@ -193,6 +197,10 @@ class Db(Readable):
     def put(
         self, key: BytesLike, value: BytesLike, sync: Optional[bool] = None, *, ttl: Optional[float] = None
     ) -> None: ...
+    def expire(self, key: BytesLike, ttl: float) -> bool:
+        """Make ``key`` expire ``ttl`` seconds from now, keeping its value; whether it was there."""
+    def persist(self, key: BytesLike) -> bool:
+        """Make ``key`` live forever; whether it had a deadline to remove."""
     def delete(self, key: BytesLike, sync: Optional[bool] = None) -> None: ...
     def delete_range(
         self, start: Optional[BytesLike] = None, end: Optional[BytesLike] = None, sync: Optional[bool] = None
