@@ -83,3 +83,12 @@ def test_expire_and_persist(db):
     time.sleep(0.3)
     assert b"a" not in db
     assert ks[b"b"] == b"2"
+
+
+def test_ttl_in_a_transaction(db):
+    with db.transaction() as tx:
+        tx.put(b"t", b"1", ttl=0.2)
+        assert 0 < tx.ttl(b"t") <= 0.2
+    assert 0 < db.ttl(b"t") <= 0.2
+    time.sleep(0.3)
+    assert b"t" not in db

@@ -259,6 +259,9 @@ impl TxView<'_> {
     }
 }
 
+/// A range of keys of one keyspace, `lo..hi`, unbounded where `None`.
+type KeyRange = (usize, Option<Vec<u8>>, Option<Vec<u8>>);
+
 /// An open transaction and what the models say of it.
 struct ModelTx {
     tx: Transaction,
@@ -272,7 +275,7 @@ struct ModelTx {
     /// delete drops the writes it covers.
     writes: BTreeMap<(usize, Vec<u8>), Option<Vec<u8>>>,
     /// Its range deletes, in order.
-    ranges: Vec<(usize, Option<Vec<u8>>, Option<Vec<u8>>)>,
+    ranges: Vec<KeyRange>,
     for_update: BTreeSet<(usize, Vec<u8>)>,
 }
 
@@ -282,7 +285,7 @@ struct ModelTx {
 struct WriteClock {
     now: u64,
     points: BTreeMap<(usize, Vec<u8>), u64>,
-    ranges: Vec<(usize, Option<Vec<u8>>, Option<Vec<u8>>, u64)>,
+    ranges: Vec<(KeyRange, u64)>,
 }
 
 impl WriteClock {
@@ -292,12 +295,12 @@ impl WriteClock {
     }
     fn range(&mut self, s: usize, lo: &Option<Vec<u8>>, hi: &Option<Vec<u8>>) {
         self.now += 1;
-        self.ranges.push((s, lo.clone(), hi.clone(), self.now));
+        self.ranges.push(((s, lo.clone(), hi.clone()), self.now));
     }
     /// Whether key `k` of keyspace `s` was written after `since`.
     fn written_after(&self, s: usize, k: &[u8], since: u64) -> bool {
         self.points.get(&(s, k.to_vec())).is_some_and(|&t| t > since)
-            || self.ranges.iter().any(|(rs, lo, hi, t)| {
+            || self.ranges.iter().any(|((rs, lo, hi), t)| {
                 *rs == s
                     && *t > since
                     && lo.as_deref().is_none_or(|lo| k >= lo)

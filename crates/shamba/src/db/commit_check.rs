@@ -16,12 +16,16 @@ use super::write_queue::{CommitCheck, QueuedWrite};
 use crate::error::{Error, Result};
 use std::sync::Arc;
 
+/// The keyspaces a group's checks have looked at so far, each read once per group: its id,
+/// and its name and super version (`None`: dropped).
+type Looked = Vec<(u32, Option<(String, Arc<SuperVersion>)>)>;
+
 impl DbInner {
     /// Refuse, with [`Error::Conflict`], the transactions of `group` whose check fails; they
     /// leave the group, their results join `refused`. Called by the leader only.
     pub(super) fn check_commits(&self, group: &mut Vec<QueuedWrite>, refused: &mut Vec<(u64, Result<()>)>) {
         let mut kept: Vec<QueuedWrite> = Vec::with_capacity(group.len());
-        let mut svs: Vec<(u32, Option<(String, Arc<SuperVersion>)>)> = Vec::new();
+        let mut svs: Looked = Vec::new();
         for w in group.drain(..) {
             let verdict = match &w.check {
                 None => Ok(()),
@@ -41,12 +45,7 @@ impl DbInner {
         self.check_commit(check, &[], &mut Vec::new())
     }
 
-    fn check_commit(
-        &self,
-        check: &CommitCheck,
-        ahead: &[QueuedWrite],
-        svs: &mut Vec<(u32, Option<(String, Arc<SuperVersion>)>)>,
-    ) -> Result<()> {
+    fn check_commit(&self, check: &CommitCheck, ahead: &[QueuedWrite], svs: &mut Looked) -> Result<()> {
         for (keyspace, key) in &check.keys {
             let at = match svs.iter().position(|(id, _)| id == keyspace) {
                 Some(at) => at,
