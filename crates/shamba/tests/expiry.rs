@@ -332,3 +332,37 @@ fn expire_and_persist_never_lose_a_concurrent_put() {
     assert!(rewrites > 0);
     assert_eq!(db.get("k").unwrap(), Some(puts.to_string().into_bytes()), "after {rewrites} rewrites");
 }
+
+/// What an expired key costs a lookup until a compaction collects it: its filter still
+/// says "maybe" (the key is in the table), so the lookup searches a data block and finds
+/// an entry it must hide. After the compaction the key is gone from the table and its filter.
+#[test]
+fn an_expired_key_costs_a_data_block_search_until_compacted() {
+    let dir = tempfile::tempdir().unwrap();
+    let clock = clock();
+    let db = Db::open(dir.path(), small(&clock)).unwrap();
+    for i in 0..200 {
+        db.put(format!("k{i:04}-live"), "v").unwrap();
+        db.put_with_ttl(format!("k{i:04}-gone"), "v", MINUTE).unwrap();
+    }
+    db.compact().unwrap();
+    clock.advance(MINUTE);
+    let table_hits = |db: &Db| -> (u64, u64) {
+        let s = db.stats();
+        (s.lookup_levels.iter().map(|l| l.hits).sum(), s.lookup_levels.iter().map(|l| l.filter_negatives).sum())
+    };
+    let before = table_hits(&db);
+    for i in 0..200 {
+        assert_eq!(db.get(format!("k{i:04}-gone")).unwrap(), None);
+    }
+    let after = table_hits(&db);
+    assert_eq!(after.0 - before.0, 200, "each expired key is found in its table, then hidden");
+    db.compact().unwrap();
+    let before = table_hits(&db);
+    for i in 0..200 {
+        assert_eq!(db.get(format!("k{i:04}-gone")).unwrap(), None);
+    }
+    let after = table_hits(&db);
+    assert!(after.0 - before.0 < 10, "collected: only the filter's false positives reach a data block");
+    assert!(after.1 - before.1 > 190, "the filter answers for the collected keys");
+}
