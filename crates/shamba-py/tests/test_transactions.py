@@ -107,3 +107,23 @@ def test_threads_incrementing_in_transactions_lose_nothing(db):
     for t in threads:
         t.join()
     assert db[b"n"] == b"200"
+
+
+def test_a_transaction_past_its_max_age_stops_reading_but_commits(db):
+    import time
+
+    db[b"k"] = b"v"
+    tx = db.transaction(max_age=0.05)
+    assert tx[b"k"] == b"v"
+    tx[b"mine"] = b"1"
+    time.sleep(0.08)
+    with pytest.raises(shamba.ConflictError, match="max_age"):
+        tx.get(b"k")
+    assert tx[b"mine"] == b"1"
+    tx.commit()
+    assert db[b"mine"] == b"1"
+    with pytest.raises(ValueError):
+        db.transaction(max_age=-1)
+    # No bound: as a snapshot.
+    with db.transaction(max_age=None) as tx:
+        assert tx[b"k"] == b"v"

@@ -70,7 +70,7 @@ fn row(db: &Db, work: Work, per_tx: u64, threads: u64, keys: u64, secs: f64) -> 
         .map(|t| {
             let (db, counts, stop) = (db.clone(), counts.clone(), stop.clone());
             std::thread::spawn(move || -> shamba::Result<()> {
-                let mut seed = 0x5eed ^ (t + 1) * 0x9e37_79b9;
+                let mut seed = 0x5eed ^ ((t + 1) * 0x9e37_79b9);
                 let mut picked = Vec::with_capacity(per_tx as usize);
                 while !stop.load(Ordering::Relaxed) {
                     picked.clear();

@@ -322,3 +322,20 @@ fn concurrent_increments_are_neither_lost_nor_doubled() {
     assert_eq!(total, (threads * rounds) as u64);
     eprintln!("{} conflicts retried", conflicts.load(std::sync::atomic::Ordering::Relaxed));
 }
+
+#[test]
+fn compactions_keep_what_a_live_transaction_reads() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path());
+    db.put("k", "old").unwrap();
+    db.put("gone", "old").unwrap();
+    let tx = db.transaction();
+    db.put("k", "new").unwrap();
+    db.delete("gone").unwrap();
+    db.compact().unwrap();
+    assert_eq!(tx.get("k").unwrap().as_deref(), Some(&b"old"[..]));
+    assert_eq!(pairs(tx.iter()), vec![kv("gone", "old"), kv("k", "old")]);
+    drop(tx);
+    db.compact().unwrap();
+    assert_eq!(db.stats().levels.iter().map(|l| l.entries).sum::<u64>(), 1, "released: the old versions go");
+}

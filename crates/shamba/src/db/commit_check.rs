@@ -92,3 +92,19 @@ fn writes_key(batch: &WriteBatch, keyspace: u32, key: &[u8]) -> bool {
         Ok((_, BatchOp::DeleteRange { start, end })) => key >= start && end.is_none_or(|e| key < e),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_range_delete_in_a_batch_writes_the_keys_in_it() {
+        let mut b = WriteBatch::new();
+        b.delete_range(&b"b"[..]..&b"d"[..]);
+        assert!(writes_key(&b, 0, b"b") && writes_key(&b, 0, b"c"));
+        assert!(!writes_key(&b, 0, b"d") && !writes_key(&b, 0, b"a") && !writes_key(&b, 1, b"c"));
+        let mut b = WriteBatch::new();
+        b.delete_range::<&[u8], _>(&b"m"[..]..);
+        assert!(writes_key(&b, 0, b"zzz") && !writes_key(&b, 0, b"l"));
+    }
+}

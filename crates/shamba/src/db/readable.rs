@@ -1,5 +1,6 @@
 //! One way to read: the [`Readable`] trait every reader implements ([`Db`](crate::Db),
-//! [`Keyspace`](crate::Keyspace), [`Snapshot`](crate::Snapshot)). A reader says only what
+//! [`Keyspace`](crate::Keyspace), [`Snapshot`](crate::Snapshot),
+//! [`Transaction`](crate::Transaction), [`TxKeyspace`](crate::TxKeyspace)). A reader says only what
 //! it reads, through its `read_view`: a tree, at the latest sequence number
 //! or a pinned one. The reads are written once, here, over that view.
 
@@ -67,7 +68,9 @@ impl View<'_> {
 /// The reads every reader offers: [`Db`](crate::Db) (its default keyspace, the latest
 /// data), [`Keyspace`](crate::Keyspace) (that keyspace, the latest data) and
 /// [`Snapshot`](crate::Snapshot) (one keyspace as of the moment the snapshot was taken;
-/// [`Snapshot::keyspace`](crate::Snapshot::keyspace) reads another at the same moment).
+/// [`Snapshot::keyspace`](crate::Snapshot::keyspace) reads another at the same moment), and
+/// [`Transaction`](crate::Transaction) (its snapshot with its own writes over it;
+/// [`Transaction::keyspace`](crate::Transaction::keyspace) for another keyspace).
 /// Bring it into scope to read: `use shamba::Readable;`.
 ///
 /// Each read has a twin ending in `_opt` that takes [`ReadOptions`]. Reads of the latest

@@ -608,3 +608,50 @@ impl std::fmt::Debug for TxKeyspace<'_> {
         f.debug_struct("TxKeyspace").field("keyspace", &self.tree.name).field("tx", self.tx).finish()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::db::batch::WriteBatch;
+    use crate::db::write_queue::{CommitCheck, QueuedWrite};
+    use crate::db::Db;
+    use crate::error::Error;
+    use crate::options::Options;
+
+    fn queued(id: u64, key: &[u8], check: Option<CommitCheck>) -> QueuedWrite {
+        let mut batch = WriteBatch::new();
+        batch.put(key, b"v");
+        QueuedWrite { id, batch, sync: false, disable_wal: false, check }
+    }
+
+    fn check_of(snapshot: u64, keys: &[&[u8]]) -> Option<CommitCheck> {
+        Some(CommitCheck { snapshot, keys: keys.iter().map(|k| (0, k.to_vec())).collect() })
+    }
+
+    #[test]
+    fn a_transaction_conflicts_with_a_write_ahead_of_it_in_its_group() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Db::open(dir.path(), Options::default()).unwrap();
+        let inner = &db.inner;
+        let now = inner.visible_seq();
+        // A plain write of `a`, then a transaction checking `a` (refused), then one checking
+        // `b` (kept), then one whose check names `b` again: the kept transaction ahead of it
+        // writes `b`, so it is refused too.
+        let mut group = vec![
+            queued(0, b"a", None),
+            queued(1, b"x", check_of(now, &[b"a"])),
+            queued(2, b"b", check_of(now, &[b"b"])),
+            queued(3, b"y", check_of(now, &[b"b"])),
+        ];
+        let mut refused = Vec::new();
+        inner.check_commits(&mut group, &mut refused);
+        assert_eq!(group.iter().map(|w| w.id).collect::<Vec<_>>(), [0, 2]);
+        let refused: Vec<u64> = refused
+            .iter()
+            .map(|(id, r)| {
+                assert!(matches!(r, Err(Error::Conflict { key, .. }) if key == b"a" || key == b"b"), "{r:?}");
+                *id
+            })
+            .collect();
+        assert_eq!(refused, [1, 3]);
+    }
+}
