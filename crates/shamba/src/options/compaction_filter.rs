@@ -25,10 +25,13 @@ pub enum FilterDecision {
 /// had none (it keeps every entry; nothing is lost, nothing is filtered).
 ///
 /// The filter sees values only (deletion markers pass it by), never an entry that a live
-/// snapshot may read: an entry whose sequence number is at or below the newest live
-/// snapshot's is written on as it is (RocksDB's rule), so a snapshot reads what it read
-/// when it was taken. It sees an expiring entry's value without its deadline, and never
-/// an expired one (the engine removes those itself). Flushes do not call it.
+/// snapshot or transaction may read: an entry whose sequence number is at or below the
+/// newest one a snapshot pins or a transaction reads at, when the compaction starts, is
+/// written on as it is (RocksDB's rule), so a snapshot reads what it read when it was
+/// taken. A snapshot taken while a compaction runs reads the newest data of that moment,
+/// and sees the filter's decisions once the compaction is installed, as it would see a
+/// write. The filter sees an expiring entry's value without its deadline, and never an
+/// expired one (the engine removes those itself). Flushes do not call it.
 ///
 /// It runs on the compaction threads, so it must be `Send + Sync`, and it should be
 /// quick: it is called once per value a compaction rewrites.
