@@ -2,6 +2,7 @@
 
 use crate::bytes_arg::{bytes_arg, opt_bytes_arg};
 use crate::keyspace::Keyspace;
+use crate::ttl_arg::ttl_arg;
 use parking_lot::Mutex;
 use pyo3::prelude::*;
 
@@ -30,19 +31,24 @@ impl WriteBatch {
         WriteBatch { batch: Mutex::new(shamba::WriteBatch::new()) }
     }
 
-    /// Add a put of `key` to `value` (in `keyspace`, if given).
-    #[pyo3(signature = (key, value, *, keyspace=None))]
+    /// Add a put of `key` to `value` (in `keyspace`, if given); with `ttl=` (seconds) the
+    /// key expires that long after the batch is written.
+    #[pyo3(signature = (key, value, *, keyspace=None, ttl=None))]
     fn put<'py>(
         slf: &Bound<'py, Self>,
         key: &Bound<'py, PyAny>,
         value: &Bound<'py, PyAny>,
         keyspace: Option<&Bound<'py, Keyspace>>,
+        ttl: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, Self>> {
         let (k, v) = (bytes_arg(key, "key")?, bytes_arg(value, "value")?);
+        let ttl = ttl_arg(ttl)?;
         let mut b = slf.get().batch.lock();
-        match keyspace {
-            Some(ks) => b.put_in(&ks.get().ks, k, v),
-            None => b.put(k, v),
+        match (keyspace, ttl) {
+            (Some(ks), Some(ttl)) => b.put_with_ttl_in(&ks.get().ks, k, v, ttl),
+            (Some(ks), None) => b.put_in(&ks.get().ks, k, v),
+            (None, Some(ttl)) => b.put_with_ttl(k, v, ttl),
+            (None, None) => b.put(k, v),
         };
         Ok(slf.clone())
     }

@@ -8,7 +8,9 @@ use crate::options::{self, DbConfig};
 use crate::readable::{bounds, Readable};
 use crate::report;
 use crate::snapshot::Snapshot;
+use crate::transaction::Transaction;
 use crate::tree_options::keyspace_options;
+use crate::ttl_arg::ttl_arg;
 use parking_lot::RwLock;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -60,6 +62,22 @@ impl Db {
         self.db.read().is_none()
     }
 
+    /// A transaction's options from `Db.transaction`'s arguments.
+    fn transaction_options(&self, sync: Option<bool>, max_age: Option<f64>) -> PyResult<shamba::TransactionOptions> {
+        let max_age = match max_age {
+            None => None,
+            Some(s) if s.is_finite() && s >= 0.0 => Some(std::time::Duration::from_secs_f64(s)),
+            Some(s) => {
+                return Err(pyo3::exceptions::PyValueError::new_err(format!("max_age must be >= 0 seconds, not {s}")))
+            }
+        };
+        Ok(shamba::TransactionOptions {
+            max_age,
+            sync: sync.unwrap_or(self.sync),
+            ..shamba::TransactionOptions::default()
+        })
+    }
+
     pub(crate) fn write_options(&self, sync: Option<bool>) -> WriteOptions {
         WriteOptions { sync: sync.unwrap_or(self.sync), ..WriteOptions::default() }
     }
@@ -101,26 +119,48 @@ impl Db {
     }
 
     /// Set `key` to `value`; `sync=True` waits until the write-ahead log is on the device
-    /// (default: the `sync` the database was opened with).
-    #[pyo3(signature = (key, value, sync=None))]
+    /// (default: the `sync` the database was opened with). With `ttl=` (seconds, an `int`
+    /// or a `float`) the key expires that long after the write: no read finds it from then
+    /// on, and compactions reclaim its bytes.
+    #[pyo3(signature = (key, value, sync=None, *, ttl=None))]
     fn put(
         &self,
         py: Python<'_>,
         key: &Bound<'_, PyAny>,
         value: &Bound<'_, PyAny>,
         sync: Option<bool>,
+        ttl: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<()> {
         let (k, v) = (bytes_arg(key, "key")?, bytes_arg(value, "value")?);
+        let ttl = ttl_arg(ttl)?;
         let wo = self.write_options(sync);
         self.with(py, |db| {
             let mut b = shamba::WriteBatch::new();
-            b.put(&k, &v);
+            match ttl {
+                Some(ttl) => b.put_with_ttl(&k, &v, ttl),
+                None => b.put(&k, &v),
+            };
             db.write_opt(b, &wo)
         })
     }
 
     fn __setitem__(&self, py: Python<'_>, key: &Bound<'_, PyAny>, value: &Bound<'_, PyAny>) -> PyResult<()> {
-        self.put(py, key, value, None)
+        self.put(py, key, value, None, None)
+    }
+
+    /// Make `key` expire `ttl` seconds from now, keeping its value (Redis's `EXPIRE`); a
+    /// transaction, so a put racing it is never lost. Whether the key was there.
+    fn expire(&self, py: Python<'_>, key: &Bound<'_, PyAny>, ttl: &Bound<'_, PyAny>) -> PyResult<bool> {
+        let k = bytes_arg(key, "key")?;
+        let ttl = ttl_arg(Some(ttl))?.unwrap_or_default();
+        self.with(py, |db| db.expire_after(&k, ttl))
+    }
+
+    /// Make `key` live forever, keeping its value (Redis's `PERSIST`): whether it had a
+    /// deadline to remove.
+    fn persist(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<bool> {
+        let k = bytes_arg(key, "key")?;
+        self.with(py, |db| db.persist(&k))
     }
 
     /// Delete `key` (absent or not: no error either way).
@@ -203,6 +243,46 @@ impl Db {
     fn snapshot(slf: &Bound<'_, Self>) -> PyResult<Py<Snapshot>> {
         let snap = slf.get().with(slf.py(), |db| Ok(db.snapshot()))?;
         Snapshot::new(slf.py(), snap, slf.clone().unbind())
+    }
+
+    /// An optimistic transaction reading the database as of now: `with db.transaction()
+    /// as tx:` commits at the end of the block (rolls back if it raises). `sync=True`
+    /// syncs the write-ahead log at commit (default: the database's `sync`); `max_age`
+    /// (seconds, default 60, `None` for no bound) is how long its reads may go on before
+    /// they raise `ConflictError` (compactions stop keeping what it sees then).
+    #[pyo3(signature = (*, sync=None, max_age=Some(60.0)))]
+    fn transaction(slf: &Bound<'_, Self>, sync: Option<bool>, max_age: Option<f64>) -> PyResult<Py<Transaction>> {
+        let opts = slf.get().transaction_options(sync, max_age)?;
+        let tx = slf.get().with(slf.py(), |db| Ok(db.transaction_with(opts)))?;
+        Transaction::new(slf.py(), tx, slf.clone().unbind())
+    }
+
+    /// Run `fn(tx)` in a transaction and commit it; when the commit (or `fn`) raises
+    /// `ConflictError`, run it again in a new transaction, up to `max_attempts` times in
+    /// all. Returns what `fn` returned; any other exception rolls back and goes on.
+    #[pyo3(signature = (f, *, max_attempts=16, sync=None, max_age=Some(60.0)))]
+    fn transact(
+        slf: &Bound<'_, Self>,
+        f: &Bound<'_, PyAny>,
+        max_attempts: usize,
+        sync: Option<bool>,
+        max_age: Option<f64>,
+    ) -> PyResult<Py<PyAny>> {
+        let py = slf.py();
+        let conflict = py.import("shamba._errors")?.getattr("ConflictError")?;
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let tx = Self::transaction(slf, sync, max_age)?;
+            let outcome = f.call1((tx.clone_ref(py),)).and_then(|v| tx.get().finish_commit(py).map(|()| v));
+            tx.get().finish_rollback(py);
+            match outcome {
+                Err(e) if e.is_instance(py, &conflict) && attempt < max_attempts => {
+                    py.detach(|| std::thread::sleep(std::time::Duration::from_micros(20 * attempt.min(50) as u64)));
+                }
+                outcome => return outcome.map(Bound::unbind),
+            }
+        }
     }
 
     /// Write a consistent copy of the database into the new directory `path`.

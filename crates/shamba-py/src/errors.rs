@@ -3,7 +3,7 @@
 //! also derive from `ValueError` and `OSError`).
 
 use pyo3::prelude::*;
-use pyo3::types::PyTuple;
+use pyo3::types::{PyBytes, PyTuple};
 
 /// The module that defines the exception classes.
 const ERRORS_MODULE: &str = "shamba._errors";
@@ -71,6 +71,13 @@ fn build(py: Python<'_>, e: &shamba::Error) -> PyResult<PyErr> {
             let err = PyErr::from_value(v);
             err.set_cause(py, Some(cause));
             return Ok(err);
+        }
+        shamba::Error::Conflict { keyspace, key, reason } => {
+            let v = class("ConflictError")?.call1((msg,))?;
+            v.setattr("keyspace", keyspace)?;
+            v.setattr("key", PyBytes::new(py, key))?;
+            v.setattr("reason", reason)?;
+            v
         }
         shamba::Error::Internal { what } => {
             let v = class("InternalError")?.call1((msg,))?;

@@ -5,6 +5,7 @@ use crate::bytes_arg::{bytes_arg, opt_bytes_arg};
 use crate::db::Db;
 use crate::readable::{bounds, Readable};
 use crate::report;
+use crate::ttl_arg::ttl_arg;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
@@ -63,23 +64,41 @@ impl Keyspace {
     }
 
     /// Set `key` to `value`; `sync=True` waits until the write-ahead log is on the device
-    /// (default: the `sync` the database was opened with).
-    #[pyo3(signature = (key, value, sync=None))]
+    /// (default: the `sync` the database was opened with); `ttl=` as `Db.put`'s.
+    #[pyo3(signature = (key, value, sync=None, *, ttl=None))]
     fn put(
         &self,
         py: Python<'_>,
         key: &Bound<'_, PyAny>,
         value: &Bound<'_, PyAny>,
         sync: Option<bool>,
+        ttl: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<()> {
         let (k, v) = (bytes_arg(key, "key")?, bytes_arg(value, "value")?);
+        let ttl = ttl_arg(ttl)?;
         self.write(py, sync, |b, ks| {
-            b.put_in(ks, &k, &v);
+            match ttl {
+                Some(ttl) => b.put_with_ttl_in(ks, &k, &v, ttl),
+                None => b.put_in(ks, &k, &v),
+            };
         })
     }
 
     fn __setitem__(&self, py: Python<'_>, key: &Bound<'_, PyAny>, value: &Bound<'_, PyAny>) -> PyResult<()> {
-        self.put(py, key, value, None)
+        self.put(py, key, value, None, None)
+    }
+
+    /// As `Db.expire`, in this keyspace.
+    fn expire(&self, py: Python<'_>, key: &Bound<'_, PyAny>, ttl: &Bound<'_, PyAny>) -> PyResult<bool> {
+        let k = bytes_arg(key, "key")?;
+        let ttl = ttl_arg(Some(ttl))?.unwrap_or_default();
+        self.with(py, |ks, _| ks.expire_after(&k, ttl))
+    }
+
+    /// As `Db.persist`, in this keyspace.
+    fn persist(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<bool> {
+        let k = bytes_arg(key, "key")?;
+        self.with(py, |ks, _| ks.persist(&k))
     }
 
     /// Delete `key` (absent or not: no error either way).

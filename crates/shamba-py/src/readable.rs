@@ -9,19 +9,22 @@ use crate::db::Db;
 use crate::iter::{Iterator, Yields};
 use crate::keyspace::Keyspace;
 use crate::snapshot::Snapshot;
+use crate::transaction::Transaction;
+use crate::ttl_arg::ttl_answer;
 use pyo3::exceptions::{PyKeyError, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 use shamba::Readable as _;
 use std::ops::Bound as Edge;
 
-/// What `Db`, `Keyspace` and `Snapshot` read alike: `r[k]` (`KeyError` when absent),
+/// What `Db`, `Keyspace`, `Snapshot` and `Transaction` read alike: `r[k]` (`KeyError` when absent),
 /// `k in r`, `get`, `multi_get`, iteration over the keys, `keys`, `values`, `items`,
 /// `range` and `prefix`, each in key order or reversed.
 ///
 /// A database reads its own keys (the keyspace `"default"`), a keyspace its own, and a
 /// snapshot one keyspace as of the moment it was taken (`Snapshot.keyspace(ks)` for
-/// another one; its reads also take `keyspace=`). Not made directly.
+/// another one; its reads also take `keyspace=`), and a transaction its snapshot with its
+/// own writes over it (`keyspace=` too). Not made directly.
 #[pyclass(subclass, frozen, module = "shamba")]
 pub(crate) struct Readable;
 
@@ -41,6 +44,8 @@ enum Reader<'a> {
     Db(&'a shamba::Db),
     Keyspace(&'a shamba::Keyspace),
     Snapshot(shamba::Snapshot),
+    Transaction(&'a shamba::Transaction),
+    TxKeyspace(shamba::TxKeyspace<'a>),
 }
 
 /// `$body` with `$r` bound to the reader, whichever it is (each arm its own type).
@@ -50,6 +55,8 @@ macro_rules! on_reader {
             Reader::Db($r) => $body,
             Reader::Keyspace($r) => $body,
             Reader::Snapshot($r) => $body,
+            Reader::Transaction($r) => $body,
+            Reader::TxKeyspace($r) => $body,
         }
     };
 }
@@ -61,6 +68,10 @@ impl Reader<'_> {
 
     fn multi_get(&self, keys: &[Vec<u8>]) -> Vec<shamba::Result<Option<Vec<u8>>>> {
         on_reader!(self, r => r.multi_get(keys))
+    }
+
+    fn ttl(&self, key: &[u8]) -> shamba::Result<shamba::Ttl> {
+        on_reader!(self, r => r.ttl(key))
     }
 
     fn range(&self, range: KeyRange<'_>) -> shamba::DbIterator {
@@ -100,7 +111,13 @@ impl Readable {
             let ks = snap.keyspace_of(py, keyspace)?;
             return snap.with(py, |s| f(&Reader::Snapshot(snap.reader(s, ks.as_ref()))));
         }
-        Err(PyTypeError::new_err("a Readable is a Db, a Keyspace or a Snapshot"))
+        if let Ok(tx) = any.cast::<Transaction>() {
+            return tx.get().with(py, keyspace, |tx, ks| match ks {
+                Some(ks) => f(&Reader::TxKeyspace(tx.keyspace(ks))),
+                None => f(&Reader::Transaction(tx)),
+            });
+        }
+        Err(PyTypeError::new_err("a Readable is a Db, a Keyspace, a Snapshot or a Transaction"))
     }
 
     fn lookup(
@@ -154,6 +171,19 @@ impl Readable {
         let keys = byte_keys(keys)?;
         let values = Self::read(slf, keyspace, |r| r.multi_get(&keys).into_iter().collect::<shamba::Result<Vec<_>>>())?;
         Ok(values_list(slf.py(), values))
+    }
+
+    /// Seconds left before `key` expires (a `float`), or `None` when its value does not
+    /// expire; `KeyError` when it is absent (or expired).
+    #[pyo3(signature = (key, *, keyspace=None))]
+    fn ttl(
+        slf: &Bound<'_, Self>,
+        key: &Bound<'_, PyAny>,
+        keyspace: Option<&Bound<'_, Keyspace>>,
+    ) -> PyResult<Py<PyAny>> {
+        let k = bytes_arg(key, "key")?;
+        let ttl = Self::read(slf, keyspace, |r| r.ttl(k.as_ref()))?;
+        ttl_answer(slf.py(), ttl, key)
     }
 
     fn __getitem__<'py>(slf: &Bound<'py, Self>, key: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyBytes>> {

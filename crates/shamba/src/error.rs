@@ -56,6 +56,20 @@ pub enum Error {
         cause: Arc<Error>,
     },
 
+    /// A transaction could not commit (or read): a key it read for update or wrote was
+    /// written by someone else after its snapshot, or that can no longer be ruled out (the
+    /// writes since its snapshot were flushed, or its lease on old versions ran out).
+    /// Nothing of it was written; run it again from the start (`Db::transact` does).
+    #[error("transaction conflict on key {} of keyspace {keyspace:?}: {reason}", key.escape_ascii())]
+    Conflict {
+        /// The keyspace of the key.
+        keyspace: String,
+        /// The key that was written, or could not be checked.
+        key: Vec<u8>,
+        /// What happened to it.
+        reason: String,
+    },
+
     /// An invariant of the engine itself does not hold: a bug in Shamba, not in the caller's
     /// input or the files. `what` says which one; report it. The operation failed; the
     /// database may go on serving other calls.
@@ -81,6 +95,11 @@ impl Error {
     /// look at its `cause`).
     pub fn is_corruption(&self) -> bool {
         matches!(self, Error::Corruption { .. })
+    }
+
+    /// Whether this is a [`Error::Conflict`]: the transaction may succeed if run again.
+    pub fn is_conflict(&self) -> bool {
+        matches!(self, Error::Conflict { .. })
     }
 
     /// Whether this is a [`Error::ReadOnly`]: a background error stopped writes.
@@ -117,6 +136,9 @@ impl Error {
             Error::Locked(p) => Error::Locked(p.clone()),
             Error::Closed => Error::Closed,
             Error::ReadOnly { cause } => Error::ReadOnly { cause: cause.clone() },
+            Error::Conflict { keyspace, key, reason } => {
+                Error::Conflict { keyspace: keyspace.clone(), key: key.clone(), reason: reason.clone() }
+            }
             Error::Internal { what } => Error::Internal { what: what.clone() },
         }
     }

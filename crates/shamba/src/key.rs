@@ -26,6 +26,10 @@ pub(crate) enum ValueKind {
     Delete = 0,
     /// A value was written at this sequence number.
     Put = 1,
+    /// A value that expires: its stored value is a deadline, then the user's value
+    /// (`expiry.rs`). Written only by writes that ask for an expiry; 2 is a write batch's
+    /// range delete, so this kind is 3 in both.
+    PutExpiring = 3,
 }
 
 impl ValueKind {
@@ -34,8 +38,15 @@ impl ValueKind {
         match b {
             0 => Some(ValueKind::Delete),
             1 => Some(ValueKind::Put),
+            3 => Some(ValueKind::PutExpiring),
             _ => None,
         }
+    }
+
+    /// Whether the entry holds a value (expiring or not).
+    #[inline]
+    pub(crate) fn is_value(self) -> bool {
+        self != ValueKind::Delete
     }
 }
 

@@ -61,6 +61,7 @@ mod compaction;
 mod cursor;
 mod db;
 mod error;
+mod expiry;
 pub mod filter;
 mod io;
 mod key;
@@ -78,12 +79,15 @@ mod version;
 mod wal;
 
 pub use cache::KindCounters;
-pub use db::{Db, DbIterator, FileInfo, Keyspace, Readable, Snapshot, WriteBatch};
+pub use db::{
+    Db, DbIterator, FileInfo, Keyspace, Readable, Snapshot, Transaction, TransactionOptions, TxKeyspace, WriteBatch,
+};
 pub use error::{Error, Result};
+pub use expiry::{Clock, ManualClock, SystemClock, Ttl};
 pub use io::{BlockKind, IoCounters};
 pub use options::{
-    CompactionStyle, Compression, ElasticPolicy, KeyspaceOptions, Options, ProbePolicy, ReadOptions, ShambaPolicy,
-    Skipping, WalRecovery, WriteOptions,
+    CompactionFilter, CompactionStyle, Compression, ElasticPolicy, FilterDecision, KeyspaceOptions, Options,
+    ProbePolicy, ReadOptions, ShambaPolicy, Skipping, WalRecovery, WriteOptions,
 };
 pub use stats::{LevelLookupStats, LevelStats, LookupCosts, Stats};
 pub use verify_report::{Problem, ProblemKind, VerifyReport};

@@ -65,7 +65,7 @@ const CRATES: &[CrateRules] = &[
 /// The engine's top-level modules. `filter` is the shamba-filter crate, re-exported: it is
 /// below everything.
 const ENGINE_FLOORS: &[&[&str]] = &[
-    &["error", "number_map", "filter", "key", "io", "cursor", "verify_report", "range_del"],
+    &["error", "number_map", "filter", "key", "io", "cursor", "verify_report", "range_del", "expiry"],
     &["options"],
     &["cache", "wal", "memtable", "stats", "table", "version"],
     &["manager"],

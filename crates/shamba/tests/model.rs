@@ -7,12 +7,29 @@
 //! compaction style and plain filters, from `Options::keyspace_options`). Batches mix
 //! keyspaces, snapshots read all three, and `a` and `b` are dropped and come back empty.
 //!
+//! Transactions interleave with the rest: up to three open at once, each reading its
+//! snapshot with its own writes over it (checked against the models of its moment with its
+//! writes applied), some committed, some dropped, and some refused: a commit must be refused
+//! when a key it wrote or read for update was written after it began, and when it commits
+//! its writes reach the models. (A commit the models would let through may still be refused
+//! when the writes since its snapshot were flushed: tiny memtables here flush often.)
+//!
+//! Some puts expire: the database runs on an injected clock that steps forward, the
+//! models keep each key's deadline, and an expired key leaves every model (a snapshot's
+//! and a transaction's too: expiry hides a key from every read at once) when the clock
+//! passes it.
+//!
 //! `SHAMBA_MODEL_CASES=1000 cargo test --release --test model` runs a longer soak.
 
 use proptest::prelude::*;
-use shamba::{CompactionStyle, Db, DbIterator, Keyspace, KeyspaceOptions, Options, Readable, Snapshot, WriteBatch};
-use std::collections::BTreeMap;
+use shamba::{
+    CompactionStyle, Db, DbIterator, Keyspace, KeyspaceOptions, ManualClock, Options, Readable, Snapshot, Transaction,
+    Ttl, TxKeyspace, WriteBatch,
+};
+use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Bound;
+use std::sync::Arc;
+use std::time::{Duration, UNIX_EPOCH};
 
 type Model = BTreeMap<Vec<u8>, Vec<u8>>;
 
@@ -22,9 +39,37 @@ const KEYSPACES: [&str; 3] = ["default", "a", "b"];
 /// One model per keyspace.
 type Models = [Model; 3];
 
+/// The deadline (milliseconds on the test's clock) of each key of a model that expires.
+type Deadlines = [BTreeMap<Vec<u8>, u64>; 3];
+
+/// Where the test's clock starts, in milliseconds since the Unix epoch.
+const CLOCK_START_MS: u64 = 1_700_000_000_000;
+
+/// Drop from `models` every key whose deadline `now_ms` has reached.
+fn expire(models: &mut Models, deadlines: &mut Deadlines, now_ms: u64) {
+    for (m, d) in models.iter_mut().zip(deadlines.iter_mut()) {
+        d.retain(|k, at| {
+            let live = now_ms < *at;
+            if !live {
+                m.remove(k);
+            }
+            live
+        });
+    }
+}
+
 #[derive(Debug, Clone)]
 enum Op {
     Put(usize, Vec<u8>, Vec<u8>),
+    /// `put_with_ttl` of this many milliseconds.
+    PutTtl(usize, Vec<u8>, Vec<u8>, u64),
+    /// Move the clock forward this many milliseconds.
+    Advance(u64),
+    /// `ttl` of a key.
+    Ttl(usize, Vec<u8>),
+    /// `expire_after` this many milliseconds.
+    Expire(usize, Vec<u8>, u64),
+    Persist(usize, Vec<u8>),
     Delete(usize, Vec<u8>),
     /// `delete_range(lo..hi)`, unbounded where `None`.
     DeleteRange(usize, Option<Vec<u8>>, Option<Vec<u8>>),
@@ -58,6 +103,19 @@ enum Op {
     Flush,
     Compact,
     Reopen,
+    /// Begin a transaction (at most three are open; the oldest is dropped for a fourth).
+    TxBegin,
+    /// On open transaction `i % open`: a get, a get for update, a put, a delete, a range
+    /// delete, a full scan (backward if `true`), a `multi_get`, a commit, a drop.
+    TxGet(usize, usize, Vec<u8>),
+    TxGetForUpdate(usize, usize, Vec<u8>),
+    TxPut(usize, usize, Vec<u8>, Vec<u8>),
+    TxDelete(usize, usize, Vec<u8>),
+    TxDeleteRange(usize, usize, Option<Vec<u8>>, Option<Vec<u8>>),
+    TxRange(usize, usize, Option<Vec<u8>>, Option<Vec<u8>>, bool),
+    TxMultiGet(usize, usize, Vec<Vec<u8>>),
+    TxCommit(usize),
+    TxDrop(usize),
 }
 
 fn key() -> impl Strategy<Value = Vec<u8>> {
@@ -95,6 +153,11 @@ fn ks() -> impl Strategy<Value = usize> {
 fn op() -> impl Strategy<Value = Op> {
     prop_oneof![
         30 => (ks(), key(), value()).prop_map(|(s, k, v)| Op::Put(s, k, v)),
+        8 => (ks(), key(), value(), 1u64..3000).prop_map(|(s, k, v, t)| Op::PutTtl(s, k, v, t)),
+        3 => (1u64..1500).prop_map(Op::Advance),
+        3 => (ks(), key()).prop_map(|(s, k)| Op::Ttl(s, k)),
+        2 => (ks(), key(), 1u64..3000).prop_map(|(s, k, t)| Op::Expire(s, k, t)),
+        2 => (ks(), key()).prop_map(|(s, k)| Op::Persist(s, k)),
         8 => (ks(), key()).prop_map(|(s, k)| Op::Delete(s, k)),
         2 => (ks(), prop::option::of(key()), prop::option::of(key())).prop_map(|(s, lo, hi)| Op::DeleteRange(s, lo, hi)),
         6 => (
@@ -122,7 +185,132 @@ fn op() -> impl Strategy<Value = Op> {
         2 => Just(Op::Flush),
         1 => Just(Op::Compact),
         1 => Just(Op::Reopen),
+        4 => Just(Op::TxBegin),
+        4 => (any::<usize>(), ks(), key()).prop_map(|(i, s, k)| Op::TxGet(i, s, k)),
+        4 => (any::<usize>(), ks(), key()).prop_map(|(i, s, k)| Op::TxGetForUpdate(i, s, k)),
+        8 => (any::<usize>(), ks(), key(), value()).prop_map(|(i, s, k, v)| Op::TxPut(i, s, k, v)),
+        2 => (any::<usize>(), ks(), key()).prop_map(|(i, s, k)| Op::TxDelete(i, s, k)),
+        1 => (any::<usize>(), ks(), prop::option::of(key()), prop::option::of(key()))
+            .prop_map(|(i, s, lo, hi)| Op::TxDeleteRange(i, s, lo, hi)),
+        2 => (any::<usize>(), ks(), prop::option::of(key()), prop::option::of(key()), any::<bool>())
+            .prop_map(|(i, s, lo, hi, r)| Op::TxRange(i, s, lo, hi, r)),
+        1 => (any::<usize>(), ks(), multi_get_keys()).prop_map(|(i, s, k)| Op::TxMultiGet(i, s, k)),
+        4 => any::<usize>().prop_map(Op::TxCommit),
+        1 => any::<usize>().prop_map(Op::TxDrop),
     ]
+}
+
+/// One keyspace in a transaction: the default one through the transaction itself, the
+/// others through its `keyspace` view.
+enum TxView<'a> {
+    Tx(&'a Transaction),
+    Ks(TxKeyspace<'a>),
+}
+
+impl TxView<'_> {
+    fn of<'a>(tx: &'a Transaction, d: &Open, s: usize) -> TxView<'a> {
+        if s == 0 {
+            TxView::Tx(tx)
+        } else {
+            TxView::Ks(tx.keyspace(&d.ks[s]))
+        }
+    }
+    fn get(&self, k: &[u8]) -> shamba::Result<Option<Vec<u8>>> {
+        match self {
+            TxView::Tx(t) => t.get(k),
+            TxView::Ks(t) => t.get(k),
+        }
+    }
+    fn get_for_update(&self, k: &[u8]) -> shamba::Result<Option<Vec<u8>>> {
+        match self {
+            TxView::Tx(t) => t.get_for_update(k),
+            TxView::Ks(t) => t.get_for_update(k),
+        }
+    }
+    fn put(&self, k: &[u8], v: &[u8]) -> shamba::Result<()> {
+        match self {
+            TxView::Tx(t) => t.put(k, v),
+            TxView::Ks(t) => t.put(k, v),
+        }
+    }
+    fn delete(&self, k: &[u8]) -> shamba::Result<()> {
+        match self {
+            TxView::Tx(t) => t.delete(k),
+            TxView::Ks(t) => t.delete(k),
+        }
+    }
+    fn delete_range(&self, r: (Bound<Vec<u8>>, Bound<Vec<u8>>)) -> shamba::Result<()> {
+        match self {
+            TxView::Tx(t) => t.delete_range::<Vec<u8>, _>(r),
+            TxView::Ks(t) => t.delete_range::<Vec<u8>, _>(r),
+        }
+    }
+    fn multi_get(&self, keys: &[Vec<u8>]) -> Vec<shamba::Result<Option<Vec<u8>>>> {
+        match self {
+            TxView::Tx(t) => t.multi_get(keys),
+            TxView::Ks(t) => t.multi_get(keys),
+        }
+    }
+    fn range(&self, r: (Bound<Vec<u8>>, Bound<Vec<u8>>)) -> DbIterator {
+        match self {
+            TxView::Tx(t) => t.range::<Vec<u8>, _>(r),
+            TxView::Ks(t) => t.range::<Vec<u8>, _>(r),
+        }
+    }
+}
+
+/// A range of keys of one keyspace, `lo..hi`, unbounded where `None`.
+type KeyRange = (usize, Option<Vec<u8>>, Option<Vec<u8>>);
+
+/// An open transaction and what the models say of it.
+struct ModelTx {
+    tx: Transaction,
+    /// The write clock when it began: a write to a key it checks, after this, is a conflict.
+    began: u64,
+    /// What it reads: the models of its moment with its own writes applied.
+    view: Models,
+    /// The deadlines of `view`'s keys that expire.
+    deadlines: Deadlines,
+    /// Its last write per key (`None`: a delete), as the engine buffers them: a range
+    /// delete drops the writes it covers.
+    writes: BTreeMap<(usize, Vec<u8>), Option<Vec<u8>>>,
+    /// Its range deletes, in order.
+    ranges: Vec<KeyRange>,
+    for_update: BTreeSet<(usize, Vec<u8>)>,
+}
+
+/// When each key was last written, by the write clock: point writes by key, range deletes
+/// as ranges (they write every key in them, present or not).
+#[derive(Default)]
+struct WriteClock {
+    now: u64,
+    points: BTreeMap<(usize, Vec<u8>), u64>,
+    ranges: Vec<(KeyRange, u64)>,
+}
+
+impl WriteClock {
+    fn point(&mut self, s: usize, k: &[u8]) {
+        self.now += 1;
+        self.points.insert((s, k.to_vec()), self.now);
+    }
+    fn range(&mut self, s: usize, lo: &Option<Vec<u8>>, hi: &Option<Vec<u8>>) {
+        self.now += 1;
+        self.ranges.push(((s, lo.clone(), hi.clone()), self.now));
+    }
+    /// Whether key `k` of keyspace `s` was written after `since`.
+    fn written_after(&self, s: usize, k: &[u8], since: u64) -> bool {
+        self.points.get(&(s, k.to_vec())).is_some_and(|&t| t > since)
+            || self.ranges.iter().any(|((rs, lo, hi), t)| {
+                *rs == s
+                    && *t > since
+                    && lo.as_deref().is_none_or(|lo| k >= lo)
+                    && hi.as_deref().is_none_or(|hi| k < hi)
+            })
+    }
+}
+
+fn in_range(k: &[u8], lo: &Option<Vec<u8>>, hi: &Option<Vec<u8>>) -> bool {
+    lo.as_deref().is_none_or(|lo| k >= lo) && hi.as_deref().is_none_or(|hi| k < hi)
 }
 
 /// Filter layouts and probe policies: they may change what a lookup costs, never what it
@@ -283,6 +471,30 @@ impl View<'_> {
             View::Ks(s) => s.put(k, v),
         }
     }
+    fn put_with_ttl(&self, k: &[u8], v: &[u8], ttl: Duration) -> shamba::Result<()> {
+        match self {
+            View::Db(d) => d.put_with_ttl(k, v, ttl),
+            View::Ks(s) => s.put_with_ttl(k, v, ttl),
+        }
+    }
+    fn expire_after(&self, k: &[u8], ttl: Duration) -> shamba::Result<bool> {
+        match self {
+            View::Db(d) => d.expire_after(k, ttl),
+            View::Ks(s) => s.expire_after(k, ttl),
+        }
+    }
+    fn persist(&self, k: &[u8]) -> shamba::Result<bool> {
+        match self {
+            View::Db(d) => d.persist(k),
+            View::Ks(s) => s.persist(k),
+        }
+    }
+    fn ttl(&self, k: &[u8]) -> shamba::Result<Ttl> {
+        match self {
+            View::Db(d) => d.ttl(k),
+            View::Ks(s) => s.ttl(k),
+        }
+    }
     fn delete(&self, k: &[u8]) -> shamba::Result<()> {
         match self {
             View::Db(d) => d.delete(k),
@@ -387,8 +599,11 @@ fn run(
     budget: Option<u64>,
 ) -> Result<(), TestCaseError> {
     let dir = tempfile::tempdir().expect("tempdir");
+    let wall = Arc::new(ManualClock::new(UNIX_EPOCH + Duration::from_millis(CLOCK_START_MS)));
+    let mut now_ms = CLOCK_START_MS;
     let opts = || {
         let mut o = options(style, ratio);
+        o.clock = wall.clone();
         apply(setup, &mut o);
         o.filter_memory_budget = budget;
         o.keyspace_options = vec![("b".to_string(), keyspace_b(style, ratio))];
@@ -397,21 +612,78 @@ fn run(
     let cap = filter_cap(&opts());
     let mut db = Some(Open::new(Db::open(dir.path(), opts()).expect("open")));
     let mut models: Models = Default::default();
-    let mut snaps: Vec<(Snapshot, Models)> = Vec::new();
+    let mut deadlines: Deadlines = Default::default();
+    let mut snaps: Vec<(Snapshot, Models, Deadlines)> = Vec::new();
+    let mut txs: Vec<ModelTx> = Vec::new();
+    let mut clock = WriteClock::default();
     for (step, op) in ops.into_iter().enumerate() {
         let d = db.as_mut().expect("db open");
         match op {
             Op::Put(s, k, v) => {
                 d.view(s).put(&k, &v).expect("put");
+                deadlines[s].remove(&k);
+                clock.point(s, &k);
                 models[s].insert(k, v);
+            }
+            Op::PutTtl(s, k, v, ttl) => {
+                d.view(s).put_with_ttl(&k, &v, Duration::from_millis(ttl)).expect("put_with_ttl");
+                deadlines[s].insert(k.clone(), now_ms + ttl);
+                clock.point(s, &k);
+                models[s].insert(k, v);
+            }
+            Op::Advance(ms) => {
+                wall.advance(Duration::from_millis(ms));
+                now_ms += ms;
+                expire(&mut models, &mut deadlines, now_ms);
+                for (_, m, dl) in &mut snaps {
+                    expire(m, dl, now_ms);
+                }
+                for t in &mut txs {
+                    expire(&mut t.view, &mut t.deadlines, now_ms);
+                }
+            }
+            Op::Ttl(s, k) => {
+                let want = match (models[s].contains_key(&k), deadlines[s].get(&k)) {
+                    (false, _) => Ttl::Absent,
+                    (true, None) => Ttl::Persistent,
+                    (true, Some(at)) => Ttl::Remaining(Duration::from_millis(at - now_ms)),
+                };
+                prop_assert_eq!(d.view(s).ttl(&k).expect("ttl"), want, "step {}: ttl {:?} in {}", step, k, s);
+            }
+            Op::Expire(s, k, ttl) => {
+                let had = models[s].contains_key(&k);
+                let got = d.view(s).expire_after(&k, Duration::from_millis(ttl)).expect("expire");
+                prop_assert_eq!(got, had, "step {}: expire {:?} in {}", step, k, s);
+                if had {
+                    deadlines[s].insert(k.clone(), now_ms + ttl);
+                    clock.point(s, &k);
+                }
+            }
+            Op::Persist(s, k) => {
+                let had = deadlines[s].remove(&k).is_some();
+                prop_assert_eq!(
+                    d.view(s).persist(&k).expect("persist"),
+                    had,
+                    "step {}: persist {:?} in {}",
+                    step,
+                    k,
+                    s
+                );
+                if had {
+                    clock.point(s, &k);
+                }
             }
             Op::Delete(s, k) => {
                 d.view(s).delete(&k).expect("delete");
+                deadlines[s].remove(&k);
+                clock.point(s, &k);
                 models[s].remove(&k);
             }
             Op::DeleteRange(s, lo, hi) => {
                 d.view(s).delete_range(bounds(&lo, &hi)).expect("delete_range");
+                clock.range(s, &lo, &hi);
                 for (k, _) in expected_range(&models[s], &lo, &hi) {
+                    deadlines[s].remove(&k);
                     models[s].remove(&k);
                 }
             }
@@ -424,12 +696,15 @@ fn run(
                         (None, 0) => b.delete(k),
                         (None, s) => b.delete_in(&d.ks[s], k),
                     };
+                    deadlines[*s].remove(k);
                     match v {
                         Some(v) => models[*s].insert(k.clone(), v.clone()),
                         None => models[*s].remove(k),
                     };
+                    clock.point(*s, k);
                 }
                 if let Some((s, lo, hi)) = range {
+                    clock.range(s, &Some(lo.clone()), &Some(hi.clone()));
                     let r = bounds(&Some(lo.clone()), &Some(hi.clone()));
                     if s == 0 {
                         b.delete_range::<Vec<u8>, _>(r);
@@ -437,6 +712,7 @@ fn run(
                         b.delete_range_in::<Vec<u8>, _>(&d.ks[s], r);
                     }
                     for (k, _) in expected_range(&models[s], &Some(lo), &Some(hi)) {
+                        deadlines[s].remove(&k);
                         models[s].remove(&k);
                     }
                 }
@@ -504,15 +780,15 @@ fn run(
                 }
                 cp.close();
             }
-            Op::TakeSnapshot => snaps.push((d.db.snapshot(), models.clone())),
+            Op::TakeSnapshot => snaps.push((d.db.snapshot(), models.clone(), deadlines.clone())),
             Op::SnapshotGet(i, s, k) => {
-                if let Some((snap, m)) = (!snaps.is_empty()).then(|| &snaps[i % snaps.len()]) {
+                if let Some((snap, m, _)) = (!snaps.is_empty()).then(|| &snaps[i % snaps.len()]) {
                     let got = if s == 0 { snap.get(&k) } else { snap.keyspace(&d.ks[s]).get(&k) };
                     prop_assert_eq!(got.expect("snapshot get"), m[s].get(&k).cloned(), "step {}: snapshot get", step);
                 }
             }
             Op::SnapshotMultiGet(i, s, keys) => {
-                if let Some((snap, m)) = (!snaps.is_empty()).then(|| &snaps[i % snaps.len()]) {
+                if let Some((snap, m, _)) = (!snaps.is_empty()).then(|| &snaps[i % snaps.len()]) {
                     let got = if s == 0 { snap.multi_get(&keys) } else { snap.keyspace(&d.ks[s]).multi_get(&keys) };
                     let got: Vec<_> = got.into_iter().map(|r| r.expect("snapshot multi_get")).collect();
                     let want: Vec<_> = keys.iter().map(|k| m[s].get(k).cloned()).collect();
@@ -520,7 +796,7 @@ fn run(
                 }
             }
             Op::SnapshotRange(i, s, rev) => {
-                if let Some((snap, m)) = (!snaps.is_empty()).then(|| &snaps[i % snaps.len()]) {
+                if let Some((snap, m, _)) = (!snaps.is_empty()).then(|| &snaps[i % snaps.len()]) {
                     let it = if s == 0 { snap.iter() } else { snap.keyspace(&d.ks[s]).iter() };
                     let got = if rev {
                         let mut g = collect(it.rev());
@@ -533,23 +809,152 @@ fn run(
                 }
             }
             Op::DropKeyspace(s) => {
+                // Open transactions are rolled back first: one that wrote the dropped
+                // keyspace could not commit.
+                txs.clear();
                 d.db.drop_keyspace(KEYSPACES[s]).expect("drop_keyspace");
                 prop_assert!(d.ks[s].get(b"k000").is_err(), "a dropped keyspace's handle must fail");
                 models[s].clear();
+                deadlines[s].clear();
                 d.refresh(s);
                 // The keyspace that comes back is a new one: a snapshot taken before the
                 // drop sees it empty.
-                for (_, m) in &mut snaps {
+                for (_, m, dl) in &mut snaps {
                     m[s].clear();
+                    dl[s].clear();
                 }
             }
             Op::Flush => d.db.flush().expect("flush"),
             Op::Compact => d.db.compact().expect("compact"),
             Op::Reopen => {
                 snaps.clear();
+                txs.clear();
                 db.take().expect("db").close();
                 db = Some(Open::new(Db::open(dir.path(), opts()).expect("reopen")));
             }
+            Op::TxBegin => {
+                if txs.len() == 3 {
+                    txs.remove(0);
+                }
+                let tx = d.db.transaction();
+                txs.push(ModelTx {
+                    tx,
+                    began: clock.now,
+                    view: models.clone(),
+                    deadlines: deadlines.clone(),
+                    writes: BTreeMap::new(),
+                    ranges: Vec::new(),
+                    for_update: BTreeSet::new(),
+                });
+            }
+            Op::TxGet(i, s, ref k) | Op::TxGetForUpdate(i, s, ref k) if !txs.is_empty() => {
+                let for_update = matches!(op, Op::TxGetForUpdate(..));
+                let k = k.clone();
+                let n = txs.len();
+                let t = &mut txs[i % n];
+                let v = TxView::of(&t.tx, d, s);
+                let got = if for_update { v.get_for_update(&k) } else { v.get(&k) }.expect("transaction get");
+                prop_assert_eq!(got, t.view[s].get(&k).cloned(), "step {}: transaction get {:?} in {}", step, k, s);
+                if for_update {
+                    t.for_update.insert((s, k));
+                }
+            }
+            Op::TxPut(i, s, k, v) if !txs.is_empty() => {
+                let n = txs.len();
+                let t = &mut txs[i % n];
+                TxView::of(&t.tx, d, s).put(&k, &v).expect("transaction put");
+                t.view[s].insert(k.clone(), v.clone());
+                t.deadlines[s].remove(&k);
+                t.writes.insert((s, k), Some(v));
+            }
+            Op::TxDelete(i, s, k) if !txs.is_empty() => {
+                let n = txs.len();
+                let t = &mut txs[i % n];
+                TxView::of(&t.tx, d, s).delete(&k).expect("transaction delete");
+                t.view[s].remove(&k);
+                t.deadlines[s].remove(&k);
+                t.writes.insert((s, k), None);
+            }
+            Op::TxDeleteRange(i, s, lo, hi) if !txs.is_empty() => {
+                let n = txs.len();
+                let t = &mut txs[i % n];
+                TxView::of(&t.tx, d, s).delete_range(bounds(&lo, &hi)).expect("transaction delete_range");
+                for (k, _) in expected_range(&t.view[s], &lo, &hi) {
+                    t.view[s].remove(&k);
+                    t.deadlines[s].remove(&k);
+                }
+                // An empty range deletes nothing, as the engine skips it.
+                if lo.is_none() || hi.is_none() || lo < hi {
+                    t.writes.retain(|(ws, k), _| *ws != s || !in_range(k, &lo, &hi));
+                    t.ranges.push((s, lo, hi));
+                }
+            }
+            Op::TxRange(i, s, lo, hi, rev) if !txs.is_empty() => {
+                let n = txs.len();
+                let t = &txs[i % n];
+                let want = expected_range(&t.view[s], &lo, &hi);
+                let it = TxView::of(&t.tx, d, s).range(bounds(&lo, &hi));
+                let got = if rev {
+                    let mut g = collect(it.rev());
+                    g.reverse();
+                    g
+                } else {
+                    collect(it)
+                };
+                prop_assert_eq!(got, want, "step {}: transaction range {:?}..{:?} rev={} in {}", step, lo, hi, rev, s);
+            }
+            Op::TxMultiGet(i, s, keys) if !txs.is_empty() => {
+                let n = txs.len();
+                let t = &txs[i % n];
+                let got: Vec<_> =
+                    TxView::of(&t.tx, d, s).multi_get(&keys).into_iter().map(|r| r.expect("multi_get")).collect();
+                let want: Vec<_> = keys.iter().map(|k| t.view[s].get(k).cloned()).collect();
+                prop_assert_eq!(got, want, "step {}: transaction multi_get in {}", step, s);
+            }
+            Op::TxCommit(i) if !txs.is_empty() => {
+                let n = txs.len();
+                let t = txs.remove(i % n);
+                let checked: BTreeSet<(usize, Vec<u8>)> =
+                    t.writes.keys().cloned().chain(t.for_update.iter().cloned()).collect();
+                let conflict = checked.iter().find(|(s, k)| clock.written_after(*s, k, t.began));
+                match (t.tx.commit(), conflict) {
+                    (Err(shamba::Error::Conflict { .. }), Some(_)) => {}
+                    (Ok(()), Some(k)) => prop_assert!(false, "step {}: a commit went through a write to {:?}", step, k),
+                    // The writes since its snapshot were flushed: it cannot be checked.
+                    (Err(shamba::Error::Conflict { reason, .. }), None) if reason.contains("flushed") => {}
+                    (Ok(()), None) => {
+                        for (s, lo, hi) in &t.ranges {
+                            for (k, _) in expected_range(&models[*s], lo, hi) {
+                                models[*s].remove(&k);
+                                deadlines[*s].remove(&k);
+                            }
+                            clock.range(*s, lo, hi);
+                        }
+                        for ((s, k), v) in t.writes {
+                            clock.point(s, &k);
+                            deadlines[s].remove(&k);
+                            match v {
+                                Some(v) => models[s].insert(k, v),
+                                None => models[s].remove(&k),
+                            };
+                        }
+                    }
+                    (other, _) => prop_assert!(false, "step {}: commit: {:?}", step, other),
+                }
+            }
+            Op::TxDrop(i) if !txs.is_empty() => {
+                let n = txs.len();
+                txs.remove(i % n);
+            }
+            Op::TxGet(..)
+            | Op::TxGetForUpdate(..)
+            | Op::TxPut(..)
+            | Op::TxDelete(..)
+            | Op::TxDeleteRange(..)
+            | Op::TxRange(..)
+            | Op::TxMultiGet(..)
+            | Op::TxCommit(_)
+            | Op::TxDrop(_) => {}
         }
         // The filter bytes held never passed the cap, at any moment since open (the peak),
         // whatever the step did.
@@ -566,6 +971,7 @@ fn run(
         }
         prop_assert!(stats.filter_resident_bytes <= stats.filter_resident_peak_bytes);
     }
+    drop(txs);
     // Whatever happened, the full scan of every keyspace in both directions equals its
     // model.
     let d = db.as_ref().expect("db");

@@ -7,13 +7,15 @@
 b'red'
 
 See ``Db`` for the dict-like API (``Db.keyspace(name)`` for named keyspaces, ``Keyspace``;
-``Readable`` for the reads a database, a keyspace and a snapshot share), ``Db.stats()`` for
+``Readable`` for the reads a database, a keyspace, a snapshot and a transaction share;
+``Db.transaction()`` and ``Db.transact(fn)`` for optimistic transactions), ``Db.stats()`` for
 the engine's counters as plain data, and the exception classes under ``Error`` for what can
 go wrong.
 """
 
 from ._errors import (
     ClosedError,
+    ConflictError,
     CorruptionError,
     Error,
     InternalError,
@@ -23,7 +25,7 @@ from ._errors import (
     LockedError,
     ReadOnlyError,
 )
-from ._shamba import Db, Iterator, Keyspace, Readable, Snapshot, WriteBatch
+from ._shamba import Db, Iterator, Keyspace, Readable, Snapshot, Transaction, WriteBatch
 
 __all__ = [
     "Readable",
@@ -31,6 +33,7 @@ __all__ = [
     "Keyspace",
     "WriteBatch",
     "Snapshot",
+    "Transaction",
     "Iterator",
     "Error",
     "IoError",
@@ -40,5 +43,6 @@ __all__ = [
     "LockedError",
     "ClosedError",
     "ReadOnlyError",
+    "ConflictError",
     "InternalError",
 ]

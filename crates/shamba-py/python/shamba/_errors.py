@@ -48,6 +48,16 @@ class ReadOnlyError(Error):
     succeeds or the database is reopened; reads go on. ``__cause__`` is that error."""
 
 
+class ConflictError(Error):
+    """A transaction's commit was refused: ``key`` (of ``keyspace``) was written by someone
+    else after the transaction began, or that can no longer be ruled out (``reason`` says
+    which). Nothing of the transaction was written; run it again (``Db.transact`` does)."""
+
+    keyspace = None
+    key = None
+    reason = None
+
+
 class InternalError(Error):
     """An invariant of the engine itself does not hold: a bug in Shamba, not in the input
     or the files. ``what`` names the invariant; please report it."""
@@ -56,6 +66,6 @@ class InternalError(Error):
 
 
 # Shown as ``shamba.LockedError`` (where users name them), not ``shamba._errors.LockedError``.
-for _cls in (Error, IoError, CorruptionError, InvalidOptionsError, InvalidArgumentError, LockedError, ClosedError, ReadOnlyError, InternalError):
+for _cls in (Error, IoError, CorruptionError, InvalidOptionsError, InvalidArgumentError, LockedError, ClosedError, ReadOnlyError, ConflictError, InternalError):
     _cls.__module__ = "shamba"
 del _cls

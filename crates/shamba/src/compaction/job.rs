@@ -6,11 +6,12 @@ use super::output_check::check_output;
 use super::{Compaction, MergingCursor, RunCursor};
 use crate::cursor::Cursor;
 use crate::error::Result;
+use crate::expiry::{self, now_millis};
 use crate::filter::FilterSpec;
 use crate::io::Storage;
-use crate::key::{parse_internal_key, SeqNo, ValueKind};
+use crate::key::{internal_key, parse_internal_key, SeqNo, ValueKind};
 use crate::memtable::MemTable;
-use crate::options::{Compression, Options, ReadOptions};
+use crate::options::{CompactionFilter, Compression, FilterDecision, Options, ReadOptions};
 use crate::table::{table_path, TableBuilder, TableCache, TableOptions, TableSummary};
 use crate::version::{FileMeta, Version};
 use std::path::Path;
@@ -162,20 +163,42 @@ pub(crate) fn output_compression(opts: &Options, version: &Version, level: usize
     opts.compression_for_level(level, level > 0 && version.is_bottom(level))
 }
 
+/// The live snapshots a compaction keeps what they read for.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Snapshots {
+    /// The oldest sequence number any reader may ask for (the visible one if no snapshot
+    /// lives).
+    pub oldest: SeqNo,
+    /// The newest live snapshot's sequence number, if one lives: a compaction filter sees
+    /// only entries above it.
+    pub newest: Option<SeqNo>,
+}
+
 /// Merge a compaction's inputs into new files for `c.output_level`, of run `output_run`.
 ///
 /// A version is dropped when a newer version of the same key is visible to every snapshot
-/// (its sequence number is `<= smallest_snapshot`), or a range tombstone of the version
+/// (its sequence number is `<= snapshots.oldest`), or a range tombstone of the version
 /// visible to every snapshot deletes it; a tombstone is dropped when, in addition, no file
-/// outside the compaction at the output level or below may hold the key.
+/// outside the compaction at the output level or below may hold the key. A version that
+/// stays is first rewritten as [`rewrite`] decides: an expired one, or one the keyspace's
+/// compaction filter removes, becomes a tombstone at its own sequence number, dropped by
+/// the same rule when it may be.
 pub(crate) fn run_compaction(
     env: &JobEnv<'_>,
     c: &Compaction,
     version: &Version,
-    smallest_snapshot: SeqNo,
+    snapshots: Snapshots,
     filter: FilterSpec,
     output_run: u64,
 ) -> Result<(Vec<FileMeta>, JobStats)> {
+    let smallest_snapshot = snapshots.oldest;
+    // One time for the whole merge: an entry expiring while it runs is collected next time.
+    let rules = Rewrite {
+        now_ms: now_millis(&*env.opts.clock),
+        filter: env.opts.compaction_filter.as_deref(),
+        newest_snapshot: snapshots.newest,
+        level: c.output_level,
+    };
     let read = ReadOptions { fill_cache: false, readahead_size: COMPACTION_READAHEAD, ..ReadOptions::default() };
     let children: Vec<Box<dyn Cursor>> = c
         .inputs
@@ -207,13 +230,28 @@ pub(crate) fn run_compaction(
         let shadowed = newer_seq <= smallest_snapshot
             || (!version.range_dels.is_empty()
                 && version.range_dels.set.cover(parsed.user_key, smallest_snapshot) > parsed.seq);
-        let dead_tombstone =
-            parsed.kind == ValueKind::Delete && parsed.seq <= smallest_snapshot && !elsewhere.may_hold(parsed.user_key);
         newer_seq = parsed.seq;
-        if shadowed || dead_tombstone {
+        if shadowed {
+            stats.dropped += 1;
+            merged.next()?;
+            continue;
+        }
+        let rewritten = rules.rewrite(parsed.kind, parsed.seq, parsed.user_key, merged.value());
+        let kind = match &rewritten {
+            Rewritten::Same => parsed.kind,
+            Rewritten::Removed => ValueKind::Delete,
+            Rewritten::Value(_) => parsed.kind,
+        };
+        let dead_tombstone =
+            kind == ValueKind::Delete && parsed.seq <= smallest_snapshot && !elsewhere.may_hold(parsed.user_key);
+        if dead_tombstone {
             stats.dropped += 1;
         } else {
-            out.add(ikey, merged.value())?;
+            match rewritten {
+                Rewritten::Same => out.add(ikey, merged.value())?,
+                Rewritten::Removed => out.add(&internal_key(parsed.user_key, parsed.seq, ValueKind::Delete), &[])?,
+                Rewritten::Value(v) => out.add(ikey, &v)?,
+            }
             stats.entries_out += 1;
         }
         merged.next()?;
@@ -221,6 +259,59 @@ pub(crate) fn run_compaction(
     let outputs = out.finish()?;
     stats.bytes_out = outputs.iter().map(|f| f.size).sum();
     Ok((outputs, stats))
+}
+
+/// What becomes of one entry a compaction keeps.
+enum Rewritten {
+    /// Written on as it was read.
+    Same,
+    /// Written as a tombstone at its own sequence number (or dropped, if one may be).
+    Removed,
+    /// Written with this stored value instead.
+    Value(Vec<u8>),
+}
+
+/// The rules a compaction rewrites the entries it keeps by: expiry, then the keyspace's
+/// compaction filter.
+struct Rewrite<'a> {
+    now_ms: u64,
+    filter: Option<&'a dyn CompactionFilter>,
+    newest_snapshot: Option<SeqNo>,
+    level: usize,
+}
+
+impl Rewrite<'_> {
+    /// An expired entry is removed whatever the snapshots: every read, a snapshot's too,
+    /// finds it gone from its deadline on, so a tombstone in its place reads the same. The
+    /// filter sees the values (an expiring one without its deadline) that no live snapshot
+    /// can read: those above the newest snapshot, or every one when none lives.
+    fn rewrite(&self, kind: ValueKind, seq: SeqNo, user_key: &[u8], stored: &[u8]) -> Rewritten {
+        let value = match kind {
+            ValueKind::Delete => return Rewritten::Same,
+            ValueKind::Put => stored,
+            ValueKind::PutExpiring => match expiry::split(stored) {
+                Some((deadline, _)) if expiry::has_passed(deadline, self.now_ms) => return Rewritten::Removed,
+                Some((_, value)) => value,
+                // Too short to hold a deadline: every read finds it gone already.
+                None => return Rewritten::Removed,
+            },
+        };
+        let Some(filter) = self.filter else { return Rewritten::Same };
+        if self.newest_snapshot.is_some_and(|newest| seq <= newest) {
+            return Rewritten::Same;
+        }
+        match filter.filter(self.level, user_key, value) {
+            FilterDecision::Keep => Rewritten::Same,
+            FilterDecision::Remove => Rewritten::Removed,
+            FilterDecision::ChangeValue(v) => Rewritten::Value(match kind {
+                ValueKind::PutExpiring => match expiry::split(stored) {
+                    Some((deadline, _)) => expiry::join(deadline, &v),
+                    None => v,
+                },
+                _ => v,
+            }),
+        }
+    }
 }
 
 /// Files a compaction does not read that may hold older versions of its keys: every file

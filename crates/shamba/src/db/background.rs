@@ -5,7 +5,7 @@ use super::file_book::{obsolete_files, Obsolete};
 use super::inner::DbInner;
 use super::super_version::SuperVersion;
 use super::tree::Tree;
-use crate::compaction::job::{flush_to_table, output_compression, run_compaction, JobEnv};
+use crate::compaction::job::{flush_to_table, output_compression, run_compaction, JobEnv, Snapshots};
 use crate::compaction::{collectable_range_dels, picker, Compaction, CompactionChoice, OutputRun, LEVELED_RUN};
 use crate::error::Result;
 use crate::io::Storage;
@@ -285,6 +285,7 @@ impl DbInner {
         // One oldest snapshot for the merge and for the tombstones it collects: the merge
         // dropped what the tombstones visible to it delete, no more.
         let smallest_snapshot = self.seq.oldest_readable();
+        let newest_snapshot = self.seq.newest_pinned();
         match self.move_or_rewrite(tree, c, version) {
             CompactionChoice::Move => {
                 for (_, f) in c.input_files() {
@@ -306,8 +307,14 @@ impl DbInner {
                     made.borrow_mut().push(n);
                     n
                 };
-                let merged =
-                    run_compaction(&self.job_env(tree, &alloc), c, version, smallest_snapshot, filter, output_run);
+                let merged = run_compaction(
+                    &self.job_env(tree, &alloc),
+                    c,
+                    version,
+                    Snapshots { oldest: smallest_snapshot, newest: newest_snapshot },
+                    filter,
+                    output_run,
+                );
                 // The outputs' directory entries are durable before any manifest names them.
                 let merged = merged.and_then(|m| self.storage.sync_dir(&self.dir).map(|()| m));
                 let (files, stats) = match merged {

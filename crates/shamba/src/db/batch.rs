@@ -5,6 +5,9 @@
 //! ```text
 //! first_seq: u64 LE | count: u32 LE | count x op
 //! op := 1 (put) | varint key_len | key | varint value_len | value
+//!     | 3 (put that expires) | varint key_len | key | varint value_len | deadline | value
+//!         (`value_len` counts the 8 bytes of the deadline, milliseconds since the Unix
+//!         epoch as a u64 LE, so the op reads as a put whose value is an expiring entry's)
 //!     | 0 (delete) | varint key_len | key
 //!     | 2 (range delete) | varint start_len | start | 0 (to the end of the key space)
 //!                                                    | 1 | varint end_len | end
@@ -24,11 +27,22 @@
 #![deny(clippy::indexing_slicing)]
 
 use crate::error::DecodeError;
+use crate::expiry::DEADLINE_LEN;
 use crate::key::{SeqNo, ValueKind, MAX_SEQ};
 use crate::memtable::MemTable;
 use crate::range_del::RangeTombstone;
 use crate::version::DEFAULT_KEYSPACE;
 use std::ops::{Bound, RangeBounds};
+use std::time::{Duration, SystemTime};
+
+/// When an expiring put of a batch expires.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Deadline {
+    /// At this many milliseconds since the Unix epoch.
+    At(u64),
+    /// This long after the batch is written.
+    After(Duration),
+}
 
 /// The tag of a range delete (puts and deletes use their `ValueKind`).
 const RANGE_DELETE: u8 = 2;
@@ -61,6 +75,10 @@ pub struct WriteBatch {
     /// The keyspaces that operations name through a handle (checked at write: one of
     /// another database, or dropped, is refused).
     keyspaces: Vec<KeyspaceId>,
+    /// Puts given a time to live rather than a deadline: where each one's deadline lies in
+    /// `rep` and the time to live in milliseconds. The write stamps them with the
+    /// database's clock ([`WriteBatch::stamp_deadlines`]) before the batch is logged.
+    ttls: Vec<(usize, u64)>,
 }
 
 /// A keyspace as a batch names it: its id, and the number of the open database it belongs
@@ -87,12 +105,41 @@ impl std::fmt::Debug for WriteBatch {
 impl WriteBatch {
     /// An empty batch.
     pub fn new() -> Self {
-        WriteBatch { rep: vec![0; HEADER_LEN], count: 0, largest_key: 0, largest_value: 0, keyspaces: Vec::new() }
+        WriteBatch {
+            rep: vec![0; HEADER_LEN],
+            count: 0,
+            largest_key: 0,
+            largest_value: 0,
+            keyspaces: Vec::new(),
+            ttls: Vec::new(),
+        }
     }
 
     /// Add a put of `key` to `value`.
     pub fn put(&mut self, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>) -> &mut Self {
         self.put_to(DEFAULT_KEYSPACE, key.as_ref(), value.as_ref())
+    }
+
+    /// Add a put of `key` to `value` that expires at `at`: from then on no read finds it,
+    /// and compactions reclaim its bytes. Rounded to the millisecond; a time already past
+    /// writes a key that no read finds (a delete, in effect).
+    ///
+    /// ```
+    /// use std::time::{Duration, SystemTime};
+    /// let mut batch = shamba::WriteBatch::new();
+    /// batch.put_with_expiry(b"session", b"token", SystemTime::now() + Duration::from_secs(3600));
+    /// batch.put_with_ttl(b"cache", b"page", Duration::from_secs(60));
+    /// assert_eq!(batch.len(), 2);
+    /// ```
+    pub fn put_with_expiry(&mut self, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>, at: SystemTime) -> &mut Self {
+        self.put_expiring_to(DEFAULT_KEYSPACE, key.as_ref(), value.as_ref(), Deadline::At(crate::expiry::millis(at)))
+    }
+
+    /// Add a put of `key` to `value` that expires `ttl` after the batch is written (the
+    /// database's [`Options::clock`](crate::Options::clock) at the write, rounded up to the
+    /// millisecond), as [`put_with_expiry`](Self::put_with_expiry) otherwise.
+    pub fn put_with_ttl(&mut self, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>, ttl: Duration) -> &mut Self {
+        self.put_expiring_to(DEFAULT_KEYSPACE, key.as_ref(), value.as_ref(), Deadline::After(ttl))
     }
 
     /// Add a delete of `key`.
@@ -104,6 +151,18 @@ impl WriteBatch {
     pub(crate) fn put_to_keyspace(&mut self, ks: KeyspaceId, key: &[u8], value: &[u8]) -> &mut Self {
         self.name_keyspace(ks);
         self.put_to(ks.id, key, value)
+    }
+
+    /// An expiring put in keyspace `ks` (`put_with_expiry_in`, `put_with_ttl_in`).
+    pub(crate) fn put_expiring_to_keyspace(
+        &mut self,
+        ks: KeyspaceId,
+        key: &[u8],
+        value: &[u8],
+        deadline: Deadline,
+    ) -> &mut Self {
+        self.name_keyspace(ks);
+        self.put_expiring_to(ks.id, key, value, deadline)
     }
 
     /// A delete in keyspace `ks` (`delete_in`).
@@ -153,6 +212,41 @@ impl WriteBatch {
         put_slice(&mut self.rep, value);
         self.note(key.len(), value.len());
         self
+    }
+
+    fn put_expiring_to(&mut self, keyspace: u32, key: &[u8], value: &[u8], deadline: Deadline) -> &mut Self {
+        self.rep.reserve(1 + 3 * MAX_VARINT_LEN + key.len() + DEADLINE_LEN + value.len());
+        self.push_tag(ValueKind::PutExpiring as u8, keyspace);
+        put_slice(&mut self.rep, key);
+        put_varint(&mut self.rep, (DEADLINE_LEN + value.len()) as u64);
+        let at = match deadline {
+            Deadline::At(ms) => ms,
+            Deadline::After(ttl) => {
+                self.ttls.push((self.rep.len(), crate::expiry::deadline_after(0, ttl)));
+                0
+            }
+        };
+        self.rep.extend_from_slice(&at.to_le_bytes());
+        self.rep.extend_from_slice(value);
+        self.note(key.len(), value.len());
+        self
+    }
+
+    /// Turn every time to live of the batch into a deadline counted from `now_ms` (the
+    /// write does, with the database's clock, before logging the batch).
+    pub(crate) fn stamp_deadlines(&mut self, now_ms: u64) {
+        for (at, ttl) in std::mem::take(&mut self.ttls) {
+            let deadline = now_ms.saturating_add(ttl).to_le_bytes();
+            if let Some(field) = self.rep.get_mut(at..at + DEADLINE_LEN) {
+                field.copy_from_slice(&deadline);
+            }
+        }
+    }
+
+    /// Whether some put of the batch has a time to live still to stamp.
+    #[inline]
+    pub(crate) fn has_ttls(&self) -> bool {
+        !self.ttls.is_empty()
     }
 
     fn delete_to(&mut self, keyspace: u32, key: &[u8]) -> &mut Self {
@@ -217,6 +311,7 @@ impl WriteBatch {
         self.rep.resize(HEADER_LEN, 0);
         (self.count, self.largest_key, self.largest_value) = (0, 0, 0);
         self.keyspaces.clear();
+        self.ttls.clear();
     }
 
     /// Encoded size in bytes.
@@ -234,6 +329,8 @@ impl WriteBatch {
 
     /// Append every operation of `other` to this batch (group commit).
     pub(crate) fn append(&mut self, other: &WriteBatch) {
+        let shift = self.rep.len() - HEADER_LEN;
+        self.ttls.extend(other.ttls.iter().map(|&(at, ttl)| (at + shift, ttl)));
         self.rep.extend_from_slice(other.encoded_ops());
         self.count += other.count;
         self.largest_key = self.largest_key.max(other.largest_key);
@@ -292,7 +389,9 @@ pub(crate) fn decode_batch(rec: &[u8]) -> Result<DecodedBatch<'_>, DecodeError> 
 /// One operation of a batch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum BatchOp<'a> {
-    /// A put (`ValueKind::Put`) or a delete (`ValueKind::Delete`, empty value) of a key.
+    /// A put (`ValueKind::Put`), an expiring put (`ValueKind::PutExpiring`, the value
+    /// the deadline and the user's value) or a delete (`ValueKind::Delete`, empty value)
+    /// of a key.
     Point(ValueKind, &'a [u8], &'a [u8]),
     /// A delete of every key in `[start, end)` (to the end of the key space if `end` is
     /// `None`).
@@ -397,6 +496,13 @@ impl<'a> BatchOps<'a> {
         let (key, rest) = get_slice(rest)?;
         let (value, rest) = match kind {
             ValueKind::Put => get_slice(rest)?,
+            ValueKind::PutExpiring => {
+                let (value, rest) = get_slice(rest)?;
+                if value.len() < DEADLINE_LEN {
+                    return Err(DecodeError::new("an expiring put shorter than its deadline"));
+                }
+                (value, rest)
+            }
             ValueKind::Delete => (&[][..], rest),
         };
         self.rest = rest;

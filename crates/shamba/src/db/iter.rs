@@ -10,7 +10,9 @@ use super::tree::Tree;
 use crate::compaction::{MergingCursor, RunCursor};
 use crate::cursor::Cursor;
 use crate::error::Result;
+use crate::expiry::{live_value, visible_slice, Clock};
 use crate::key::{internal_key, parse_internal_key, seek_key, SeqNo, ValueKind, MAX_SEQ};
+use crate::memtable::MemTable;
 use crate::options::ReadOptions;
 use crate::table::TableCache;
 use crate::Error;
@@ -42,6 +44,8 @@ use std::sync::Arc;
 /// as RocksDB's `Seek` and `SeekForPrev` do.
 pub struct DbIterator {
     sv: Arc<SuperVersion>,
+    /// Asked at each expiring entry the walk meets (an entry past its deadline is skipped).
+    clock: Arc<dyn Clock>,
     tables: Arc<TableCache>,
     read: ReadOptions,
     seq: SeqNo,
@@ -61,6 +65,22 @@ pub struct DbIterator {
     refused: Option<Error>,
     /// The refusal the next item yields, in either direction.
     pending: Option<Error>,
+    /// A transaction's own writes, read over the snapshot.
+    own: Option<OwnWrites>,
+}
+
+/// The sequence number of a transaction's own writes in its iterators: above every real one
+/// (and below [`MAX_SEQ`], which seeks use), so an own write is always the newest version of
+/// its key, and visible whatever the iterator's snapshot.
+pub(crate) const OWN_SEQ: SeqNo = MAX_SEQ - 1;
+
+/// A transaction's writes to one keyspace as its iterators merge them over its snapshot:
+/// its puts and deletes in a memtable of their own, at [`OWN_SEQ`], and its range deletes
+/// (half-open, `None`: to the end), which hide the snapshot's versions. A put after a range
+/// delete over its key is in the memtable, so it wins over the range.
+pub(crate) struct OwnWrites {
+    pub mem: Arc<MemTable>,
+    pub ranges: Vec<(Vec<u8>, Option<Vec<u8>>)>,
 }
 
 impl DbIterator {
@@ -84,6 +104,7 @@ impl DbIterator {
         let sv = tree.super_version();
         let mut it = DbIterator {
             sv,
+            clock: inner.opts.clock.clone(),
             tables: inner.tables.clone(),
             read,
             seq,
@@ -98,11 +119,32 @@ impl DbIterator {
             done: false,
             refused: None,
             pending: None,
+            own: None,
         };
         if let Some(e) = refused {
             it.refuse(e);
         }
         it
+    }
+
+    /// Merge a transaction's own writes over what the iterator reads.
+    pub(crate) fn with_own_writes(mut self, own: OwnWrites) -> Self {
+        self.own = Some(own);
+        self
+    }
+
+    /// Whether the version of `key` at `version_seq` is deleted by a range tombstone the
+    /// iterator sees: the snapshot's, or its transaction's own.
+    fn range_deleted(&self, key: &[u8], version_seq: SeqNo) -> bool {
+        if version_seq == OWN_SEQ {
+            return false;
+        }
+        range_deleted(&self.sv, key, self.seq, version_seq)
+            || self.own.as_ref().is_some_and(|own| {
+                own.ranges
+                    .iter()
+                    .any(|(start, end)| key >= start.as_slice() && end.as_ref().is_none_or(|e| key < e.as_slice()))
+            })
     }
 
     /// Read nothing: yield `e` as the next item, then end (an iterator over a keyspace it
@@ -121,6 +163,9 @@ impl DbIterator {
 
     fn build_cursor(&self) -> MergingCursor {
         let mut children: Vec<Box<dyn Cursor>> = Vec::new();
+        if let Some(own) = &self.own {
+            children.push(own.mem.cursor());
+        }
         children.push(self.sv.mem.cursor());
         for m in &self.sv.imm {
             children.push(m.cursor());
@@ -163,7 +208,8 @@ impl DbIterator {
                 None => self.start.clone(),
             };
             match &start {
-                Bound::Included(s) => c.seek(&seek_key(s, self.seq))?,
+                // Own writes sit above the snapshot's number: seek above them too.
+                Bound::Included(s) => c.seek(&seek_key(s, if self.own.is_some() { MAX_SEQ } else { self.seq }))?,
                 Bound::Excluded(s) => c.seek(&internal_key(s, 0, ValueKind::Delete))?,
                 Bound::Unbounded => c.seek_to_first()?,
             }
@@ -175,20 +221,28 @@ impl DbIterator {
             }
             self.front = Some(c);
         }
+        // The cursor leaves `self` for the walk, which reads the iterator's other fields.
+        let Some(mut c) = self.front.take() else { return Ok(None) };
+        let r = self.walk_forward(&mut c);
+        self.front = Some(c);
+        r
+    }
+
+    fn walk_forward(&mut self, c: &mut MergingCursor) -> Result<Option<(Vec<u8>, Vec<u8>)>> {
         let seq = self.seq;
-        let Some(c) = self.front.as_mut() else { return Ok(None) };
         while c.valid() {
             let p = parse_internal_key(c.key()).ok_or_else(|| {
                 Error::internal(format!("an entry of the merge is not an internal key: {:02x?}", c.key()))
             })?;
-            if p.seq > seq {
+            if p.seq > seq && p.seq != OWN_SEQ {
                 c.next()?;
                 continue;
             }
             // The first visible entry of a user key is its newest visible version.
             let user_key = p.user_key.to_vec();
-            let live = p.kind == ValueKind::Put && !range_deleted(&self.sv, &user_key, seq, p.seq);
-            let item = live.then(|| c.value().to_vec());
+            let (kind, version_seq) = (p.kind, p.seq);
+            let live = kind.is_value() && !self.range_deleted(&user_key, version_seq);
+            let item = if live { visible_slice(kind, c.value(), &*self.clock).map(<[u8]>::to_vec) } else { None };
             // Skip the older versions of this key.
             c.next()?;
             while c.valid() && crate::key::user_key(c.key()) == user_key.as_slice() {
@@ -219,8 +273,14 @@ impl DbIterator {
             }
             self.back = Some(c);
         }
+        let Some(mut c) = self.back.take() else { return Ok(None) };
+        let r = self.walk_backward(&mut c);
+        self.back = Some(c);
+        r
+    }
+
+    fn walk_backward(&mut self, c: &mut MergingCursor) -> Result<Option<(Vec<u8>, Vec<u8>)>> {
         let seq = self.seq;
-        let Some(c) = self.back.as_mut() else { return Ok(None) };
         while c.valid() {
             // Walking backward, a user key's versions come oldest first: the last visible
             // one seen before the key changes is the newest visible version.
@@ -230,8 +290,8 @@ impl DbIterator {
                 let p = parse_internal_key(c.key()).ok_or_else(|| {
                     Error::internal(format!("an entry of the merge is not an internal key: {:02x?}", c.key()))
                 })?;
-                if p.seq <= seq {
-                    let value = if p.kind == ValueKind::Put { c.value().to_vec() } else { Vec::new() };
+                if p.seq <= seq || p.seq == OWN_SEQ {
+                    let value = if p.kind.is_value() { c.value().to_vec() } else { Vec::new() };
                     newest = Some((p.kind, p.seq, value));
                 }
                 c.prev()?;
@@ -242,9 +302,15 @@ impl DbIterator {
             {
                 return Ok(None);
             }
-            if kind == ValueKind::Put && !range_deleted(&self.sv, &user_key, seq, version_seq) {
-                self.back_key = Some(user_key.clone());
-                return Ok(Some((user_key, value)));
+            if kind.is_value() && !self.range_deleted(&user_key, version_seq) {
+                let value = match kind {
+                    ValueKind::PutExpiring => live_value(value, &*self.clock),
+                    _ => Some(value),
+                };
+                if let Some(value) = value {
+                    self.back_key = Some(user_key.clone());
+                    return Ok(Some((user_key, value)));
+                }
             }
         }
         Ok(None)

@@ -44,7 +44,7 @@ use std::sync::Arc;
 /// ```
 #[derive(Clone)]
 pub struct Keyspace {
-    db: Db,
+    pub(super) db: Db,
     tree: Arc<Tree>,
 }
 
@@ -71,7 +71,7 @@ impl Keyspace {
     }
 
     /// How a batch names it.
-    fn batch_id(&self) -> KeyspaceId {
+    pub(super) fn batch_id(&self) -> KeyspaceId {
         KeyspaceId { db: self.db.inner.number, id: self.tree.id }
     }
 
@@ -209,7 +209,7 @@ impl Db {
         }
         let opts = match self.inner.opts.keyspace_options.iter().find(|(n, _)| n == name) {
             Some((_, ks)) => ks.clone(),
-            None => KeyspaceOptions::of(&self.inner.opts),
+            None => KeyspaceOptions::inherited(&self.inner.opts),
         };
         self.keyspace_with(name, opts)
     }

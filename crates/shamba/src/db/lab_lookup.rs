@@ -4,7 +4,7 @@
 //! prefetched: the probe positions need the digest.
 
 use super::inner::DbInner;
-use super::read::{search_memtables, Answer, LookupCtx};
+use super::read::{search_memtables, Found, LookupCtx};
 use super::tree::Tree;
 use crate::error::Result;
 use crate::key::{seek_key, SeqNo};
@@ -19,7 +19,7 @@ impl DbInner {
         key: &[u8],
         seq: Option<SeqNo>,
         ro: &ReadOptions,
-    ) -> Result<Answer> {
+    ) -> Result<Found> {
         let sv = tree.sv.lease();
         let mut trace = sv.trace(ro.stage_timer());
         let seq = seq.unwrap_or_else(|| self.visible_seq());
@@ -35,7 +35,7 @@ impl DbInner {
 
     /// The candidate tables as `read.rs` searches them, hashing the key per table, without
     /// prefetch.
-    fn search_tables_unshared(&self, l: &LookupCtx<'_>, trace: &mut LookupTrace<'_>) -> Result<Answer> {
+    fn search_tables_unshared(&self, l: &LookupCtx<'_>, trace: &mut LookupTrace<'_>) -> Result<Found> {
         l.tree.manager.begin_lookup();
         let last_level = l.sv.version.deepest_nonempty_level();
         for candidate in l.sv.version.candidates(l.key) {

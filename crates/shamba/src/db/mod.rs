@@ -6,10 +6,12 @@
 // `sequence`, `file_book`, `live_wal`, `workers`, then `write_queue` and
 // `super_version`), then `tree`, then `trees`, then `inner`, which holds the parts; then the
 // paths that coordinate them (`write`, `background`, `resume`, `checkpoint`, `open`,
-// `read`, `multi_get`, `iter`); then the handles (`Db` here, `keyspace`, `snapshot`).
+// `read`, `multi_get`, `iter`); then the handles (`Db` here, `keyspace`, `snapshot`, and
+// `ttl`: the writes and reads of expiry on all of them).
 mod background;
 mod batch;
 mod checkpoint;
+mod commit_check;
 mod file_book;
 mod file_info;
 mod inner;
@@ -30,8 +32,10 @@ mod super_version;
 #[cfg(feature = "lab")]
 mod table_accesses;
 mod table_slots;
+mod transaction;
 mod tree;
 mod trees;
+mod ttl;
 mod verify;
 mod workers;
 mod write;
@@ -45,6 +49,7 @@ pub use iter::DbIterator;
 pub use keyspace::Keyspace;
 pub use readable::Readable;
 pub use snapshot::Snapshot;
+pub use transaction::{Transaction, TransactionOptions, TxKeyspace};
 
 use crate::error::Result;
 use crate::options::{Options, WriteOptions};
@@ -55,6 +60,7 @@ use std::ops::RangeBounds;
 use std::path::Path;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
+use std::time::Duration;
 
 /// An open database.
 ///
@@ -237,6 +243,69 @@ impl Db {
     /// ([`Snapshot::keyspace`] reads another at the same moment).
     pub fn snapshot(&self) -> Snapshot {
         Snapshot::new(self.inner.clone())
+    }
+
+    /// An optimistic transaction reading the database as of now, with the default
+    /// [`TransactionOptions`]: see [`Transaction`].
+    pub fn transaction(&self) -> Transaction {
+        Transaction::new(self.inner.clone(), TransactionOptions::default())
+    }
+
+    /// An optimistic transaction with options.
+    pub fn transaction_with(&self, opts: TransactionOptions) -> Transaction {
+        Transaction::new(self.inner.clone(), opts)
+    }
+
+    /// Run `f` in a transaction and commit it; on [`Error::Conflict`](crate::Error::Conflict)
+    /// (from the commit, or from `f`) run it again in a new transaction, up to
+    /// [`TransactionOptions::max_attempts`] times in all. `f` may run more than once: it
+    /// should do nothing outside the transaction it is given that must happen once.
+    ///
+    /// ```
+    /// use shamba::Readable;
+    /// # let dir = tempfile::tempdir()?;
+    /// # let db = shamba::Db::open(dir.path(), shamba::Options::default())?;
+    /// let next = db.transact(|tx| {
+    ///     let n = tx.get_for_update(b"counter")?.map_or(0, |v| v[0]) + 1;
+    ///     tx.put(b"counter", [n])?;
+    ///     Ok(n)
+    /// })?;
+    /// assert_eq!(next, 1);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// The last conflict when every attempt conflicted; any other error of `f` or of the
+    /// commit at once (the transaction is then rolled back).
+    pub fn transact<T>(&self, f: impl FnMut(&Transaction) -> Result<T>) -> Result<T> {
+        self.transact_with(&TransactionOptions::default(), f)
+    }
+
+    /// [`Db::transact`] with options.
+    ///
+    /// # Errors
+    ///
+    /// As [`Db::transact`].
+    pub fn transact_with<T>(
+        &self,
+        opts: &TransactionOptions,
+        mut f: impl FnMut(&Transaction) -> Result<T>,
+    ) -> Result<T> {
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let tx = self.transaction_with(opts.clone());
+            let outcome = f(&tx).and_then(|value| tx.commit().map(|()| value));
+            match outcome {
+                Err(e) if e.is_conflict() && attempt < opts.max_attempts => {
+                    // Let the writer that won go on before trying again: a little longer
+                    // each time, so contending retries spread out.
+                    std::thread::sleep(Duration::from_micros(20 * attempt.min(50) as u64));
+                }
+                outcome => return outcome,
+            }
+        }
     }
 
     /// Write the memtable to an L0 table and wait until every frozen memtable is flushed.
@@ -504,6 +573,7 @@ const _: () = {
     is::<Db>();
     is::<Snapshot>();
     is::<Keyspace>();
+    is::<Transaction>();
 };
 
 #[cfg(test)]
@@ -520,8 +590,19 @@ mod tests {
         &["tree"],
         &["trees"],
         &["inner"],
-        &["write", "background", "resume", "checkpoint", "open", "read", "multi_get", "iter", "lab_lookup"],
-        &["mod", "readable", "keyspace", "snapshot", "verify", "table_accesses"],
+        &[
+            "write",
+            "background",
+            "resume",
+            "checkpoint",
+            "open",
+            "read",
+            "multi_get",
+            "iter",
+            "lab_lookup",
+            "commit_check",
+        ],
+        &["mod", "readable", "keyspace", "snapshot", "transaction", "verify", "table_accesses", "ttl"],
     ];
 
     fn floor_of(file: &str) -> Option<usize> {

@@ -21,11 +21,11 @@
 //! a single lookup, so filters change the batch's cost, never its answers.
 
 use super::inner::DbInner;
-use super::read::{search_memtables, OpenCandidate};
+use super::read::{search_memtables, settle, visible, OpenCandidate};
 use super::tree::Tree;
 use crate::error::Result;
 use crate::filter::Digest;
-use crate::key::{compare_user_keys, push_seek_key, user_key_prefix, SeqNo, ValueKind};
+use crate::key::{compare_user_keys, push_seek_key, user_key_prefix, SeqNo};
 use crate::manager::FileState;
 use crate::options::ReadOptions;
 use crate::stats::LookupTrace;
@@ -169,6 +169,7 @@ impl DbInner {
         let sv = tree.sv.lease();
         // Read after the lease, as a single lookup does (see `get_at`).
         let seq = seq.unwrap_or_else(|| self.visible_seq());
+        let clock = &*self.opts.clock;
         let version = &sv.version;
         let last_level = version.deepest_nonempty_level();
 
@@ -199,7 +200,7 @@ impl DbInner {
             let floor = sv.range_del_floor(key, seq);
             let answer = match self.check_key(key) {
                 Err(e) => Some(Err(e)),
-                Ok(()) => search_memtables(&sv, seek_of(&seek), floor, &mut trace).map(Ok),
+                Ok(()) => search_memtables(&sv, seek_of(&seek), floor, &mut trace).map(|f| Ok(settle(f, clock))),
             };
             let mut digest = Digest::default();
             if answer.is_none() {
@@ -441,10 +442,7 @@ impl DbInner {
             trace.table_visit(c.level, &outcome, &got, has_filter);
             if let TableGet::Found { kind, value, seq } = got {
                 b.tree.manager.found(w.state);
-                k.answer = Some(Ok(match kind {
-                    ValueKind::Put if seq >= k.floor => Some(value),
-                    ValueKind::Put | ValueKind::Delete => None,
-                }));
+                k.answer = Some(Ok(settle(visible(kind, seq, k.floor, value), &*self.opts.clock)));
             }
         }
     }

@@ -130,7 +130,7 @@ pub(crate) const DEFAULT_NAME: &str = "default";
 pub(crate) fn keyspace_options(opts: &Options, record: Option<&KeyspaceRecord>) -> Options {
     let Some(record) = record else { return opts.clone() };
     let named = opts.keyspace_options.iter().find(|(name, _)| *name == record.name);
-    let mut ks = named.map_or_else(|| KeyspaceOptions::of(opts), |(_, ks)| ks.clone());
+    let mut ks = named.map_or_else(|| KeyspaceOptions::inherited(opts), |(_, ks)| ks.clone());
     ks.compaction_style = record.style;
     ks.size_ratio = record.size_ratio;
     ks.over(opts)

@@ -13,6 +13,7 @@ use super::super_version::SuperVersion;
 use super::table_slots::{TableSlot, TableSlots};
 use super::tree::Tree;
 use crate::error::{Error, Result};
+use crate::expiry::{live_value, Clock};
 use crate::filter::Digest;
 use crate::key::{seek_key, SeqNo, ValueKind};
 use crate::manager::Candidate;
@@ -27,8 +28,30 @@ use std::sync::Arc;
 /// a leveled tree of any practical depth plus a few L0 files.
 const PREFETCH_DEPTH: usize = 16;
 
-/// What a lookup answers: the value, or `None` (absent, or deleted).
+/// What a lookup answers: the value, or `None` (absent, deleted, or expired).
 pub(super) type Answer = Option<Vec<u8>>;
+
+/// What a lookup found before the clock is asked: the newest visible version's kind and
+/// stored value when it holds one (an expiring entry's starts with its deadline), `None`
+/// when the key is absent or deleted.
+pub(crate) type Found = Option<(ValueKind, Vec<u8>)>;
+
+/// A version found at `seq`, read under a range tombstone whose floor is `floor`.
+#[inline(always)]
+pub(super) fn visible(kind: ValueKind, seq: SeqNo, floor: SeqNo, value: Vec<u8>) -> Found {
+    (kind.is_value() && seq >= floor).then_some((kind, value))
+}
+
+/// The answer of what a lookup found: an expiring entry's value only while `clock` has not
+/// reached its deadline. The clock is read for expiring entries alone: a plain value
+/// costs the comparison of its kind.
+#[inline(always)]
+pub(crate) fn settle(found: Found, clock: &dyn Clock) -> Answer {
+    match found? {
+        (ValueKind::PutExpiring, stored) => live_value(stored, clock),
+        (_, value) => Some(value),
+    }
+}
 
 /// One lookup's inputs, built once at its entry and borrowed by each of its steps: the
 /// tree and the super version it reads, the key in its two forms, the newest range
@@ -95,6 +118,12 @@ impl DbInner {
     /// key again. For each candidate table the filter manager chooses which filter parts to
     /// probe.
     pub(crate) fn get_at(&self, tree: &Tree, key: &[u8], seq: Option<SeqNo>, ro: &ReadOptions) -> Result<Answer> {
+        Ok(settle(self.find_at(tree, key, seq, ro)?, &*self.opts.clock))
+    }
+
+    /// [`get_at`](Self::get_at) before the clock is asked: what the lookup found, an
+    /// expiring entry with its deadline.
+    pub(crate) fn find_at(&self, tree: &Tree, key: &[u8], seq: Option<SeqNo>, ro: &ReadOptions) -> Result<Found> {
         self.check_open()?;
         self.check_key(key)?;
         if tree.is_dropped() {
@@ -109,7 +138,7 @@ impl DbInner {
 
     /// The point lookup: the memtables, then the tables with one digest.
     #[inline]
-    fn lookup(&self, tree: &Tree, key: &[u8], seq: Option<SeqNo>, ro: &ReadOptions) -> Result<Answer> {
+    fn lookup(&self, tree: &Tree, key: &[u8], seq: Option<SeqNo>, ro: &ReadOptions) -> Result<Found> {
         let sv = tree.sv.lease();
         let mut trace = sv.trace(ro.stage_timer());
         let seq = seq.unwrap_or_else(|| self.visible_seq());
@@ -134,7 +163,7 @@ impl DbInner {
     /// first ones prefetched (when the super version says they are large enough to pay),
     /// then each probed until one holds a version of the key (deleted if older than the
     /// lookup's floor).
-    fn search_tables(&self, l: &LookupCtx<'_>, digest: &Digest, trace: &mut LookupTrace<'_>) -> Result<Answer> {
+    fn search_tables(&self, l: &LookupCtx<'_>, digest: &Digest, trace: &mut LookupTrace<'_>) -> Result<Found> {
         l.tree.manager.begin_lookup();
         let last_level = l.sv.version.deepest_nonempty_level();
         let mut candidates = l.sv.version.candidates(l.key);
@@ -213,16 +242,13 @@ impl DbInner {
         c: &OpenCandidate<'_>,
         digest: &Digest,
         trace: &mut LookupTrace<'_>,
-    ) -> Result<Option<Answer>> {
+    ) -> Result<Option<Found>> {
         let (plan, state) = l.tree.manager.plan(&c.planned(&l.sv.version, last_level));
         let (got, outcome) = c.reader.get_at_spot(&c.spot, l.seek, digest, l.ro, plan)?;
         trace.table_visit(c.level, &outcome, &got, c.reader.filter_part_count() > 0);
         let TableGet::Found { kind, value, seq } = got else { return Ok(None) };
         l.tree.manager.found(state);
-        Ok(Some(match kind {
-            ValueKind::Put if seq >= l.floor => Some(value),
-            ValueKind::Put | ValueKind::Delete => None,
-        }))
+        Ok(Some(visible(kind, seq, l.floor, value)))
     }
 }
 
@@ -234,7 +260,7 @@ pub(super) fn search_memtables(
     seek: &[u8],
     floor: SeqNo,
     trace: &mut LookupTrace<'_>,
-) -> Option<Answer> {
+) -> Option<Found> {
     let start = trace.timer().start();
     for mem in std::iter::once(&sv.mem).chain(sv.imm.iter()) {
         // An empty memtable (just after a switch or a reopen) costs nothing to skip.
@@ -244,7 +270,11 @@ pub(super) fn search_memtables(
         match mem.get_at_seek_key(seek) {
             Lookup::Value(seq, v) => {
                 trace.memtable_hit();
-                return Some((seq >= floor).then_some(v));
+                return Some(visible(ValueKind::Put, seq, floor, v));
+            }
+            Lookup::Expiring(seq, v) => {
+                trace.memtable_hit();
+                return Some(visible(ValueKind::PutExpiring, seq, floor, v));
             }
             Lookup::Deleted(_) => {
                 trace.memtable_hit();

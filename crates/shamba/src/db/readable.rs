@@ -1,5 +1,6 @@
 //! One way to read: the [`Readable`] trait every reader implements ([`Db`](crate::Db),
-//! [`Keyspace`](crate::Keyspace), [`Snapshot`](crate::Snapshot)). A reader says only what
+//! [`Keyspace`](crate::Keyspace), [`Snapshot`](crate::Snapshot),
+//! [`Transaction`](crate::Transaction), [`TxKeyspace`](crate::TxKeyspace)). A reader says only what
 //! it reads, through its `read_view`: a tree, at the latest sequence number
 //! or a pinned one. The reads are written once, here, over that view.
 
@@ -7,6 +8,7 @@ use super::inner::DbInner;
 use super::iter::{prefix_range, DbIterator};
 use super::tree::Tree;
 use crate::error::{Error, Result};
+use crate::expiry::Ttl;
 use crate::key::SeqNo;
 use crate::options::ReadOptions;
 use std::ops::RangeBounds;
@@ -33,7 +35,7 @@ pub(crate) mod sealed {
 use sealed::View;
 
 impl View<'_> {
-    fn refusal(&self) -> Option<Error> {
+    pub(super) fn refusal(&self) -> Option<Error> {
         self.refused.map(|name| {
             Error::InvalidArgument(format!("keyspace {name:?} belongs to another database than this snapshot's"))
         })
@@ -66,7 +68,9 @@ impl View<'_> {
 /// The reads every reader offers: [`Db`](crate::Db) (its default keyspace, the latest
 /// data), [`Keyspace`](crate::Keyspace) (that keyspace, the latest data) and
 /// [`Snapshot`](crate::Snapshot) (one keyspace as of the moment the snapshot was taken;
-/// [`Snapshot::keyspace`](crate::Snapshot::keyspace) reads another at the same moment).
+/// [`Snapshot::keyspace`](crate::Snapshot::keyspace) reads another at the same moment), and
+/// [`Transaction`](crate::Transaction) (its snapshot with its own writes over it;
+/// [`Transaction::keyspace`](crate::Transaction::keyspace) for another keyspace).
 /// Bring it into scope to read: `use shamba::Readable;`.
 ///
 /// Each read has a twin ending in `_opt` that takes [`ReadOptions`]. Reads of the latest
@@ -119,6 +123,30 @@ pub trait Readable {
     /// - [`Error::Io`](crate::Error::Io) when the device fails opening or reading a table.
     fn get(&self, key: impl AsRef<[u8]>) -> Result<Option<Vec<u8>>> {
         self.get_opt(key, &ReadOptions::default())
+    }
+
+    /// How long `key` lives: [`Ttl::Absent`] when no read finds it (absent, deleted or
+    /// expired), [`Ttl::Persistent`] for a value written without an expiry, else the time
+    /// left until its deadline by the database's [`Options::clock`](crate::Options::clock).
+    ///
+    /// ```
+    /// use shamba::{Readable, Ttl};
+    /// use std::time::Duration;
+    /// # let dir = tempfile::tempdir()?;
+    /// # let db = shamba::Db::open(dir.path(), shamba::Options::default())?;
+    /// db.put_with_ttl(b"session", b"token", Duration::from_secs(60))?;
+    /// db.put(b"name", b"ada")?;
+    /// assert!(db.ttl(b"session")?.remaining().is_some_and(|d| d <= Duration::from_secs(60)));
+    /// assert_eq!(db.ttl(b"name")?, Ttl::Persistent);
+    /// assert_eq!(db.ttl(b"nobody")?, Ttl::Absent);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`get`](Readable::get).
+    fn ttl(&self, key: impl AsRef<[u8]>) -> Result<Ttl> {
+        self.read_view().ttl(key.as_ref())
     }
 
     /// [`get`](Readable::get) with read options.

@@ -11,7 +11,7 @@ use super::inner::DbInner;
 use super::live_wal::wal_path;
 use super::super_version::SuperVersion;
 use super::tree::Tree;
-use super::write_queue::{QueuedWrite, Turn};
+use super::write_queue::{CommitCheck, QueuedWrite, Turn};
 use crate::compaction::picker;
 use crate::error::{Error, Result};
 use crate::io::Storage;
@@ -43,12 +43,28 @@ impl DbInner {
 
     /// Apply `batch` atomically.
     pub(crate) fn write(&self, batch: WriteBatch, wo: &WriteOptions) -> Result<()> {
+        self.write_checked(batch, wo, None)
+    }
+
+    /// Apply `batch` atomically, after `check` (a transaction's commit) passes under the
+    /// lead: refused whole with [`Error::Conflict`] when it does not.
+    pub(crate) fn write_checked(
+        &self,
+        mut batch: WriteBatch,
+        wo: &WriteOptions,
+        check: Option<CommitCheck>,
+    ) -> Result<()> {
         self.check_writable()?;
         self.check_batch(&batch)?;
         if batch.is_empty() {
             return Ok(());
         }
-        let (id, pending) = match self.queue.join(batch, wo.sync, wo.disable_wal) {
+        // A time to live counts from the write, by the database's clock; the batch is logged
+        // with deadlines, so a replay expires each entry when the first write said.
+        if batch.has_ttls() {
+            batch.stamp_deadlines(crate::expiry::now_millis(&*self.opts.clock));
+        }
+        let (id, pending) = match self.queue.join(batch, wo.sync, wo.disable_wal, check) {
             Turn::Done(result) => return result,
             Turn::Lead { id, pending } => (id, pending),
         };
@@ -75,6 +91,11 @@ impl DbInner {
                     false
                 }
             });
+        }
+        // Transactions are checked in the group's order, each against the memtables and the
+        // writes ahead of it in the group; a plain group skips this.
+        if group.iter().any(|w| w.check.is_some()) {
+            self.check_commits(&mut group, &mut refused);
         }
         let result = if group.is_empty() { Ok(()) } else { self.commit_group(&mut group) };
         let own_refused = refused.iter().position(|(w, _)| *w == id).map(|at| refused.swap_remove(at).1);
@@ -228,7 +249,11 @@ impl DbInner {
                     imm.push(sv.mem.clone());
                 }
                 imm.extend(sv.imm.iter().cloned());
-                let mem = Arc::new(MemTable::new(number));
+                // Under the lead no write is in flight: the visible number is the last
+                // write the old memtable took. An empty one passes its floor on, so a
+                // keyspace nobody wrote keeps the history a commit checks.
+                let floor = if sv.mem.is_empty() { sv.mem.floor() } else { self.visible_seq() };
+                let mem = Arc::new(MemTable::after(number, floor));
                 let next = SuperVersion::new(mem, imm, sv.version.clone(), Some(&*sv), &tree.opts);
                 sv.install(next);
             }

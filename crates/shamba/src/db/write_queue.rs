@@ -11,6 +11,7 @@
 use super::batch::WriteBatch;
 use super::pacer::Pacing;
 use crate::error::Result;
+use crate::key::SeqNo;
 use parking_lot::{Condvar, Mutex};
 use std::collections::{HashMap, VecDeque};
 
@@ -23,6 +24,19 @@ pub(crate) struct QueuedWrite {
     pub batch: WriteBatch,
     pub sync: bool,
     pub disable_wal: bool,
+    /// A transaction's commit: what the leader checks before the write goes in.
+    pub check: Option<CommitCheck>,
+}
+
+/// What a transaction's commit asks the leader to check: no key it read for update or wrote
+/// has a version (or a range tombstone over it) newer than its snapshot. Plain writes carry
+/// none, and cost the leader nothing.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct CommitCheck {
+    /// The sequence number the transaction read at.
+    pub snapshot: SeqNo,
+    /// The keys to check: (keyspace id, key), sorted.
+    pub keys: Vec<(u32, Vec<u8>)>,
 }
 
 /// What the queue holds, under its lock.
@@ -55,11 +69,11 @@ pub(crate) struct WriteQueue {
 
 impl WriteQueue {
     /// Queue a write and sleep until it is done or this thread leads.
-    pub(crate) fn join(&self, batch: WriteBatch, sync: bool, disable_wal: bool) -> Turn {
+    pub(crate) fn join(&self, batch: WriteBatch, sync: bool, disable_wal: bool, check: Option<CommitCheck>) -> Turn {
         let mut q = self.state.lock();
         let id = q.next_id;
         q.next_id += 1;
-        q.waiting.push_back(QueuedWrite { id, batch, sync, disable_wal });
+        q.waiting.push_back(QueuedWrite { id, batch, sync, disable_wal, check });
         loop {
             if let Some(r) = q.done.remove(&id) {
                 return Turn::Done(r);
@@ -151,7 +165,7 @@ mod tests {
     }
 
     fn queued(id: u64, bytes: usize, disable_wal: bool) -> QueuedWrite {
-        QueuedWrite { id, batch: batch_of(bytes), sync: false, disable_wal }
+        QueuedWrite { id, batch: batch_of(bytes), sync: false, disable_wal, check: None }
     }
 
     #[test]
@@ -176,12 +190,12 @@ mod tests {
     #[test]
     fn the_leader_commits_for_the_writer_behind_it() {
         let queue = Arc::new(WriteQueue::default());
-        let Turn::Lead { id: leader, .. } = queue.join(batch_of(1), false, false) else {
+        let Turn::Lead { id: leader, .. } = queue.join(batch_of(1), false, false, None) else {
             panic!("the first writer leads")
         };
         let behind = {
             let queue = queue.clone();
-            std::thread::spawn(move || match queue.join(batch_of(1), false, false) {
+            std::thread::spawn(move || match queue.join(batch_of(1), false, false, None) {
                 Turn::Done(r) => r.is_ok(),
                 Turn::Lead { .. } => false,
             })
@@ -201,7 +215,7 @@ mod tests {
     #[test]
     fn work_under_the_lead_waits_for_the_leader_and_excludes_writers() {
         let queue = Arc::new(WriteQueue::default());
-        let Turn::Lead { .. } = queue.join(batch_of(1), false, false) else { panic!("the first writer leads") };
+        let Turn::Lead { .. } = queue.join(batch_of(1), false, false, None) else { panic!("the first writer leads") };
         let under_lead = {
             let queue = queue.clone();
             std::thread::spawn(move || queue.with_lead(|| queue.state.lock().leader_active))
@@ -212,7 +226,7 @@ mod tests {
         queue.finish([]);
         assert!(under_lead.join().unwrap(), "it ran as the leader");
         // The lead was handed back: the next writer leads at once.
-        assert!(matches!(queue.join(batch_of(1), false, false), Turn::Lead { .. }));
+        assert!(matches!(queue.join(batch_of(1), false, false, None), Turn::Lead { .. }));
         queue.abandon_lead();
         queue.wait_idle();
         assert!(queue.state.lock().waiting.is_empty());

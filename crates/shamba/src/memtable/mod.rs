@@ -19,6 +19,9 @@ use crate::key::SeqNo;
 pub(crate) enum Lookup {
     /// The newest visible version is a value, with its sequence number.
     Value(SeqNo, Vec<u8>),
+    /// The newest visible version is a value that expires: its stored value (deadline,
+    /// then the user's value), with its sequence number.
+    Expiring(SeqNo, Vec<u8>),
     /// The newest visible version is a tombstone, with its sequence number.
     Deleted(SeqNo),
     /// No visible version here; look further down.

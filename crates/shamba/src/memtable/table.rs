@@ -26,18 +26,45 @@ pub(crate) struct MemTable {
     range_dels: RwLock<Vec<RangeTombstone>>,
     /// Whether `range_dels` holds any: a lookup checks this, not the lock.
     has_range_dels: AtomicBool,
+    /// Every write of its tree numbered above this went to this memtable or a later one
+    /// (a transaction's commit checks the memtables for writes after its snapshot, and
+    /// can only if they hold every one).
+    floor: SeqNo,
 }
 
 impl MemTable {
     /// An empty memtable whose writes are logged in WAL `wal_number`.
     pub(crate) fn new(wal_number: u64) -> Self {
+        MemTable::after(wal_number, 0)
+    }
+
+    /// An empty memtable that takes its tree's writes numbered above `floor` (the memtables
+    /// before it hold every earlier one): see [`MemTable::floor`].
+    pub(crate) fn after(wal_number: u64, floor: SeqNo) -> Self {
         MemTable {
             map: SkipMap::new(),
             wal_number,
             size: AtomicUsize::new(0),
             range_dels: RwLock::new(Vec::new()),
             has_range_dels: AtomicBool::new(false),
+            floor,
         }
+    }
+
+    /// Every write of its tree numbered above this is in this memtable or a later one. A
+    /// memtable made at open or with its keyspace has 0: it takes every write from then on.
+    pub(crate) fn floor(&self) -> SeqNo {
+        self.floor
+    }
+
+    /// The sequence number of the newest version of `user_key` here (a put or a delete),
+    /// or of the newest range tombstone over it, whichever is larger; 0 when neither.
+    pub(crate) fn newest_write(&self, user_key: &[u8]) -> SeqNo {
+        let point = match self.get_at_seek_key(&crate::key::seek_key(user_key, crate::key::MAX_SEQ)) {
+            Lookup::Value(seq, _) | Lookup::Expiring(seq, _) | Lookup::Deleted(seq) => seq,
+            Lookup::NotFound => 0,
+        };
+        point.max(self.range_del_cover(user_key, crate::key::MAX_SEQ))
     }
 
     /// The WAL that holds this memtable's writes.
@@ -102,6 +129,7 @@ impl MemTable {
         match parse_internal_key(entry.key()) {
             Some(k) if k.user_key == user_key => match k.kind {
                 ValueKind::Put => Lookup::Value(k.seq, entry.value().to_vec()),
+                ValueKind::PutExpiring => Lookup::Expiring(k.seq, entry.value().to_vec()),
                 ValueKind::Delete => Lookup::Deleted(k.seq),
             },
             _ => Lookup::NotFound,

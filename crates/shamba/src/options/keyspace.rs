@@ -2,8 +2,9 @@
 //! shape, its block size and compression. Everything else (memtable budget, cache, file
 //! limits, the WAL) is the database's, shared by all its keyspaces.
 
-use super::{CompactionStyle, Compression, Options, ProbePolicy};
+use super::{CompactionFilter, CompactionStyle, Compression, Options, ProbePolicy};
 use crate::filter::BuildPolicy;
+use std::sync::Arc;
 
 /// Options of one keyspace (RocksDB's column-family options), for
 /// [`Db::keyspace_with`](crate::Db::keyspace_with) and
@@ -37,6 +38,8 @@ pub struct KeyspaceOptions {
     pub compression_per_level: Vec<Compression>,
     /// As [`Options::bottommost_compression`].
     pub bottommost_compression: Option<Compression>,
+    /// As [`Options::compaction_filter`]: this keyspace's, given again at every open.
+    pub compaction_filter: Option<Arc<dyn CompactionFilter>>,
 }
 
 impl Default for KeyspaceOptions {
@@ -47,7 +50,7 @@ impl Default for KeyspaceOptions {
 }
 
 impl KeyspaceOptions {
-    /// The keyspace options `opts` gives every keyspace that sets none of its own.
+    /// The keyspace options in `opts` (its compaction filter included).
     pub fn of(opts: &Options) -> KeyspaceOptions {
         KeyspaceOptions {
             filter_policy: opts.filter_policy.clone(),
@@ -58,7 +61,15 @@ impl KeyspaceOptions {
             compression: opts.compression,
             compression_per_level: opts.compression_per_level.clone(),
             bottommost_compression: opts.bottommost_compression,
+            compaction_filter: opts.compaction_filter.clone(),
         }
+    }
+
+    /// What a keyspace without options of its own runs with: `opts`' settings, but no
+    /// compaction filter (`Options::compaction_filter` is the default keyspace's alone: a
+    /// filter written for one keyspace's data must not run over another's).
+    pub(crate) fn inherited(opts: &Options) -> KeyspaceOptions {
+        KeyspaceOptions { compaction_filter: None, ..KeyspaceOptions::of(opts) }
     }
 
     /// `db`'s options with this keyspace's in place of its own: what the keyspace runs with.
@@ -72,6 +83,7 @@ impl KeyspaceOptions {
             compression: self.compression,
             compression_per_level: self.compression_per_level.clone(),
             bottommost_compression: self.bottommost_compression,
+            compaction_filter: self.compaction_filter.clone(),
             keyspace_options: Vec::new(),
             ..db.clone()
         }

@@ -4,17 +4,20 @@
 //! the bad value in an [`Error::InvalidOptions`].
 
 use crate::error::{Error, Result};
+use crate::expiry::{Clock, SystemClock};
 use crate::filter::BuildPolicy;
 use crate::io::{FsStorage, Storage};
 use std::fmt;
 use std::sync::Arc;
 
+mod compaction_filter;
 mod keyspace;
 #[cfg(feature = "lab")]
 mod lab;
 mod probe_policy;
 mod stage_timer;
 
+pub use compaction_filter::{CompactionFilter, FilterDecision};
 pub use keyspace::KeyspaceOptions;
 #[cfg(feature = "lab")]
 pub use lab::{LabOptions, ReadLab};
@@ -221,6 +224,15 @@ pub struct Options {
     pub keyspace_options: Vec<(String, KeyspaceOptions)>,
     /// Where files live. Default: the local file system.
     pub storage: Arc<dyn Storage>,
+    /// Where the database reads the time: when an expiring entry's deadline has passed
+    /// (every read asks it when it meets one, compactions when they collect one), and what
+    /// a time to live counts from. Default: the system's wall clock ([`SystemClock`]).
+    /// Tests give a [`ManualClock`](crate::ManualClock).
+    pub clock: Arc<dyn Clock>,
+    /// The default keyspace's compaction filter (a keyspace's own is in its
+    /// [`KeyspaceOptions`]); not persisted: give it at every open (see
+    /// [`CompactionFilter`]). Default: none.
+    pub compaction_filter: Option<Arc<dyn CompactionFilter>>,
     /// Knobs for the experiments (prefetch off, another digest hash, an emulated device);
     /// production code leaves them at their defaults. Only with the `lab` feature.
     #[cfg(feature = "lab")]
@@ -268,6 +280,8 @@ impl Default for Options {
             paranoid_file_checks: false,
             keyspace_options: Vec::new(),
             storage: Arc::new(FsStorage),
+            clock: Arc::new(SystemClock),
+            compaction_filter: None,
             #[cfg(feature = "lab")]
             lab: LabOptions::default(),
         }
@@ -311,7 +325,9 @@ impl fmt::Debug for Options {
             .field("wal_recovery", &self.wal_recovery)
             .field("auto_resume_interval", &self.auto_resume_interval)
             .field("paranoid_file_checks", &self.paranoid_file_checks)
-            .field("keyspace_options", &self.keyspace_options);
+            .field("keyspace_options", &self.keyspace_options)
+            .field("clock", &self.clock)
+            .field("compaction_filter", &self.compaction_filter);
         #[cfg(feature = "lab")]
         f.field("lab", &self.lab);
         f.finish_non_exhaustive()

@@ -82,7 +82,7 @@ pub(super) fn versioned_entries(users: usize) -> Entries {
         for v in 0..1 + (i * 7) % 4 {
             let kind = if (i + v) % 5 == 1 { ValueKind::Delete } else { ValueKind::Put };
             let value = match kind {
-                ValueKind::Put => format!("v{i}.{v}:").repeat(1 + i % 5).into_bytes(),
+                ValueKind::Put | ValueKind::PutExpiring => format!("v{i}.{v}:").repeat(1 + i % 5).into_bytes(),
                 ValueKind::Delete => Vec::new(),
             };
             out.push((internal_key(uk.as_bytes(), seq - (v as u64) * 3, kind), value));
