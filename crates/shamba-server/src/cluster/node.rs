@@ -1,0 +1,378 @@
+//! A node: its Raft handle, the RPC listener its peers reach it on, and the blocking calls
+//! the commands make of it (commands run on the blocking pool, so they wait on the runtime
+//! through its handle).
+
+use super::network::{self, Network, Pool};
+use super::rpc::{Forwarded, Handler, NodeRpc};
+use crate::session::Server;
+use futures::StreamExt;
+use openraft::error::{CheckIsLeaderError, ClientWriteError, InitializeError, RaftError};
+use openraft::{BasicNode, ChangeMembers, ServerState};
+use parking_lot::Mutex;
+use shamba_raft::{Command, Node, NodeId, Raft, Response};
+use std::collections::{BTreeMap, BTreeSet};
+use std::future::Future;
+use std::net::SocketAddr;
+use std::sync::{Arc, Weak};
+use std::time::Duration;
+use tarpc::server::{BaseChannel, Channel};
+use tokio::net::TcpListener;
+use tokio::runtime::Handle;
+use tokio::task::JoinHandle;
+
+/// How long a write or a read barrier waits for a majority before it fails with
+/// `-TRYAGAIN` (the write may still be applied later: its outcome is unknown).
+const QUORUM_WAIT: Duration = Duration::from_secs(5);
+
+/// How long a forwarded batch may take on the leader.
+const FORWARD_WAIT: Duration = Duration::from_secs(30);
+
+/// A node's place in its group: `shamba serve --node-id`'s flags.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct ClusterConfig {
+    /// This node's id (unique in the group, never reused).
+    pub node_id: NodeId,
+    /// Where the node listens for its peers' RPCs. Its peers learn the address from the
+    /// group's membership (`init`, or the `CLUSTER ADDNODE` that added it).
+    pub raft_bind: SocketAddr,
+    /// When not empty: the voters of a new group (this node among them) to initialize with
+    /// on start, as ids and Raft addresses. Ignored by a node whose group is initialized.
+    pub init: Vec<(NodeId, String)>,
+    /// Raft's heartbeat interval, in milliseconds; elections start after 5 to 10 of them
+    /// without a heartbeat.
+    pub heartbeat_ms: u64,
+}
+
+impl ClusterConfig {
+    /// Node `node_id` listening for its peers on `raft_bind`, joining an existing group or
+    /// waiting to be added to one; a heartbeat every 100 ms.
+    pub fn new(node_id: NodeId, raft_bind: SocketAddr) -> ClusterConfig {
+        ClusterConfig { node_id, raft_bind, init: Vec::new(), heartbeat_ms: 100 }
+    }
+
+    fn raft_config(&self) -> Result<openraft::Config, openraft::ConfigError> {
+        let hb = self.heartbeat_ms.max(10);
+        openraft::Config {
+            cluster_name: "shamba".into(),
+            heartbeat_interval: hb,
+            election_timeout_min: hb * 5,
+            election_timeout_max: hb * 10,
+            ..openraft::Config::default()
+        }
+        .validate()
+    }
+}
+
+/// Why the group could not do what a command asked. Every variant but [`ClusterError::Failed`]
+/// is temporary: retrying later (against the leader) may succeed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ClusterError {
+    /// No leader is known: an election is under way, or too few nodes are up to hold one.
+    #[error("TRYAGAIN no leader: an election is under way or a majority of the nodes is down")]
+    NoLeader,
+    /// This node stopped leading while the request ran; a write's outcome is unknown.
+    #[error("TRYAGAIN leadership changed while the request ran (leader now: {}); a write in flight may or may not be applied", leader_name(.0))]
+    LeaderChanged(Option<(NodeId, String)>),
+    /// The leader could not be reached to forward a request to it.
+    #[error("TRYAGAIN the leader, node {0} at {1}, did not answer: {2}")]
+    Unreachable(NodeId, String, String),
+    /// No majority answered in time; a write's outcome is unknown.
+    #[error("TRYAGAIN no majority answered within {}s; a write in flight may or may not be applied", QUORUM_WAIT.as_secs())]
+    NoQuorum,
+    /// The node cannot go on (its storage failed, it is shutting down), or a membership
+    /// change was refused.
+    #[error("ERR cluster: {0}")]
+    Failed(String),
+}
+
+fn leader_name(l: &Option<(NodeId, String)>) -> String {
+    match l {
+        Some((id, addr)) => format!("node {id} at {addr}"),
+        None => "unknown".into(),
+    }
+}
+
+impl From<RaftError<NodeId, ClientWriteError<NodeId, Node>>> for ClusterError {
+    fn from(e: RaftError<NodeId, ClientWriteError<NodeId, Node>>) -> ClusterError {
+        match e {
+            RaftError::APIError(ClientWriteError::ForwardToLeader(f)) => {
+                ClusterError::LeaderChanged(f.leader_id.zip(f.leader_node.map(|n| n.addr)))
+            }
+            RaftError::APIError(ClientWriteError::ChangeMembershipError(e)) => ClusterError::Failed(e.to_string()),
+            RaftError::Fatal(e) => ClusterError::Failed(e.to_string()),
+        }
+    }
+}
+
+impl From<RaftError<NodeId, CheckIsLeaderError<NodeId, Node>>> for ClusterError {
+    fn from(e: RaftError<NodeId, CheckIsLeaderError<NodeId, Node>>) -> ClusterError {
+        match e {
+            RaftError::APIError(CheckIsLeaderError::ForwardToLeader(f)) => {
+                ClusterError::LeaderChanged(f.leader_id.zip(f.leader_node.map(|n| n.addr)))
+            }
+            RaftError::APIError(CheckIsLeaderError::QuorumNotEnough(_)) => ClusterError::NoQuorum,
+            RaftError::Fatal(e) => ClusterError::Failed(e.to_string()),
+        }
+    }
+}
+
+/// A running node of a group.
+pub struct Cluster {
+    id: NodeId,
+    raft: Raft,
+    rt: Handle,
+    /// The connections to the peers (Raft's, and forwarded requests').
+    pool: Pool,
+    listener: Mutex<Option<JoinHandle<()>>>,
+    raft_addr: SocketAddr,
+}
+
+impl Cluster {
+    /// Start the node's Raft over `log_store` and `state_machine`, and bind its RPC address
+    /// (not yet serving: [`Cluster::serve_rpc`]). Runs on a tokio runtime.
+    ///
+    /// # Errors
+    ///
+    /// [`ClusterError::Failed`] when the configuration is invalid or the storage cannot be
+    /// read; an I/O error when the address cannot be bound.
+    pub(crate) async fn start<LS, SM>(
+        config: &ClusterConfig,
+        log_store: LS,
+        state_machine: SM,
+    ) -> Result<(Cluster, TcpListener), crate::Error>
+    where
+        LS: openraft::storage::RaftLogStorage<shamba_raft::TypeConfig>,
+        SM: openraft::storage::RaftStateMachine<shamba_raft::TypeConfig>,
+    {
+        let raft_config = config.raft_config().map_err(|e| ClusterError::Failed(e.to_string()))?;
+        let listener = TcpListener::bind(config.raft_bind).await?;
+        let raft_addr = listener.local_addr()?;
+        let pool = Pool::default();
+        let network = Network { pool: pool.clone() };
+        let raft = Raft::new(config.node_id, Arc::new(raft_config), network, log_store, state_machine)
+            .await
+            .map_err(|e| ClusterError::Failed(e.to_string()))?;
+        let cluster =
+            Cluster { id: config.node_id, raft, rt: Handle::current(), pool, listener: Mutex::new(None), raft_addr };
+        Ok((cluster, listener))
+    }
+
+    /// Serve the peers' RPCs on `listener` for `server` (whose store holds this node).
+    pub(crate) fn serve_rpc(&self, listener: TcpListener, server: Weak<Server>) {
+        let handler = Handler { server };
+        let task = tokio::spawn(async move {
+            loop {
+                let Ok((stream, _)) = listener.accept().await else {
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                    continue;
+                };
+                let channel = BaseChannel::with_defaults(network::transport(stream));
+                let h = handler.clone();
+                tokio::spawn(channel.execute(h.serve()).for_each(|call| async {
+                    tokio::spawn(call);
+                }));
+            }
+        });
+        *self.listener.lock() = Some(task);
+    }
+
+    /// Initialize a new group with `members` as its voters; nothing when the group already
+    /// is (this node has a log or a vote).
+    ///
+    /// # Errors
+    ///
+    /// [`ClusterError::Failed`] when the node cannot initialize (a membership without it).
+    pub async fn initialize(&self, members: &[(NodeId, String)]) -> Result<(), ClusterError> {
+        let nodes: BTreeMap<NodeId, Node> = members.iter().map(|(id, a)| (*id, BasicNode::new(a))).collect();
+        match self.raft.initialize(nodes).await {
+            Ok(()) | Err(RaftError::APIError(InitializeError::NotAllowed(_))) => Ok(()),
+            Err(e) => Err(ClusterError::Failed(e.to_string())),
+        }
+    }
+
+    /// Stop Raft and the RPC listener.
+    pub(crate) async fn shutdown(&self) {
+        if let Some(t) = self.listener.lock().take() {
+            t.abort();
+        }
+        let _ = self.raft.shutdown().await;
+    }
+
+    /// This node's id.
+    pub fn id(&self) -> NodeId {
+        self.id
+    }
+
+    /// The address its peers' RPCs reach it on.
+    pub fn raft_addr(&self) -> SocketAddr {
+        self.raft_addr
+    }
+
+    /// The Raft handle (metrics, membership).
+    pub fn raft(&self) -> &Raft {
+        &self.raft
+    }
+
+    /// The leader this node knows of, with its Raft address.
+    pub fn leader(&self) -> Option<(NodeId, String)> {
+        let m = self.raft.metrics();
+        let m = m.borrow();
+        let id = m.current_leader?;
+        let addr = m.membership_config.membership().get_node(&id).map(|n| n.addr.clone()).unwrap_or_default();
+        Some((id, addr))
+    }
+
+    /// Whether this node leads its group now (as far as it knows).
+    pub fn is_leader(&self) -> bool {
+        self.raft.metrics().borrow().state == ServerState::Leader
+    }
+
+    /// Wait on the runtime for `f` (from a blocking-pool thread), at most `limit`.
+    fn wait<T>(&self, limit: Duration, f: impl Future<Output = T>) -> Option<T> {
+        self.rt.block_on(async { tokio::time::timeout(limit, f).await.ok() })
+    }
+
+    /// Propose `command` and wait until it is committed and applied here.
+    ///
+    /// # Errors
+    ///
+    /// [`ClusterError::LeaderChanged`] when this node does not lead (any more),
+    /// [`ClusterError::NoQuorum`] after [`QUORUM_WAIT`] without a majority,
+    /// [`ClusterError::Failed`] when the node cannot go on.
+    pub fn write(&self, command: Command) -> Result<Response, ClusterError> {
+        match self.wait(QUORUM_WAIT, self.raft.client_write(command)) {
+            Some(r) => Ok(r?.data),
+            None => Err(ClusterError::NoQuorum),
+        }
+    }
+
+    /// Propose `commands` in order, all before waiting for any, and wait for each to be
+    /// committed and applied here: they share replication rounds and log syncs.
+    ///
+    /// # Errors
+    ///
+    /// Each as [`Cluster::write`].
+    pub fn write_each(&self, commands: Vec<Command>) -> Vec<Result<Response, ClusterError>> {
+        let n = commands.len();
+        let all = self.wait(QUORUM_WAIT, async {
+            let mut waiting = Vec::with_capacity(n);
+            for c in commands {
+                waiting.push(self.raft.client_write_ff(c).await);
+            }
+            let mut results = Vec::with_capacity(n);
+            for w in waiting {
+                results.push(match w {
+                    Ok(rx) => match rx.await {
+                        Ok(Ok(r)) => Ok(r.data),
+                        Ok(Err(e)) => Err(ClusterError::from(RaftError::APIError(e))),
+                        Err(_) => Err(ClusterError::Failed("the node stopped".into())),
+                    },
+                    Err(fatal) => Err(ClusterError::Failed(fatal.to_string())),
+                });
+            }
+            results
+        });
+        all.unwrap_or_else(|| (0..n).map(|_| Err(ClusterError::NoQuorum)).collect())
+    }
+
+    /// The read barrier: confirm this node still leads, and wait until its state machine
+    /// has applied everything committed before now.
+    ///
+    /// # Errors
+    ///
+    /// As [`Cluster::write`].
+    pub fn read_barrier(&self) -> Result<(), ClusterError> {
+        match self.wait(QUORUM_WAIT, self.raft.ensure_linearizable()) {
+            Some(r) => r.map(|_| ()).map_err(ClusterError::from),
+            None => Err(ClusterError::NoQuorum),
+        }
+    }
+
+    /// Run `batch` on the leader, answering its encoded replies.
+    ///
+    /// # Errors
+    ///
+    /// [`ClusterError::NoLeader`] when none is known, [`ClusterError::Unreachable`] when
+    /// it does not answer.
+    pub(crate) fn forward(&self, batch: Forwarded) -> Result<Vec<u8>, ClusterError> {
+        let (leader, addr) = self.leader().ok_or(ClusterError::NoLeader)?;
+        let unreachable = |why: String| ClusterError::Unreachable(leader, addr.clone(), why);
+        let client = self.rt.block_on(self.pool.get(leader, &addr)).map_err(|e| unreachable(e.to_string()))?;
+        match self.rt.block_on(client.forward(network::context(FORWARD_WAIT), batch)) {
+            Ok(Ok(bytes)) => Ok(bytes),
+            Ok(Err(why)) => Err(unreachable(why)),
+            Err(e) => {
+                self.pool.forget(leader);
+                Err(unreachable(e.to_string()))
+            }
+        }
+    }
+
+    /// Add node `id` at Raft address `addr` as a learner, and wait until it has caught up.
+    ///
+    /// # Errors
+    ///
+    /// As [`Cluster::write`] (without its time limit: catching up may take long).
+    pub fn add_learner(&self, id: NodeId, addr: &str) -> Result<(), ClusterError> {
+        self.rt.block_on(self.raft.add_learner(id, BasicNode::new(addr), true)).map(|_| ()).map_err(Into::into)
+    }
+
+    /// Make learners `ids` voters.
+    ///
+    /// # Errors
+    ///
+    /// As [`Cluster::add_learner`].
+    pub fn promote(&self, ids: BTreeSet<NodeId>) -> Result<(), ClusterError> {
+        self.change(ChangeMembers::AddVoterIds(ids))
+    }
+
+    /// Remove nodes `ids` from the group (voters or learners).
+    ///
+    /// # Errors
+    ///
+    /// As [`Cluster::add_learner`].
+    pub fn remove(&self, ids: BTreeSet<NodeId>) -> Result<(), ClusterError> {
+        let voters: BTreeSet<NodeId> = {
+            let m = self.raft.metrics();
+            let m = m.borrow();
+            m.membership_config.membership().voter_ids().filter(|v| ids.contains(v)).collect()
+        };
+        if !voters.is_empty() {
+            self.change(ChangeMembers::RemoveVoters(voters))?;
+        }
+        self.change(ChangeMembers::RemoveNodes(ids))
+    }
+
+    fn change(&self, change: ChangeMembers<NodeId, Node>) -> Result<(), ClusterError> {
+        self.rt.block_on(self.raft.change_membership(change, false)).map(|_| ()).map_err(Into::into)
+    }
+
+    /// What `CLUSTER INFO` reports: pairs of a name and a value.
+    pub fn info(&self) -> Vec<(&'static str, String)> {
+        let m = self.raft.metrics();
+        let m = m.borrow();
+        let membership = m.membership_config.membership();
+        let nodes = |ids: Vec<NodeId>| {
+            ids.iter()
+                .map(|id| format!("{id}@{}", membership.get_node(id).map(|n| n.addr.as_str()).unwrap_or("?")))
+                .collect::<Vec<_>>()
+                .join(",")
+        };
+        let voters: Vec<NodeId> = membership.voter_ids().collect();
+        let learners: Vec<NodeId> = membership.learner_ids().collect();
+        vec![
+            ("node_id", self.id.to_string()),
+            ("raft_addr", self.raft_addr.to_string()),
+            ("role", format!("{:?}", m.state).to_lowercase()),
+            ("leader_id", m.current_leader.map_or_else(|| "none".into(), |l| l.to_string())),
+            ("term", m.current_term.to_string()),
+            ("last_log_index", m.last_log_index.map_or_else(|| "none".into(), |i| i.to_string())),
+            ("last_applied", m.last_applied.map_or_else(|| "none".into(), |l| l.index.to_string())),
+            ("snapshot", m.snapshot.map_or_else(|| "none".into(), |l| l.index.to_string())),
+            ("voters", nodes(voters)),
+            ("learners", nodes(learners)),
+        ]
+    }
+}

@@ -1,0 +1,122 @@
+//! Three cluster-mode servers in one process, each with its own directory, Raft address
+//! and Redis port, spoken to in raw RESP: writes through the leader and through a
+//! follower (forwarded), reads from every node, the leader stopped and a new one elected
+//! from the two left, writes going on through it. (`scripts/cluster-test.sh` does the same
+//! with processes and SIGKILL.)
+
+use shamba_server::{Cluster, ClusterConfig, Listener, ServerConfig};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::sync::oneshot;
+
+/// One request (inline) to `addr` on a new connection, and its reply: `+OK` and `:2` as
+/// they are, a bulk string's bytes, `(nil)`, or `-ERR …`.
+fn call(addr: SocketAddr, line: &str) -> String {
+    let mut s = TcpStream::connect(addr).expect("connect");
+    s.set_read_timeout(Some(Duration::from_secs(30))).expect("timeout");
+    s.write_all(format!("{line}\r\n").as_bytes()).expect("send");
+    let mut r = BufReader::new(s);
+    let mut head = String::new();
+    r.read_line(&mut head).expect("reply");
+    let head = head.trim_end().to_string();
+    match head.strip_prefix('$') {
+        Some("-1") => "(nil)".into(),
+        Some(n) => {
+            let mut body = vec![0; n.parse::<usize>().expect("length") + 2];
+            r.read_exact(&mut body).expect("bulk");
+            body.truncate(body.len() - 2);
+            String::from_utf8(body).expect("text")
+        }
+        None => head,
+    }
+}
+
+struct Node {
+    redis: SocketAddr,
+    cluster: Arc<Cluster>,
+    stop: Option<oneshot::Sender<()>>,
+    serving: Option<tokio::task::JoinHandle<Result<(), shamba_server::Error>>>,
+}
+
+fn start(rt: &tokio::runtime::Runtime, dir: &std::path::Path, id: u64) -> Node {
+    let mut config = ServerConfig::new(dir.join(format!("n{id}")));
+    config.bind = "127.0.0.1:0".parse().expect("address");
+    config.databases = 2;
+    let mut cc = ClusterConfig::new(id, "127.0.0.1:0".parse().expect("address"));
+    cc.heartbeat_ms = 50;
+    config.cluster = Some(cc);
+    let listener = rt.block_on(Listener::bind(&config)).expect("bind");
+    let cluster = listener.server().store().cluster().expect("cluster mode").clone();
+    let redis = listener.local_addr();
+    let (stop, stopped) = oneshot::channel::<()>();
+    let serving = rt.spawn(listener.serve(async {
+        let _ = stopped.await;
+    }));
+    Node { redis, cluster, stop: Some(stop), serving: Some(serving) }
+}
+
+/// The node all of `nodes` agree leads, once it says so.
+fn wait_leader(nodes: &[&Node]) -> u64 {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let seen: Vec<Option<u64>> = nodes.iter().map(|n| n.cluster.leader().map(|l| l.0)).collect();
+        if let Some(Some(l)) = seen.first() {
+            if seen.iter().all(|s| *s == Some(*l))
+                && nodes.iter().any(|n| n.cluster.id() == *l && n.cluster.is_leader())
+            {
+                return *l;
+            }
+        }
+        assert!(Instant::now() < deadline, "no leader agreed on: {seen:?}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn three_nodes_replicate_forward_and_fail_over() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(4).enable_all().build().expect("runtime");
+    let mut nodes: Vec<Node> = (1..=3).map(|id| start(&rt, dir.path(), id)).collect();
+    let members: Vec<(u64, String)> =
+        nodes.iter().map(|n| (n.cluster.id(), n.cluster.raft_addr().to_string())).collect();
+    rt.block_on(nodes[0].cluster.initialize(&members)).expect("initialize");
+
+    let leader = wait_leader(&nodes.iter().collect::<Vec<_>>());
+    let at = |id: u64| nodes.iter().position(|n| n.cluster.id() == id).expect("node");
+    let follower = nodes.iter().find(|n| n.cluster.id() != leader).expect("a follower").redis;
+    let leader_addr = nodes[at(leader)].redis;
+
+    assert_eq!(call(leader_addr, "SET a 1"), "+OK");
+    assert_eq!(call(follower, "SET b 2"), "+OK", "a follower forwards a write");
+    assert_eq!(call(follower, "INCR a"), ":2", "and a read-modify-write");
+    assert_eq!(call(follower, "SET a 9 NX"), "(nil)");
+    assert_eq!(call(leader_addr, "DEL b nope"), ":1");
+    for n in &nodes {
+        assert_eq!(call(n.redis, "GET a"), "2", "every node reads the last write");
+        assert_eq!(call(n.redis, "GET b"), "(nil)");
+    }
+    let info = call(follower, "CLUSTER INFO");
+    assert!(info.contains(&format!("leader_id:{leader}")), "{info}");
+    assert!(call(follower, "CLUSTER NOPE").starts_with("-ERR unknown subcommand"));
+    // Membership changes run on the leader, and are checked there.
+    assert!(call(follower, "CLUSTER PROMOTE 9").starts_with("-ERR cluster:"), "no learner 9 to promote");
+
+    // The leader stops; the two left elect one of them and take writes through either.
+    let mut old = nodes.remove(at(leader));
+    let _ = old.stop.take().expect("serving").send(());
+    rt.block_on(old.serving.take().expect("serving")).expect("task").expect("clean stop");
+    let new_leader = wait_leader(&nodes.iter().collect::<Vec<_>>());
+    assert_ne!(new_leader, leader);
+    for n in &nodes {
+        assert_eq!(call(n.redis, "INCR a"), if n.cluster.id() == nodes[0].cluster.id() { ":3" } else { ":4" });
+    }
+    for n in &nodes {
+        assert_eq!(call(n.redis, "GET a"), "4");
+    }
+    for mut n in nodes {
+        let _ = n.stop.take().expect("serving").send(());
+        rt.block_on(n.serving.take().expect("serving")).expect("task").expect("clean stop");
+    }
+}
