@@ -51,7 +51,7 @@ impl ClusterConfig {
         ClusterConfig { node_id, raft_bind, init: Vec::new(), heartbeat_ms: 100 }
     }
 
-    fn raft_config(&self) -> Result<openraft::Config, openraft::ConfigError> {
+    fn raft_config(&self) -> Result<openraft::Config, String> {
         let hb = self.heartbeat_ms.max(10);
         openraft::Config {
             cluster_name: "shamba".into(),
@@ -61,6 +61,7 @@ impl ClusterConfig {
             ..openraft::Config::default()
         }
         .validate()
+        .map_err(|e| e.to_string())
     }
 }
 
@@ -146,7 +147,7 @@ impl Cluster {
         LS: openraft::storage::RaftLogStorage<shamba_raft::TypeConfig>,
         SM: openraft::storage::RaftStateMachine<shamba_raft::TypeConfig>,
     {
-        let raft_config = config.raft_config().map_err(|e| ClusterError::Failed(e.to_string()))?;
+        let raft_config = config.raft_config().map_err(ClusterError::Failed)?;
         let listener = TcpListener::bind(config.raft_bind).await?;
         let raft_addr = listener.local_addr()?;
         let pool = Pool::default();

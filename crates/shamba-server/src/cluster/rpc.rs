@@ -8,7 +8,7 @@
 
 use crate::reply::Protocol;
 use crate::session::Server;
-use openraft::error::{InstallSnapshotError, RaftError};
+use openraft::error::{Fatal, InstallSnapshotError, RaftError};
 use openraft::raft::{
     AppendEntriesRequest, AppendEntriesResponse, InstallSnapshotRequest, InstallSnapshotResponse, VoteRequest,
     VoteResponse,
@@ -61,8 +61,10 @@ impl Handler {
         self.server.upgrade()
     }
 
-    fn raft(&self) -> Result<shamba_raft::Raft, openraft::error::Fatal<NodeId>> {
-        self.server().and_then(|s| s.store.cluster().map(|c| c.raft().clone())).ok_or(openraft::error::Fatal::Stopped)
+    /// The node's Raft; `None` once the server is gone (its calls then fail as a stopped
+    /// Raft's do).
+    fn raft(&self) -> Option<shamba_raft::Raft> {
+        self.server().and_then(|s| s.store.cluster().map(|c| c.raft().clone()))
     }
 }
 
@@ -72,7 +74,7 @@ impl NodeRpc for Handler {
         _: Context,
         req: AppendEntriesRequest<TypeConfig>,
     ) -> Result<AppendEntriesResponse<NodeId>, RaftError<NodeId>> {
-        self.raft().map_err(RaftError::Fatal)?.append_entries(req).await
+        self.raft().ok_or(RaftError::Fatal(Fatal::Stopped))?.append_entries(req).await
     }
 
     async fn install_snapshot(
@@ -80,11 +82,11 @@ impl NodeRpc for Handler {
         _: Context,
         req: InstallSnapshotRequest<TypeConfig>,
     ) -> Result<InstallSnapshotResponse<NodeId>, RaftError<NodeId, InstallSnapshotError>> {
-        self.raft().map_err(RaftError::Fatal)?.install_snapshot(req).await
+        self.raft().ok_or(RaftError::Fatal(Fatal::Stopped))?.install_snapshot(req).await
     }
 
     async fn vote(self, _: Context, req: VoteRequest<NodeId>) -> Result<VoteResponse<NodeId>, RaftError<NodeId>> {
-        self.raft().map_err(RaftError::Fatal)?.vote(req).await
+        self.raft().ok_or(RaftError::Fatal(Fatal::Stopped))?.vote(req).await
     }
 
     async fn forward(self, _: Context, batch: Forwarded) -> Result<Vec<u8>, String> {
