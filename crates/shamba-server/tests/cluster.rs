@@ -115,8 +115,42 @@ fn three_nodes_replicate_forward_and_fail_over() {
     for n in &nodes {
         assert_eq!(call(n.redis, "GET a"), "4");
     }
+
+    // Membership, with the old leader still down: node 4 joins as a learner (it catches up
+    // first), becomes a voter, and the stopped node is removed; all asked of a follower.
+    nodes.push(start(&rt, dir.path(), 4));
+    let via = nodes.iter().find(|n| n.cluster.id() != new_leader).expect("a follower").redis;
+    let four = nodes[2].cluster.raft_addr();
+    assert_eq!(call(via, &format!("CLUSTER ADDNODE 4 {four}")), "+OK");
+    assert_eq!(call(nodes[2].redis, "GET a"), "4", "the learner has the data");
+    assert_eq!(call(via, "CLUSTER PROMOTE 4"), "+OK");
+    assert_eq!(call(via, &format!("CLUSTER REMOVE {leader}")), "+OK");
+    let info = call(nodes[2].redis, "CLUSTER INFO");
+    let voters = info.lines().find_map(|l| l.strip_prefix("voters:")).expect("voters").to_string();
+    assert_eq!(voters.split(',').count(), 3, "{info}");
+    assert!(voters.contains("4@") && !voters.contains(&format!("{leader}@")), "{info}");
+    assert_eq!(call(nodes[2].redis, "SET c 3"), "+OK");
+    for n in &nodes {
+        assert_eq!(call(n.redis, "GET c"), "3");
+    }
     for mut n in nodes {
         let _ = n.stop.take().expect("serving").send(());
         rt.block_on(n.serving.take().expect("serving")).expect("task").expect("clean stop");
     }
+}
+
+#[test]
+fn a_node_without_a_leader_refuses_reads_and_writes_with_tryagain() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("runtime");
+    // Never initialized, never added: no group, no leader.
+    let mut lone = start(&rt, dir.path(), 7);
+    assert_eq!(call(lone.redis, "PING"), "+PONG", "connection commands answer here");
+    assert!(call(lone.redis, "CLUSTER INFO").contains("leader_id:none"));
+    for request in ["SET k v", "GET k", "INCR n", "DBSIZE"] {
+        let reply = call(lone.redis, request);
+        assert!(reply.starts_with("-TRYAGAIN no leader"), "{request}: {reply}");
+    }
+    let _ = lone.stop.take().expect("serving").send(());
+    rt.block_on(lone.serving.take().expect("serving")).expect("task").expect("clean stop");
 }

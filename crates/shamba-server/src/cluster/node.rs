@@ -14,7 +14,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::{Arc, Weak};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use tarpc::server::{BaseChannel, Channel};
 use tokio::net::TcpListener;
 use tokio::runtime::Handle;
@@ -128,6 +128,9 @@ pub struct Cluster {
     pool: Pool,
     listener: Mutex<Option<JoinHandle<()>>>,
     raft_addr: SocketAddr,
+    /// The longest election timeout: how long a group may be without a leader after one
+    /// died.
+    election_timeout: Duration,
 }
 
 impl Cluster {
@@ -148,6 +151,7 @@ impl Cluster {
         SM: openraft::storage::RaftStateMachine<shamba_raft::TypeConfig>,
     {
         let raft_config = config.raft_config().map_err(ClusterError::Failed)?;
+        let election_timeout = Duration::from_millis(raft_config.election_timeout_max);
         let listener = TcpListener::bind(config.raft_bind).await?;
         let raft_addr = listener.local_addr()?;
         let pool = Pool::default();
@@ -155,8 +159,15 @@ impl Cluster {
         let raft = Raft::new(config.node_id, Arc::new(raft_config), network, log_store, state_machine)
             .await
             .map_err(|e| ClusterError::Failed(e.to_string()))?;
-        let cluster =
-            Cluster { id: config.node_id, raft, rt: Handle::current(), pool, listener: Mutex::new(None), raft_addr };
+        let cluster = Cluster {
+            id: config.node_id,
+            raft,
+            rt: Handle::current(),
+            pool,
+            listener: Mutex::new(None),
+            raft_addr,
+            election_timeout,
+        };
         Ok((cluster, listener))
     }
 
@@ -240,7 +251,7 @@ impl Cluster {
     /// # Errors
     ///
     /// [`ClusterError::LeaderChanged`] when this node does not lead (any more),
-    /// [`ClusterError::NoQuorum`] after [`QUORUM_WAIT`] without a majority,
+    /// [`ClusterError::NoQuorum`] after 5 seconds without a majority,
     /// [`ClusterError::Failed`] when the node cannot go on.
     pub fn write(&self, command: Command) -> Result<Response, ClusterError> {
         match self.wait(QUORUM_WAIT, self.raft.client_write(command)) {
@@ -291,24 +302,46 @@ impl Cluster {
         }
     }
 
-    /// Run `batch` on the leader, answering its encoded replies.
+    /// Run `batch` on the leader, answering its encoded replies. With no leader known (an
+    /// election under way), or one that cannot be connected to (it just died), waits for
+    /// one, up to two election timeouts; a request that may have been sent is never sent
+    /// again.
     ///
     /// # Errors
     ///
-    /// [`ClusterError::NoLeader`] when none is known, [`ClusterError::Unreachable`] when
-    /// it does not answer.
+    /// [`ClusterError::NoLeader`] when none is known in time, [`ClusterError::Unreachable`]
+    /// when it does not answer.
     pub(crate) fn forward(&self, batch: Forwarded) -> Result<Vec<u8>, ClusterError> {
-        let (leader, addr) = self.leader().ok_or(ClusterError::NoLeader)?;
-        let unreachable = |why: String| ClusterError::Unreachable(leader, addr.clone(), why);
-        let client = self.rt.block_on(self.pool.get(leader, &addr)).map_err(|e| unreachable(e.to_string()))?;
+        let deadline = Instant::now() + self.election_timeout * 2;
+        let (leader, addr, client) = loop {
+            let Some((leader, addr)) = self.leader().or_else(|| self.wait_for_leader(deadline)) else {
+                return Err(ClusterError::NoLeader);
+            };
+            match self.rt.block_on(self.pool.get(leader, &addr)) {
+                Ok(client) => break (leader, addr, client),
+                Err(e) if Instant::now() >= deadline => {
+                    return Err(ClusterError::Unreachable(leader, addr, e.to_string()))
+                }
+                // Refused: nothing was sent. The leader is likely gone; its successor will
+                // be known soon.
+                Err(_) => std::thread::sleep(Duration::from_millis(20)),
+            }
+        };
         match self.rt.block_on(client.forward(network::context(FORWARD_WAIT), batch)) {
             Ok(Ok(bytes)) => Ok(bytes),
-            Ok(Err(why)) => Err(unreachable(why)),
+            Ok(Err(why)) => Err(ClusterError::Unreachable(leader, addr, why)),
             Err(e) => {
                 self.pool.forget(leader);
-                Err(unreachable(e.to_string()))
+                Err(ClusterError::Unreachable(leader, addr, e.to_string()))
             }
         }
+    }
+
+    /// The leader, once one is known (before `deadline`).
+    fn wait_for_leader(&self, deadline: Instant) -> Option<(NodeId, String)> {
+        let limit = deadline.saturating_duration_since(Instant::now());
+        let known = self.rt.block_on(self.raft.wait(Some(limit)).metrics(|m| m.current_leader.is_some(), "a leader"));
+        known.ok().and_then(|_| self.leader())
     }
 
     /// Add node `id` at Raft address `addr` as a learner, and wait until it has caught up.
