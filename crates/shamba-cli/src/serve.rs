@@ -15,7 +15,9 @@ pub struct ServeArgs {
     #[arg(long, default_value = "127.0.0.1:6380")]
     bind: SocketAddr,
     /// When acknowledged writes reach the disk: always (each write synced before its
-    /// reply), everysec (synced once a second), never (left to the OS).
+    /// reply), everysec (synced once a second), never (left to the OS). Not used in
+    /// cluster mode, where a write is acknowledged once its log entry is synced on a
+    /// majority of the nodes.
     #[arg(long, value_enum, default_value_t = SyncFlag::Everysec)]
     sync: SyncFlag,
     /// Block cache size in MiB (default: the engine's).

@@ -23,9 +23,16 @@
 //!   cleanly when told to: no new clients, the requests already read answered, the
 //!   database flushed and closed.
 //!
-//! Inside: `commands` (the table and one file per group of handlers), `connection` (one
-//! client's loop), `cursor` (SCAN's cursors), `databases`, `durability`, `glob` (KEYS and
-//! SCAN MATCH patterns), `reply`, `resp`, `session`, `store`.
+//! - Cluster mode ([`ServerConfig::cluster`], `shamba serve --node-id`): the server is a
+//!   node of an openraft group whose storage is `shamba-raft`'s, in the node's one
+//!   database. The [`Store`] is replicated (each command's writes one proposed command),
+//!   reads wait for a read barrier on the leader, and a follower forwards the requests that
+//!   touch keys to the leader over the nodes' tarpc service; [`Cluster`] is the node.
+//!
+//! Inside: `cluster` (the node, its RPCs and openraft's network over them), `commands`
+//! (the table and one file per group of handlers), `connection` (one client's loop),
+//! `cursor` (SCAN's cursors), `databases`, `durability`, `glob` (KEYS and SCAN MATCH
+//! patterns), `reply`, `resp`, `session`, `store`.
 //!
 //! ```no_run
 //! use shamba_server::{Listener, ServerConfig, SyncMode};
