@@ -101,7 +101,7 @@ EOF
 redis-cli -p "${port[$follower]}" --pipe <"$tmp/pipe.txt" >"$tmp/pipe.out" 2>&1 || true
 check "--pipe through a follower: every reply and no error" grep -q "errors: 0, replies: 5000" "$tmp/pipe.out"
 # redis-benchmark against the leader (pipelined) and a follower (it exits at an error reply).
-redis-benchmark -p "${port[$leader]}" -t set -n 20000 -c 20 -P 16 -r 100000 -q >"$tmp/bench1.out" 2>&1 || true
+redis-benchmark -p "${port[$leader]}" -t set -n 10000 -c 20 -P 16 -r 100000 -q >"$tmp/bench1.out" 2>&1 || true
 redis-benchmark -p "${port[$follower]}" -t set,get -n 2000 -c 10 -r 100000 -q >"$tmp/bench2.out" 2>&1 || true
 tr '\r' '\n' <"$tmp/bench1.out" | grep "requests per second" | sed 's/^/leader:   /' || true
 tr '\r' '\n' <"$tmp/bench2.out" | grep "requests per second" | sed 's/^/follower: /' || true
