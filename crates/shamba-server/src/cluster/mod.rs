@@ -17,10 +17,12 @@
 //!   under its key locks after the read barrier, and propose their result as a plain put.
 //!
 //! Inside: `rpc` (the tarpc service and its handler), `network` (openraft's network over it),
-//! `node` (starting a node, its Raft handle and what commands ask of it).
+//! `node` (starting a node, its Raft handle and what commands ask of it), `propose` (group
+//! commit: the commands proposed meanwhile as one log entry).
 
 mod network;
 mod node;
+mod propose;
 mod rpc;
 
 pub use node::{Cluster, ClusterConfig, ClusterError};

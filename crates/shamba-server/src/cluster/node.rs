@@ -3,6 +3,7 @@
 //! through its handle).
 
 use super::network::{self, Network, Pool};
+use super::propose::{self, Proposal};
 use super::rpc::{Forwarded, Handler, NodeRpc};
 use crate::session::Server;
 use futures::StreamExt;
@@ -18,6 +19,7 @@ use std::time::{Duration, Instant};
 use tarpc::server::{BaseChannel, Channel};
 use tokio::net::TcpListener;
 use tokio::runtime::Handle;
+use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 
 /// How long a write or a read barrier waits for a majority before it fails with
@@ -67,7 +69,7 @@ impl ClusterConfig {
 
 /// Why the group could not do what a command asked. Every variant but [`ClusterError::Failed`]
 /// is temporary: retrying later (against the leader) may succeed.
-#[derive(Debug, thiserror::Error)]
+#[derive(Clone, Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum ClusterError {
     /// No leader is known: an election is under way, or too few nodes are up to hold one.
@@ -128,6 +130,8 @@ pub struct Cluster {
     pool: Pool,
     listener: Mutex<Option<JoinHandle<()>>>,
     raft_addr: SocketAddr,
+    /// Where commands wait to be proposed together (see `propose`).
+    proposals: mpsc::UnboundedSender<Proposal>,
     /// The longest election timeout: how long a group may be without a leader after one
     /// died.
     election_timeout: Duration,
@@ -159,6 +163,8 @@ impl Cluster {
         let raft = Raft::new(config.node_id, Arc::new(raft_config), network, log_store, state_machine)
             .await
             .map_err(|e| ClusterError::Failed(e.to_string()))?;
+        let (proposals, queue) = mpsc::unbounded_channel();
+        tokio::spawn(propose::run(raft.clone(), queue));
         let cluster = Cluster {
             id: config.node_id,
             raft,
@@ -167,6 +173,7 @@ impl Cluster {
             listener: Mutex::new(None),
             raft_addr,
             election_timeout,
+            proposals,
         };
         Ok((cluster, listener))
     }
@@ -254,39 +261,39 @@ impl Cluster {
     /// [`ClusterError::NoQuorum`] after 5 seconds without a majority,
     /// [`ClusterError::Failed`] when the node cannot go on.
     pub fn write(&self, command: Command) -> Result<Response, ClusterError> {
-        match self.wait(QUORUM_WAIT, self.raft.client_write(command)) {
-            Some(r) => Ok(r?.data),
-            None => Err(ClusterError::NoQuorum),
-        }
+        self.write_each(vec![command]).pop().unwrap_or(Err(ClusterError::NoQuorum))
     }
 
     /// Propose `commands` in order, all before waiting for any, and wait for each to be
-    /// committed and applied here: they share replication rounds and log syncs.
+    /// committed and applied here. They join the other connections' commands proposed
+    /// meanwhile in shared log entries (see `propose`).
     ///
     /// # Errors
     ///
     /// Each as [`Cluster::write`].
     pub fn write_each(&self, commands: Vec<Command>) -> Vec<Result<Response, ClusterError>> {
-        let n = commands.len();
-        let all = self.wait(QUORUM_WAIT, async {
-            let mut waiting = Vec::with_capacity(n);
-            for c in commands {
-                waiting.push(self.raft.client_write_ff(c).await);
-            }
-            let mut results = Vec::with_capacity(n);
+        let mut waiting = Vec::with_capacity(commands.len());
+        for command in commands {
+            let (done, rx) = oneshot::channel();
+            let queued = self.proposals.send(Proposal { command, done }).is_ok();
+            waiting.push(queued.then_some(rx));
+        }
+        let stopped = || Err(ClusterError::Failed("the node is stopping".into()));
+        self.rt.block_on(async {
+            let deadline = tokio::time::Instant::now() + QUORUM_WAIT;
+            let mut results = Vec::with_capacity(waiting.len());
             for w in waiting {
                 results.push(match w {
-                    Ok(rx) => match rx.await {
-                        Ok(Ok(r)) => Ok(r.data),
-                        Ok(Err(e)) => Err(ClusterError::from(RaftError::APIError(e))),
-                        Err(_) => Err(ClusterError::Failed("the node stopped".into())),
+                    None => stopped(),
+                    Some(rx) => match tokio::time::timeout_at(deadline, rx).await {
+                        Ok(Ok(r)) => r,
+                        Ok(Err(_)) => stopped(),
+                        Err(_) => Err(ClusterError::NoQuorum),
                     },
-                    Err(fatal) => Err(ClusterError::Failed(fatal.to_string())),
                 });
             }
             results
-        });
-        all.unwrap_or_else(|| (0..n).map(|_| Err(ClusterError::NoQuorum)).collect())
+        })
     }
 
     /// The read barrier: confirm this node still leads, and wait until its state machine
