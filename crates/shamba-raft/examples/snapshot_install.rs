@@ -5,8 +5,9 @@
 //! B=target/release/examples/snapshot_install
 //! $B prepare /tmp/raft-measure 1024               # a leader with 1 GiB applied, a snapshot built
 //! /usr/bin/time -v $B install /tmp/raft-measure   # a new node installs it: time, peak memory
-//! $B write-amp /tmp/raft-measure 256              # bytes written per user byte, log + state
-//!                                                 # machine against a plain database
+//! $B write-amp /tmp/raft-measure 256 64           # bytes written per user byte, log + state
+//!                                                 # machine (log purged every 64 commands)
+//!                                                 # against a plain database
 //! $B group-sync /tmp/raft-measure 8 2000          # appends from 8 tasks: syncs per append
 //! ```
 //!
@@ -33,7 +34,10 @@ fn main() -> Result<(), Error> {
     match arg(1)?.as_str() {
         "prepare" => rt.block_on(prepare(Path::new(&arg(2)?), arg(3)?.parse()?)),
         "install" => rt.block_on(install(Path::new(&arg(2)?))),
-        "write-amp" => rt.block_on(write_amp(Path::new(&arg(2)?), arg(3)?.parse()?)),
+        "write-amp" => {
+            let purge_every = arg(4).ok().map(|a| a.parse()).transpose()?.unwrap_or(64);
+            rt.block_on(write_amp(Path::new(&arg(2)?), arg(3)?.parse()?, purge_every))
+        }
         "group-sync" => rt.block_on(group_sync(Path::new(&arg(2)?), arg(3)?.parse()?, arg(4)?.parse()?)),
         other => Err(format!("unknown mode {other}").into()),
     }
@@ -158,12 +162,13 @@ fn settle(db: Db) -> Result<(), Error> {
     Ok(())
 }
 
-async fn write_amp(dir: &Path, mb: u64) -> Result<(), Error> {
+async fn write_amp(dir: &Path, mb: u64, purge_every: u64) -> Result<(), Error> {
     let commands = commands_for(mb);
     let user = user_bytes(commands) as f64;
 
     // Replicated: each command appended to the log (synced), applied, and the log purged
-    // up to what is applied every 64 commands (64 MiB), as a snapshot policy would.
+    // up to what is applied every `purge_every` commands (of 1 MiB), as a snapshot policy
+    // would.
     let store = Store::open(&fresh(&dir.join("wa-raft"))?, StoreOptions::default())?;
     let (mut log, mut sm) = (store.log_store(), store.state_machine());
     let mut bytes = Bytes(1);
@@ -173,7 +178,7 @@ async fn write_amp(dir: &Path, mb: u64) -> Result<(), Error> {
         let e = entry(n + 1, command(n, &mut bytes));
         log.blocking_append([e.clone()]).await?;
         sm.apply([e]).await?;
-        if (n + 1) % 64 == 0 {
+        if (n + 1) % purge_every == 0 {
             log.purge(LogId::new(CommittedLeaderId::new(1, 1), n + 1)).await?;
         }
     }

@@ -1,7 +1,8 @@
-//! Crash tests on the engine's simulated disk (`cargo test -p shamba-raft --test crash`): what a power loss keeps (only what was synced)
-//! or what a killed process keeps (everything written), at every storage operation of an
-//! apply and of a snapshot install. After the reopen everything acknowledged is there, and
-//! the state machine is the old one or the new one, never a mix.
+//! Crash tests on the engine's simulated disk (`cargo test -p shamba-raft --test crash`):
+//! what a power loss keeps (only what was synced) or what a killed process keeps (everything
+//! written), at every storage operation of an apply and of a snapshot install, and of the
+//! reopen that finishes an interrupted install. After the reopen everything acknowledged is
+//! there, and the state machine is the old one or the new one, never a mix.
 
 mod common;
 
@@ -94,15 +95,7 @@ where
     let disk = SimStorage::new();
     let rt = runtime();
     let (done, ops) = {
-        let store = open(dir.path(), &disk).map_err(|e| e.to_string())?;
-        let mut sm = store.state_machine();
-        rt.block_on(sm.apply([
-            membership_entry(1, 1, &[1]),
-            entry(1, 2, command((0..300).map(|i| put(Some("users"), &format!("old{i:04}"), "x")).collect())),
-            entry(1, 3, command(vec![put(None, "o", "1"), put(Some("gone"), "g", "1")])),
-        ]))
-        .map_err(|e| e.to_string())?;
-        store.db().sync_wal().map_err(|e| e.to_string())?;
+        let store = with_old_state(&rt, dir.path(), &disk)?;
         let start = disk.ops();
         if let Some(n) = fault {
             disk.fail_at(start + n, SimFault::Crash);
@@ -141,6 +134,20 @@ fn old_state() -> State {
     users.push(("gone".into(), "g".into(), "1".into()));
     let pairs: Vec<(&str, &str, &str)> = users.iter().map(|(a, b, c)| (a.as_str(), b.as_str(), c.as_str())).collect();
     (Some(log_id(1, 3)), expect(&pairs))
+}
+
+/// A store on `disk` holding [`old_state`], durable.
+fn with_old_state(rt: &tokio::runtime::Runtime, dir: &Path, disk: &SimStorage) -> Result<Store, String> {
+    let store = open(dir, disk).map_err(|e| e.to_string())?;
+    let mut sm = store.state_machine();
+    rt.block_on(sm.apply([
+        membership_entry(1, 1, &[1]),
+        entry(1, 2, command((0..300).map(|i| put(Some("users"), &format!("old{i:04}"), "x")).collect())),
+        entry(1, 3, command(vec![put(None, "o", "1"), put(Some("gone"), "g", "1")])),
+    ]))
+    .map_err(|e| e.to_string())?;
+    store.db().sync_wal().map_err(|e| e.to_string())?;
+    Ok(store)
 }
 
 /// Sweep a crash over every operation of `change`, which leads from [`old_state`] to `new`,
@@ -198,12 +205,19 @@ fn an_apply_is_all_or_nothing_at_every_crash_point() {
     });
 }
 
-#[test]
-fn a_snapshot_install_is_all_or_nothing_at_every_crash_point() {
-    // The snapshot comes from another node, on the real file system.
+/// A snapshot built by another node, on the real file system: its file, its meta and the
+/// state machine it holds.
+struct Source {
+    _dir: tempfile::TempDir,
+    path: std::path::PathBuf,
+    meta: openraft::SnapshotMeta<NodeId, shamba_raft::Node>,
+    state: State,
+}
+
+fn source() -> Source {
     let leader_dir = tempfile::tempdir().unwrap();
     let rt = runtime();
-    let (snap_path, meta, leader_contents) = {
+    let (path, meta, leader_contents) = {
         let leader = Store::open(leader_dir.path(), StoreOptions::default()).unwrap();
         let mut sm = leader.state_machine();
         rt.block_on(sm.apply([
@@ -217,15 +231,79 @@ fn a_snapshot_install_is_all_or_nothing_at_every_crash_point() {
         ]))
         .unwrap();
         let snap = rt.block_on(async { sm.get_snapshot_builder().await.build_snapshot().await }).unwrap();
-        let name = std::fs::read_dir(leader.snapshot_dir()).unwrap().next().unwrap().unwrap().path();
-        (name, snap.meta, contents(&leader))
+        let path = std::fs::read_dir(leader.snapshot_dir()).unwrap().next().unwrap().unwrap().path();
+        (path, snap.meta, contents(&leader))
     };
-    let new = (meta.last_log_id, leader_contents);
-    at_every_operation("snapshot install", new, move |rt, store| {
-        let mut sm = store.state_machine();
-        rt.block_on(async {
-            let file = tokio::fs::File::open(&snap_path).await.map_err(|e| e.to_string())?;
-            sm.install_snapshot(&meta, Box::new(file)).await.map_err(|e| e.to_string())
-        })
-    });
+    Source { _dir: leader_dir, path, state: (meta.last_log_id, leader_contents), meta }
+}
+
+fn install(rt: &tokio::runtime::Runtime, store: &Store, source: &Source) -> Result<(), String> {
+    let mut sm = store.state_machine();
+    rt.block_on(async {
+        let file = tokio::fs::File::open(&source.path).await.map_err(|e| e.to_string())?;
+        sm.install_snapshot(&source.meta, Box::new(file)).await.map_err(|e| e.to_string())
+    })
+}
+
+#[test]
+fn a_snapshot_install_is_all_or_nothing_at_every_crash_point() {
+    let source = source();
+    at_every_operation("snapshot install", source.state.clone(), |rt, store| install(rt, store, &source));
+}
+
+/// An install killed at its operation `first` (everything written kept), then the reopen
+/// that finishes it crashed at its operation `second` (keeping `keeps`), then a reopen.
+/// Returns the state after and the operations of the interrupted reopen.
+fn twice_interrupted(
+    source: &Source,
+    first: u64,
+    second: Option<u64>,
+    keeps: CrashKeeps,
+) -> Result<(State, u64), String> {
+    let dir = tempfile::tempdir().unwrap();
+    let disk = SimStorage::new();
+    let rt = runtime();
+    {
+        let store = with_old_state(&rt, dir.path(), &disk)?;
+        disk.fail_at(disk.ops() + first, SimFault::Crash);
+        if install(&rt, &store, source).is_ok() {
+            return Err(format!("the install ended before its operation {first}"));
+        }
+    }
+    disk.crash(CrashKeeps::Written);
+    let start = disk.ops();
+    if let Some(n) = second {
+        disk.fail_at(start + n, SimFault::Crash);
+    }
+    drop(open(dir.path(), &disk));
+    let ops = disk.ops() - start;
+    disk.crash(keeps);
+    let store = open(dir.path(), &disk).map_err(|e| format!("reopen: {e}"))?;
+    Ok((state_of(&rt, &store), ops))
+}
+
+#[test]
+fn a_crash_while_the_reopen_finishes_an_install_still_ends_with_the_snapshot() {
+    let source = source();
+    // Crash the install at its 8th operation on the disk: after its marker (its first write,
+    // synced), a few batches into the load.
+    let first = 8;
+    let (after, reopen_ops) = twice_interrupted(&source, first, None, CrashKeeps::Synced).expect("once");
+    assert!(after == source.state, "the reopen finished the install");
+    assert!(reopen_ops >= 4, "the reopen did only {reopen_ops} operations");
+    let mut failures = Vec::new();
+    // Every sixth operation, to keep the test short.
+    for n in (0..reopen_ops).step_by(6) {
+        for keeps in [CrashKeeps::Synced, CrashKeeps::Written] {
+            match twice_interrupted(&source, first, Some(n), keeps) {
+                Ok((after, _)) if after == source.state => {}
+                Ok((after, _)) => {
+                    failures.push(format!("operation {n}, {keeps:?}: applied {:?}, {} keys", after.0, keys(&after)))
+                }
+                Err(e) => failures.push(format!("operation {n}, {keeps:?}: {e}")),
+            }
+        }
+    }
+    eprintln!("reopen after an interrupted install: {reopen_ops} operations, {} failures", failures.len());
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
