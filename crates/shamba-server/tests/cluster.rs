@@ -36,25 +36,45 @@ fn call(addr: SocketAddr, line: &str) -> String {
 struct Node {
     redis: SocketAddr,
     cluster: Arc<Cluster>,
+    server: Arc<shamba_server::Server>,
     stop: Option<oneshot::Sender<()>>,
     serving: Option<tokio::task::JoinHandle<Result<(), shamba_server::Error>>>,
 }
 
+impl Node {
+    fn stop(mut self, rt: &tokio::runtime::Runtime) {
+        let _ = self.stop.take().expect("serving").send(());
+        rt.block_on(self.serving.take().expect("serving")).expect("task").expect("clean stop");
+    }
+}
+
 fn start(rt: &tokio::runtime::Runtime, dir: &std::path::Path, id: u64) -> Node {
+    start_with(rt, dir, id, "127.0.0.1:0".parse().expect("address"), |_| {})
+}
+
+fn start_with(
+    rt: &tokio::runtime::Runtime,
+    dir: &std::path::Path,
+    id: u64,
+    raft_bind: SocketAddr,
+    tune: impl FnOnce(&mut ClusterConfig),
+) -> Node {
     let mut config = ServerConfig::new(dir.join(format!("n{id}")));
     config.bind = "127.0.0.1:0".parse().expect("address");
     config.databases = 2;
-    let mut cc = ClusterConfig::new(id, "127.0.0.1:0".parse().expect("address"));
+    let mut cc = ClusterConfig::new(id, raft_bind);
     cc.heartbeat_ms = 50;
+    tune(&mut cc);
     config.cluster = Some(cc);
     let listener = rt.block_on(Listener::bind(&config)).expect("bind");
-    let cluster = listener.server().store().cluster().expect("cluster mode").clone();
+    let server = listener.server().clone();
+    let cluster = server.store().cluster().expect("cluster mode").clone();
     let redis = listener.local_addr();
     let (stop, stopped) = oneshot::channel::<()>();
     let serving = rt.spawn(listener.serve(async {
         let _ = stopped.await;
     }));
-    Node { redis, cluster, stop: Some(stop), serving: Some(serving) }
+    Node { redis, cluster, server, stop: Some(stop), serving: Some(serving) }
 }
 
 /// The node all of `nodes` agree leads, once it says so.
@@ -153,4 +173,68 @@ fn a_node_without_a_leader_refuses_reads_and_writes_with_tryagain() {
     }
     let _ = lone.stop.take().expect("serving").send(());
     rt.block_on(lone.serving.take().expect("serving")).expect("task").expect("clean stop");
+}
+
+#[test]
+fn a_node_far_behind_catches_up_by_a_snapshot_sent_in_chunks() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(4).enable_all().build().expect("runtime");
+    // A snapshot every 20 entries, no log kept behind it, 1 KiB per snapshot RPC.
+    let tune = |c: &mut ClusterConfig| {
+        c.snapshot_after = 20;
+        c.logs_kept = 0;
+        c.snapshot_chunk = 1024;
+    };
+    let any: SocketAddr = "127.0.0.1:0".parse().expect("address");
+    let mut nodes: Vec<Node> = (1..=3).map(|id| start_with(&rt, dir.path(), id, any, tune)).collect();
+    let members: Vec<(u64, String)> =
+        nodes.iter().map(|n| (n.cluster.id(), n.cluster.raft_addr().to_string())).collect();
+    rt.block_on(nodes[0].cluster.initialize(&members)).expect("initialize");
+    let leader = wait_leader(&nodes.iter().collect::<Vec<_>>());
+    let lagging = nodes.iter().position(|n| n.cluster.id() != leader).expect("a follower");
+    let leader_addr = nodes.iter().find(|n| n.cluster.id() == leader).expect("leader").redis;
+    assert_eq!(call(leader_addr, "SET before down"), "+OK");
+
+    // One follower stops; 200 writes go on, one entry each (one client, one at a time).
+    let down = nodes.remove(lagging);
+    let (down_id, down_addr) = (down.cluster.id(), down.cluster.raft_addr());
+    let down_last = down.cluster.raft().metrics().borrow().last_log_index.expect("a log");
+    down.stop(&rt);
+    let filler = "x".repeat(100);
+    for i in 0..200 {
+        assert_eq!(call(leader_addr, &format!("SET key{i} {filler}{i}")), "+OK");
+    }
+    let lead = nodes.iter().find(|n| n.cluster.id() == leader).expect("leader");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let purged = lead.cluster.raft().metrics().borrow().purged.map(|p| p.index);
+        if purged.is_some_and(|p| p > down_last) {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the leader never purged past the stopped node's log: {purged:?}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+
+    // Restarted from its directory, it gets the snapshot (its next entries are gone).
+    let back = start_with(&rt, dir.path(), down_id, down_addr, tune);
+    let want = lead.cluster.raft().metrics().borrow().last_applied.map(|l| l.index);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let m = back.cluster.raft().metrics().borrow().clone();
+        if m.last_applied.map(|l| l.index) >= want && m.snapshot.is_some() {
+            break;
+        }
+        assert!(Instant::now() < deadline, "no catch-up: {m:?}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // Its own database has every key (read here, not through the leader).
+    let db = back.server.store().select(0).expect("database 0").expect("keyspace");
+    assert_eq!(db.get(b"before").expect("get").as_deref(), Some(&b"down"[..]));
+    for i in [0, 99, 199] {
+        assert_eq!(db.get(format!("key{i}").as_bytes()).expect("get"), Some(format!("{filler}{i}").into_bytes()));
+    }
+    back.stop(&rt);
+    for n in nodes {
+        n.stop(&rt);
+    }
 }

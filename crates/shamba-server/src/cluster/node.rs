@@ -20,7 +20,7 @@ use tarpc::server::{BaseChannel, Channel};
 use tokio::net::TcpListener;
 use tokio::runtime::Handle;
 use tokio::sync::{mpsc, oneshot};
-use tokio::task::JoinHandle;
+use tokio::task::{JoinHandle, JoinSet};
 
 /// How long a write or a read barrier waits for a majority before it fails with
 /// `-TRYAGAIN` (the write may still be applied later: its outcome is unknown).
@@ -44,13 +44,28 @@ pub struct ClusterConfig {
     /// Raft's heartbeat interval, in milliseconds; elections start after 5 to 10 of them
     /// without a heartbeat.
     pub heartbeat_ms: u64,
+    /// A snapshot is built after this many log entries since the last one.
+    pub snapshot_after: u64,
+    /// Log entries kept behind a snapshot (a follower further behind gets the snapshot).
+    pub logs_kept: u64,
+    /// Bytes of a snapshot sent in one RPC.
+    pub snapshot_chunk: u64,
 }
 
 impl ClusterConfig {
     /// Node `node_id` listening for its peers on `raft_bind`, joining an existing group or
-    /// waiting to be added to one; a heartbeat every 100 ms.
+    /// waiting to be added to one; a heartbeat every 100 ms, a snapshot every 5000 entries
+    /// with 1000 kept behind it, sent in chunks of 3 MiB.
     pub fn new(node_id: NodeId, raft_bind: SocketAddr) -> ClusterConfig {
-        ClusterConfig { node_id, raft_bind, init: Vec::new(), heartbeat_ms: 100 }
+        ClusterConfig {
+            node_id,
+            raft_bind,
+            init: Vec::new(),
+            heartbeat_ms: 100,
+            snapshot_after: 5000,
+            logs_kept: 1000,
+            snapshot_chunk: 3 << 20,
+        }
     }
 
     fn raft_config(&self) -> Result<openraft::Config, String> {
@@ -60,6 +75,9 @@ impl ClusterConfig {
             heartbeat_interval: hb,
             election_timeout_min: hb * 5,
             election_timeout_max: hb * 10,
+            snapshot_policy: openraft::SnapshotPolicy::LogsSinceLast(self.snapshot_after.max(1)),
+            max_in_snapshot_log_to_keep: self.logs_kept,
+            snapshot_max_chunk_size: self.snapshot_chunk.max(1024),
             ..openraft::Config::default()
         }
         .validate()
@@ -181,17 +199,23 @@ impl Cluster {
     /// Serve the peers' RPCs on `listener` for `server` (whose store holds this node).
     pub(crate) fn serve_rpc(&self, listener: TcpListener, server: Weak<Server>) {
         let handler = Handler { server };
+        // The connections are the task's: stopping it closes them, so the peers notice and
+        // connect anew to whatever serves the address next (a restarted node).
         let task = tokio::spawn(async move {
+            let mut connections = JoinSet::new();
             loop {
-                let Ok((stream, _)) = listener.accept().await else {
-                    tokio::time::sleep(Duration::from_millis(10)).await;
-                    continue;
-                };
-                let channel = BaseChannel::with_defaults(network::transport(stream));
-                let h = handler.clone();
-                tokio::spawn(channel.execute(h.serve()).for_each(|call| async {
-                    tokio::spawn(call);
-                }));
+                tokio::select! {
+                    accepted = listener.accept() => match accepted {
+                        Ok((stream, _)) => {
+                            let channel = BaseChannel::with_defaults(network::transport(stream));
+                            connections.spawn(channel.execute(handler.clone().serve()).for_each(|call| async {
+                                tokio::spawn(call);
+                            }));
+                        }
+                        Err(_) => tokio::time::sleep(Duration::from_millis(10)).await,
+                    },
+                    Some(_) = connections.join_next(), if !connections.is_empty() => {}
+                }
             }
         });
         *self.listener.lock() = Some(task);
