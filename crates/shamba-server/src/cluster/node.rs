@@ -99,8 +99,9 @@ pub enum ClusterError {
     /// The leader could not be reached to forward a request to it.
     #[error("TRYAGAIN the leader, node {0} at {1}, did not answer: {2}")]
     Unreachable(NodeId, String, String),
-    /// No majority answered in time; a write's outcome is unknown.
-    #[error("TRYAGAIN no majority answered within {}s; a write in flight may or may not be applied", QUORUM_WAIT.as_secs())]
+    /// No majority answered: a read barrier's heartbeats, or a write in its time; a write's
+    /// outcome is unknown.
+    #[error("TRYAGAIN no majority of the group answered (a write waits {}s for one); a write may or may not be applied later", QUORUM_WAIT.as_secs())]
     NoQuorum,
     /// The node cannot go on (its storage failed, it is shutting down), or a membership
     /// change was refused.
