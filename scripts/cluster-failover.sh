@@ -61,7 +61,7 @@ for k in $(seq 1 "$kills"); do
   survivors=()
   for n in 1 2 3; do [ "$n" != "$l" ] && survivors+=("$n"); done
   t0=$(now_ms)
-  kill -9 "${pid[$l]}"; wait "${pid[$l]}" 2>/dev/null || true; pid[$l]=""
+  { kill -9 "${pid[$l]}"; wait "${pid[$l]}" || true; } 2>/dev/null; pid[$l]=""
   i=0
   while :; do
     s=${survivors[$((i % 2))]}; i=$((i + 1))

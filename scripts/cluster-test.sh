@@ -120,7 +120,7 @@ other=$(( 6 - leader - survivor ))
   done >"$tmp/acked" ) &
 writer=$!
 sleep 1
-kill -9 "${pid[$leader]}"; wait "${pid[$leader]}" 2>/dev/null || true; pid[$leader]=""
+{ kill -9 "${pid[$leader]}"; wait "${pid[$leader]}" || true; } 2>/dev/null; pid[$leader]=""
 killed=$leader
 echo "killed node $killed (SIGKILL)"
 new_leader=$(wait_leader "$survivor" "$other")

@@ -308,3 +308,44 @@ fn route(args: &[Vec<u8>]) -> Route {
         Route::Here
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(line: &str) -> Vec<Vec<u8>> {
+        line.split(' ').map(|w| w.as_bytes().to_vec()).collect()
+    }
+
+    #[test]
+    fn requests_that_touch_keys_go_to_the_leader_and_reads_wait_for_the_barrier() {
+        let cases = [
+            ("SET k v", Route::Leader(false)),
+            ("mset a 1 b 2", Route::Leader(false)),
+            ("FLUSHDB", Route::Leader(false)),
+            ("SET k v NX", Route::Leader(true)),
+            ("GET k", Route::Leader(true)),
+            ("INCR k", Route::Leader(true)),
+            ("DEL a b", Route::Leader(true)),
+            ("SCAN 0", Route::Leader(true)),
+            ("CLUSTER ADDNODE 4 127.0.0.1:7004", Route::Leader(false)),
+            ("CLUSTER INFO", Route::Here),
+            ("PING", Route::Here),
+            ("SELECT 1", Route::Here),
+            ("INFO", Route::Here),
+            ("NOSUCH k", Route::Here),
+        ];
+        for (line, want) in cases {
+            assert_eq!(route(&words(line)), want, "{line}");
+        }
+    }
+
+    #[test]
+    fn only_whole_sets_are_proposed_together() {
+        for (line, plain) in
+            [("SET k v", true), ("MSET a 1 b 2", true), ("SET k v XX", false), ("MSET a 1 b", false), ("GET k", false)]
+        {
+            assert_eq!(is_plain_write(&words(line)), plain, "{line}");
+        }
+    }
+}
