@@ -178,7 +178,7 @@ impl Server {
         let Some(node) = self.store.cluster() else {
             return;
         };
-        let mut barrier: Option<Result<(), String>> = None;
+        let mut barrier: Option<Result<u64, String>> = None;
         let mut ran = 0;
         let mut requests = requests.into_iter().filter(|a| !a.is_empty()).peekable();
         while let Some(args) = requests.next() {
@@ -196,7 +196,9 @@ impl Server {
             }
             let reply = if route(&args) == Route::Leader(true) {
                 match barrier.get_or_insert_with(|| node.read_barrier().map_err(|e| e.to_string())) {
-                    Ok(()) => commands::dispatch(&mut Ctx { server: self, session }, &args),
+                    Ok(term) => {
+                        crate::Cluster::in_term(*term, || commands::dispatch(&mut Ctx { server: self, session }, &args))
+                    }
                     Err(e) => Reply::Error(e.clone()),
                 }
             } else {

@@ -14,7 +14,11 @@
 //!   locally. With no leader (an election under way, or a majority down) the answer is a
 //!   `-TRYAGAIN` error.
 //! - Read-modify-write commands (INCR, SET NX, APPEND, GETSET, DEL's count) run on the leader
-//!   under its key locks after the read barrier, and propose their result as a plain put.
+//!   under its key locks after the read barrier, and propose their result as a plain put;
+//!   the proposal is dropped (`-TRYAGAIN`) unless the node still leads in the term the
+//!   barrier confirmed, so no leader of a later term can have changed what was read. Every
+//!   write to a key on the leader holds that key's lock until it is applied, so two of them
+//!   never interleave.
 //!
 //! Inside: `rpc` (the tarpc service and its handler), `network` (openraft's network over it),
 //! `node` (starting a node, its Raft handle and what commands ask of it), `propose` (group

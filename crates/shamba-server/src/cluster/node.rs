@@ -11,6 +11,7 @@ use openraft::error::{CheckIsLeaderError, ClientWriteError, InitializeError, Raf
 use openraft::{BasicNode, ChangeMembers, ServerState};
 use parking_lot::Mutex;
 use shamba_raft::{Command, Node, NodeId, Raft, Response};
+use std::cell::Cell;
 use std::collections::{BTreeMap, BTreeSet};
 use std::future::Future;
 use std::net::SocketAddr;
@@ -25,6 +26,19 @@ use tokio::task::{JoinHandle, JoinSet};
 /// How long a write or a read barrier waits for a majority before it fails with
 /// `-TRYAGAIN` (the write may still be applied later: its outcome is unknown).
 const QUORUM_WAIT: Duration = Duration::from_secs(5);
+
+thread_local! {
+    /// The leader term the command running on this thread read its keys in, when it runs
+    /// under [`Cluster::in_term`].
+    static READ_TERM: Cell<Option<u64>> = const { Cell::new(None) };
+}
+
+/// Whether `raft` leads its group in `term`.
+pub(crate) fn leads_in(raft: &Raft, term: u64) -> bool {
+    let m = raft.metrics();
+    let m = m.borrow();
+    m.state == ServerState::Leader && m.current_term == term
+}
 
 /// How long a forwarded batch may take on the leader.
 const FORWARD_WAIT: Duration = Duration::from_secs(30);
@@ -300,7 +314,8 @@ impl Cluster {
         let mut waiting = Vec::with_capacity(commands.len());
         for command in commands {
             let (done, rx) = oneshot::channel();
-            let queued = self.proposals.send(Proposal { command, done }).is_ok();
+            let term = READ_TERM.get();
+            let queued = self.proposals.send(Proposal { command, term, done }).is_ok();
             waiting.push(queued.then_some(rx));
         }
         let stopped = || Err(ClusterError::Failed("the node is stopping".into()));
@@ -322,16 +337,34 @@ impl Cluster {
     }
 
     /// The read barrier: confirm this node still leads, and wait until its state machine
-    /// has applied everything committed before now.
+    /// has applied everything committed before now. Answers the term it leads in, for
+    /// [`Cluster::in_term`].
     ///
     /// # Errors
     ///
     /// As [`Cluster::write`].
-    pub fn read_barrier(&self) -> Result<(), ClusterError> {
+    pub fn read_barrier(&self) -> Result<u64, ClusterError> {
+        let term = self.raft.metrics().borrow().current_term;
         match self.wait(QUORUM_WAIT, self.raft.ensure_linearizable()) {
-            Some(r) => r.map(|_| ()).map_err(ClusterError::from),
+            Some(Ok(_)) if leads_in(&self.raft, term) => Ok(term),
+            Some(Ok(_)) => Err(ClusterError::LeaderChanged(self.leader())),
+            Some(Err(e)) => Err(e.into()),
             None => Err(ClusterError::NoQuorum),
         }
+    }
+
+    /// Run `f` (a command that read keys after a read barrier in leader term `term`) so
+    /// that the writes it makes are proposed only while this node still leads in that term:
+    /// a value it read cannot have been changed by a leader of a later term in between.
+    pub fn in_term<T>(term: u64, f: impl FnOnce() -> T) -> T {
+        struct Reset(Option<u64>);
+        impl Drop for Reset {
+            fn drop(&mut self) {
+                READ_TERM.set(self.0);
+            }
+        }
+        let _reset = Reset(READ_TERM.replace(Some(term)));
+        f()
     }
 
     /// Run `batch` on the leader, answering its encoded replies. With no leader known (an

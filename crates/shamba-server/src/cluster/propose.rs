@@ -9,7 +9,7 @@
 //! Commands from one connection keep their order: they are queued in order, and entries are
 //! proposed in queue order.
 
-use super::node::ClusterError;
+use super::node::{leads_in, ClusterError};
 use openraft::error::RaftError;
 use shamba_raft::{Command, Op, Raft, Response};
 use std::sync::Arc;
@@ -26,6 +26,8 @@ const ENTRY_BYTES: usize = 256 << 10;
 /// One command waiting to be proposed.
 pub(crate) struct Proposal {
     pub(crate) command: Command,
+    /// The leader term it must be proposed in, if it read keys (see `Cluster::in_term`).
+    pub(crate) term: Option<u64>,
     pub(crate) done: oneshot::Sender<Result<Response, ClusterError>>,
 }
 
@@ -71,8 +73,17 @@ pub(crate) async fn run(raft: Raft, mut queue: mpsc::UnboundedReceiver<Proposal>
         let mut merged = Command { ops: Vec::new() };
         let mut shares = Vec::with_capacity(group.len());
         for p in group {
+            // Read in a term this node no longer leads in: another leader may have changed
+            // what it read.
+            if p.term.is_some_and(|t| !leads_in(&raft, t)) {
+                let _ = p.done.send(Err(ClusterError::LeaderChanged(None)));
+                continue;
+            }
             shares.push((deletes(&p.command), p.done));
             merged.ops.extend(p.command.ops);
+        }
+        if shares.is_empty() {
+            continue;
         }
         let submitted = raft.client_write_ff(merged).await;
         tokio::spawn(async move {
