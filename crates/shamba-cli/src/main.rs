@@ -124,7 +124,8 @@ enum Command {
     /// Random operations from several threads checked against an expected state; with
     /// --crash, kill -9 cycles with a verification after each.
     Stress(stress::StressArgs),
-    /// Serve a database over the Redis protocol (RESP2/RESP3) until SIGTERM or SIGINT.
+    /// Serve a database over the Redis protocol (RESP2/RESP3) until SIGTERM or SIGINT; with
+    /// --node-id, as a node of a replicated group (Raft).
     Serve(serve::ServeArgs),
 }
 

@@ -1,6 +1,6 @@
 //! `shamba serve`'s flags, turned into the server crate's configuration.
 
-use shamba_server::{ServerConfig, SyncMode};
+use shamba_server::{ClusterConfig, ServerConfig, SyncMode};
 use std::error::Error;
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -15,7 +15,9 @@ pub struct ServeArgs {
     #[arg(long, default_value = "127.0.0.1:6380")]
     bind: SocketAddr,
     /// When acknowledged writes reach the disk: always (each write synced before its
-    /// reply), everysec (synced once a second), never (left to the OS).
+    /// reply), everysec (synced once a second), never (left to the OS). Not used in
+    /// cluster mode, where a write is acknowledged once its log entry is synced on a
+    /// majority of the nodes.
     #[arg(long, value_enum, default_value_t = SyncFlag::Everysec)]
     sync: SyncFlag,
     /// Block cache size in MiB (default: the engine's).
@@ -28,6 +30,36 @@ pub struct ServeArgs {
     /// (created when first selected).
     #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u16).range(1..))]
     databases: u16,
+    /// Cluster mode: run as node ID of a Raft group (ids are unique in the group and never
+    /// reused). The Raft log, vote, state machine and snapshots are kept in --db; writes
+    /// are replicated, reads are linearizable, and requests sent to a follower are
+    /// forwarded to the leader.
+    #[arg(long, value_name = "ID", requires = "raft_bind")]
+    node_id: Option<u64>,
+    /// Cluster mode: the address the node listens on for its peers (their Raft RPCs, and
+    /// the requests followers forward). The group knows each node by the address --init or
+    /// CLUSTER ADDNODE gave for it.
+    #[arg(long, value_name = "ADDR", requires = "node_id")]
+    raft_bind: Option<SocketAddr>,
+    /// Cluster mode: initialize a new group whose voters are these nodes (this one among
+    /// them), as ID=RAFT-ADDR, comma-separated. Give it to one node of a new group; a node
+    /// whose group is already initialized ignores it, so a restart may keep it.
+    #[arg(long, value_name = "ID=ADDR,...", value_delimiter = ',', value_parser = parse_member, requires = "node_id")]
+    init: Vec<(u64, String)>,
+    /// Cluster mode: milliseconds between the leader's heartbeats; a follower that hears
+    /// none for 5 to 10 of them starts an election.
+    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u64).range(10..))]
+    heartbeat_ms: u64,
+}
+
+/// One `--init` member: `ID=ADDR`.
+fn parse_member(s: &str) -> Result<(u64, String), String> {
+    let (id, addr) = s.split_once('=').ok_or_else(|| format!("{s:?} is not ID=ADDR"))?;
+    let id = id.parse().map_err(|_| format!("{id:?} is not a node id"))?;
+    if addr.is_empty() {
+        return Err(format!("no address for node {id}"));
+    }
+    Ok((id, addr.to_string()))
 }
 
 /// `--sync`.
@@ -59,5 +91,11 @@ pub fn run(args: &ServeArgs) -> Result<(), Box<dyn Error>> {
     config.cache_mb = args.cache_mb;
     config.threads = args.threads;
     config.databases = args.databases;
+    if let (Some(id), Some(bind)) = (args.node_id, args.raft_bind) {
+        let mut cluster = ClusterConfig::new(id, bind);
+        cluster.init = args.init.clone();
+        cluster.heartbeat_ms = args.heartbeat_ms;
+        config.cluster = Some(cluster);
+    }
     Ok(shamba_server::run(&config)?)
 }

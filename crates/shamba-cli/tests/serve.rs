@@ -527,3 +527,60 @@ fn sigterm_stops_cleanly_and_the_data_persists() {
         .expect("shamba get");
     assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "3");
 }
+
+#[test]
+fn cluster_mode_a_group_of_one_node() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let raft = std::net::TcpListener::bind("127.0.0.1:0").expect("a free port");
+    let raft_addr = raft.local_addr().expect("address").to_string();
+    drop(raft);
+    let init = format!("1={raft_addr}");
+    let s = Server::start_with(
+        &dir.path().join("node"),
+        &["--node-id", "1", "--raft-bind", &raft_addr, "--init", &init, "--heartbeat-ms", "20"],
+    );
+    let mut c = s.connect();
+    // The group elects its one voter at once; then it takes writes and reads them back.
+    let mut role = String::new();
+    for _ in 0..200 {
+        if let V::Bulk(text) = c.call(&[b"CLUSTER", b"INFO"]) {
+            role = String::from_utf8_lossy(&text).into_owned();
+        }
+        if role.contains("role:leader") {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(role.contains("role:leader") && role.contains("leader_id:1"), "{role}");
+    assert_eq!(c.call(&[b"SET", b"k", b"v"]), ok());
+    assert_eq!(c.call(&[b"INCR", b"n"]), V::Int(1));
+    assert_eq!(c.call(&[b"GET", b"k"]), b("v"));
+    let (clean, err) = s.stop();
+    assert!(clean, "{err}");
+    // The data is in the node's database, beside the Raft log.
+    let db = shamba::Db::open(dir.path().join("node").join("db"), shamba::Options::default()).expect("open");
+    assert_eq!(shamba::Readable::get(&db, b"k").expect("get").as_deref(), Some(&b"v"[..]));
+    assert!(db.keyspace_names().iter().any(|n| n == "raft_log"));
+    db.close().expect("close");
+}
+
+#[test]
+fn cluster_mode_flags_are_checked() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("db");
+    let db = db.to_str().expect("utf8");
+    for (flags, says) in [
+        (&["--node-id", "1"][..], "--raft-bind"),
+        (&["--node-id", "1", "--raft-bind", "127.0.0.1:0", "--init", "1"][..], "is not ID=ADDR"),
+        (&["--node-id", "1", "--raft-bind", "127.0.0.1:0", "--init", "x=127.0.0.1:1"][..], "is not a node id"),
+        (&["--init", "1=127.0.0.1:1"][..], "--node-id"),
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_shamba"))
+            .args(["serve", "--db", db, "--bind", "127.0.0.1:0"])
+            .args(flags)
+            .output()
+            .expect("run");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success() && err.contains(says), "{flags:?}: {err}");
+    }
+}

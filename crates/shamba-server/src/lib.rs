@@ -23,9 +23,16 @@
 //!   cleanly when told to: no new clients, the requests already read answered, the
 //!   database flushed and closed.
 //!
-//! Inside: `commands` (the table and one file per group of handlers), `connection` (one
-//! client's loop), `cursor` (SCAN's cursors), `databases`, `durability`, `glob` (KEYS and
-//! SCAN MATCH patterns), `reply`, `resp`, `session`, `store`.
+//! - Cluster mode ([`ServerConfig::cluster`], `shamba serve --node-id`): the server is a
+//!   node of an openraft group whose storage is `shamba-raft`'s, in the node's one
+//!   database. The [`Store`] is replicated (each command's writes one proposed command),
+//!   reads wait for a read barrier on the leader, and a follower forwards the requests that
+//!   touch keys to the leader over the nodes' tarpc service; [`Cluster`] is the node.
+//!
+//! Inside: `cluster` (the node, its RPCs and openraft's network over them), `commands`
+//! (the table and one file per group of handlers), `connection` (one client's loop),
+//! `cursor` (SCAN's cursors), `databases`, `durability`, `glob` (KEYS and SCAN MATCH
+//! patterns), `reply`, `resp`, `session`, `store`.
 //!
 //! ```no_run
 //! use shamba_server::{Listener, ServerConfig, SyncMode};
@@ -48,6 +55,7 @@
 #![warn(clippy::expect_used)]
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
+mod cluster;
 mod commands;
 mod connection;
 mod cursor;
@@ -61,12 +69,13 @@ mod resp;
 mod session;
 mod store;
 
+pub use cluster::{Cluster, ClusterConfig, ClusterError};
 pub use commands::{lookup as command, Spec as CommandSpec};
 pub use durability::SyncMode;
 pub use reply::{Protocol, Reply};
 pub use resp::{parse_request, Limits, ProtocolError};
 pub use session::{Server, Session};
-pub use store::{KeyLocks, Selected, Store};
+pub use store::{Batch, KeyLocks, Selected, Store, WriteError};
 
 use session::ServerCounters;
 use shamba::{Db, Options};
@@ -99,6 +108,9 @@ pub struct ServerConfig {
     /// Databases SELECT chooses among (at least 1): 0 is the default keyspace, n the
     /// keyspace `db{n}` (created when first selected).
     pub databases: u16,
+    /// Cluster mode: this server is a node of a Raft group ([`ClusterConfig`]); its
+    /// storage (log, vote, state machine, snapshots) is in `db`.
+    pub cluster: Option<ClusterConfig>,
 }
 
 impl ServerConfig {
@@ -112,6 +124,7 @@ impl ServerConfig {
             cache_mb: None,
             threads: None,
             databases: 16,
+            cluster: None,
         }
     }
 
@@ -137,6 +150,9 @@ pub enum Error {
     /// signal handlers, writing the banner.
     #[error(transparent)]
     Io(#[from] std::io::Error),
+    /// Cluster mode could not start: the Raft configuration, or initializing the group.
+    #[error(transparent)]
+    Cluster(#[from] ClusterError),
 }
 
 /// `shamba serve`: open the database, serve it on a runtime of its own until SIGTERM or
@@ -159,8 +175,12 @@ pub fn run(config: &ServerConfig) -> Result<(), Error> {
         let mut int = signal(SignalKind::interrupt())?;
         let listener = Listener::bind(config).await?;
         // Tests and scripts read this line to learn the port.
+        let node = match listener.server.store.cluster() {
+            Some(c) => format!(", node {}, raft {}", c.id(), c.raft_addr()),
+            None => String::new(),
+        };
         println!(
-            "shamba serve: listening on {} (db {}, sync {})",
+            "shamba serve: listening on {} (db {}, sync {}{node})",
             listener.local_addr(),
             config.db.display(),
             config.sync.name()
@@ -197,17 +217,41 @@ impl Listener {
         let opts = config.engine_options();
         let limits = Limits::for_engine(opts.max_key_size, opts.max_value_size);
         let dir = config.db.clone();
-        let db = tokio::task::spawn_blocking(move || Db::open(dir, opts)).await.map_err(std::io::Error::other)??;
+        let databases = usize::from(config.databases);
+        let (store, rpc) = match &config.cluster {
+            None => {
+                let db =
+                    tokio::task::spawn_blocking(move || Db::open(dir, opts)).await.map_err(std::io::Error::other)??;
+                (Store::new(db, config.sync, databases)?, None)
+            }
+            Some(cc) => {
+                let (max_key, max_value) = (opts.max_key_size, opts.max_value_size);
+                let storage_opts = shamba_raft::StoreOptions { db: opts, ..shamba_raft::StoreOptions::default() };
+                let storage = tokio::task::spawn_blocking(move || shamba_raft::Store::open(&dir, storage_opts))
+                    .await
+                    .map_err(std::io::Error::other)??;
+                let (node, rpc) = Cluster::start(cc, storage.log_store(), storage.state_machine()).await?;
+                let node = Arc::new(node);
+                let store = Store::replicated(storage.db().clone(), node.clone(), databases, max_key, max_value)?;
+                (store, Some((node, rpc, cc.init.clone())))
+            }
+        };
         let listener = TcpListener::bind(config.bind).await?;
         let bind = listener.local_addr()?;
         let server = Arc::new(Server {
-            store: Store::new(db, config.sync, usize::from(config.databases))?,
+            store,
             cursors: cursor::CursorTable::new(),
             limits,
             bind,
             started: Instant::now(),
             counters: ServerCounters::default(),
         });
+        if let Some((node, rpc, init)) = rpc {
+            node.serve_rpc(rpc, Arc::downgrade(&server));
+            if !init.is_empty() {
+                node.initialize(&init).await?;
+            }
+        }
         Ok(Listener { listener, server })
     }
 
@@ -265,6 +309,9 @@ impl Listener {
         if let Some(s) = syncer {
             s.abort();
             let _ = s.await;
+        }
+        if let Some(node) = server.store.cluster() {
+            node.shutdown().await;
         }
         let db = server.store.db().clone();
         tokio::task::spawn_blocking(move || -> shamba::Result<()> {

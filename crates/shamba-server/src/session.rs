@@ -1,5 +1,6 @@
 //! What commands run against: the server's shared state and one connection's own.
 
+use super::cluster::Forwarded;
 use super::commands;
 use super::cursor::CursorTable;
 use super::reply::{Protocol, Reply};
@@ -116,15 +117,93 @@ impl Server {
 
     /// Run the requests read together, in order, appending each reply to `out` in the
     /// protocol in force when it was made (`HELLO` may switch it between two requests).
-    /// Stops after QUIT.
+    /// Stops after QUIT. In cluster mode, requests that read or write keys run on the
+    /// leader: here when this node leads, forwarded together otherwise (see `cluster`).
     pub(super) fn run_batch(&self, session: &mut Session, requests: Vec<Args>, out: &mut Vec<u8>) {
+        let Some(node) = self.store.cluster() else {
+            let mut ran = 0;
+            for args in requests {
+                if args.is_empty() {
+                    continue;
+                }
+                commands::dispatch(&mut Ctx { server: self, session }, &args).encode(session.proto, out);
+                ran += 1;
+                if session.closing {
+                    break;
+                }
+            }
+            ServerCounters::add(&self.counters.commands, ran);
+            return;
+        };
+        if node.is_leader() {
+            self.run_leading(session, requests, out);
+            return;
+        }
         let mut ran = 0;
-        for args in requests {
-            if args.is_empty() {
+        let mut requests = requests.into_iter().filter(|a| !a.is_empty()).peekable();
+        while let Some(args) = requests.next() {
+            if route(&args) == Route::Here {
+                commands::dispatch(&mut Ctx { server: self, session }, &args).encode(session.proto, out);
+                ran += 1;
+                if session.closing {
+                    break;
+                }
                 continue;
             }
-            let mut ctx = Ctx { server: self, session };
-            let reply: Reply = commands::dispatch(&mut ctx, &args);
+            // This request and the ones after it that go to the leader too: one RPC.
+            let mut batch = vec![args];
+            while batch.len() < FORWARD_BATCH {
+                match requests.next_if(|a| route(a) != Route::Here) {
+                    Some(next) => batch.push(next),
+                    None => break,
+                }
+            }
+            let n = batch.len();
+            let forwarded =
+                Forwarded { database: session.db as u32, resp3: session.proto == Protocol::Resp3, requests: batch };
+            match node.forward(forwarded) {
+                Ok(bytes) => out.extend_from_slice(&bytes),
+                Err(e) => (0..n).for_each(|_| Reply::Error(e.to_string()).encode(session.proto, out)),
+            }
+            ran += n as u64;
+        }
+        ServerCounters::add(&self.counters.commands, ran);
+    }
+
+    /// Run `requests` on this node, which leads its group: the ones that read keys after one
+    /// read barrier (taken on first need), and each run of writes that read nothing
+    /// (`SET key value`, `MSET`) proposed together, so that their log entries are
+    /// replicated and synced together instead of one round after another.
+    fn run_leading(&self, session: &mut Session, requests: Vec<Args>, out: &mut Vec<u8>) {
+        let Some(node) = self.store.cluster() else {
+            return;
+        };
+        let mut barrier: Option<Result<u64, String>> = None;
+        let mut ran = 0;
+        let mut requests = requests.into_iter().filter(|a| !a.is_empty()).peekable();
+        while let Some(args) = requests.next() {
+            if is_plain_write(&args) {
+                let mut run = vec![args];
+                while run.len() < FORWARD_BATCH {
+                    match requests.next_if(|a| is_plain_write(a)) {
+                        Some(next) => run.push(next),
+                        None => break,
+                    }
+                }
+                ran += run.len() as u64;
+                self.write_together(session, &run, out);
+                continue;
+            }
+            let reply = if route(&args) == Route::Leader(true) {
+                match barrier.get_or_insert_with(|| node.read_barrier().map_err(|e| e.to_string())) {
+                    Ok(term) => {
+                        crate::Cluster::in_term(*term, || commands::dispatch(&mut Ctx { server: self, session }, &args))
+                    }
+                    Err(e) => Reply::Error(e.clone()),
+                }
+            } else {
+                commands::dispatch(&mut Ctx { server: self, session }, &args)
+            };
             reply.encode(session.proto, out);
             ran += 1;
             if session.closing {
@@ -132,5 +211,143 @@ impl Server {
             }
         }
         ServerCounters::add(&self.counters.commands, ran);
+    }
+
+    /// `SET key value` and `MSET` requests ([`is_plain_write`]), written as one batch each
+    /// under all their keys' locks, the batches proposed together; `+OK` or the error, each.
+    fn write_together(&self, session: &Session, run: &[Args], out: &mut Vec<u8>) {
+        let db = match self.store.select(session.db) {
+            Some(Ok(db)) => db,
+            failed => {
+                let reply = match failed {
+                    Some(Err(e)) => commands::engine_error(e),
+                    _ => Reply::err("DB index is out of range"),
+                };
+                run.iter().for_each(|_| reply.encode(session.proto, out));
+                return;
+            }
+        };
+        let pairs = |args: &Args| -> Vec<(usize, usize)> { (1..args.len()).step_by(2).map(|i| (i, i + 1)).collect() };
+        let _locks =
+            db.lock(run.iter().flat_map(|a| pairs(a).into_iter().filter_map(|(k, _)| a.get(k)).map(Vec::as_slice)));
+        let batches = run
+            .iter()
+            .map(|args| {
+                let mut b = db.batch();
+                for (k, v) in pairs(args) {
+                    if let (Some(k), Some(v)) = (args.get(k), args.get(v)) {
+                        b.put(&db, k, v);
+                    }
+                }
+                b
+            })
+            .collect();
+        for result in self.store.write_each(batches) {
+            result.map_or_else(commands::engine_error, |()| Reply::OK).encode(session.proto, out);
+        }
+    }
+
+    /// Run requests a follower forwarded for its client (database `database`, protocol
+    /// `proto`), answering their encoded replies. Only a leader runs them; a node that does
+    /// not lead answers `-TRYAGAIN` to each rather than forward them again.
+    pub(super) fn run_forwarded(&self, database: usize, proto: Protocol, requests: Vec<Args>) -> Vec<u8> {
+        let mut session = Session::new(0);
+        session.proto = proto;
+        session.db = database;
+        let mut out = Vec::new();
+        match self.store.cluster() {
+            Some(node) if node.is_leader() => self.run_leading(&mut session, requests, &mut out),
+            node => {
+                let e = crate::ClusterError::LeaderChanged(node.and_then(|c| c.leader()));
+                for _ in &requests {
+                    Reply::Error(e.to_string()).encode(proto, &mut out);
+                }
+            }
+        }
+        out
+    }
+}
+
+/// Most requests forwarded in one RPC, or proposed together.
+const FORWARD_BATCH: usize = 1024;
+
+/// Whether `args` is a write that reads nothing and sets keys only: `SET key value`, or an
+/// `MSET` with whole pairs.
+fn is_plain_write(args: &[Vec<u8>]) -> bool {
+    match args.first() {
+        Some(n) if n.eq_ignore_ascii_case(b"set") => args.len() == 3,
+        Some(n) if n.eq_ignore_ascii_case(b"mset") => args.len() >= 3 && args.len() % 2 == 1,
+        _ => false,
+    }
+}
+
+/// Where a request runs in cluster mode.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Route {
+    /// On the node the client is connected to: connection and server commands.
+    Here,
+    /// On the leader; `true` when it reads keys, so it runs after the read barrier.
+    Leader(bool),
+}
+
+/// Where `args` runs: commands that read or write keys (and membership changes) on the
+/// leader. Writes that read nothing (SET without options, MSET, FLUSHDB, FLUSHALL) need
+/// no barrier: the log orders them.
+fn route(args: &[Vec<u8>]) -> Route {
+    let Some(spec) = args.first().and_then(|n| commands::lookup(n)) else {
+        return Route::Here;
+    };
+    let name = spec.name();
+    if name == "cluster" {
+        return if commands::cluster::changes_membership(args) { Route::Leader(false) } else { Route::Here };
+    }
+    let blind = (name == "set" && args.len() == 3) || matches!(name, "mset" | "flushdb" | "flushall");
+    if blind {
+        Route::Leader(false)
+    } else if spec.is_write() || spec.flags().contains(&"readonly") {
+        Route::Leader(true)
+    } else {
+        Route::Here
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(line: &str) -> Vec<Vec<u8>> {
+        line.split(' ').map(|w| w.as_bytes().to_vec()).collect()
+    }
+
+    #[test]
+    fn requests_that_touch_keys_go_to_the_leader_and_reads_wait_for_the_barrier() {
+        let cases = [
+            ("SET k v", Route::Leader(false)),
+            ("mset a 1 b 2", Route::Leader(false)),
+            ("FLUSHDB", Route::Leader(false)),
+            ("SET k v NX", Route::Leader(true)),
+            ("GET k", Route::Leader(true)),
+            ("INCR k", Route::Leader(true)),
+            ("DEL a b", Route::Leader(true)),
+            ("SCAN 0", Route::Leader(true)),
+            ("CLUSTER ADDNODE 4 127.0.0.1:7004", Route::Leader(false)),
+            ("CLUSTER INFO", Route::Here),
+            ("PING", Route::Here),
+            ("SELECT 1", Route::Here),
+            ("INFO", Route::Here),
+            ("NOSUCH k", Route::Here),
+        ];
+        for (line, want) in cases {
+            assert_eq!(route(&words(line)), want, "{line}");
+        }
+    }
+
+    #[test]
+    fn only_whole_sets_are_proposed_together() {
+        for (line, plain) in
+            [("SET k v", true), ("MSET a 1 b 2", true), ("SET k v XX", false), ("MSET a 1 b", false), ("GET k", false)]
+        {
+            assert_eq!(is_plain_write(&words(line)), plain, "{line}");
+        }
     }
 }

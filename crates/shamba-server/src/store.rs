@@ -2,6 +2,11 @@
 //! writes of the selected one ([`Selected`]) with the server's durability, and striped key
 //! locks that make read-modify-write commands atomic.
 //!
+//! A store is local (writes go to the engine) or replicated (`Store::replicated`: the
+//! writes of a [`Batch`] become one `shamba_raft::Command` proposed to the group, and the
+//! write returns once it is applied here; see `cluster`). Commands build a [`Batch`] either
+//! way and do not know which.
+//!
 //! Every command that writes a key holds that key's stripe lock from its read (if any) to
 //! its write, so `INCR` racing `INCR` (or `SET NX`, `APPEND`, `DEL`'s count) on one key
 //! never loses an update; plain reads take no lock (each engine write is atomic, so a read
@@ -9,11 +14,14 @@
 //! (`MSET`, `DEL`) cannot deadlock. A stripe is chosen by database and key, so one key in two
 //! databases is two keys.
 
-use super::databases::Databases;
+use super::cluster::{Cluster, ClusterError};
+use super::databases::{keyspace_name, Databases};
 use super::durability::{SyncMode, WriteTracker};
 use parking_lot::{Mutex, MutexGuard};
 use shamba::{Db, DbIterator, Keyspace, Readable, Stats, WriteBatch, WriteOptions};
+use shamba_raft::{Command, Op};
 use std::hash::{BuildHasher, BuildHasherDefault, DefaultHasher};
+use std::sync::Arc;
 
 /// Stripes of the key locks: enough that unrelated keys rarely share one.
 const STRIPES: usize = 1024;
@@ -26,6 +34,96 @@ pub struct Store {
     stripes: Box<[Mutex<()>]>,
     sync: SyncMode,
     tracker: WriteTracker,
+    /// Set in cluster mode: writes are proposed to the group.
+    cluster: Option<Replication>,
+}
+
+/// What a replicated store writes through.
+struct Replication {
+    cluster: Arc<Cluster>,
+    max_key_size: usize,
+    max_value_size: usize,
+}
+
+/// Why a write failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum WriteError {
+    /// The engine refused or failed it.
+    #[error(transparent)]
+    Engine(#[from] shamba::Error),
+    /// The group did not commit it (see [`ClusterError`]).
+    #[error(transparent)]
+    Cluster(#[from] ClusterError),
+}
+
+/// The writes of one command, applied together: an engine write batch on a local store,
+/// the ops of one replicated command on a replicated one ([`Selected::batch`]).
+pub struct Batch {
+    inner: BatchInner,
+}
+
+enum BatchInner {
+    Local(WriteBatch),
+    Replicated(Vec<Op>),
+}
+
+impl Batch {
+    /// Add a put of `key` in database `db`.
+    pub fn put(&mut self, db: &Selected<'_>, key: &[u8], value: &[u8]) {
+        match &mut self.inner {
+            BatchInner::Local(b) => {
+                b.put_in(db.ks, key, value);
+            }
+            BatchInner::Replicated(ops) => {
+                ops.push(Op::Put { keyspace: op_keyspace(db.index), key: key.to_vec(), value: value.to_vec() })
+            }
+        }
+    }
+
+    /// Add a delete of `key` in database `db`.
+    pub fn delete(&mut self, db: &Selected<'_>, key: &[u8]) {
+        match &mut self.inner {
+            BatchInner::Local(b) => {
+                b.delete_in(db.ks, key);
+            }
+            BatchInner::Replicated(ops) => ops.push(Op::Delete { keyspace: op_keyspace(db.index), key: key.to_vec() }),
+        }
+    }
+
+    /// Add the delete of every key of database `index` (keyspace `ks`): one range delete.
+    fn delete_all(&mut self, index: usize, ks: &Keyspace, max_key_size: usize) {
+        match &mut self.inner {
+            BatchInner::Local(b) => {
+                b.delete_range_in::<&[u8], _>(ks, ..);
+            }
+            BatchInner::Replicated(ops) => {
+                // A command's range has an end: the longest key of 0xff bytes, which the
+                // range leaves out, is deleted beside it.
+                let last = vec![0xff; max_key_size];
+                ops.push(Op::DeleteRange { keyspace: op_keyspace(index), start: Vec::new(), end: last.clone() });
+                ops.push(Op::Delete { keyspace: op_keyspace(index), key: last });
+            }
+        }
+    }
+
+    /// How many operations it holds.
+    pub fn len(&self) -> usize {
+        match &self.inner {
+            BatchInner::Local(b) => b.len(),
+            BatchInner::Replicated(ops) => ops.len(),
+        }
+    }
+
+    /// Whether it holds none.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// The keyspace a replicated op names for database `index` (`None`: the default one).
+fn op_keyspace(index: usize) -> Option<String> {
+    (index != 0).then(|| keyspace_name(index))
 }
 
 /// Held stripe locks ([`Selected::lock`]); the keys stay locked until it drops.
@@ -55,7 +153,48 @@ impl Store {
             stripes: (0..STRIPES).map(|_| Mutex::new(())).collect(),
             sync,
             tracker: WriteTracker::default(),
+            cluster: None,
         })
+    }
+
+    /// The store of a cluster node over `db` (the database of its Raft storage): its
+    /// writes are proposed through `cluster`, which must lead the group for them to
+    /// succeed. `max_key_size` and `max_value_size` are the engine's: a command over them
+    /// is refused before it is proposed.
+    ///
+    /// # Errors
+    ///
+    /// As [`Store::new`].
+    pub fn replicated(
+        db: Db,
+        cluster: Arc<Cluster>,
+        databases: usize,
+        max_key_size: usize,
+        max_value_size: usize,
+    ) -> shamba::Result<Store> {
+        let mut store = Store::new(db, SyncMode::Always, databases)?;
+        store.cluster = Some(Replication { cluster, max_key_size, max_value_size });
+        Ok(store)
+    }
+
+    /// The node this store replicates through, in cluster mode.
+    pub fn cluster(&self) -> Option<&Arc<Cluster>> {
+        self.cluster.as_ref().map(|r| &r.cluster)
+    }
+
+    /// An empty batch of writes for this store.
+    pub fn batch(&self) -> Batch {
+        let inner = match self.cluster {
+            None => BatchInner::Local(WriteBatch::new()),
+            Some(_) => BatchInner::Replicated(Vec::new()),
+        };
+        Batch { inner }
+    }
+
+    /// Add the delete of every key of database `index` (keyspace `ks`) to `batch`.
+    pub(super) fn delete_all(&self, batch: &mut Batch, index: usize, ks: &Keyspace) {
+        let max = self.cluster.as_ref().map_or(0, |r| r.max_key_size);
+        batch.delete_all(index, ks, max);
     }
 
     /// The engine handle (flush, close, the directory).
@@ -98,19 +237,80 @@ impl Store {
 
     /// Write `batch` (already under its keys' locks) with the server's durability: synced
     /// before this returns with [`SyncMode::Always`], marked for the next once-a-second sync
-    /// otherwise.
+    /// otherwise. On a replicated store: proposed as one command, returning once the group
+    /// committed it (its log entry durable on a majority) and this node applied it.
     ///
     /// # Errors
     ///
-    /// As [`Db::write_opt`].
-    pub fn write(&self, batch: WriteBatch) -> shamba::Result<()> {
+    /// As [`Db::write_opt`]; [`WriteError::Cluster`] when the group did not commit it.
+    pub fn write(&self, batch: Batch) -> Result<(), WriteError> {
         if batch.is_empty() {
             return Ok(());
         }
-        let wo = WriteOptions { sync: self.sync == SyncMode::Always, ..WriteOptions::default() };
-        self.db.write_opt(batch, &wo)?;
-        self.tracker.wrote();
-        Ok(())
+        match (batch.inner, &self.cluster) {
+            (BatchInner::Local(b), _) => {
+                let wo = WriteOptions { sync: self.sync == SyncMode::Always, ..WriteOptions::default() };
+                self.db.write_opt(b, &wo)?;
+                self.tracker.wrote();
+                Ok(())
+            }
+            (BatchInner::Replicated(ops), Some(r)) => {
+                let command = Command { ops };
+                // Refused here rather than applied as a no-op on every node.
+                if let Err(why) = command.validate(r.max_key_size, r.max_value_size) {
+                    return Err(shamba::Error::InvalidArgument(why).into());
+                }
+                let response = r.cluster.write(command)?;
+                match response.error {
+                    None => Ok(()),
+                    Some(why) => Err(shamba::Error::InvalidArgument(why).into()),
+                }
+            }
+            (BatchInner::Replicated(_), None) => {
+                Err(ClusterError::Failed("a replicated batch given to a local store".into()).into())
+            }
+        }
+    }
+
+    /// Write `batches` (already under their keys' locks), one after another; on a
+    /// replicated store they are proposed together (in order) and then waited for, so they
+    /// share replication rounds and syncs. Answers each one's outcome.
+    pub fn write_each(&self, batches: Vec<Batch>) -> Vec<Result<(), WriteError>> {
+        let Some(r) = &self.cluster else {
+            return batches.into_iter().map(|b| self.write(b)).collect();
+        };
+        let mut results: Vec<Option<Result<(), WriteError>>> = Vec::with_capacity(batches.len());
+        let mut commands = Vec::with_capacity(batches.len());
+        for b in batches {
+            match b.inner {
+                BatchInner::Replicated(ops) if !ops.is_empty() => {
+                    let command = Command { ops };
+                    match command.validate(r.max_key_size, r.max_value_size) {
+                        Ok(()) => {
+                            commands.push(command);
+                            results.push(None);
+                        }
+                        Err(why) => results.push(Some(Err(shamba::Error::InvalidArgument(why).into()))),
+                    }
+                }
+                _ => results.push(Some(Ok(()))),
+            }
+        }
+        let mut proposed = r.cluster.write_each(commands).into_iter();
+        results
+            .into_iter()
+            .map(|done| match done {
+                Some(r) => r,
+                None => match proposed.next() {
+                    Some(Ok(response)) => match response.error {
+                        None => Ok(()),
+                        Some(why) => Err(shamba::Error::InvalidArgument(why).into()),
+                    },
+                    Some(Err(e)) => Err(e.into()),
+                    None => Err(ClusterError::Failed("a proposal went unanswered".into()).into()),
+                },
+            })
+            .collect()
     }
 
     /// Make every acknowledged write durable (see `durability`): one WAL sync.
@@ -167,13 +367,23 @@ impl<'a> Selected<'a> {
         self.ks.prefix(prefix)
     }
 
+    /// An empty batch of writes ([`Batch::put`], [`Batch::delete`]).
+    pub fn batch(&self) -> Batch {
+        self.store.batch()
+    }
+
     /// Write `batch` (already under its keys' locks) with the server's durability.
     ///
     /// # Errors
     ///
     /// As [`Store::write`].
-    pub fn write(&self, batch: WriteBatch) -> shamba::Result<()> {
+    pub fn write(&self, batch: Batch) -> Result<(), WriteError> {
         self.store.write(batch)
+    }
+
+    /// Add the delete of every key of this database to `batch`: one range delete.
+    pub fn delete_all(&self, batch: &mut Batch) {
+        self.store.delete_all(batch, self.index, self.ks);
     }
 
     /// Write `key` = `value` (take [`Selected::lock`] first when the value depends on a
@@ -182,9 +392,9 @@ impl<'a> Selected<'a> {
     /// # Errors
     ///
     /// As [`Store::write`].
-    pub fn put(&self, key: &[u8], value: &[u8]) -> shamba::Result<()> {
-        let mut b = WriteBatch::new();
-        b.put_in(self.ks, key, value);
+    pub fn put(&self, key: &[u8], value: &[u8]) -> Result<(), WriteError> {
+        let mut b = self.batch();
+        b.put(self, key, value);
         self.write(b)
     }
 

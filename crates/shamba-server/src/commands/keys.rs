@@ -11,7 +11,6 @@ use crate::glob;
 use crate::reply::Reply;
 use crate::session::Ctx;
 use crate::store::Selected;
-use shamba::WriteBatch;
 
 pub(super) fn del(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
     let keys = args.get(1..).unwrap_or_default();
@@ -21,12 +20,12 @@ pub(super) fn del(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
         Ok(v) => v,
         Err(e) => return engine_error(e),
     };
-    let mut batch = WriteBatch::new();
+    let mut batch = db.batch();
     let mut seen = std::collections::HashSet::new();
     for (k, v) in keys.iter().zip(found) {
         // A key named twice is deleted (and counted) once, as in Redis.
         if v.is_some() && seen.insert(k.as_slice()) {
-            batch.delete_in(db.keyspace(), k);
+            batch.delete(&db, k);
         }
     }
     let n = batch.len() as i64;
@@ -185,8 +184,8 @@ pub(super) fn flushdb(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
         return r;
     }
     let db = selected!(ctx);
-    let mut batch = WriteBatch::new();
-    batch.delete_range_in::<&[u8], _>(db.keyspace(), ..);
+    let mut batch = db.batch();
+    db.delete_all(&mut batch);
     db.write(batch).map_or_else(engine_error, |()| Reply::OK)
 }
 
@@ -197,9 +196,9 @@ pub(super) fn flushall(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
         return r;
     }
     let store = &ctx.server.store;
-    let mut batch = WriteBatch::new();
-    for (_, ks) in store.databases().existing() {
-        batch.delete_range_in::<&[u8], _>(ks, ..);
+    let mut batch = store.batch();
+    for (index, ks) in store.databases().existing() {
+        store.delete_all(&mut batch, index, ks);
     }
     store.write(batch).map_or_else(engine_error, |()| Reply::OK)
 }

@@ -3,12 +3,14 @@
 //! what clients learn and what the server does cannot drift apart.
 
 mod admin;
+pub(crate) mod cluster;
 mod info;
 mod keys;
 mod strings;
 
 use super::reply::Reply;
 use super::session::Ctx;
+use super::store::WriteError;
 
 /// The connection's selected database, or return the error reply that says why there is
 /// none.
@@ -58,6 +60,7 @@ pub(super) static TABLE: &[Spec] = &[
     Spec { name: "quit", arity: -1, flags: C, keys: (0, 0, 0), group: "connection", summary: "Close the connection", run: admin::quit },
     Spec { name: "client", arity: -2, flags: C, keys: (0, 0, 0), group: "connection", summary: "SETNAME, GETNAME, SETINFO, ID", run: admin::client },
     Spec { name: "command", arity: -1, flags: C, keys: (0, 0, 0), group: "server", summary: "Describe the commands", run: admin::command },
+    Spec { name: "cluster", arity: -2, flags: &["admin"], keys: (0, 0, 0), group: "cluster", summary: "INFO, ADDNODE id raft-addr, PROMOTE id..., REMOVE id...", run: cluster::cluster },
     Spec { name: "config", arity: -2, flags: C, keys: (0, 0, 0), group: "server", summary: "CONFIG GET of a few settings", run: admin::config },
     Spec { name: "info", arity: -1, flags: C, keys: (0, 0, 0), group: "server", summary: "Server and engine statistics", run: info::info },
     Spec { name: "dbsize", arity: 1, flags: RS, keys: (0, 0, 0), group: "server", summary: "Count the keys (walks every key)", run: keys::dbsize },
@@ -138,9 +141,13 @@ pub(super) fn printable(b: &[u8]) -> String {
     String::from_utf8_lossy(b.get(..128).unwrap_or(b)).into_owned()
 }
 
-/// An engine error as a reply.
-pub(super) fn engine_error(e: shamba::Error) -> Reply {
-    Reply::err(e)
+/// An engine error, or a group's refusal of a write, as a reply (the group's errors carry
+/// their own code: `TRYAGAIN` for the ones a retry may cure).
+pub(super) fn engine_error(e: impl Into<WriteError>) -> Reply {
+    match e.into() {
+        WriteError::Engine(e) => Reply::err(e),
+        WriteError::Cluster(e) => Reply::Error(e.to_string()),
+    }
 }
 
 /// A syntax error.

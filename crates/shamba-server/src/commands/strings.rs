@@ -4,7 +4,6 @@
 use super::{arg, engine_error, is, not_an_integer, parse_int, selected, syntax_error, wrong_arity, Args};
 use crate::reply::Reply;
 use crate::session::Ctx;
-use shamba::WriteBatch;
 
 fn bulk_or_null(v: Option<Vec<u8>>) -> Reply {
     v.map_or(Reply::Null, Reply::Bulk)
@@ -102,10 +101,10 @@ pub(super) fn mset(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
     }
     let db = selected!(ctx);
     let _lock = db.lock(pairs.iter().step_by(2).map(Vec::as_slice));
-    let mut batch = WriteBatch::new();
+    let mut batch = db.batch();
     for kv in pairs.chunks_exact(2) {
         if let [k, v] = kv {
-            batch.put_in(db.keyspace(), k, v);
+            batch.put(&db, k, v);
         }
     }
     db.write(batch).map_or_else(engine_error, |()| Reply::OK)
