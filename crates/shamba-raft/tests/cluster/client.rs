@@ -1,0 +1,94 @@
+//! A client of a test cluster: writes go to the node that leads, follow a redirect, and
+//! report whether they were acknowledged. It holds only the router, so a task can write
+//! while the test kills and restarts nodes.
+
+use std::time::{Duration, Instant};
+
+use openraft::error::{ClientWriteError, RaftError};
+use openraft::ServerState;
+use shamba_raft::{Command, NodeId, Response};
+
+use crate::router::Router;
+
+/// What became of one write.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    /// Committed and applied: the leader answered.
+    Acked(Response),
+    /// Refused before it entered any log (no leader known, or the node does not lead).
+    NotApplied,
+    /// No answer: it may be in some log and be applied later, or never.
+    Unknown,
+}
+
+#[derive(Clone)]
+pub struct Client {
+    pub(crate) router: Router,
+}
+
+impl Client {
+    /// The running node that believes it leads with the highest term, if any.
+    pub fn leader(&self) -> Option<NodeId> {
+        self.router
+            .running()
+            .into_iter()
+            .filter_map(|(id, raft)| {
+                let m = raft.metrics().borrow().clone();
+                (m.state == ServerState::Leader).then_some((m.current_term, id))
+            })
+            .max()
+            .map(|(_, id)| id)
+    }
+
+    /// Wait for a leader that is not isolated.
+    pub async fn wait_for_leader(&self, timeout: Duration) -> NodeId {
+        let deadline = Instant::now() + timeout;
+        loop {
+            if let Some(id) = self.leader() {
+                if !self.router.isolated().contains(&id) {
+                    return id;
+                }
+            }
+            assert!(Instant::now() < deadline, "no leader after {timeout:?}");
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+
+    /// One attempt at a write: sent to the leader (or, with none known, to a running node),
+    /// following a redirect to the leader it names.
+    pub async fn write(&self, command: &Command, timeout: Duration) -> Outcome {
+        let running = self.router.running();
+        let Some(mut target) = self.leader().or_else(|| running.keys().next().copied()) else {
+            return Outcome::NotApplied;
+        };
+        for _hop in 0..3 {
+            let Some(raft) = running.get(&target) else { return Outcome::NotApplied };
+            match tokio::time::timeout(timeout, raft.client_write(command.clone())).await {
+                Ok(Ok(answer)) => return Outcome::Acked(answer.data),
+                Ok(Err(RaftError::APIError(ClientWriteError::ForwardToLeader(to)))) => match to.leader_id {
+                    Some(leader) if leader != target => target = leader,
+                    _ => return Outcome::NotApplied,
+                },
+                Ok(Err(RaftError::APIError(ClientWriteError::ChangeMembershipError(e)))) => {
+                    panic!("a write is no membership change: {e}")
+                }
+                // Stopped while the write was in flight, or no answer in time.
+                Ok(Err(RaftError::Fatal(_))) | Err(_) => return Outcome::Unknown,
+            }
+        }
+        Outcome::NotApplied
+    }
+
+    /// Write until a leader acknowledges. Every command the tests retry this way is
+    /// idempotent, so an earlier attempt that was applied after all changes nothing.
+    pub async fn write_acked(&self, command: &Command, timeout: Duration) -> Response {
+        let deadline = Instant::now() + timeout;
+        loop {
+            if let Outcome::Acked(answer) = self.write(command, Duration::from_secs(1)).await {
+                return answer;
+            }
+            assert!(Instant::now() < deadline, "no write acknowledged in {timeout:?}");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+}

@@ -1,0 +1,131 @@
+//! A randomized run: clients write while nodes are isolated, delayed, killed and restarted
+//! at random; then the links heal, every node comes back, and each key's final value,
+//! identical on every node, is checked against the history of the writes
+//! ([`crate::history`]).
+//!
+//! `SHAMBA_RAFT_SEED` repeats a run's choice of faults (the interleaving with the clients
+//! is the scheduler's); `SHAMBA_RAFT_SECS` sets its length (5 seconds by default).
+
+use std::collections::BTreeSet;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use shamba_raft::{Command, NodeId, Op};
+
+use crate::client::{Client, Outcome};
+use crate::cluster::{test_config, Cluster};
+use crate::history::{check, Write};
+
+const NODES: [NodeId; 5] = [1, 2, 3, 4, 5];
+const KEYS: u32 = 8;
+const WRITERS: u64 = 3;
+/// At most this many nodes are killed or isolated at once, so a majority can always form.
+const MAX_FAULTY: usize = 2;
+
+fn env_u64(name: &str) -> Option<u64> {
+    std::env::var(name).ok().map(|v| v.parse().unwrap_or_else(|_| panic!("{name}={v} is not a number")))
+}
+
+async fn write_at_random(client: Client, seed: u64, stop: Arc<AtomicBool>, history: Arc<Mutex<Vec<Write>>>, writer: u64) {
+    let mut rng = StdRng::seed_from_u64(seed);
+    let mut n = 0u64;
+    while !stop.load(Ordering::Relaxed) {
+        let key = format!("key-{}", rng.gen_range(0..KEYS)).into_bytes();
+        let value = rng.gen_bool(0.8).then(|| format!("writer {writer} write {n}").into_bytes());
+        let op = match &value {
+            Some(v) => Op::Put { keyspace: None, key: key.clone(), value: v.clone() },
+            None => Op::Delete { keyspace: None, key: key.clone() },
+        };
+        let start = Instant::now();
+        let outcome = client.write(&Command { ops: vec![op] }, Duration::from_millis(500)).await;
+        let end = Instant::now();
+        if !matches!(outcome, Outcome::Acked(_)) {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        history.lock().unwrap().push(Write { key, value, start, end, outcome });
+        n += 1;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn randomized_faults_lose_no_acknowledged_write() {
+    let seed = env_u64("SHAMBA_RAFT_SEED").unwrap_or_else(rand::random);
+    let secs = env_u64("SHAMBA_RAFT_SECS").unwrap_or(5);
+    println!("randomized run: SHAMBA_RAFT_SEED={seed} SHAMBA_RAFT_SECS={secs}");
+    let mut rng = StdRng::seed_from_u64(seed);
+
+    let mut cluster = Cluster::start(&NODES, test_config()).await;
+    let stop = Arc::new(AtomicBool::new(false));
+    let history = Arc::new(Mutex::new(Vec::new()));
+    let writers: Vec<_> = (0..WRITERS)
+        .map(|w| tokio::spawn(write_at_random(cluster.client(), seed ^ (w + 1), stop.clone(), history.clone(), w)))
+        .collect();
+
+    let (mut killed, mut isolated) = (BTreeSet::new(), BTreeSet::new());
+    let (mut kills, mut isolations, mut delays) = (0, 0, 0);
+    let deadline = Instant::now() + Duration::from_secs(secs);
+    while Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(rng.gen_range(100..400))).await;
+        let faulty: BTreeSet<NodeId> = killed.union(&isolated).copied().collect();
+        let healthy: Vec<NodeId> = NODES.into_iter().filter(|id| !faulty.contains(id)).collect();
+        // Half the kills and isolations hit the leader, when there is one.
+        let victim = match cluster.leader().filter(|id| healthy.contains(id)) {
+            Some(leader) if rng.gen_bool(0.5) => leader,
+            _ => healthy[rng.gen_range(0..healthy.len())],
+        };
+        match rng.gen_range(0..10) {
+            0..=1 if faulty.len() < MAX_FAULTY => {
+                cluster.kill(victim).await;
+                killed.insert(victim);
+                kills += 1;
+            }
+            2..=3 if faulty.len() < MAX_FAULTY => {
+                cluster.router.isolate(victim);
+                isolated.insert(victim);
+                isolations += 1;
+            }
+            4 => {
+                cluster.router.set_delay(healthy[rng.gen_range(0..healthy.len())], Duration::from_millis(rng.gen_range(1..30)));
+                delays += 1;
+            }
+            5 => NODES.into_iter().for_each(|id| cluster.router.set_delay(id, Duration::ZERO)),
+            _ => {
+                if let Some(&id) = killed.iter().nth(rng.gen_range(0..killed.len().max(1))) {
+                    cluster.restart(id).await;
+                    killed.remove(&id);
+                }
+                if let Some(&id) = isolated.iter().nth(rng.gen_range(0..isolated.len().max(1))) {
+                    cluster.router.reconnect(id);
+                    isolated.remove(&id);
+                }
+            }
+        }
+    }
+
+    stop.store(true, Ordering::Relaxed);
+    for writer in writers {
+        writer.await.unwrap();
+    }
+    cluster.router.heal();
+    for id in killed {
+        cluster.restart(id).await;
+    }
+    cluster.converge(&NODES, Duration::from_secs(60)).await;
+    let data = cluster.assert_identical(&NODES);
+    let history = history.lock().unwrap().clone();
+    let count = |f: fn(&Outcome) -> bool| history.iter().filter(|w| f(&w.outcome)).count();
+    println!(
+        "{} writes: {} acknowledged, {} unanswered, {} refused; {kills} kills, {isolations} isolations, {delays} delays",
+        history.len(),
+        count(|o| matches!(o, Outcome::Acked(_))),
+        count(|o| matches!(o, Outcome::Unknown)),
+        count(|o| matches!(o, Outcome::NotApplied)),
+    );
+    let violations = check(&history, &data);
+    assert!(violations.is_empty(), "seed {seed}:\n{}", violations.join("\n"));
+    assert!(count(|o| matches!(o, Outcome::Acked(_))) > 0, "seed {seed}: no write acknowledged");
+    cluster.stop().await;
+}
