@@ -51,6 +51,9 @@ const CRATES: &[CrateRules] = &[
     // registry names every experiment and the experiments take the registry's arguments:
     // no floors inside either yet, and only the lab may open the engine's inside.
     CrateRules { dir: "shamba-server", floors: &[], tests_keep_floors: true, engine: Engine::Root },
+    // openraft's storage: the log store and the state machine share one store and its
+    // snapshot files; no floors inside yet, the engine's root only.
+    CrateRules { dir: "shamba-raft", floors: &[], tests_keep_floors: true, engine: Engine::Root },
     CrateRules { dir: "shamba-lab", floors: &[], tests_keep_floors: true, engine: Engine::Lab },
     CrateRules { dir: "shamba-compare", floors: COMPARE_FLOORS, tests_keep_floors: true, engine: Engine::Root },
     // The Python classes name one another (a keyspace's database, a database's snapshots):
