@@ -22,7 +22,11 @@ fn generation(g: u64) -> Command {
     let rows = || Some("rows".to_string());
     let mut ops = vec![Op::DeleteRange { keyspace: rows(), start: b"row/".to_vec(), end: b"row0".to_vec() }];
     for j in 0..ROWS_PER_GENERATION {
-        ops.push(Op::Put { keyspace: rows(), key: format!("row/{g:06}/{j}").into_bytes(), value: g.to_string().into_bytes() });
+        ops.push(Op::Put {
+            keyspace: rows(),
+            key: format!("row/{g:06}/{j}").into_bytes(),
+            value: g.to_string().into_bytes(),
+        });
     }
     ops.push(Op::Put { keyspace: Some("meta".into()), key: b"generation".to_vec(), value: g.to_string().into_bytes() });
     Command { ops }

@@ -41,7 +41,8 @@ impl Cluster {
         for &id in ids {
             cluster.add_node(id).await;
         }
-        let members: BTreeMap<NodeId, BasicNode> = ids.iter().map(|&id| (id, BasicNode::new(format!("node-{id}")))).collect();
+        let members: BTreeMap<NodeId, BasicNode> =
+            ids.iter().map(|&id| (id, BasicNode::new(format!("node-{id}")))).collect();
         cluster.raft(ids[0]).initialize(members).await.unwrap();
         cluster.wait_for_leader(Duration::from_secs(10)).await;
         cluster

@@ -44,7 +44,11 @@ pub fn spawn_writer(
 pub async fn wait_acked(acked: &AtomicUsize, n: usize, timeout: Duration) {
     let deadline = Instant::now() + timeout;
     while acked.load(Ordering::Relaxed) < n {
-        assert!(Instant::now() < deadline, "{} writes acknowledged after {timeout:?}, waiting for {n}", acked.load(Ordering::Relaxed));
+        assert!(
+            Instant::now() < deadline,
+            "{} writes acknowledged after {timeout:?}, waiting for {n}",
+            acked.load(Ordering::Relaxed)
+        );
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
 }

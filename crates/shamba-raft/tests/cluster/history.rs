@@ -47,7 +47,7 @@ pub fn check(writes: &[Write], data: &UserData) -> Vec<String> {
         by_key.entry(&w.key).or_default().push(w);
     }
     let mut violations = Vec::new();
-    for ((keyspace, key), _) in data {
+    for (keyspace, key) in data.keys() {
         if keyspace.is_some() || !by_key.contains_key(key.as_slice()) {
             violations.push(format!("{keyspace:?}/{} was never written", String::from_utf8_lossy(key)));
         }
@@ -60,7 +60,9 @@ pub fn check(writes: &[Write], data: &UserData) -> Vec<String> {
             Some(end) => !writes.iter().any(|later| later.acked() && later.start > end),
         };
         let explained = match held {
-            Some(value) => writes.iter().any(|w| w.value.as_ref() == Some(value) && w.may_have_applied() && not_overtaken(w)),
+            Some(value) => {
+                writes.iter().any(|w| w.value.as_ref() == Some(value) && w.may_have_applied() && not_overtaken(w))
+            }
             // The initial state (when nothing on the key was acknowledged) or a delete.
             None => {
                 !writes.iter().any(|w| w.acked())
@@ -68,9 +70,17 @@ pub fn check(writes: &[Write], data: &UserData) -> Vec<String> {
             }
         };
         if !explained {
-            let mut lines = format!("{} holds {:?}, which no write explains; its writes:", String::from_utf8_lossy(key), held.map(|v| String::from_utf8_lossy(v).into_owned()));
+            let mut lines = format!(
+                "{} holds {:?}, which no write explains; its writes:",
+                String::from_utf8_lossy(key),
+                held.map(|v| String::from_utf8_lossy(v).into_owned())
+            );
             for w in writes {
-                lines.push_str(&format!("\n    {:?} {:?}", w.value.as_ref().map(|v| String::from_utf8_lossy(v).into_owned()), w.outcome));
+                lines.push_str(&format!(
+                    "\n    {:?} {:?}",
+                    w.value.as_ref().map(|v| String::from_utf8_lossy(v).into_owned()),
+                    w.outcome
+                ));
             }
             violations.push(lines);
         }

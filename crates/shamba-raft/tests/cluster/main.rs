@@ -8,12 +8,12 @@
 //!
 //! ```text
 //! SHAMBA_RAFT_SECS=60 cargo test -p shamba-raft --test cluster randomized -- --nocapture
-//! cargo test -p shamba-raft --release --test cluster failover_time -- --ignored --nocapture
+//! cargo test -p shamba-raft --test cluster failover_time -- --ignored --nocapture
 //! ```
 
 mod client;
-mod history;
 mod cluster;
+mod history;
 mod node;
 mod router;
 

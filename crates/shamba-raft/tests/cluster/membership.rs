@@ -36,7 +36,11 @@ async fn a_learner_is_added_promoted_and_a_voter_removed_while_clients_write() {
     // Remove the leader itself: it leads until the membership without it is committed,
     // then steps down, and the three others elect one of them.
     let removed = cluster.wait_for_leader(Duration::from_secs(10)).await;
-    cluster.raft(removed).change_membership(ChangeMembers::RemoveVoters(BTreeSet::from([removed])), false).await.unwrap();
+    cluster
+        .raft(removed)
+        .change_membership(ChangeMembers::RemoveVoters(BTreeSet::from([removed])), false)
+        .await
+        .unwrap();
     let remaining: Vec<_> = [1, 2, 3, 4].into_iter().filter(|&id| id != removed).collect();
     let at_removal = acked.load(Ordering::Relaxed);
     wait_acked(&acked, at_removal + 20, Duration::from_secs(20)).await;

@@ -53,9 +53,10 @@ impl Node {
     pub async fn start(&mut self, config: &Arc<Config>, router: &Router) {
         assert!(self.running.is_none(), "node {} runs already", self.id);
         let store = open_store(self.dir()).await;
-        let raft = Raft::new(self.id, config.clone(), router.network_of(self.id), store.log_store(), store.state_machine())
-            .await
-            .unwrap();
+        let raft =
+            Raft::new(self.id, config.clone(), router.network_of(self.id), store.log_store(), store.state_machine())
+                .await
+                .unwrap();
         router.attach(self.id, raft.clone());
         self.running = Some(Running { raft, store });
     }

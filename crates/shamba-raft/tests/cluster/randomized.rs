@@ -29,7 +29,13 @@ fn env_u64(name: &str) -> Option<u64> {
     std::env::var(name).ok().map(|v| v.parse().unwrap_or_else(|_| panic!("{name}={v} is not a number")))
 }
 
-async fn write_at_random(client: Client, seed: u64, stop: Arc<AtomicBool>, history: Arc<Mutex<Vec<Write>>>, writer: u64) {
+async fn write_at_random(
+    client: Client,
+    seed: u64,
+    stop: Arc<AtomicBool>,
+    history: Arc<Mutex<Vec<Write>>>,
+    writer: u64,
+) {
     let mut rng = StdRng::seed_from_u64(seed);
     let mut n = 0u64;
     while !stop.load(Ordering::Relaxed) {
@@ -88,7 +94,9 @@ async fn randomized_faults_lose_no_acknowledged_write() {
                 isolations += 1;
             }
             4 => {
-                cluster.router.set_delay(healthy[rng.gen_range(0..healthy.len())], Duration::from_millis(rng.gen_range(1..30)));
+                cluster
+                    .router
+                    .set_delay(healthy[rng.gen_range(0..healthy.len())], Duration::from_millis(rng.gen_range(1..30)));
                 delays += 1;
             }
             5 => NODES.into_iter().for_each(|id| cluster.router.set_delay(id, Duration::ZERO)),

@@ -31,6 +31,16 @@ struct Links {
     isolated: BTreeSet<NodeId>,
     /// Added to every message to or from the node, each way.
     delays: BTreeMap<NodeId, Duration>,
+    /// Snapshot transfers to each node: chunks answered, and of them the last ones.
+    snapshot_chunks: BTreeMap<NodeId, SnapshotChunks>,
+}
+
+/// The snapshot chunks a node answered.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct SnapshotChunks {
+    pub chunks: u64,
+    /// Chunks that ended a snapshot: each is one snapshot installed.
+    pub last_chunks: u64,
 }
 
 impl Links {
@@ -94,6 +104,11 @@ impl Router {
     /// The handles of the running nodes.
     pub fn running(&self) -> BTreeMap<NodeId, Raft> {
         self.links().running.clone()
+    }
+
+    /// The snapshot chunks node `id` has answered so far.
+    pub fn snapshot_chunks(&self, id: NodeId) -> SnapshotChunks {
+        self.links().snapshot_chunks.get(&id).copied().unwrap_or_default()
     }
 
     /// The nodes isolated now.
@@ -199,7 +214,14 @@ impl RaftNetwork<TypeConfig> for Connection {
         _option: RPCOption,
     ) -> RpcResult<InstallSnapshotResponse<NodeId>, InstallSnapshotError> {
         let target = self.router.send(self.from, self.to).await?;
+        let done = rpc.done;
         let answer = target.install_snapshot(rpc).await.map_err(|e| self.remote(e))?;
+        {
+            let mut links = self.router.links();
+            let count = links.snapshot_chunks.entry(self.to).or_default();
+            count.chunks += 1;
+            count.last_chunks += u64::from(done);
+        }
         Ok(self.router.reply(self.from, self.to, answer).await?)
     }
 

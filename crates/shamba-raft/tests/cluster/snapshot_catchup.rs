@@ -39,10 +39,17 @@ async fn an_isolated_follower_catches_up_by_snapshot() {
         cluster
             .raft(id)
             .wait(Some(Duration::from_secs(20)))
-            .metrics(move |m| m.purged.is_some_and(|p| p.index > behind_last + 1), format!("node {id} purges past {behind_last}"))
+            .metrics(
+                move |m| m.purged.is_some_and(|p| p.index > behind_last + 1),
+                format!("node {id} purges past {behind_last}"),
+            )
             .await
             .unwrap();
     }
+
+    // Cut off, it received nothing: no entry past the ones it had, no snapshot.
+    let cut_off = cluster.raft(behind).metrics().borrow().clone();
+    assert_eq!((cut_off.last_log_index, cut_off.snapshot), (Some(behind_last), behind_snapshot));
 
     cluster.router.reconnect(behind);
     cluster.converge(&[1, 2, 3], Duration::from_secs(30)).await;
@@ -52,6 +59,9 @@ async fn an_isolated_follower_catches_up_by_snapshot() {
         Some(installed) != behind_snapshot && installed.index > behind_last + 1,
         "node {behind} was at {behind_last} with snapshot {behind_snapshot:?}; now its snapshot is {installed:?}"
     );
+    // It came by the network, in several chunks.
+    let received = cluster.router.snapshot_chunks(behind);
+    assert!(received.last_chunks >= 1 && received.chunks > received.last_chunks, "node {behind} received {received:?}");
     let data = cluster.assert_identical(&[1, 2, 3]);
     assert_eq!(data.len(), 155);
     cluster.stop().await;
