@@ -1,5 +1,5 @@
 //! A command across two keyspaces with a range delete is all or nothing on every replica,
-//! whichever node is killed and whenever.
+//! whichever node is killed or crashed, and whenever.
 //!
 //! Generation `g` of the command range-deletes every row of keyspace `rows`, puts the
 //! generation's four rows there and records `g` in keyspace `meta`: a replica that applied
@@ -13,6 +13,7 @@ use shamba_raft::{Command, Op};
 
 use crate::client::Outcome;
 use crate::cluster::{test_config, Cluster};
+use crate::disk::DiskKind;
 use crate::failover::wait_acked;
 use crate::node::UserData;
 
@@ -50,7 +51,7 @@ fn whole_generation(data: &UserData, who: &str) -> u64 {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_cross_keyspace_command_is_whole_on_every_replica_after_any_kill() {
-    let mut cluster = Cluster::start(&[1, 2, 3], test_config()).await;
+    let mut cluster = Cluster::start_on(DiskKind::Simulated, &[1, 2, 3], test_config()).await;
     let (stop, acked) = (Arc::new(AtomicBool::new(false)), Arc::new(AtomicUsize::new(0)));
     let writer = {
         let (client, stop, acked) = (cluster.client(), stop.clone(), acked.clone());
@@ -71,21 +72,26 @@ async fn a_cross_keyspace_command_is_whole_on_every_replica_after_any_kill() {
         })
     };
 
-    // Kill the leader, then a follower, then the leader again, each mid-stream; each time the
-    // killed node's directory, opened on its own, holds whole generations, and so do the
-    // running nodes.
-    for round in 0..3 {
+    // Crash the leader (power lost: what it had not synced is gone), kill a follower (its
+    // store dropped), crash a follower, kill the leader, each mid-stream; each time the node's
+    // directory, opened on its own, holds whole generations, and so do the running nodes.
+    for round in 0..4 {
         wait_acked(&acked, (round + 1) * 15, Duration::from_secs(20)).await;
         let leader = cluster.wait_for_leader(Duration::from_secs(10)).await;
-        let victim = if round == 1 { cluster.running().into_iter().find(|&id| id != leader).unwrap() } else { leader };
-        cluster.kill(victim).await;
+        let follower = cluster.running().into_iter().find(|&id| id != leader).unwrap();
+        let victim = if round % 3 == 0 { leader } else { follower };
+        if round % 2 == 0 {
+            cluster.crash(victim).await;
+        } else {
+            cluster.kill(victim).await;
+        }
         whole_generation(&cluster.user_data_at_rest(victim).await, &format!("node {victim} at rest"));
         for id in cluster.running() {
             whole_generation(&cluster.node(id).user_data(), &format!("node {id} running"));
         }
         cluster.restart(victim).await;
     }
-    wait_acked(&acked, 60, Duration::from_secs(20)).await;
+    wait_acked(&acked, 75, Duration::from_secs(20)).await;
     stop.store(true, Ordering::Relaxed);
     let last_acked = writer.await.unwrap();
 

@@ -10,6 +10,7 @@ use openraft::{BasicNode, Config, SnapshotPolicy};
 use shamba_raft::{Command, NodeId, Op, Raft, Response};
 
 use crate::client::Client;
+use crate::disk::DiskKind;
 
 use crate::node::{Node, UserData};
 use crate::router::Router;
@@ -31,13 +32,20 @@ pub fn test_config() -> Config {
 pub struct Cluster {
     pub router: Router,
     pub config: Arc<Config>,
+    disk: DiskKind,
     nodes: BTreeMap<NodeId, Node>,
 }
 
 impl Cluster {
-    /// `ids` running, the first one initializing them as the voters, a leader elected.
+    /// `ids` running on real disks, the first one initializing them as the voters, a
+    /// leader elected.
     pub async fn start(ids: &[NodeId], config: Config) -> Cluster {
-        let mut cluster = Cluster::new(config);
+        Cluster::start_on(DiskKind::Real, ids, config).await
+    }
+
+    /// As [`Cluster::start`], on disks of the kind given.
+    pub async fn start_on(disk: DiskKind, ids: &[NodeId], config: Config) -> Cluster {
+        let mut cluster = Cluster::new(disk, config);
         for &id in ids {
             cluster.add_node(id).await;
         }
@@ -49,13 +57,18 @@ impl Cluster {
     }
 
     /// No nodes yet.
-    pub fn new(config: Config) -> Cluster {
-        Cluster { router: Router::default(), config: Arc::new(config.validate().unwrap()), nodes: BTreeMap::new() }
+    pub fn new(disk: DiskKind, config: Config) -> Cluster {
+        Cluster {
+            router: Router::default(),
+            config: Arc::new(config.validate().unwrap()),
+            disk,
+            nodes: BTreeMap::new(),
+        }
     }
 
     /// A fresh node with a directory of its own, running, in no membership yet.
     pub async fn add_node(&mut self, id: NodeId) {
-        let mut node = Node::new(id);
+        let mut node = Node::new(id, self.disk);
         node.start(&self.config, &self.router).await;
         self.nodes.insert(id, node);
     }
@@ -80,6 +93,12 @@ impl Cluster {
     pub async fn kill(&mut self, id: NodeId) {
         let router = self.router.clone();
         self.nodes.get_mut(&id).unwrap().kill(&router).await;
+    }
+
+    /// Cut a node's power (a cluster on simulated disks only): what it had not synced is lost.
+    pub async fn crash(&mut self, id: NodeId) {
+        let router = self.router.clone();
+        self.nodes.get_mut(&id).unwrap().crash(&router).await;
     }
 
     /// Start a killed node again from its directory.
@@ -174,7 +193,7 @@ impl Cluster {
     pub async fn user_data_at_rest(&self, id: NodeId) -> UserData {
         let node = &self.nodes[&id];
         assert!(!node.is_running(), "node {id} runs");
-        let store = crate::node::open_store(node.dir()).await;
+        let store = node.open_store().await;
         crate::node::user_data(&store)
     }
 

@@ -1,4 +1,4 @@
-//! A leader killed while clients write: a new one is elected, the writes go on, the old
+//! A leader killed (or crashed) while clients write: a new one is elected, the writes go on, the old
 //! leader comes back from its directory, and every acknowledged write is on every node.
 
 use std::collections::BTreeMap;
@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 
 use crate::client::{Client, Outcome};
 use crate::cluster::{put, test_config, Cluster};
+use crate::disk::DiskKind;
 
 /// What a writer of distinct keys saw: the value of each key it wrote, with its outcome.
 pub type Written = BTreeMap<Vec<u8>, (Vec<u8>, Outcome)>;
@@ -72,14 +73,28 @@ pub fn check_written(written: &Written, data: &crate::node::UserData) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn acknowledged_writes_survive_a_leader_killed_mid_stream() {
-    let mut cluster = Cluster::start(&[1, 2, 3], test_config()).await;
+    failover(DiskKind::Real).await;
+}
+
+/// The leader loses power: what it had not synced is gone, yet every write it acknowledged
+/// was durable on a majority first.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn acknowledged_writes_survive_a_leader_crashed_mid_stream() {
+    failover(DiskKind::Simulated).await;
+}
+
+async fn failover(disk: DiskKind) {
+    let mut cluster = Cluster::start_on(disk, &[1, 2, 3], test_config()).await;
     let (stop, acked) = (Arc::new(AtomicBool::new(false)), Arc::new(AtomicUsize::new(0)));
     let writer = spawn_writer(cluster.client(), "key", stop.clone(), acked.clone());
 
     wait_acked(&acked, 30, Duration::from_secs(20)).await;
     let old = cluster.leader().unwrap();
     let old_term = cluster.raft(old).metrics().borrow().current_term;
-    cluster.kill(old).await;
+    match disk {
+        DiskKind::Real => cluster.kill(old).await,
+        DiskKind::Simulated => cluster.crash(old).await,
+    }
     let at_kill = acked.load(Ordering::Relaxed);
 
     let new = cluster.wait_for_leader(Duration::from_secs(10)).await;

@@ -13,6 +13,7 @@
 
 mod client;
 mod cluster;
+mod disk;
 mod history;
 mod node;
 mod router;

@@ -13,6 +13,7 @@ use shamba::Readable;
 use shamba_raft::{NodeId, Raft, Store, StoreOptions};
 use tempfile::TempDir;
 
+use crate::disk::{Disk, DiskKind};
 use crate::router::Router;
 
 /// Every user key of a node with its value, keyed by (keyspace, key); the default keyspace is
@@ -23,6 +24,7 @@ pub type UserData = BTreeMap<(Option<String>, Vec<u8>), Vec<u8>>;
 pub struct Node {
     pub id: NodeId,
     dir: TempDir,
+    disk: Disk,
     running: Option<Running>,
 }
 
@@ -32,9 +34,9 @@ struct Running {
 }
 
 impl Node {
-    pub fn new(id: NodeId) -> Node {
+    pub fn new(id: NodeId, disk: DiskKind) -> Node {
         let dir = tempfile::Builder::new().prefix(&format!("node-{id}-")).tempdir().unwrap();
-        Node { id, dir, running: None }
+        Node { id, dir, disk: Disk::new(disk), running: None }
     }
 
     pub fn dir(&self) -> &Path {
@@ -52,7 +54,7 @@ impl Node {
     /// Open the store in the node's directory and start its Raft on the router.
     pub async fn start(&mut self, config: &Arc<Config>, router: &Router) {
         assert!(self.running.is_none(), "node {} runs already", self.id);
-        let store = open_store(self.dir()).await;
+        let store = self.open_store().await;
         let raft =
             Raft::new(self.id, config.clone(), router.network_of(self.id), store.log_store(), store.state_machine())
                 .await
@@ -71,6 +73,27 @@ impl Node {
         }
     }
 
+    /// Take the node off the network and cut its power: its disk keeps only what was synced.
+    pub async fn crash(&mut self, router: &Router) {
+        router.detach(self.id);
+        self.disk.stop_machine(self.dir());
+        if let Some(Running { raft, store }) = self.running.take() {
+            // Its storage fails from now on, so its Raft stops on a storage error if it has
+            // not stopped already.
+            raft.shutdown().await.unwrap();
+            drop(raft);
+            drop(store);
+        }
+        self.disk.power_on().await;
+    }
+
+    /// The store in the node's directory, opened on its disk (a stopped node only).
+    pub async fn open_store(&self) -> Store {
+        let mut opts = StoreOptions::default();
+        opts.db.storage = self.disk.storage();
+        open_store(self.dir(), opts).await
+    }
+
     /// The user's data of a running node, read from one snapshot of its database.
     pub fn user_data(&self) -> UserData {
         let running = self.running.as_ref().expect("node runs");
@@ -86,10 +109,10 @@ impl Node {
 
 /// Open the store of a directory, waiting while the previous incarnation's database still
 /// holds the lock (openraft's state-machine task ends shortly after `shutdown` returns).
-pub async fn open_store(dir: &Path) -> Store {
+async fn open_store(dir: &Path, opts: StoreOptions) -> Store {
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
-        match Store::open(dir, StoreOptions::default()) {
+        match Store::open(dir, opts.clone()) {
             Ok(store) => return store,
             Err(e) if Instant::now() < deadline => {
                 let _ = e;

@@ -1,5 +1,5 @@
-//! A randomized run: clients write while nodes are isolated, delayed, killed and restarted
-//! at random; then the links heal, every node comes back, and each key's final value,
+//! A randomized run: clients write while nodes are isolated, delayed, killed (or crashed,
+//! on simulated disks) and restarted at random; then the links heal, every node comes back, and each key's final value,
 //! identical on every node, is checked against the history of the writes
 //! ([`crate::history`]).
 //!
@@ -17,6 +17,7 @@ use shamba_raft::{Command, NodeId, Op};
 
 use crate::client::{Client, Outcome};
 use crate::cluster::{test_config, Cluster};
+use crate::disk::DiskKind;
 use crate::history::{check, Write};
 
 const NODES: [NodeId; 5] = [1, 2, 3, 4, 5];
@@ -63,7 +64,7 @@ async fn randomized_faults_lose_no_acknowledged_write() {
     println!("randomized run: SHAMBA_RAFT_SEED={seed} SHAMBA_RAFT_SECS={secs}");
     let mut rng = StdRng::seed_from_u64(seed);
 
-    let mut cluster = Cluster::start(&NODES, test_config()).await;
+    let mut cluster = Cluster::start_on(DiskKind::Simulated, &NODES, test_config()).await;
     let stop = Arc::new(AtomicBool::new(false));
     let history = Arc::new(Mutex::new(Vec::new()));
     let writers: Vec<_> = (0..WRITERS)
@@ -71,7 +72,7 @@ async fn randomized_faults_lose_no_acknowledged_write() {
         .collect();
 
     let (mut killed, mut isolated) = (BTreeSet::new(), BTreeSet::new());
-    let (mut kills, mut isolations, mut delays) = (0, 0, 0);
+    let (mut kills, mut crashes, mut isolations, mut delays) = (0, 0, 0, 0);
     let deadline = Instant::now() + Duration::from_secs(secs);
     while Instant::now() < deadline {
         tokio::time::sleep(Duration::from_millis(rng.gen_range(100..400))).await;
@@ -84,9 +85,15 @@ async fn randomized_faults_lose_no_acknowledged_write() {
         };
         match rng.gen_range(0..10) {
             0..=1 if faulty.len() < MAX_FAULTY => {
-                cluster.kill(victim).await;
+                // Half the kills cut the power: what the node had not synced is lost.
+                if rng.gen_bool(0.5) {
+                    cluster.crash(victim).await;
+                    crashes += 1;
+                } else {
+                    cluster.kill(victim).await;
+                    kills += 1;
+                }
                 killed.insert(victim);
-                kills += 1;
             }
             2..=3 if faulty.len() < MAX_FAULTY => {
                 cluster.router.isolate(victim);
@@ -126,7 +133,7 @@ async fn randomized_faults_lose_no_acknowledged_write() {
     let history = history.lock().unwrap().clone();
     let count = |f: fn(&Outcome) -> bool| history.iter().filter(|w| f(&w.outcome)).count();
     println!(
-        "{} writes: {} acknowledged, {} unanswered, {} refused; {kills} kills, {isolations} isolations, {delays} delays",
+        "{} writes: {} acknowledged, {} unanswered, {} refused; {kills} kills, {crashes} crashes, {isolations} isolations, {delays} delays",
         history.len(),
         count(|o| matches!(o, Outcome::Acked(_))),
         count(|o| matches!(o, Outcome::Unknown)),
