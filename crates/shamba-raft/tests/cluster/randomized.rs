@@ -1,4 +1,4 @@
-//! A randomized run: clients write while nodes are isolated, delayed, killed (or crashed,
+//! A randomized run: clients write while nodes are isolated, split off, delayed, killed (or crashed,
 //! on simulated disks) and restarted at random; then the links heal, every node comes back, and each key's final value,
 //! identical on every node, is checked against the history of the writes
 //! ([`crate::history`]).
@@ -71,19 +71,19 @@ async fn randomized_faults_lose_no_acknowledged_write() {
         .map(|w| tokio::spawn(write_at_random(cluster.client(), seed ^ (w + 1), stop.clone(), history.clone(), w)))
         .collect();
 
-    let (mut killed, mut isolated) = (BTreeSet::new(), BTreeSet::new());
-    let (mut kills, mut crashes, mut isolations, mut delays) = (0, 0, 0, 0);
+    let (mut killed, mut isolated, mut split_off) = (BTreeSet::new(), BTreeSet::new(), BTreeSet::new());
+    let (mut kills, mut crashes, mut isolations, mut splits, mut delays) = (0, 0, 0, 0, 0);
     let deadline = Instant::now() + Duration::from_secs(secs);
     while Instant::now() < deadline {
         tokio::time::sleep(Duration::from_millis(rng.gen_range(100..400))).await;
-        let faulty: BTreeSet<NodeId> = killed.union(&isolated).copied().collect();
+        let faulty: BTreeSet<NodeId> = killed.iter().chain(&isolated).chain(&split_off).copied().collect();
         let healthy: Vec<NodeId> = NODES.into_iter().filter(|id| !faulty.contains(id)).collect();
         // Half the kills and isolations hit the leader, when there is one.
         let victim = match cluster.leader().filter(|id| healthy.contains(id)) {
             Some(leader) if rng.gen_bool(0.5) => leader,
             _ => healthy[rng.gen_range(0..healthy.len())],
         };
-        match rng.gen_range(0..10) {
+        match rng.gen_range(0..11) {
             0..=1 if faulty.len() < MAX_FAULTY => {
                 // Half the kills cut the power: what the node had not synced is lost.
                 if rng.gen_bool(0.5) {
@@ -100,13 +100,25 @@ async fn randomized_faults_lose_no_acknowledged_write() {
                 isolated.insert(victim);
                 isolations += 1;
             }
-            4 => {
+            // A minority split off, with the leader in it half the time: it may go on
+            // taking writes that it can never commit.
+            4 if faulty.is_empty() => {
+                let mut side = BTreeSet::from([victim]);
+                let size = rng.gen_range(1..=MAX_FAULTY);
+                while side.len() < size {
+                    side.insert(healthy[rng.gen_range(0..healthy.len())]);
+                }
+                cluster.router.split(&side.iter().copied().collect::<Vec<_>>());
+                split_off = side;
+                splits += 1;
+            }
+            5 => {
                 cluster
                     .router
                     .set_delay(healthy[rng.gen_range(0..healthy.len())], Duration::from_millis(rng.gen_range(1..30)));
                 delays += 1;
             }
-            5 => NODES.into_iter().for_each(|id| cluster.router.set_delay(id, Duration::ZERO)),
+            6 => NODES.into_iter().for_each(|id| cluster.router.set_delay(id, Duration::ZERO)),
             _ => {
                 if let Some(&id) = killed.iter().nth(rng.gen_range(0..killed.len().max(1))) {
                     cluster.restart(id).await;
@@ -115,6 +127,10 @@ async fn randomized_faults_lose_no_acknowledged_write() {
                 if let Some(&id) = isolated.iter().nth(rng.gen_range(0..isolated.len().max(1))) {
                     cluster.router.reconnect(id);
                     isolated.remove(&id);
+                }
+                if !split_off.is_empty() {
+                    cluster.router.join();
+                    split_off.clear();
                 }
             }
         }
@@ -133,7 +149,7 @@ async fn randomized_faults_lose_no_acknowledged_write() {
     let history = history.lock().unwrap().clone();
     let count = |f: fn(&Outcome) -> bool| history.iter().filter(|w| f(&w.outcome)).count();
     println!(
-        "{} writes: {} acknowledged, {} unanswered, {} refused; {kills} kills, {crashes} crashes, {isolations} isolations, {delays} delays",
+        "{} writes: {} acknowledged, {} unanswered, {} refused; {kills} kills, {crashes} crashes, {isolations} isolations, {splits} partitions, {delays} delays",
         history.len(),
         count(|o| matches!(o, Outcome::Acked(_))),
         count(|o| matches!(o, Outcome::Unknown)),

@@ -1,8 +1,8 @@
 //! The in-memory network of a test cluster: every RPC is a direct call on the target's
 //! `Raft` handle, unless the router says the link is down.
 //!
-//! A link is down when either end is isolated, when either end is not running (killed, or
-//! not started yet), or when a delay was set and the link went down while the message was
+//! A link is down when either end is isolated, when its ends are on two sides of a
+//! partition, when either end is not running (killed, or not started yet), or when a delay was set and the link went down while the message was
 //! on its way. A reply crosses the same link back, so a request can be handled by its
 //! target and its answer lost, as on a real network.
 
@@ -29,6 +29,8 @@ pub struct Router {
 struct Links {
     running: BTreeMap<NodeId, Raft>,
     isolated: BTreeSet<NodeId>,
+    /// One side of a partition: these nodes reach each other and no other.
+    split_off: BTreeSet<NodeId>,
     /// Added to every message to or from the node, each way.
     delays: BTreeMap<NodeId, Duration>,
     /// Snapshot transfers to each node: chunks answered, and of them the last ones.
@@ -47,6 +49,7 @@ impl Links {
     fn up(&self, from: NodeId, to: NodeId) -> bool {
         !self.isolated.contains(&from)
             && !self.isolated.contains(&to)
+            && self.split_off.contains(&from) == self.split_off.contains(&to)
             && self.running.contains_key(&from)
             && self.running.contains_key(&to)
     }
@@ -84,10 +87,21 @@ impl Router {
         self.links().isolated.remove(&id);
     }
 
+    /// Partition the network in two: `side` and the others.
+    pub fn split(&self, side: &[NodeId]) {
+        self.links().split_off = side.iter().copied().collect();
+    }
+
+    /// End the partition [`Router::split`] made.
+    pub fn join(&self) {
+        self.links().split_off.clear();
+    }
+
     /// Restore every link and remove every delay.
     pub fn heal(&self) {
         let mut links = self.links();
         links.isolated.clear();
+        links.split_off.clear();
         links.delays.clear();
     }
 
