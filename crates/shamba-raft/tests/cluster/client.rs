@@ -1,10 +1,10 @@
 //! A client of a test cluster: writes go to the node that leads, follow a redirect, and
-//! report whether they were acknowledged. It holds only the router, so a task can write
-//! while the test kills and restarts nodes.
+//! report whether they were acknowledged; reads are linearizable. It holds only the router,
+//! so a task can write and read while the test kills and restarts nodes.
 
 use std::time::{Duration, Instant};
 
-use openraft::error::{ClientWriteError, RaftError};
+use openraft::error::{CheckIsLeaderError, ClientWriteError, RaftError};
 use openraft::ServerState;
 use shamba_raft::{Command, NodeId, Response};
 
@@ -90,5 +90,26 @@ impl Client {
             assert!(Instant::now() < deadline, "no write acknowledged in {timeout:?}");
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
+    }
+
+    /// A linearizable read of one key served by node `via`, or, if it does not lead, by
+    /// the leader it names: the leader confirms with a quorum that it still leads, waits
+    /// until it has applied everything committed before the read, then reads its store.
+    pub async fn read(&self, via: NodeId, keyspace: Option<&str>, key: &[u8]) -> Result<Option<Vec<u8>>, String> {
+        let mut target = via;
+        for _hop in 0..2 {
+            let (Some(raft), Some(store)) = (self.router.running().remove(&target), self.router.store(target)) else {
+                return Err(format!("node {target} is not running"));
+            };
+            match raft.ensure_linearizable().await {
+                Ok(_) => return crate::node::get(&store, keyspace, key).map_err(|e| e.to_string()),
+                Err(RaftError::APIError(CheckIsLeaderError::ForwardToLeader(to))) => match to.leader_id {
+                    Some(leader) if leader != target => target = leader,
+                    _ => return Err(format!("node {target} knows no leader")),
+                },
+                Err(e) => return Err(e.to_string()),
+            }
+        }
+        Err("redirected twice".into())
     }
 }

@@ -5,7 +5,6 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::Duration;
 
-use openraft::error::{CheckIsLeaderError, RaftError};
 use openraft::{BasicNode, Config, SnapshotPolicy};
 use shamba_raft::{Command, NodeId, Op, Raft, Response};
 
@@ -131,25 +130,8 @@ impl Cluster {
         self.client().write_acked(command, timeout).await
     }
 
-    /// A linearizable read of one key served by node `via`, or, if it does not lead, by
-    /// the leader it names: the leader confirms with a quorum that it still leads, waits
-    /// until it has applied everything committed before the read, then reads its store.
     pub async fn read(&self, via: NodeId, keyspace: Option<&str>, key: &[u8]) -> Result<Option<Vec<u8>>, String> {
-        let mut target = via;
-        for _hop in 0..2 {
-            let raft = self.raft(target);
-            match raft.ensure_linearizable().await {
-                Ok(_) => return Ok(self.nodes[&target].get(keyspace, key)),
-                Err(RaftError::APIError(CheckIsLeaderError::ForwardToLeader(to))) => match to.leader_id {
-                    Some(leader) if leader != target && self.nodes.get(&leader).is_some_and(|n| n.is_running()) => {
-                        target = leader
-                    }
-                    _ => return Err(format!("node {target} knows no leader")),
-                },
-                Err(e) => return Err(e.to_string()),
-            }
-        }
-        Err("redirected twice".into())
+        self.client().read(via, keyspace, key).await
     }
 
     /// Wait until every node of `ids` has applied the log up to `index`.

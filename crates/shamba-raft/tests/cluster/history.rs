@@ -1,4 +1,5 @@
-//! The history of a randomized run's writes, and the check of the final state against it.
+//! The history of a randomized run's writes and reads, and the checks of the reads and of
+//! the final state against it.
 //!
 //! Every write puts a value no other write puts (or deletes), on one of a few keys. A key's
 //! final value must come from a write that may have taken effect (acknowledged, or not
@@ -6,6 +7,10 @@
 //! acknowledged write that started after another one ended is ordered after it by any
 //! linearizable store. An unanswered write may take effect at any time after it started,
 //! so it never ends. A refused write never takes effect.
+//!
+//! A read is checked the same way, against the writes that ended before it started: it
+//! must return the value of a write that started before it ended and that no acknowledged
+//! write overtook before the read started.
 
 use std::collections::BTreeMap;
 use std::time::Instant;
@@ -88,6 +93,98 @@ pub fn check(writes: &[Write], data: &UserData) -> Vec<String> {
     violations
 }
 
+/// One linearizable read of the run that was answered.
+#[derive(Debug, Clone)]
+pub struct Read {
+    pub key: Vec<u8>,
+    pub value: Option<Vec<u8>>,
+    pub start: Instant,
+    pub end: Instant,
+}
+
+/// When a state of a key was in effect at the latest.
+#[derive(Clone, Copy)]
+enum InEffect {
+    /// The initial state: no key.
+    FromTheStart,
+    /// An acknowledged write: by its answer.
+    By(Instant),
+    /// An unanswered write: it may take effect at any time.
+    NotKnown,
+}
+
+/// The acknowledged writes of one key by the time they ended, to ask quickly whether one
+/// started after a moment and ended before another.
+struct Acked {
+    ends: Vec<Instant>,
+    /// `latest_start[i]`: the latest start among the writes of `ends[..=i]`.
+    latest_start: Vec<Instant>,
+}
+
+impl Acked {
+    fn of(writes: &[&Write]) -> Acked {
+        let mut acked: Vec<_> = writes.iter().filter(|w| w.acked()).map(|w| (w.end, w.start)).collect();
+        acked.sort();
+        let mut latest_start: Vec<Instant> = Vec::with_capacity(acked.len());
+        for (i, &(_, start)) in acked.iter().enumerate() {
+            latest_start.push(if i == 0 { start } else { latest_start[i - 1].max(start) });
+        }
+        Acked { ends: acked.into_iter().map(|(end, _)| end).collect(), latest_start }
+    }
+
+    /// Whether an acknowledged write started after a state was in effect and ended before
+    /// `before`.
+    fn overtook(&self, state: InEffect, before: Instant) -> bool {
+        let ended = self.ends.partition_point(|&end| end < before);
+        match state {
+            InEffect::FromTheStart => ended > 0,
+            InEffect::By(t) => ended > 0 && self.latest_start[ended - 1] > t,
+            InEffect::NotKnown => false,
+        }
+    }
+}
+
+/// Check every read against the writes; the violations, one line each.
+pub fn check_reads(writes: &[Write], reads: &[Read]) -> Vec<String> {
+    let mut by_key: BTreeMap<&[u8], Vec<&Write>> = BTreeMap::new();
+    for w in writes {
+        by_key.entry(&w.key).or_default().push(w);
+    }
+    let acked: BTreeMap<&[u8], Acked> = by_key.iter().map(|(k, ws)| (*k, Acked::of(ws))).collect();
+    let by_value: BTreeMap<(&[u8], &[u8]), &Write> =
+        writes.iter().filter_map(|w| Some(((w.key.as_slice(), w.value.as_deref()?), w))).collect();
+    let none: Vec<&Write> = Vec::new();
+    let mut violations = Vec::new();
+    for r in reads {
+        let Some(acked) = acked.get(r.key.as_slice()) else {
+            if r.value.is_some() {
+                violations
+                    .push(format!("a read of the unwritten {} returned a value", String::from_utf8_lossy(&r.key)));
+            }
+            continue;
+        };
+        let explains = |w: &Write| {
+            let state = w.effective_by().map_or(InEffect::NotKnown, InEffect::By);
+            w.may_have_applied() && w.start < r.end && !acked.overtook(state, r.start)
+        };
+        let explained = match &r.value {
+            Some(v) => by_value.get(&(r.key.as_slice(), v.as_slice())).is_some_and(|w| explains(w)),
+            None => {
+                !acked.overtook(InEffect::FromTheStart, r.start)
+                    || by_key.get(r.key.as_slice()).unwrap_or(&none).iter().any(|w| w.value.is_none() && explains(w))
+            }
+        };
+        if !explained {
+            violations.push(format!(
+                "a read of {} returned {:?}, which no write explains",
+                String::from_utf8_lossy(&r.key),
+                r.value.as_ref().map(|v| String::from_utf8_lossy(v).into_owned())
+            ));
+        }
+    }
+    violations
+}
+
 #[cfg(test)]
 mod tests {
     use std::time::Duration;
@@ -136,5 +233,39 @@ mod tests {
         assert!(check(&deleted, &held(None)).is_empty());
         let rewritten = [write(None, 0, 10, ACK()), write(Some("a"), 20, 30, ACK())];
         assert_eq!(check(&rewritten, &held(None)).len(), 1);
+    }
+
+    fn read(value: Option<&str>, start: u64, end: u64, t0: Instant) -> Read {
+        Read {
+            key: b"k".to_vec(),
+            value: value.map(|v| v.as_bytes().to_vec()),
+            start: t0 + Duration::from_millis(start),
+            end: t0 + Duration::from_millis(end),
+        }
+    }
+
+    #[test]
+    fn a_read_must_see_every_write_acknowledged_before_it_started() {
+        let t0 = Instant::now();
+        let at = |ms| t0 + Duration::from_millis(ms);
+        let w = |value: Option<&str>, start, end, outcome| Write {
+            key: b"k".to_vec(),
+            value: value.map(|v| v.as_bytes().to_vec()),
+            start: at(start),
+            end: at(end),
+            outcome,
+        };
+        let history =
+            [w(Some("a"), 10, 20, ACK()), w(Some("b"), 30, 40, ACK()), w(Some("c"), 50, 60, Outcome::Unknown)];
+        let ok = |r: Read| check_reads(&history, &[r]).is_empty();
+        assert!(ok(read(None, 0, 5, t0)), "before any write");
+        assert!(ok(read(None, 0, 15, t0)), "overlapping the first write");
+        assert!(!ok(read(None, 25, 26, t0)), "after the first write was acknowledged");
+        assert!(ok(read(Some("a"), 25, 26, t0)));
+        assert!(ok(read(Some("a"), 35, 45, t0)), "overlapping the second write");
+        assert!(!ok(read(Some("a"), 45, 46, t0)), "the second write acknowledged before the read");
+        assert!(!ok(read(Some("b"), 0, 25, t0)), "a value from the future");
+        assert!(ok(read(Some("c"), 55, 56, t0)) && ok(read(Some("b"), 500, 501, t0)), "an unanswered write");
+        assert!(!ok(read(Some("z"), 0, 100, t0)), "a value never written");
     }
 }

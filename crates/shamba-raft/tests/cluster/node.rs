@@ -59,7 +59,7 @@ impl Node {
             Raft::new(self.id, config.clone(), router.network_of(self.id), store.log_store(), store.state_machine())
                 .await
                 .unwrap();
-        router.attach(self.id, raft.clone());
+        router.attach(self.id, raft.clone(), store.clone());
         self.running = Some(Running { raft, store });
     }
 
@@ -99,12 +99,6 @@ impl Node {
         let running = self.running.as_ref().expect("node runs");
         user_data(&running.store)
     }
-
-    /// One key of a running node's state machine, read now (no Raft round).
-    pub fn get(&self, keyspace: Option<&str>, key: &[u8]) -> Option<Vec<u8>> {
-        let running = self.running.as_ref().expect("node runs");
-        get(&running.store, keyspace, key)
-    }
 }
 
 /// Open the store of a directory, waiting while the previous incarnation's database still
@@ -141,11 +135,12 @@ pub fn user_data(store: &Store) -> UserData {
     data
 }
 
-pub fn get(store: &Store, keyspace: Option<&str>, key: &[u8]) -> Option<Vec<u8>> {
+/// One key of a store's state machine, read now (no Raft round).
+pub fn get(store: &Store, keyspace: Option<&str>, key: &[u8]) -> shamba::Result<Option<Vec<u8>>> {
     // A keyspace is created by the first command that writes to it: before that, none of
     // its keys exists (and a read must not create it).
     if keyspace.is_some_and(|n| !store.keyspace_names().iter().any(|k| k == n)) {
-        return None;
+        return Ok(None);
     }
-    store.keyspace(keyspace).unwrap().get(key).unwrap()
+    store.keyspace(keyspace)?.get(key)
 }

@@ -1,7 +1,7 @@
 //! A randomized run: clients write while nodes are isolated, split off, delayed, killed (or crashed,
 //! on simulated disks) and restarted at random; then the links heal, every node comes back, and each key's final value,
 //! identical on every node, is checked against the history of the writes
-//! ([`crate::history`]).
+//! ([`crate::history`]), and so is every read answered during the run.
 //!
 //! `SHAMBA_RAFT_SEED` repeats a run's choice of faults (the interleaving with the clients
 //! is the scheduler's); `SHAMBA_RAFT_SECS` sets its length (5 seconds by default).
@@ -18,11 +18,12 @@ use shamba_raft::{Command, NodeId, Op};
 use crate::client::{Client, Outcome};
 use crate::cluster::{test_config, Cluster};
 use crate::disk::DiskKind;
-use crate::history::{check, Write};
+use crate::history::{check, check_reads, Read, Write};
 
 const NODES: [NodeId; 5] = [1, 2, 3, 4, 5];
 const KEYS: u32 = 8;
 const WRITERS: u64 = 3;
+const READERS: u64 = 2;
 /// At most this many nodes are killed or isolated at once, so a majority can always form.
 const MAX_FAULTY: usize = 2;
 
@@ -57,6 +58,19 @@ async fn write_at_random(
     }
 }
 
+async fn read_at_random(client: Client, seed: u64, stop: Arc<AtomicBool>, reads: Arc<Mutex<Vec<Read>>>) {
+    let mut rng = StdRng::seed_from_u64(seed);
+    while !stop.load(Ordering::Relaxed) {
+        let key = format!("key-{}", rng.gen_range(0..KEYS)).into_bytes();
+        let via = NODES[rng.gen_range(0..NODES.len())];
+        let start = Instant::now();
+        match tokio::time::timeout(Duration::from_millis(500), client.read(via, None, &key)).await {
+            Ok(Ok(value)) => reads.lock().unwrap().push(Read { key, value, start, end: Instant::now() }),
+            _ => tokio::time::sleep(Duration::from_millis(10)).await,
+        }
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn randomized_faults_lose_no_acknowledged_write() {
     let seed = env_u64("SHAMBA_RAFT_SEED").unwrap_or_else(rand::random);
@@ -69,6 +83,10 @@ async fn randomized_faults_lose_no_acknowledged_write() {
     let history = Arc::new(Mutex::new(Vec::new()));
     let writers: Vec<_> = (0..WRITERS)
         .map(|w| tokio::spawn(write_at_random(cluster.client(), seed ^ (w + 1), stop.clone(), history.clone(), w)))
+        .collect();
+    let reads = Arc::new(Mutex::new(Vec::new()));
+    let readers: Vec<_> = (0..READERS)
+        .map(|r| tokio::spawn(read_at_random(cluster.client(), seed ^ (r + 101), stop.clone(), reads.clone())))
         .collect();
 
     let (mut killed, mut isolated, mut split_off) = (BTreeSet::new(), BTreeSet::new(), BTreeSet::new());
@@ -137,8 +155,8 @@ async fn randomized_faults_lose_no_acknowledged_write() {
     }
 
     stop.store(true, Ordering::Relaxed);
-    for writer in writers {
-        writer.await.unwrap();
+    for task in writers.into_iter().chain(readers) {
+        task.await.unwrap();
     }
     cluster.router.heal();
     for id in killed {
@@ -155,7 +173,10 @@ async fn randomized_faults_lose_no_acknowledged_write() {
         count(|o| matches!(o, Outcome::Unknown)),
         count(|o| matches!(o, Outcome::NotApplied)),
     );
-    let violations = check(&history, &data);
+    let reads = reads.lock().unwrap().clone();
+    println!("{} linearizable reads answered", reads.len());
+    let mut violations = check(&history, &data);
+    violations.extend(check_reads(&history, &reads));
     assert!(violations.is_empty(), "seed {seed}:\n{}", violations.join("\n"));
     assert!(count(|o| matches!(o, Outcome::Acked(_))) > 0, "seed {seed}: no write acknowledged");
     cluster.stop().await;

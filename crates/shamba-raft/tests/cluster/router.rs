@@ -17,7 +17,7 @@ use openraft::raft::{
     AppendEntriesRequest, AppendEntriesResponse, InstallSnapshotRequest, InstallSnapshotResponse, VoteRequest,
     VoteResponse,
 };
-use shamba_raft::{Node, NodeId, Raft, TypeConfig};
+use shamba_raft::{Node, NodeId, Raft, Store, TypeConfig};
 
 /// Who can reach whom, and the running nodes' handles. Cloned into every connection.
 #[derive(Clone, Default)]
@@ -28,6 +28,8 @@ pub struct Router {
 #[derive(Default)]
 struct Links {
     running: BTreeMap<NodeId, Raft>,
+    /// The running nodes' stores, for the clients' reads.
+    stores: BTreeMap<NodeId, Store>,
     isolated: BTreeSet<NodeId>,
     /// One side of a partition: these nodes reach each other and no other.
     split_off: BTreeSet<NodeId>,
@@ -67,14 +69,23 @@ impl Router {
         self.links.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    /// The node takes messages from now on.
-    pub fn attach(&self, id: NodeId, raft: Raft) {
-        self.links().running.insert(id, raft);
+    /// The node takes messages (and reads) from now on.
+    pub fn attach(&self, id: NodeId, raft: Raft, store: Store) {
+        let mut links = self.links();
+        links.running.insert(id, raft);
+        links.stores.insert(id, store);
     }
 
-    /// The node takes no more messages (it is being killed); its handle, if it ran.
-    pub fn detach(&self, id: NodeId) -> Option<Raft> {
-        self.links().running.remove(&id)
+    /// The node takes no more messages (it is being killed).
+    pub fn detach(&self, id: NodeId) {
+        let mut links = self.links();
+        links.running.remove(&id);
+        links.stores.remove(&id);
+    }
+
+    /// The store of a running node.
+    pub fn store(&self, id: NodeId) -> Option<Store> {
+        self.links().stores.get(&id).cloned()
     }
 
     /// Cut every link of the node, both ways.
