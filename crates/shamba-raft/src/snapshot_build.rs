@@ -21,8 +21,8 @@ pub(crate) fn build(shared: &Shared) -> shamba::Result<(PathBuf, Meta)> {
     let (last_log_id, last_membership): Applied =
         shared.read_meta(&view.keyspace(&shared.meta), APPLIED)?.unwrap_or_default();
     let snapshot_id = match &last_log_id {
-        Some(id) => format!("{}-{}-{}", id.leader_id, id.index, shared.unique_name("built", "")),
-        None => shared.unique_name("empty", ""),
+        Some(id) => format!("{}-{}-{}", id.leader_id, id.index, shared.unique()),
+        None => format!("empty-{}", shared.unique()),
     };
     let meta = Meta { last_log_id, last_membership, snapshot_id };
 

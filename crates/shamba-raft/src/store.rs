@@ -197,9 +197,14 @@ impl Shared {
 
     /// A file name no other file of this store has: `prefix-<time>-<counter>.ext`.
     pub(crate) fn unique_name(&self, prefix: &str, ext: &str) -> String {
+        format!("{prefix}-{}.{ext}", self.unique())
+    }
+
+    /// A string no other call returns, in this process or (by the time) an earlier one.
+    pub(crate) fn unique(&self) -> String {
         let n = self.names.fetch_add(1, Ordering::Relaxed);
         let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
-        format!("{prefix}-{nanos}-{n}.{ext}")
+        format!("{nanos}-{n}")
     }
 }
 

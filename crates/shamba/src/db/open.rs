@@ -283,7 +283,13 @@ fn flush_recovered(
     if let Some(meta) = flush_to_table(&env, mem, filter)? {
         edit.new_files.push((0, meta));
     }
-    edit.range_dels.extend(mem.range_dels());
+    // A crash after an earlier open logged this keyspace's recovery edit, and before it
+    // logged the new log number, replays the same WALs again: their points come back in new
+    // tables (the same entries, shadowing nothing), and their range deletes, which the
+    // version holds already (a tombstone is its sequence number), are not added twice.
+    let held: Vec<u64> =
+        versions.current(edit.keyspace).map_or_else(Vec::new, |v| v.range_dels.list.iter().map(|t| t.seq).collect());
+    edit.range_dels.extend(mem.range_dels().into_iter().filter(|t| !held.contains(&t.seq)));
     Ok(())
 }
 
