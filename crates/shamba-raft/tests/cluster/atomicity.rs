@@ -14,8 +14,8 @@ use shamba_raft::{Command, Op};
 use crate::client::Outcome;
 use crate::cluster::{test_config, Cluster};
 use crate::disk::DiskKind;
-use crate::failover::wait_acked;
 use crate::node::UserData;
+use crate::writer::wait_acked;
 
 const ROWS_PER_GENERATION: u64 = 4;
 

@@ -96,13 +96,25 @@ impl Client {
     /// the leader it names: the leader confirms with a quorum that it still leads, waits
     /// until it has applied everything committed before the read, then reads its store.
     pub async fn read(&self, via: NodeId, keyspace: Option<&str>, key: &[u8]) -> Result<Option<Vec<u8>>, String> {
+        self.read_served(via, keyspace, key).await.map(|(value, _)| value)
+    }
+
+    /// As [`Client::read`], with the node that served the read.
+    pub async fn read_served(
+        &self,
+        via: NodeId,
+        keyspace: Option<&str>,
+        key: &[u8],
+    ) -> Result<(Option<Vec<u8>>, NodeId), String> {
         let mut target = via;
         for _hop in 0..2 {
             let (Some(raft), Some(store)) = (self.router.running().remove(&target), self.router.store(target)) else {
                 return Err(format!("node {target} is not running"));
             };
             match raft.ensure_linearizable().await {
-                Ok(_) => return crate::node::get(&store, keyspace, key).map_err(|e| e.to_string()),
+                Ok(_) => {
+                    return crate::node::get(&store, keyspace, key).map(|v| (v, target)).map_err(|e| e.to_string())
+                }
                 Err(RaftError::APIError(CheckIsLeaderError::ForwardToLeader(to))) => match to.leader_id {
                     Some(leader) if leader != target => target = leader,
                     _ => return Err(format!("node {target} knows no leader")),

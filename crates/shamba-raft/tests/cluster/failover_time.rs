@@ -4,6 +4,9 @@
 //! ```text
 //! cargo test -p shamba-raft --test cluster failover_time -- --ignored --nocapture
 //! ```
+//!
+//! With the tests' timeouts by default; `SHAMBA_RAFT_ELECTION_MS=N` runs it with an election
+//! timeout of N..2N ms and a heartbeat of N/6 ms instead.
 
 use std::time::{Duration, Instant};
 
@@ -15,7 +18,18 @@ const KILLS: usize = 20;
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 #[ignore = "a measurement: run with --ignored --nocapture"]
 async fn failover_time() {
-    let config = test_config();
+    let config = match std::env::var("SHAMBA_RAFT_ELECTION_MS") {
+        Ok(ms) => {
+            let ms: u64 = ms.parse().expect("SHAMBA_RAFT_ELECTION_MS is a number of milliseconds");
+            openraft::Config {
+                election_timeout_min: ms,
+                election_timeout_max: 2 * ms,
+                heartbeat_interval: (ms / 6).max(1),
+                ..test_config()
+            }
+        }
+        Err(_) => test_config(),
+    };
     println!(
         "heartbeat {} ms, election timeout {}..{} ms, 3 nodes in one process",
         config.heartbeat_interval, config.election_timeout_min, config.election_timeout_max

@@ -15,6 +15,8 @@
 use std::collections::BTreeMap;
 use std::time::Instant;
 
+use shamba_raft::NodeId;
+
 use crate::client::Outcome;
 use crate::node::UserData;
 
@@ -98,6 +100,9 @@ pub fn check(writes: &[Write], data: &UserData) -> Vec<String> {
 pub struct Read {
     pub key: Vec<u8>,
     pub value: Option<Vec<u8>>,
+    /// The node the read was sent to, and the one that answered it.
+    pub via: NodeId,
+    pub served_by: NodeId,
     pub start: Instant,
     pub end: Instant,
 }
@@ -144,6 +149,45 @@ impl Acked {
     }
 }
 
+/// A read no write explains, with what the history holds around it: the write of its value
+/// and the acknowledged writes that ended before the read started, latest first (times in
+/// ms from the read's start).
+fn explain_read(r: &Read, writes: &[&Write], by_value: &BTreeMap<(&[u8], &[u8]), &Write>) -> String {
+    let ms = |t: Instant| {
+        if t >= r.start {
+            (t - r.start).as_secs_f64() * 1e3
+        } else {
+            -(r.start - t).as_secs_f64() * 1e3
+        }
+    };
+    let show = |w: &Write| {
+        format!(
+            "{:?} [{:.1}, {:.1}] {:?}",
+            w.value.as_ref().map(|v| String::from_utf8_lossy(v).into_owned()),
+            ms(w.start),
+            ms(w.end),
+            w.outcome
+        )
+    };
+    let mut text = format!(
+        "a read of {} via node {} served by node {} [0, {:.1}] returned {:?}, which no write explains",
+        String::from_utf8_lossy(&r.key),
+        r.via,
+        r.served_by,
+        ms(r.end),
+        r.value.as_ref().map(|v| String::from_utf8_lossy(v).into_owned())
+    );
+    if let Some(w) = r.value.as_ref().and_then(|v| by_value.get(&(r.key.as_slice(), v.as_slice()))) {
+        text.push_str(&format!("\n    its write: {}", show(w)));
+    }
+    let mut before: Vec<&&Write> = writes.iter().filter(|w| w.acked() && w.end < r.start).collect();
+    before.sort_by_key(|w| std::cmp::Reverse(w.end));
+    for w in before.into_iter().take(3) {
+        text.push_str(&format!("\n    acknowledged before it: {}", show(w)));
+    }
+    text
+}
+
 /// Check every read against the writes; the violations, one line each.
 pub fn check_reads(writes: &[Write], reads: &[Read]) -> Vec<String> {
     let mut by_key: BTreeMap<&[u8], Vec<&Write>> = BTreeMap::new();
@@ -175,11 +219,7 @@ pub fn check_reads(writes: &[Write], reads: &[Read]) -> Vec<String> {
             }
         };
         if !explained {
-            violations.push(format!(
-                "a read of {} returned {:?}, which no write explains",
-                String::from_utf8_lossy(&r.key),
-                r.value.as_ref().map(|v| String::from_utf8_lossy(v).into_owned())
-            ));
+            violations.push(explain_read(r, by_key.get(r.key.as_slice()).unwrap_or(&none), &by_value));
         }
     }
     violations
@@ -239,6 +279,8 @@ mod tests {
         Read {
             key: b"k".to_vec(),
             value: value.map(|v| v.as_bytes().to_vec()),
+            via: 1,
+            served_by: 1,
             start: t0 + Duration::from_millis(start),
             end: t0 + Duration::from_millis(end),
         }

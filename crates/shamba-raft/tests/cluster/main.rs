@@ -17,6 +17,7 @@ mod disk;
 mod history;
 mod node;
 mod router;
+mod writer;
 
 mod atomicity;
 mod failover;

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use openraft::{BasicNode, ChangeMembers};
 
 use crate::cluster::{test_config, Cluster};
-use crate::failover::{check_written, spawn_writer, wait_acked};
+use crate::writer::{check_written, spawn_writer, wait_acked};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_learner_is_added_promoted_and_a_voter_removed_while_clients_write() {

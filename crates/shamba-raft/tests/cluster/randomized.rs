@@ -64,8 +64,10 @@ async fn read_at_random(client: Client, seed: u64, stop: Arc<AtomicBool>, reads:
         let key = format!("key-{}", rng.gen_range(0..KEYS)).into_bytes();
         let via = NODES[rng.gen_range(0..NODES.len())];
         let start = Instant::now();
-        match tokio::time::timeout(Duration::from_millis(500), client.read(via, None, &key)).await {
-            Ok(Ok(value)) => reads.lock().unwrap().push(Read { key, value, start, end: Instant::now() }),
+        match tokio::time::timeout(Duration::from_millis(500), client.read_served(via, None, &key)).await {
+            Ok(Ok((value, served_by))) => {
+                reads.lock().unwrap().push(Read { key, value, via, served_by, start, end: Instant::now() })
+            }
             _ => tokio::time::sleep(Duration::from_millis(10)).await,
         }
     }
