@@ -15,7 +15,7 @@ use crate::router::Router;
 pub enum Outcome {
     /// Committed and applied: the leader answered.
     Acked(Response),
-    /// Refused before it entered any log (no leader known, or the node does not lead).
+    /// Never sent to a node that leads (none was known), so in no log.
     NotApplied,
     /// No answer: it may be in some log and be applied later, or never.
     Unknown,
@@ -56,18 +56,37 @@ impl Client {
 
     /// One attempt at a write: sent to the leader (or, with none known, to a running node),
     /// following a redirect to the leader it names.
+    ///
+    /// A node that does not lead (by its metrics) is not sent the write, so it is
+    /// `NotApplied`. Once a node that leads was sent it, a redirect does not mean it was never
+    /// appended: openraft also answers `ForwardToLeader` to a write it had appended when a
+    /// new leader's log truncates it, and a third node that holds the entry may still lead and
+    /// commit it. From then on the outcome is `Unknown` unless a leader acknowledges.
     pub async fn write(&self, command: &Command, timeout: Duration) -> Outcome {
         let running = self.router.running();
         let Some(mut target) = self.leader().or_else(|| running.keys().next().copied()) else {
             return Outcome::NotApplied;
         };
+        let mut sent = false;
+        let not_acked = |sent| if sent { Outcome::Unknown } else { Outcome::NotApplied };
         for _hop in 0..3 {
-            let Some(raft) = running.get(&target) else { return Outcome::NotApplied };
+            let Some(raft) = running.get(&target) else { break };
+            let metrics = raft.metrics().borrow().clone();
+            if metrics.state != ServerState::Leader {
+                match metrics.current_leader {
+                    Some(leader) if leader != target => {
+                        target = leader;
+                        continue;
+                    }
+                    _ => break,
+                }
+            }
+            sent = true;
             match tokio::time::timeout(timeout, raft.client_write(command.clone())).await {
                 Ok(Ok(answer)) => return Outcome::Acked(answer.data),
                 Ok(Err(RaftError::APIError(ClientWriteError::ForwardToLeader(to)))) => match to.leader_id {
                     Some(leader) if leader != target => target = leader,
-                    _ => return Outcome::NotApplied,
+                    _ => break,
                 },
                 Ok(Err(RaftError::APIError(ClientWriteError::ChangeMembershipError(e)))) => {
                     panic!("a write is no membership change: {e}")
@@ -76,7 +95,7 @@ impl Client {
                 Ok(Err(RaftError::Fatal(_))) | Err(_) => return Outcome::Unknown,
             }
         }
-        Outcome::NotApplied
+        not_acked(sent)
     }
 
     /// Write until a leader acknowledges. Every command the tests retry this way is
