@@ -137,11 +137,26 @@ impl Cluster {
     /// Wait until every node of `ids` has applied the log up to `index`.
     pub async fn wait_applied(&self, ids: &[NodeId], index: u64, timeout: Duration) {
         for &id in ids {
-            self.raft(id)
+            let raft = self.raft(id);
+            let waited = raft
                 .wait(Some(timeout))
                 .applied_index_at_least(Some(index), format!("node {id} applies up to {index}"))
-                .await
-                .unwrap();
+                .await;
+            if let Err(e) = waited {
+                let m = raft.metrics().borrow().clone();
+                panic!(
+                    "{e}: node {id} is {:?} in term {} (leader {:?}), running: {:?}; log up to {:?}, applied {:?}, \
+                     snapshot {:?}, purged {:?}",
+                    m.state,
+                    m.current_term,
+                    m.current_leader,
+                    m.running_state,
+                    m.last_log_index,
+                    m.last_applied,
+                    m.snapshot,
+                    m.purged
+                );
+            }
         }
     }
 

@@ -152,7 +152,7 @@ impl Acked {
 /// A read no write explains, with what the history holds around it: the write of its value
 /// and the acknowledged writes that ended before the read started, latest first (times in
 /// ms from the read's start).
-fn explain_read(r: &Read, writes: &[&Write], by_value: &BTreeMap<(&[u8], &[u8]), &Write>) -> String {
+fn explain_read(r: &Read, writes: &[&Write], by_value: &BTreeMap<(&[u8], &[u8]), &Write>, t0: Instant) -> String {
     let ms = |t: Instant| {
         if t >= r.start {
             (t - r.start).as_secs_f64() * 1e3
@@ -170,7 +170,8 @@ fn explain_read(r: &Read, writes: &[&Write], by_value: &BTreeMap<(&[u8], &[u8]),
         )
     };
     let mut text = format!(
-        "a read of {} via node {} served by node {} [0, {:.1}] returned {:?}, which no write explains",
+        "a read at {:.3} s of {} via node {} served by node {} [0, {:.1}] returned {:?}, which no write explains",
+        (r.start - t0).as_secs_f64(),
         String::from_utf8_lossy(&r.key),
         r.via,
         r.served_by,
@@ -189,7 +190,8 @@ fn explain_read(r: &Read, writes: &[&Write], by_value: &BTreeMap<(&[u8], &[u8]),
 }
 
 /// Check every read against the writes; the violations, one line each.
-pub fn check_reads(writes: &[Write], reads: &[Read]) -> Vec<String> {
+/// `t0` is the start of the run, which the violations count time from.
+pub fn check_reads(writes: &[Write], reads: &[Read], t0: Instant) -> Vec<String> {
     let mut by_key: BTreeMap<&[u8], Vec<&Write>> = BTreeMap::new();
     for w in writes {
         by_key.entry(&w.key).or_default().push(w);
@@ -219,7 +221,7 @@ pub fn check_reads(writes: &[Write], reads: &[Read]) -> Vec<String> {
             }
         };
         if !explained {
-            violations.push(explain_read(r, by_key.get(r.key.as_slice()).unwrap_or(&none), &by_value));
+            violations.push(explain_read(r, by_key.get(r.key.as_slice()).unwrap_or(&none), &by_value, t0));
         }
     }
     violations
@@ -299,7 +301,7 @@ mod tests {
         };
         let history =
             [w(Some("a"), 10, 20, ACK()), w(Some("b"), 30, 40, ACK()), w(Some("c"), 50, 60, Outcome::Unknown)];
-        let ok = |r: Read| check_reads(&history, &[r]).is_empty();
+        let ok = |r: Read| check_reads(&history, &[r], t0).is_empty();
         assert!(ok(read(None, 0, 5, t0)), "before any write");
         assert!(ok(read(None, 0, 15, t0)), "overlapping the first write");
         assert!(!ok(read(None, 25, 26, t0)), "after the first write was acknowledged");

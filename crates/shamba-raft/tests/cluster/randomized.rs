@@ -101,7 +101,12 @@ async fn randomized_faults_lose_no_acknowledged_write() {
 
     let (mut killed, mut isolated, mut split_off) = (BTreeSet::new(), BTreeSet::new(), BTreeSet::new());
     let (mut kills, mut crashes, mut isolations, mut splits, mut delays) = (0, 0, 0, 0, 0);
-    let deadline = Instant::now() + Duration::from_secs(secs);
+    let t0 = Instant::now();
+    let deadline = t0 + Duration::from_secs(secs);
+    // What a failed run's timeline needs: each fault, when, and who led.
+    let log = |what: String, leader: Option<NodeId>| {
+        println!("{:8.3} s  {what} (leader before: {leader:?})", t0.elapsed().as_secs_f64())
+    };
     while Instant::now() < deadline {
         tokio::time::sleep(Duration::from_millis(rng.gen_range(100..400))).await;
         let faulty: BTreeSet<NodeId> = killed.iter().chain(&isolated).chain(&split_off).copied().collect();
@@ -114,16 +119,20 @@ async fn randomized_faults_lose_no_acknowledged_write() {
         match rng.gen_range(0..11) {
             0..=1 if faulty.len() < MAX_FAULTY => {
                 // Half the kills cut the power: what the node had not synced is lost.
+                let leader = cluster.leader();
                 if rng.gen_bool(0.5) {
                     cluster.crash(victim).await;
                     crashes += 1;
+                    log(format!("crash {victim}"), leader);
                 } else {
                     cluster.kill(victim).await;
                     kills += 1;
+                    log(format!("kill {victim}"), leader);
                 }
                 killed.insert(victim);
             }
             2..=3 if faulty.len() < MAX_FAULTY => {
+                log(format!("isolate {victim}"), cluster.leader());
                 cluster.router.isolate(victim);
                 isolated.insert(victim);
                 isolations += 1;
@@ -136,6 +145,7 @@ async fn randomized_faults_lose_no_acknowledged_write() {
                 while side.len() < size {
                     side.insert(healthy[rng.gen_range(0..healthy.len())]);
                 }
+                log(format!("split off {side:?}"), cluster.leader());
                 cluster.router.split(&side.iter().copied().collect::<Vec<_>>());
                 split_off = side;
                 splits += 1;
@@ -151,14 +161,17 @@ async fn randomized_faults_lose_no_acknowledged_write() {
                 if let Some(&id) = killed.iter().nth(rng.gen_range(0..killed.len().max(1))) {
                     cluster.restart(id).await;
                     killed.remove(&id);
+                    log(format!("restart {id}"), cluster.leader());
                 }
                 if let Some(&id) = isolated.iter().nth(rng.gen_range(0..isolated.len().max(1))) {
                     cluster.router.reconnect(id);
                     isolated.remove(&id);
+                    log(format!("reconnect {id}"), cluster.leader());
                 }
                 if !split_off.is_empty() {
                     cluster.router.join();
                     split_off.clear();
+                    log("end the split".into(), cluster.leader());
                 }
             }
         }
@@ -187,7 +200,7 @@ async fn randomized_faults_lose_no_acknowledged_write() {
     let installed: u64 = NODES.into_iter().map(|id| cluster.router.snapshot_chunks(id).last_chunks).sum();
     println!("{} linearizable reads answered; {installed} snapshots installed", reads.len());
     let mut violations = check(&history, &data);
-    violations.extend(check_reads(&history, &reads));
+    violations.extend(check_reads(&history, &reads, t0));
     assert!(violations.is_empty(), "seed {seed}:\n{}", violations.join("\n"));
     assert!(count(|o| matches!(o, Outcome::Acked(_))) > 0, "seed {seed}: no write acknowledged");
     cluster.stop().await;
