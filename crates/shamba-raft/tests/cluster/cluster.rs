@@ -130,8 +130,17 @@ impl Cluster {
         self.client().write_acked(command, timeout).await
     }
 
+    /// A linearizable read (see [`Client::read`]), tried again for up to 5 seconds while it
+    /// fails: a follower may not know the leader yet, and the leader's confirmation round
+    /// allows one heartbeat interval, which a loaded machine can miss.
     pub async fn read(&self, via: NodeId, keyspace: Option<&str>, key: &[u8]) -> Result<Option<Vec<u8>>, String> {
-        self.client().read(via, keyspace, key).await
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        loop {
+            match self.client().read(via, keyspace, key).await {
+                Err(_) if std::time::Instant::now() < deadline => tokio::time::sleep(Duration::from_millis(20)).await,
+                answer => return answer,
+            }
+        }
     }
 
     /// Wait until every node of `ids` has applied the log up to `index`.
