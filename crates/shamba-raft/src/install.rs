@@ -48,7 +48,7 @@ pub(crate) fn install(shared: &Shared, meta: &Meta, received: File) -> shamba::R
     batch.put_in(&shared.meta, INSTALLING, encode("install marker", &(&name, meta))?);
     shared.db.write_opt(batch, &SYNC)?;
     load(shared, &name, meta)?;
-    snapshot_files::remove_older(shared, &name)
+    snapshot_files::remove_older_and_abandoned(shared, &name)
 }
 
 /// At open: finish the install a crash interrupted, if the marker says one was running.

@@ -28,10 +28,17 @@ pub(crate) fn remove_stale(shared: &Shared) -> shamba::Result<()> {
     remove_except(shared, keep.as_deref(), |_| true)
 }
 
-/// After a new snapshot became current: remove the older snapshot files (files being
-/// received stay).
+/// After a snapshot build made its file current: remove the older snapshot files (files
+/// being received stay: a build runs beside the state machine's other work).
 pub(crate) fn remove_older(shared: &Shared, current: &str) -> shamba::Result<()> {
     remove_except(shared, Some(current), |name| name.ends_with(".snap"))
+}
+
+/// After an install made its file current: remove the older snapshot files and the files
+/// of receptions a leader abandoned (openraft receives and installs in one sequence, so
+/// none is in progress).
+pub(crate) fn remove_older_and_abandoned(shared: &Shared, current: &str) -> shamba::Result<()> {
+    remove_except(shared, Some(current), |name| name.ends_with(".snap") || name.ends_with(".part"))
 }
 
 fn remove_except(shared: &Shared, keep: Option<&str>, remove: impl Fn(&str) -> bool) -> shamba::Result<()> {

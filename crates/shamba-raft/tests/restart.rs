@@ -184,13 +184,20 @@ async fn an_installed_snapshot_replaces_the_state_and_survives_a_drop() {
         let store = open(dir.path());
         let mut sm = store.state_machine();
         sm.apply([entry(1, 1, command(vec![put(None, "stale", "x"), put(Some("users"), "u9", "zed")]))]).await.unwrap();
-        // Received the way openraft does: written into the file begin_receiving_snapshot gave.
+        // A reception a leader abandoned, then one received the way openraft does: written
+        // into the file begin_receiving_snapshot gave.
+        let mut abandoned = sm.begin_receiving_snapshot().await.unwrap();
+        abandoned.write_all(b"the first chunk").await.unwrap();
         let mut received = sm.begin_receiving_snapshot().await.unwrap();
         let bytes = std::fs::read(leader_dir.path().join("snapshots").join(current_file(&leader))).unwrap();
         received.write_all(&bytes).await.unwrap();
         received.flush().await.unwrap();
         sm.install_snapshot(&snap.meta, received).await.unwrap();
         assert_eq!(contents(&store), want);
+        assert_eq!(snapshot_files(&store).len(), 1, "the abandoned reception is removed");
+        // One more abandoned before the drop: the reopen removes it.
+        sm.begin_receiving_snapshot().await.unwrap().write_all(b"half").await.unwrap();
+        assert_eq!(snapshot_files(&store).len(), 2);
     }
     let store = open(dir.path());
     let mut sm = store.state_machine();
