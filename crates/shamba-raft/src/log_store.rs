@@ -1,12 +1,17 @@
 //! The Raft log and vote (`RaftLogReader` + `RaftLogStorage`): entries in `raft_log` under
 //! their big-endian index, the vote and the committed and purged log ids in `raft_meta`.
 //!
-//! Durability: `save_vote` is a synced write. `append` writes without a sync and reports
-//! the entries flushed once the sync thread has synced the write-ahead log (one sync for
-//! every append waiting). `truncate`, `purge` and `save_committed` are not synced: the
-//! database has one write-ahead log, so the next synced write (an append's or a vote's)
+//! Durability: `save_vote` and `save_committed` are synced writes. `append` writes without a
+//! sync and reports the entries flushed once the sync thread has synced the write-ahead log
+//! (one sync for every append waiting). `truncate` and `purge` are not synced: the database
+//! has one write-ahead log, so the next synced write (an append's, a vote's, a commit's)
 //! makes them durable, and a crash before it loses them only together with everything
 //! written after them.
+//!
+//! The committed id is synced because openraft restores a restarted node whose stored vote
+//! is its own committed one as leader at once, and takes its read index from the committed
+//! id it reads back: one lost in a power loss would let the node serve reads older than
+//! writes it acknowledged before the crash (the cluster tests' power-loss read test).
 
 use crate::codec::{self, log_key, COMMITTED, LAST_PURGED, VOTE};
 use crate::error::{self, StorageResult};
@@ -126,7 +131,9 @@ impl RaftLogStorage<TypeConfig> for LogStore {
 
     async fn save_committed(&mut self, committed: Option<LogId<NodeId>>) -> StorageResult<()> {
         let value = encode("committed", &committed).map_err(error::write_logs)?;
-        self.shared.meta.put(COMMITTED, value).map_err(error::write_logs)
+        let mut batch = WriteBatch::new();
+        batch.put_in(&self.shared.meta, COMMITTED, value);
+        self.shared.db.write_opt(batch, &SYNC).map_err(error::write_logs)
     }
 
     async fn read_committed(&mut self) -> StorageResult<Option<LogId<NodeId>>> {
