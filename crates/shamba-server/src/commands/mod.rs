@@ -4,6 +4,7 @@
 
 mod admin;
 pub(crate) mod cluster;
+pub(crate) mod expiry;
 mod info;
 mod keys;
 mod strings;
@@ -67,7 +68,10 @@ pub(super) static TABLE: &[Spec] = &[
     Spec { name: "flushdb", arity: -1, flags: W, keys: (0, 0, 0), group: "server", summary: "Delete every key of the selected database", run: keys::flushdb },
     Spec { name: "flushall", arity: -1, flags: W, keys: (0, 0, 0), group: "server", summary: "Delete every key of every database", run: keys::flushall },
     Spec { name: "get", arity: 2, flags: R, keys: (1, 1, 1), group: "string", summary: "Get a key's value", run: strings::get },
-    Spec { name: "set", arity: -3, flags: W, keys: (1, 1, 1), group: "string", summary: "Set a key (NX, XX, GET)", run: strings::set },
+    Spec { name: "set", arity: -3, flags: W, keys: (1, 1, 1), group: "string", summary: "Set a key (NX, XX, GET, EX, PX, EXAT, PXAT, KEEPTTL)", run: strings::set },
+    Spec { name: "setex", arity: 4, flags: W, keys: (1, 1, 1), group: "string", summary: "Set a key that expires in seconds", run: expiry::setex },
+    Spec { name: "psetex", arity: 4, flags: W, keys: (1, 1, 1), group: "string", summary: "Set a key that expires in milliseconds", run: expiry::psetex },
+    Spec { name: "getex", arity: -2, flags: W, keys: (1, 1, 1), group: "string", summary: "Get a key and set or remove its expiry", run: expiry::getex },
     Spec { name: "getset", arity: 3, flags: W, keys: (1, 1, 1), group: "string", summary: "Set a key, reply its old value", run: strings::getset },
     Spec { name: "mget", arity: -2, flags: R, keys: (1, -1, 1), group: "string", summary: "Get several keys", run: strings::mget },
     Spec { name: "mset", arity: -3, flags: W, keys: (1, -1, 2), group: "string", summary: "Set several keys atomically", run: strings::mset },
@@ -79,6 +83,15 @@ pub(super) static TABLE: &[Spec] = &[
     Spec { name: "strlen", arity: 2, flags: R, keys: (1, 1, 1), group: "string", summary: "Length of a value", run: strings::strlen },
     Spec { name: "del", arity: -2, flags: W, keys: (1, -1, 1), group: "generic", summary: "Delete keys", run: keys::del },
     Spec { name: "unlink", arity: -2, flags: W, keys: (1, -1, 1), group: "generic", summary: "Delete keys (as DEL)", run: keys::del },
+    Spec { name: "expire", arity: -3, flags: W, keys: (1, 1, 1), group: "generic", summary: "Expire a key in seconds (NX, XX, GT, LT)", run: expiry::expire },
+    Spec { name: "pexpire", arity: -3, flags: W, keys: (1, 1, 1), group: "generic", summary: "Expire a key in milliseconds", run: expiry::pexpire },
+    Spec { name: "expireat", arity: -3, flags: W, keys: (1, 1, 1), group: "generic", summary: "Expire a key at a Unix time in seconds", run: expiry::expireat },
+    Spec { name: "pexpireat", arity: -3, flags: W, keys: (1, 1, 1), group: "generic", summary: "Expire a key at a Unix time in milliseconds", run: expiry::pexpireat },
+    Spec { name: "ttl", arity: 2, flags: R, keys: (1, 1, 1), group: "generic", summary: "Seconds left (-1 none, -2 no key)", run: expiry::ttl },
+    Spec { name: "pttl", arity: 2, flags: R, keys: (1, 1, 1), group: "generic", summary: "Milliseconds left (-1 none, -2 no key)", run: expiry::pttl },
+    Spec { name: "expiretime", arity: 2, flags: R, keys: (1, 1, 1), group: "generic", summary: "Deadline as a Unix time in seconds", run: expiry::expiretime },
+    Spec { name: "pexpiretime", arity: 2, flags: R, keys: (1, 1, 1), group: "generic", summary: "Deadline as a Unix time in milliseconds", run: expiry::pexpiretime },
+    Spec { name: "persist", arity: 2, flags: W, keys: (1, 1, 1), group: "generic", summary: "Remove a key's expiry", run: expiry::persist },
     Spec { name: "exists", arity: -2, flags: R, keys: (1, -1, 1), group: "generic", summary: "Count keys that exist", run: keys::exists },
     Spec { name: "type", arity: 2, flags: R, keys: (1, 1, 1), group: "generic", summary: "string or none", run: keys::type_of },
     Spec { name: "scan", arity: -2, flags: RS, keys: (0, 0, 0), group: "generic", summary: "Walk the keys (cursor, MATCH, COUNT)", run: keys::scan },
