@@ -226,7 +226,10 @@ fn expire_with(ctx: &mut Ctx<'_>, args: &Args, unit: Unit, command: &str) -> Rep
     // A persistent key's deadline counts as infinite for GT and LT.
     let allowed = match current {
         None => !conditions.xx && !conditions.gt,
-        Some(d) => !conditions.nx && !(conditions.gt && at <= d) && !(conditions.lt && at >= d),
+        Some(d) => {
+            let refused = conditions.nx || (conditions.gt && at <= d) || (conditions.lt && at >= d);
+            !refused
+        }
     };
     if !allowed {
         return Reply::Int(0);

@@ -7,6 +7,7 @@ pub(crate) mod cluster;
 pub(crate) mod expiry;
 mod info;
 mod keys;
+pub(crate) mod multi;
 mod strings;
 
 use super::reply::Reply;
@@ -62,6 +63,11 @@ pub(super) static TABLE: &[Spec] = &[
     Spec { name: "client", arity: -2, flags: C, keys: (0, 0, 0), group: "connection", summary: "SETNAME, GETNAME, SETINFO, ID", run: admin::client },
     Spec { name: "command", arity: -1, flags: C, keys: (0, 0, 0), group: "server", summary: "Describe the commands", run: admin::command },
     Spec { name: "cluster", arity: -2, flags: &["admin"], keys: (0, 0, 0), group: "cluster", summary: "INFO, ADDNODE id raft-addr, PROMOTE id..., REMOVE id...", run: cluster::cluster },
+    Spec { name: "multi", arity: 1, flags: C, keys: (0, 0, 0), group: "transactions", summary: "Start queuing commands for EXEC", run: multi::multi },
+    Spec { name: "exec", arity: 1, flags: C, keys: (0, 0, 0), group: "transactions", summary: "Run the queued commands atomically (nil when a watched key changed)", run: multi::exec },
+    Spec { name: "discard", arity: 1, flags: C, keys: (0, 0, 0), group: "transactions", summary: "Drop the queued commands", run: multi::discard },
+    Spec { name: "watch", arity: -2, flags: C, keys: (1, -1, 1), group: "transactions", summary: "Make EXEC fail if these keys change", run: multi::watch },
+    Spec { name: "unwatch", arity: 1, flags: C, keys: (0, 0, 0), group: "transactions", summary: "Forget the watched keys", run: multi::unwatch },
     Spec { name: "config", arity: -2, flags: C, keys: (0, 0, 0), group: "server", summary: "CONFIG GET of a few settings", run: admin::config },
     Spec { name: "info", arity: -1, flags: C, keys: (0, 0, 0), group: "server", summary: "Server and engine statistics", run: info::info },
     Spec { name: "dbsize", arity: 1, flags: RS, keys: (0, 0, 0), group: "server", summary: "Count the keys (walks every key)", run: keys::dbsize },
@@ -125,7 +131,11 @@ pub(super) fn dispatch(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
     let Some(name) = args.first() else {
         return Reply::err("empty command");
     };
+    let queuing = ctx.session.multi.is_some();
     let Some(spec) = lookup(name) else {
+        if let Some(q) = &mut ctx.session.multi {
+            q.refused = true;
+        }
         let mut msg = format!("unknown command '{}', with args beginning with:", printable(name));
         for a in args.iter().skip(1).take(8) {
             msg.push_str(&format!(" '{}'", printable(a)));
@@ -134,7 +144,13 @@ pub(super) fn dispatch(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
     };
     let n = args.len() as i64;
     if (spec.arity >= 0 && n != spec.arity) || (spec.arity < 0 && n < -spec.arity) {
+        if let Some(q) = &mut ctx.session.multi {
+            q.refused = true;
+        }
         return wrong_arity(spec.name);
+    }
+    if queuing && !multi::runs_at_once(spec.name) {
+        return multi::queue(ctx, args);
     }
     (spec.run)(ctx, args)
 }
