@@ -75,6 +75,10 @@ fn set_with_a_deadline_expires_and_a_plain_set_clears_it() {
     assert_eq!(run(&srv, s, &format!("SET k v PXAT {}", at * 1000 + 7)), Reply::OK);
     assert_eq!(run(&srv, s, "PEXPIRETIME k"), Reply::Int(at * 1000 + 7));
     assert_eq!(run(&srv, s, "EXPIRETIME nope"), Reply::Int(-2));
+    let Reply::Array(time) = run(&srv, s, "TIME") else { panic!("TIME") };
+    let Some(Reply::Bulk(secs)) = time.first() else { panic!("TIME's seconds") };
+    let secs: i64 = String::from_utf8_lossy(secs).parse().expect("seconds");
+    assert!((secs - now_ms() / 1000).abs() <= 1, "TIME is the clock deadlines are read by");
     assert_eq!(run(&srv, s, "SET p v"), Reply::OK);
     assert_eq!(run(&srv, s, "EXPIRETIME p"), Reply::Int(-1));
 

@@ -68,6 +68,7 @@ pub(super) static TABLE: &[Spec] = &[
     Spec { name: "discard", arity: 1, flags: C, keys: (0, 0, 0), group: "transactions", summary: "Drop the queued commands", run: multi::discard },
     Spec { name: "watch", arity: -2, flags: C, keys: (1, -1, 1), group: "transactions", summary: "Make EXEC fail if these keys change", run: multi::watch },
     Spec { name: "unwatch", arity: 1, flags: C, keys: (0, 0, 0), group: "transactions", summary: "Forget the watched keys", run: multi::unwatch },
+    Spec { name: "time", arity: 1, flags: C, keys: (0, 0, 0), group: "server", summary: "The server's time: seconds, microseconds", run: admin::time },
     Spec { name: "config", arity: -2, flags: C, keys: (0, 0, 0), group: "server", summary: "CONFIG GET of a few settings", run: admin::config },
     Spec { name: "info", arity: -1, flags: C, keys: (0, 0, 0), group: "server", summary: "Server and engine statistics", run: info::info },
     Spec { name: "dbsize", arity: 1, flags: RS, keys: (0, 0, 0), group: "server", summary: "Count the keys (walks every key)", run: keys::dbsize },
