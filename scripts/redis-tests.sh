@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# `shamba serve` driven by Redis's own tools: every command through redis-cli, pipelined
+# `shamba serve` driven by Redis's own tools: every command through redis-cli (expiry and
+# MULTI/EXEC/WATCH among them, a second connection racing WATCH), pipelined
 # input through `redis-cli --pipe`, bad frames through a raw socket, then
 # `redis-benchmark -t set,get,mset -n 100000 -P 16` to completion and its keys read back,
 # SELECT's databases kept apart (keys, DBSIZE, FLUSHDB per database), then SIGTERM and a
@@ -52,7 +53,6 @@ expect 'OK' SET k v1
 expect '"v1"' GET k
 expect '(nil)' SET k v2 NX
 expect '"v1"' SET k v2 XX GET
-expect '(error) ERR expiry is not supported: shamba keys never expire (EX, PX, EXAT, PXAT)' SET k v3 EX 10
 expect '"v2"' GETSET k v4
 expect 'OK' MSET a 1 b 2 c 3
 expect '1) "1"|2) (nil)|3) "3"' MGET a nope c
@@ -112,6 +112,61 @@ expect '"7"' -n 2 GET k
 expect '"v4"' GET k
 expect 'OK' -n 1 SET after-flush yes
 expect '"yes"' -n 1 GET after-flush
+
+# Expiry: SET's options, SETEX, PSETEX, GETEX, EXPIRE and friends, TTL and friends, PERSIST.
+expect 'OK' SET e v EX 100
+expect '(integer) 100' TTL e
+check "PTTL in milliseconds" bash -c "n=\$(redis-cli -p $port PTTL e); [ \$n -gt 99000 ] && [ \$n -le 100000 ]"
+expect 'OK' SET e v2 KEEPTTL
+expect '(integer) 100' TTL e
+expect 'OK' SET e v3
+expect '(integer) -1' TTL e
+expect '(integer) -2' TTL nope
+expect '(error) ERR invalid expire time in '"'"'set'"'"' command' SET e v EX 0
+expect '(error) ERR syntax error' SET e v EX 10 PX 10
+expect 'OK' SET e v EXAT 4102444800
+expect '(integer) 4102444800' EXPIRETIME e
+expect '(integer) 4102444800000' PEXPIRETIME e
+expect '(integer) 1' PERSIST e
+expect '(integer) 0' PERSIST e
+expect '(integer) 1' EXPIRE e 50 NX
+expect '(integer) 0' EXPIRE e 100 NX
+expect '(integer) 1' EXPIRE e 100 GT
+expect '(integer) 0' EXPIRE e 10 GT
+expect '(integer) 1' PEXPIRE e 20000 LT
+expect '(integer) 20' TTL e
+expect '(error) ERR NX and XX, GT or LT options at the same time are not compatible' EXPIRE e 10 NX XX
+expect 'OK' SETEX se 30 v
+expect '(integer) 30' TTL se
+expect '"v"' GETEX se PERSIST
+expect '(integer) -1' TTL se
+expect '"v"' GETEX se EX 40
+expect '(integer) 40' TTL se
+expect 'OK' PSETEX short 100 v
+expect 'OK' SET short2 v PX 100
+expect '(integer) 2' EXISTS short short2
+sleep 0.3
+expect '(nil)' GET short
+expect '(integer) 0' EXISTS short short2
+expect '(empty array)' KEYS 'short*'
+expect '(integer) 1' EXPIRE se -1
+expect '(nil)' GET se
+
+# MULTI/EXEC/DISCARD/WATCH on one connection (redis-cli reading its commands from stdin).
+cli() { redis-cli -p "$port" "$@" | paste -sd' ' -; }
+check "MULTI queues and EXEC runs" test "$(printf 'MULTI\nSET m 1\nINCR m\nGET m\nEXEC\n' | cli)" == "OK QUEUED QUEUED QUEUED OK 2 2"
+check "an error while queuing aborts EXEC" bash -c "printf 'MULTI\nSET m 9\nNOSUCH\nEXEC\nGET m\n' | redis-cli -p $port | grep -q EXECABORT && [ \$(redis-cli -p $port GET m) == 2 ]"
+check "DISCARD drops the queue" test "$(printf 'MULTI\nSET m 9\nDISCARD\nGET m\n' | cli)" == "OK QUEUED OK 2"
+check "WATCH of an unchanged key: EXEC runs" test "$(printf 'WATCH m\nMULTI\nINCR m\nEXEC\n' | cli)" == "OK OK QUEUED 3"
+check "WATCH inside MULTI is refused" bash -c "printf 'MULTI\nWATCH m\nDISCARD\n' | redis-cli -p $port | grep -q 'WATCH inside MULTI is not allowed'"
+# Another connection writes the watched key between WATCH and EXEC: EXEC answers nil.
+(printf 'WATCH m\n'; sleep 0.5; printf 'MULTI\nSET m mine\nEXEC\n') | redis-cli -p "$port" --no-raw >"$tmp/watch.out" &
+watcher=$!
+sleep 0.25
+redis-cli -p "$port" SET m theirs >/dev/null
+wait "$watcher"
+check "WATCH: another connection's write makes EXEC nil" bash -c "tail -1 $tmp/watch.out | grep -q '(nil)'"
+expect '"theirs"' GET m
 
 # Pipelined input: 20000 SETs in RESP through --pipe, its summary checked.
 python3 - "$tmp/pipe.txt" <<'EOF'

@@ -56,13 +56,25 @@ pub struct Session {
     pub(super) db: usize,
     /// Set by QUIT: reply, then close.
     pub(super) closing: bool,
+    /// Between MULTI and EXEC: the commands queued, and whether one was refused while
+    /// queuing (EXEC then aborts).
+    pub(super) multi: Option<Queued>,
+    /// The keys WATCH watches, since the first WATCH (see `commands::multi`).
+    pub(super) watch: Option<commands::multi::Watch>,
+}
+
+/// The commands MULTI queued.
+#[derive(Debug, Default)]
+pub(super) struct Queued {
+    pub(super) commands: Vec<Vec<Vec<u8>>>,
+    pub(super) refused: bool,
 }
 
 impl Session {
     /// A new client's session, numbered `id` (what `CLIENT ID` and `HELLO` report): RESP2,
     /// no name, database 0.
     pub fn new(id: u64) -> Session {
-        Session { id, proto: Protocol::Resp2, name: None, db: 0, closing: false }
+        Session { id, proto: Protocol::Resp2, name: None, db: 0, closing: false, multi: None, watch: None }
     }
 
     /// The protocol its replies are written in.
@@ -85,6 +97,8 @@ impl Session {
 pub(super) struct Ctx<'a> {
     pub(super) server: &'a Server,
     pub(super) session: &'a mut Session,
+    /// EXEC's transaction, while EXEC runs the queue.
+    pub(super) tx: Option<&'a shamba::Transaction>,
 }
 
 impl<'a> Ctx<'a> {
@@ -92,7 +106,10 @@ impl<'a> Ctx<'a> {
     /// had (SELECT made it, so only a database closed under it fails here).
     pub(super) fn selected(&self) -> Result<Selected<'a>, Reply> {
         match self.server.store.select(self.session.db) {
-            Some(Ok(s)) => Ok(s),
+            Some(Ok(s)) => Ok(match self.tx {
+                Some(tx) => s.in_transaction(tx),
+                None => s,
+            }),
             Some(Err(e)) => Err(commands::engine_error(e)),
             None => Err(Reply::err("DB index is out of range")),
         }
@@ -110,7 +127,7 @@ impl Server {
     /// command; every failure is an error [`Reply`]. Counted in INFO's
     /// `total_commands_processed`.
     pub fn execute(&self, session: &mut Session, request: &[Vec<u8>]) -> Reply {
-        let reply = commands::dispatch(&mut Ctx { server: self, session }, request);
+        let reply = commands::dispatch(&mut Ctx { server: self, session, tx: None }, request);
         ServerCounters::add(&self.counters.commands, 1);
         reply
     }
@@ -126,7 +143,7 @@ impl Server {
                 if args.is_empty() {
                     continue;
                 }
-                commands::dispatch(&mut Ctx { server: self, session }, &args).encode(session.proto, out);
+                commands::dispatch(&mut Ctx { server: self, session, tx: None }, &args).encode(session.proto, out);
                 ran += 1;
                 if session.closing {
                     break;
@@ -143,7 +160,7 @@ impl Server {
         let mut requests = requests.into_iter().filter(|a| !a.is_empty()).peekable();
         while let Some(args) = requests.next() {
             if route(&args) == Route::Here {
-                commands::dispatch(&mut Ctx { server: self, session }, &args).encode(session.proto, out);
+                commands::dispatch(&mut Ctx { server: self, session, tx: None }, &args).encode(session.proto, out);
                 ran += 1;
                 if session.closing {
                     break;
@@ -196,13 +213,13 @@ impl Server {
             }
             let reply = if route(&args) == Route::Leader(true) {
                 match barrier.get_or_insert_with(|| node.read_barrier().map_err(|e| e.to_string())) {
-                    Ok(term) => {
-                        crate::Cluster::in_term(*term, || commands::dispatch(&mut Ctx { server: self, session }, &args))
-                    }
+                    Ok(term) => crate::Cluster::in_term(*term, || {
+                        commands::dispatch(&mut Ctx { server: self, session, tx: None }, &args)
+                    }),
                     Err(e) => Reply::Error(e.clone()),
                 }
             } else {
-                commands::dispatch(&mut Ctx { server: self, session }, &args)
+                commands::dispatch(&mut Ctx { server: self, session, tx: None }, &args)
             };
             reply.encode(session.proto, out);
             ran += 1;

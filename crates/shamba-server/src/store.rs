@@ -18,10 +18,11 @@ use super::cluster::{Cluster, ClusterError};
 use super::databases::{keyspace_name, Databases};
 use super::durability::{SyncMode, WriteTracker};
 use parking_lot::{Mutex, MutexGuard};
-use shamba::{Db, DbIterator, Keyspace, Readable, Stats, WriteBatch, WriteOptions};
+use shamba::{Db, DbIterator, Keyspace, Readable, Stats, Transaction, Ttl, WriteBatch, WriteOptions};
 use shamba_raft::{Command, Op};
 use std::hash::{BuildHasher, BuildHasherDefault, DefaultHasher};
 use std::sync::Arc;
+use std::time::SystemTime;
 
 /// Stripes of the key locks: enough that unrelated keys rarely share one.
 const STRIPES: usize = 1024;
@@ -66,7 +67,33 @@ pub struct Batch {
 enum BatchInner {
     Local(WriteBatch),
     Replicated(Vec<Op>),
+    /// The writes of a command queued by MULTI, applied to EXEC's transaction.
+    InTransaction(Vec<TxOp>),
+    /// A write a replicated store cannot carry (a put that expires): refused by `write`.
+    Refused(&'static str),
 }
+
+/// One write of a command run by EXEC, for its transaction.
+enum TxOp {
+    Put { ks: Keyspace, key: Vec<u8>, value: Vec<u8>, expires: Option<SystemTime> },
+    Delete { ks: Keyspace, key: Vec<u8> },
+    DeleteAll { ks: Keyspace },
+}
+
+impl TxOp {
+    fn apply(self, tx: &Transaction) -> shamba::Result<()> {
+        match self {
+            TxOp::Put { ks, key, value, expires: None } => tx.keyspace(&ks).put(key, value),
+            TxOp::Put { ks, key, value, expires: Some(at) } => tx.keyspace(&ks).put_with_expiry(key, value, at),
+            TxOp::Delete { ks, key } => tx.keyspace(&ks).delete(key),
+            TxOp::DeleteAll { ks } => tx.keyspace(&ks).delete_range::<&[u8], _>(..),
+        }
+    }
+}
+
+/// What a command run in cluster mode answers when it would give a key a deadline.
+pub(crate) const NO_EXPIRY_IN_CLUSTER: &str =
+    "expiry is not supported in cluster mode (keys of a replicated store never expire)";
 
 impl Batch {
     /// Add a put of `key` in database `db`.
@@ -78,6 +105,25 @@ impl Batch {
             BatchInner::Replicated(ops) => {
                 ops.push(Op::Put { keyspace: op_keyspace(db.index), key: key.to_vec(), value: value.to_vec() })
             }
+            BatchInner::InTransaction(ops) => {
+                ops.push(TxOp::Put { ks: db.ks.clone(), key: key.to_vec(), value: value.to_vec(), expires: None })
+            }
+            BatchInner::Refused(_) => {}
+        }
+    }
+
+    /// Add a put of `key` in database `db` that expires at `at` (a time already past: a
+    /// key no read finds). A replicated store refuses the batch (see `cluster`).
+    pub fn put_expiring(&mut self, db: &Selected<'_>, key: &[u8], value: &[u8], at: SystemTime) {
+        match &mut self.inner {
+            BatchInner::Local(b) => {
+                b.put_with_expiry_in(db.ks, key, value, at);
+            }
+            BatchInner::Replicated(_) => self.inner = BatchInner::Refused(NO_EXPIRY_IN_CLUSTER),
+            BatchInner::InTransaction(ops) => {
+                ops.push(TxOp::Put { ks: db.ks.clone(), key: key.to_vec(), value: value.to_vec(), expires: Some(at) })
+            }
+            BatchInner::Refused(_) => {}
         }
     }
 
@@ -88,6 +134,8 @@ impl Batch {
                 b.delete_in(db.ks, key);
             }
             BatchInner::Replicated(ops) => ops.push(Op::Delete { keyspace: op_keyspace(db.index), key: key.to_vec() }),
+            BatchInner::InTransaction(ops) => ops.push(TxOp::Delete { ks: db.ks.clone(), key: key.to_vec() }),
+            BatchInner::Refused(_) => {}
         }
     }
 
@@ -104,6 +152,8 @@ impl Batch {
                 ops.push(Op::DeleteRange { keyspace: op_keyspace(index), start: Vec::new(), end: last.clone() });
                 ops.push(Op::Delete { keyspace: op_keyspace(index), key: last });
             }
+            BatchInner::InTransaction(ops) => ops.push(TxOp::DeleteAll { ks: ks.clone() }),
+            BatchInner::Refused(_) => {}
         }
     }
 
@@ -112,6 +162,9 @@ impl Batch {
         match &self.inner {
             BatchInner::Local(b) => b.len(),
             BatchInner::Replicated(ops) => ops.len(),
+            BatchInner::InTransaction(ops) => ops.len(),
+            // Not empty: `write` must see it to refuse it.
+            BatchInner::Refused(_) => 1,
         }
     }
 
@@ -137,6 +190,9 @@ pub struct Selected<'a> {
     store: &'a Store,
     index: usize,
     ks: &'a Keyspace,
+    /// EXEC's transaction, when the command runs in one: reads go through it (seeing the
+    /// queue's earlier writes), writes are buffered in it, and the keys are already locked.
+    tx: Option<&'a Transaction>,
 }
 
 impl Store {
@@ -219,7 +275,7 @@ impl Store {
     /// As [`Db::keyspace`] when database `index` must be created (a database made read-only
     /// by a background error, say).
     pub fn select(&self, index: usize) -> Option<shamba::Result<Selected<'_>>> {
-        Some(self.databases.get(index)?.map(|ks| Selected { store: self, index, ks }))
+        Some(self.databases.get(index)?.map(|ks| Selected { store: self, index, ks, tx: None }))
     }
 
     /// When its writes reach the disk.
@@ -268,6 +324,10 @@ impl Store {
             }
             (BatchInner::Replicated(_), None) => {
                 Err(ClusterError::Failed("a replicated batch given to a local store".into()).into())
+            }
+            (BatchInner::Refused(why), _) => Err(shamba::Error::InvalidArgument(why.to_string()).into()),
+            (BatchInner::InTransaction(_), _) => {
+                Err(ClusterError::Failed("a transaction's batch written outside its transaction".into()).into())
             }
         }
     }
@@ -334,21 +394,55 @@ impl<'a> Selected<'a> {
         self.ks
     }
 
-    /// Lock the stripes of `keys` in this database (in stripe order, each once).
-    pub fn lock<'k>(&self, keys: impl IntoIterator<Item = &'k [u8]>) -> KeyLocks<'a> {
-        let mut idx: Vec<usize> = keys.into_iter().map(|k| Store::stripe(self.index, k)).collect();
-        idx.sort_unstable();
-        idx.dedup();
-        KeyLocks { _guards: idx.into_iter().filter_map(|i| self.store.stripes.get(i)).map(|m| m.lock()).collect() }
+    /// This database as a command run by EXEC sees it: through `tx`, its keys locked
+    /// already by EXEC.
+    pub(crate) fn in_transaction(self, tx: &'a Transaction) -> Selected<'a> {
+        Selected { tx: Some(tx), ..self }
     }
 
+    /// Lock the stripes of `keys` in this database (in stripe order, each once). Inside
+    /// EXEC, a no-op: EXEC holds the locks of every key its queue names.
+    pub fn lock<'k>(&self, keys: impl IntoIterator<Item = &'k [u8]>) -> KeyLocks<'a> {
+        if self.tx.is_some() {
+            return KeyLocks { _guards: Vec::new() };
+        }
+        self.store.lock_stripes(keys.into_iter().map(|k| (self.index, k)))
+    }
+}
+
+impl Store {
+    /// Lock the stripes of `keys` (database, key), in stripe order, each once.
+    pub(crate) fn lock_stripes<'k>(&self, keys: impl IntoIterator<Item = (usize, &'k [u8])>) -> KeyLocks<'_> {
+        let mut idx: Vec<usize> = keys.into_iter().map(|(db, k)| Store::stripe(db, k)).collect();
+        idx.sort_unstable();
+        idx.dedup();
+        KeyLocks { _guards: idx.into_iter().filter_map(|i| self.stripes.get(i)).map(|m| m.lock()).collect() }
+    }
+}
+
+impl<'a> Selected<'a> {
     /// The value of `key`.
     ///
     /// # Errors
     ///
     /// As [`Keyspace::get`].
     pub fn get(&self, key: &[u8]) -> shamba::Result<Option<Vec<u8>>> {
-        self.ks.get(key)
+        match self.tx {
+            Some(tx) => tx.keyspace(self.ks).get(key),
+            None => self.ks.get(key),
+        }
+    }
+
+    /// The time to live of `key` (absent, persistent, or what remains).
+    ///
+    /// # Errors
+    ///
+    /// As [`Readable::ttl`].
+    pub fn ttl(&self, key: &[u8]) -> shamba::Result<Ttl> {
+        match self.tx {
+            Some(tx) => tx.keyspace(self.ks).ttl(key),
+            None => self.ks.ttl(key),
+        }
     }
 
     /// Values of `keys`, in order, by one `multi_get` (every multi-key read: MGET,
@@ -359,17 +453,26 @@ impl<'a> Selected<'a> {
     /// The first error of [`Keyspace::multi_get`].
     pub fn get_many<'k>(&self, keys: impl IntoIterator<Item = &'k [u8]>) -> shamba::Result<Vec<Option<Vec<u8>>>> {
         let keys: Vec<&[u8]> = keys.into_iter().collect();
-        self.ks.multi_get(&keys).into_iter().collect()
+        match self.tx {
+            Some(tx) => tx.keyspace(self.ks).multi_get(&keys).into_iter().collect(),
+            None => self.ks.multi_get(&keys).into_iter().collect(),
+        }
     }
 
     /// The pairs whose keys start with `prefix`.
     pub fn prefix(&self, prefix: &[u8]) -> DbIterator {
-        self.ks.prefix(prefix)
+        match self.tx {
+            Some(tx) => tx.keyspace(self.ks).prefix(prefix),
+            None => self.ks.prefix(prefix),
+        }
     }
 
     /// An empty batch of writes ([`Batch::put`], [`Batch::delete`]).
     pub fn batch(&self) -> Batch {
-        self.store.batch()
+        match self.tx {
+            Some(_) => Batch { inner: BatchInner::InTransaction(Vec::new()) },
+            None => self.store.batch(),
+        }
     }
 
     /// Write `batch` (already under its keys' locks) with the server's durability.
@@ -378,7 +481,15 @@ impl<'a> Selected<'a> {
     ///
     /// As [`Store::write`].
     pub fn write(&self, batch: Batch) -> Result<(), WriteError> {
-        self.store.write(batch)
+        match (self.tx, batch.inner) {
+            (Some(tx), BatchInner::InTransaction(ops)) => {
+                for op in ops {
+                    op.apply(tx)?;
+                }
+                Ok(())
+            }
+            (_, inner) => self.store.write(Batch { inner }),
+        }
     }
 
     /// Add the delete of every key of this database to `batch`: one range delete.

@@ -112,6 +112,15 @@ fn three_nodes_replicate_forward_and_fail_over() {
     assert_eq!(call(follower, "SET b 2"), "+OK", "a follower forwards a write");
     assert_eq!(call(follower, "INCR a"), ":2", "and a read-modify-write");
     assert_eq!(call(follower, "SET a 9 NX"), "(nil)");
+    // Expiry and MULTI/WATCH are refused in cluster mode, naming it; TTL reads -1.
+    let no_expiry = "-ERR expiry is not supported in cluster mode";
+    assert!(call(follower, "SET e v EX 10").starts_with(no_expiry));
+    assert!(call(leader_addr, "EXPIRE a 10").starts_with(no_expiry));
+    assert!(call(follower, "SETEX e 10 v").starts_with(no_expiry));
+    assert_eq!(call(follower, "GET e"), "(nil)", "nothing was written");
+    assert_eq!(call(follower, "TTL a"), ":-1");
+    assert_eq!(call(follower, "MULTI"), "-ERR MULTI is not supported in cluster mode");
+    assert_eq!(call(leader_addr, "WATCH a"), "-ERR WATCH is not supported in cluster mode");
     assert_eq!(call(leader_addr, "DEL b nope"), ":1");
     for n in &nodes {
         assert_eq!(call(n.redis, "GET a"), "2", "every node reads the last write");

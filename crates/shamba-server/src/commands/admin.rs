@@ -23,6 +23,12 @@ pub(super) fn echo(_ctx: &mut Ctx<'_>, args: &Args) -> Reply {
     Reply::Bulk(arg(args, 1).to_vec())
 }
 
+/// TIME: the server's clock (the one deadlines are read by), seconds and microseconds.
+pub(super) fn time(_ctx: &mut Ctx<'_>, _args: &Args) -> Reply {
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+    Reply::Array(vec![Reply::text_bulk(now.as_secs().to_string()), Reply::text_bulk(now.subsec_micros().to_string())])
+}
+
 /// HELLO [protover [AUTH user pass] [SETNAME name]]: switch protocol, describe the server.
 pub(super) fn hello(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
     let mut proto = ctx.session.proto;

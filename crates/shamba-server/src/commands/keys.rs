@@ -196,6 +196,20 @@ pub(super) fn flushall(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
         return r;
     }
     let store = &ctx.server.store;
+    if let Some(tx) = ctx.tx {
+        // Inside EXEC: into its transaction, database by database.
+        for (index, _) in store.databases().existing() {
+            if let Some(Ok(db)) = store.select(index) {
+                let db = db.in_transaction(tx);
+                let mut batch = db.batch();
+                db.delete_all(&mut batch);
+                if let Err(e) = db.write(batch) {
+                    return engine_error(e);
+                }
+            }
+        }
+        return Reply::OK;
+    }
     let mut batch = store.batch();
     for (index, ks) in store.databases().existing() {
         store.delete_all(&mut batch, index, ks);

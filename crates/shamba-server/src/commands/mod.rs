@@ -4,8 +4,10 @@
 
 mod admin;
 pub(crate) mod cluster;
+pub(crate) mod expiry;
 mod info;
 mod keys;
+pub(crate) mod multi;
 mod strings;
 
 use super::reply::Reply;
@@ -61,13 +63,22 @@ pub(super) static TABLE: &[Spec] = &[
     Spec { name: "client", arity: -2, flags: C, keys: (0, 0, 0), group: "connection", summary: "SETNAME, GETNAME, SETINFO, ID", run: admin::client },
     Spec { name: "command", arity: -1, flags: C, keys: (0, 0, 0), group: "server", summary: "Describe the commands", run: admin::command },
     Spec { name: "cluster", arity: -2, flags: &["admin"], keys: (0, 0, 0), group: "cluster", summary: "INFO, ADDNODE id raft-addr, PROMOTE id..., REMOVE id...", run: cluster::cluster },
+    Spec { name: "multi", arity: 1, flags: C, keys: (0, 0, 0), group: "transactions", summary: "Start queuing commands for EXEC", run: multi::multi },
+    Spec { name: "exec", arity: 1, flags: C, keys: (0, 0, 0), group: "transactions", summary: "Run the queued commands atomically (nil when a watched key changed)", run: multi::exec },
+    Spec { name: "discard", arity: 1, flags: C, keys: (0, 0, 0), group: "transactions", summary: "Drop the queued commands", run: multi::discard },
+    Spec { name: "watch", arity: -2, flags: C, keys: (1, -1, 1), group: "transactions", summary: "Make EXEC fail if these keys change", run: multi::watch },
+    Spec { name: "unwatch", arity: 1, flags: C, keys: (0, 0, 0), group: "transactions", summary: "Forget the watched keys", run: multi::unwatch },
+    Spec { name: "time", arity: 1, flags: C, keys: (0, 0, 0), group: "server", summary: "The server's time: seconds, microseconds", run: admin::time },
     Spec { name: "config", arity: -2, flags: C, keys: (0, 0, 0), group: "server", summary: "CONFIG GET of a few settings", run: admin::config },
     Spec { name: "info", arity: -1, flags: C, keys: (0, 0, 0), group: "server", summary: "Server and engine statistics", run: info::info },
     Spec { name: "dbsize", arity: 1, flags: RS, keys: (0, 0, 0), group: "server", summary: "Count the keys (walks every key)", run: keys::dbsize },
     Spec { name: "flushdb", arity: -1, flags: W, keys: (0, 0, 0), group: "server", summary: "Delete every key of the selected database", run: keys::flushdb },
     Spec { name: "flushall", arity: -1, flags: W, keys: (0, 0, 0), group: "server", summary: "Delete every key of every database", run: keys::flushall },
     Spec { name: "get", arity: 2, flags: R, keys: (1, 1, 1), group: "string", summary: "Get a key's value", run: strings::get },
-    Spec { name: "set", arity: -3, flags: W, keys: (1, 1, 1), group: "string", summary: "Set a key (NX, XX, GET)", run: strings::set },
+    Spec { name: "set", arity: -3, flags: W, keys: (1, 1, 1), group: "string", summary: "Set a key (NX, XX, GET, EX, PX, EXAT, PXAT, KEEPTTL)", run: strings::set },
+    Spec { name: "setex", arity: 4, flags: W, keys: (1, 1, 1), group: "string", summary: "Set a key that expires in seconds", run: expiry::setex },
+    Spec { name: "psetex", arity: 4, flags: W, keys: (1, 1, 1), group: "string", summary: "Set a key that expires in milliseconds", run: expiry::psetex },
+    Spec { name: "getex", arity: -2, flags: W, keys: (1, 1, 1), group: "string", summary: "Get a key and set or remove its expiry", run: expiry::getex },
     Spec { name: "getset", arity: 3, flags: W, keys: (1, 1, 1), group: "string", summary: "Set a key, reply its old value", run: strings::getset },
     Spec { name: "mget", arity: -2, flags: R, keys: (1, -1, 1), group: "string", summary: "Get several keys", run: strings::mget },
     Spec { name: "mset", arity: -3, flags: W, keys: (1, -1, 2), group: "string", summary: "Set several keys atomically", run: strings::mset },
@@ -79,6 +90,15 @@ pub(super) static TABLE: &[Spec] = &[
     Spec { name: "strlen", arity: 2, flags: R, keys: (1, 1, 1), group: "string", summary: "Length of a value", run: strings::strlen },
     Spec { name: "del", arity: -2, flags: W, keys: (1, -1, 1), group: "generic", summary: "Delete keys", run: keys::del },
     Spec { name: "unlink", arity: -2, flags: W, keys: (1, -1, 1), group: "generic", summary: "Delete keys (as DEL)", run: keys::del },
+    Spec { name: "expire", arity: -3, flags: W, keys: (1, 1, 1), group: "generic", summary: "Expire a key in seconds (NX, XX, GT, LT)", run: expiry::expire },
+    Spec { name: "pexpire", arity: -3, flags: W, keys: (1, 1, 1), group: "generic", summary: "Expire a key in milliseconds", run: expiry::pexpire },
+    Spec { name: "expireat", arity: -3, flags: W, keys: (1, 1, 1), group: "generic", summary: "Expire a key at a Unix time in seconds", run: expiry::expireat },
+    Spec { name: "pexpireat", arity: -3, flags: W, keys: (1, 1, 1), group: "generic", summary: "Expire a key at a Unix time in milliseconds", run: expiry::pexpireat },
+    Spec { name: "ttl", arity: 2, flags: R, keys: (1, 1, 1), group: "generic", summary: "Seconds left (-1 none, -2 no key)", run: expiry::ttl },
+    Spec { name: "pttl", arity: 2, flags: R, keys: (1, 1, 1), group: "generic", summary: "Milliseconds left (-1 none, -2 no key)", run: expiry::pttl },
+    Spec { name: "expiretime", arity: 2, flags: R, keys: (1, 1, 1), group: "generic", summary: "Deadline as a Unix time in seconds", run: expiry::expiretime },
+    Spec { name: "pexpiretime", arity: 2, flags: R, keys: (1, 1, 1), group: "generic", summary: "Deadline as a Unix time in milliseconds", run: expiry::pexpiretime },
+    Spec { name: "persist", arity: 2, flags: W, keys: (1, 1, 1), group: "generic", summary: "Remove a key's expiry", run: expiry::persist },
     Spec { name: "exists", arity: -2, flags: R, keys: (1, -1, 1), group: "generic", summary: "Count keys that exist", run: keys::exists },
     Spec { name: "type", arity: 2, flags: R, keys: (1, 1, 1), group: "generic", summary: "string or none", run: keys::type_of },
     Spec { name: "scan", arity: -2, flags: RS, keys: (0, 0, 0), group: "generic", summary: "Walk the keys (cursor, MATCH, COUNT)", run: keys::scan },
@@ -112,7 +132,11 @@ pub(super) fn dispatch(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
     let Some(name) = args.first() else {
         return Reply::err("empty command");
     };
+    let queuing = ctx.session.multi.is_some();
     let Some(spec) = lookup(name) else {
+        if let Some(q) = &mut ctx.session.multi {
+            q.refused = true;
+        }
         let mut msg = format!("unknown command '{}', with args beginning with:", printable(name));
         for a in args.iter().skip(1).take(8) {
             msg.push_str(&format!(" '{}'", printable(a)));
@@ -121,7 +145,13 @@ pub(super) fn dispatch(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
     };
     let n = args.len() as i64;
     if (spec.arity >= 0 && n != spec.arity) || (spec.arity < 0 && n < -spec.arity) {
+        if let Some(q) = &mut ctx.session.multi {
+            q.refused = true;
+        }
         return wrong_arity(spec.name);
+    }
+    if queuing && !multi::runs_at_once(spec.name) {
+        return multi::queue(ctx, args);
     }
     (spec.run)(ctx, args)
 }

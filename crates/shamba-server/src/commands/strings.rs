@@ -1,6 +1,7 @@
-//! String commands: GET, SET, GETSET, MGET, MSET, INCR and friends, APPEND, STRLEN.
+//! String commands: GET, SET (with its expiry options, see `expiry`), GETSET, MGET, MSET, INCR and friends, APPEND, STRLEN.
 //! Every write holds its keys' stripe locks from read to write (see `store`).
 
+use super::expiry::{deadline_of, refuse_in_cluster, time_of, Unit};
 use super::{arg, engine_error, is, not_an_integer, parse_int, selected, syntax_error, wrong_arity, Args};
 use crate::reply::Reply;
 use crate::session::Ctx;
@@ -19,6 +20,9 @@ struct SetOptions {
     nx: bool,
     xx: bool,
     get: bool,
+    keep_ttl: bool,
+    /// EX, PX, EXAT or PXAT: the deadline, ms since the epoch.
+    expires: Option<i64>,
 }
 
 fn parse_set_options(words: &Args) -> Result<SetOptions, Reply> {
@@ -31,13 +35,11 @@ fn parse_set_options(words: &Args) -> Result<SetOptions, Reply> {
             o.xx = true;
         } else if is(w, "GET") {
             o.get = true;
-        } else if is(w, "KEEPTTL") {
-            // No key has a time to live, so keeping it is exactly what happens.
-        } else if ["EX", "PX", "EXAT", "PXAT"].iter().any(|e| is(w, e)) {
-            if words.get(i + 1).is_none() {
-                return Err(syntax_error());
-            }
-            return Err(Reply::err("expiry is not supported: shamba keys never expire (EX, PX, EXAT, PXAT)"));
+        } else if is(w, "KEEPTTL") && o.expires.is_none() {
+            o.keep_ttl = true;
+        } else if let (Some(unit), Some(n), false, None) = (Unit::of(w), words.get(i + 1), o.keep_ttl, o.expires) {
+            o.expires = Some(unit.deadline(n, "set")?);
+            i += 1;
         } else {
             return Err(syntax_error());
         }
@@ -46,11 +48,18 @@ fn parse_set_options(words: &Args) -> Result<SetOptions, Reply> {
     Ok(o)
 }
 
+/// SET key value [NX|XX] [GET] [EX n|PX n|EXAT t|PXAT t|KEEPTTL]: a SET without KEEPTTL
+/// clears the key's deadline, as in Redis.
 pub(super) fn set(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
     let opts = match parse_set_options(args.get(3..).unwrap_or_default()) {
         Ok(o) => o,
         Err(r) => return r,
     };
+    if opts.expires.is_some() {
+        if let Err(r) = refuse_in_cluster(ctx) {
+            return r;
+        }
+    }
     let (key, value) = (arg(args, 1), arg(args, 2));
     let db = selected!(ctx);
     let _lock = db.lock([key]);
@@ -64,7 +73,21 @@ pub(super) fn set(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
     };
     let allowed = !(opts.nx && old.is_some() || opts.xx && old.is_none());
     if allowed {
-        if let Err(e) = db.put(key, value) {
+        let expires = match (opts.expires, opts.keep_ttl) {
+            (Some(at), _) => Some(at),
+            (None, true) => match deadline_of(&db, key) {
+                Ok(Ok(d)) => d,
+                Ok(Err(())) => None,
+                Err(e) => return engine_error(e),
+            },
+            (None, false) => None,
+        };
+        let mut b = db.batch();
+        match expires {
+            Some(at) => b.put_expiring(&db, key, value, time_of(at)),
+            None => b.put(&db, key, value),
+        }
+        if let Err(e) = db.write(b) {
             return engine_error(e);
         }
     }
