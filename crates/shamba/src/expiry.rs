@@ -29,9 +29,11 @@ pub trait Clock: Send + Sync {
     fn now(&self) -> SystemTime;
 }
 
+// Not the time: `Options`' Debug text must be the same for the same options (the lab keys
+// its store of loaded trees by it), and a clock's reading changes every call.
 impl fmt::Debug for dyn Clock {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "Clock(now: {:?})", self.now())
+        f.write_str("Clock")
     }
 }
 
