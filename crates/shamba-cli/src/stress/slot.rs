@@ -308,6 +308,15 @@ mod tests {
     }
 
     #[test]
+    fn settling_keeps_the_deadline_of_the_write_that_won() {
+        let s = Slot::settled_until(Some(Write::Put(3)), Some(1_000)).with_pending_until(Write::Put(3), None);
+        assert_eq!(s.landed(), Slot::settled_until(Some(Write::Put(3)), None), "a persist that landed");
+        assert_eq!(s.unwound(), Slot::settled_until(Some(Write::Put(3)), Some(1_000)), "one that did not");
+        let quiet = Slot::settled_until(Some(Write::Put(3)), Some(1_000));
+        assert_eq!(quiet.landed(), quiet);
+    }
+
+    #[test]
     fn an_expiring_put_is_found_before_its_deadline_and_not_after_with_slack_between() {
         let s = Slot::settled_until(Some(Write::Put(4)), Some(1_000));
         let at = |from, to| Window { from, to };
