@@ -84,12 +84,20 @@ pub fn verify_all(db: &Db, state: &ExpectedState, backward: bool, out: &Divergen
                         (true, false) => op.lost.push(index),
                         _ => {}
                     }
-                    landed_on[index as usize] = (by_last != by_pending).then_some(by_pending);
-                } else if slot.last_until != slot.pending_until {
-                    landed_on[index as usize] = deadline_landed(ks, index, &slot, s, out)?;
-                } else {
-                    landed_on[index as usize] = Some(true);
                 }
+                // What was read tells, when only one of the two states explains it (an
+                // `expire` in flight whose deadline has passed, on a key that had none:
+                // absent says it landed); else, for an `expire` or `persist`, the time to
+                // live does; else its op's other keys do (below).
+                landed_on[index as usize] = if by_last != by_pending {
+                    Some(by_pending)
+                } else if p.outcome() != slot.value() {
+                    None
+                } else if slot.last_until != slot.pending_until {
+                    deadline_landed(ks, index, &slot, s, out)?
+                } else {
+                    Some(true)
+                };
             }
             _ => {
                 out.record(Divergence::key(index, format!("get found {found}, expected {slot}, read within {w:?}")));
@@ -232,4 +240,32 @@ fn scan_matches(
     }
     missing_before(holds.len(), &mut next, out);
     Ok(pairs)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::expiry::time_of;
+    use super::super::slot::{now_ms, Write};
+    use super::super::values::value_of;
+    use super::*;
+
+    #[test]
+    fn an_expire_cut_off_and_since_past_its_deadline_is_settled_as_landed() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Db::open(dir.path().join("db"), shamba::Options::default()).unwrap();
+        let state = ExpectedState::create(&dir.path().join("state"), 1, 1).unwrap();
+        // Key 0 held value id 5 without a deadline; an `expire` to 30 ms from now was in
+        // flight when the process died, and it landed.
+        let deadline = now_ms() + 30;
+        db.put_with_expiry(key_of(0), value_of(0, 5), time_of(deadline)).unwrap();
+        let slot = Slot::settled(Some(Write::Put(5))).with_pending_until(Write::Put(5), Some(deadline));
+        state.lock(0).set(slot).unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(60));
+        let out = Divergences::default();
+        verify_all(&db, &state, false, &out).unwrap();
+        assert_eq!(out.count(), 0);
+        assert_eq!(state.peek(0), Slot::settled_until(Some(Write::Put(5)), Some(deadline)), "absent says it landed");
+        verify_all(&db, &state, true, &out).unwrap();
+        assert_eq!(out.count(), 0, "and the next verification agrees: {:?}", out.first());
+    }
 }
