@@ -4,9 +4,10 @@
 //! the child left (a write the kill cut off may have landed or not, nothing else), which
 //! settles the cut-off writes for the next child.
 
+use super::counters::events_line;
 use super::divergence::Divergences;
 use super::engine_options::engine_options;
-use super::expected::ExpectedState;
+use super::expected::{ExpectedState, Progress};
 use super::{clock_seed, expected_path, finish, open_and_verify, open_or_create, Res, StressArgs, Tally};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -34,7 +35,9 @@ pub fn run(args: &StressArgs) -> Res<()> {
         args.kill_max_ms,
         path.display()
     );
-    let mut ops_seen = state.ops()?;
+    let progress_at_start = state.progress()?;
+    let mut ops_seen = progress_at_start[0];
+    let mut progress_now = progress_at_start;
     if !fresh {
         open_and_verify(&args.db, &options, &state, false, &divergences, &mut tally)?.close()?;
     }
@@ -81,21 +84,35 @@ pub fn run(args: &StressArgs) -> Res<()> {
         child.wait().map_err(|e| format!("reap the child: {e}"))?;
         cycles += 1;
         let state = ExpectedState::open(&path)?;
-        let now_ops = state.ops()?;
-        ops += now_ops.saturating_sub(ops_seen);
-        ops_seen = now_ops;
+        progress_now = state.progress()?;
+        ops += progress_now[0].saturating_sub(ops_seen);
+        ops_seen = progress_now[0];
         open_and_verify(&args.db, &options, &state, cycles % 2 == 0, &divergences, &mut tally)
             .and_then(|db| db.close().map_err(|e| format!("close after verifying: {e}").into()))
             .map_err(|e| format!("cycle {cycles}: {e}"))?;
         if cycles % 50 == 0 {
-            println!("  {cycles} cycles, {ops} operations, {:.0} s", started.elapsed().as_secs_f64());
+            println!(
+                "  {cycles} cycles, {ops} operations, {:.0} s; {}",
+                started.elapsed().as_secs_f64(),
+                events_line(&since(&progress_now, &progress_at_start))
+            );
         }
     }
     println!(
-        "crash: {cycles} kill -9 cycles in {:.1} s; {ops} operations in the children; {}; {} divergences",
+        "crash: {cycles} kill -9 cycles in {:.1} s; {ops} operations in the children; {}; {}; {} divergences",
         started.elapsed().as_secs_f64(),
+        events_line(&since(&progress_now, &progress_at_start)),
         tally.line(),
         divergences.count()
     );
     finish(&divergences, None)
+}
+
+/// The counters of `now` less those of `start`: what this parent's children did.
+fn since(now: &Progress, start: &Progress) -> Progress {
+    let mut out = Progress::default();
+    for ((o, n), s) in out.iter_mut().zip(now).zip(start) {
+        *o = n.saturating_sub(*s);
+    }
+    out
 }

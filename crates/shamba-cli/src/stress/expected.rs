@@ -8,19 +8,19 @@
 //! | offset | bytes | field |
 //! |---|---|---|
 //! | 0 | 8 | magic `SHSTRESS` |
-//! | 8 | 4 | format version (1) |
+//! | 8 | 4 | format version (2: slots with deadlines, progress counters) |
 //! | 16 | 8 | keys |
 //! | 24 | 8 | seed of the engine options (fixed when the file is created) |
 //! | 32 | 4 | id ceiling: op ids at or above it were never handed out |
 //! | 36 | 4 | opens: times the file was opened (each run, and the crash parent after every kill) |
-//! | 40 | 8 | ops: operations run so far (written now and then by the running process) |
-//! | 64 | 8 * keys | the slots, key index order |
+//! | 40 | 8 * 8 | progress: operations run so far, then the other counters of `Progress` (written now and then by the running process) |
+//! | 128 | 24 * keys | the slots, key index order |
 //!
 //! Op ids are handed out from memory and the ceiling is raised in steps before they are
 //! used, so an id is never reused, even for a write a kill cut off before it reached the
 //! database: every value id in the database names exactly one write.
 
-use super::slot::{Slot, MAX_OP_ID};
+use super::slot::{Slot, MAX_OP_ID, SLOT_BYTES};
 use std::error::Error;
 use std::fs::{File, OpenOptions};
 use std::os::unix::fs::FileExt;
@@ -29,11 +29,14 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Mutex, MutexGuard};
 
 const MAGIC: &[u8; 8] = b"SHSTRESS";
-const VERSION: u32 = 1;
-const HEADER: u64 = 64;
+const VERSION: u32 = 2;
+const HEADER: u64 = 128;
 const CEILING_AT: usize = 32;
 const RUNS_AT: usize = 36;
-const OPS_AT: u64 = 40;
+const PROGRESS_AT: u64 = 40;
+
+/// Counters kept across runs: operations first, then those `Counters::progress` adds.
+pub type Progress = [u64; 8];
 /// Ids reserved per raise of the ceiling.
 const ID_STEP: u32 = 4096;
 
@@ -96,7 +99,7 @@ impl ExpectedState {
         header[24..32].copy_from_slice(&options_seed.to_le_bytes());
         header[32..36].copy_from_slice(&1u32.to_le_bytes());
         file.write_all_at(&header, 0).map_err(|e| io_err(path, "write header", e))?;
-        file.set_len(HEADER + 8 * u64::from(keys)).map_err(|e| io_err(path, "size", e))?;
+        file.set_len(HEADER + SLOT_BYTES as u64 * u64::from(keys)).map_err(|e| io_err(path, "size", e))?;
         file.sync_all().map_err(|e| io_err(path, "sync", e))?;
         ExpectedState::open(path)
     }
@@ -112,15 +115,14 @@ impl ExpectedState {
             return Err(format!("{} is not a stress expected-state file (version {VERSION})", path.display()).into());
         }
         let keys = u32::try_from(u64_at(16)).map_err(|_| format!("{}: key count out of range", path.display()))?;
-        let mut raw = vec![0u8; 8 * keys as usize];
+        let mut raw = vec![0u8; SLOT_BYTES * keys as usize];
         file.read_exact_at(&mut raw, HEADER).map_err(|e| io_err(path, "read slots", e))?;
         let mut slots = Vec::with_capacity(keys as usize);
         let mut max_id = 0;
-        for (index, chunk) in raw.chunks_exact(8).enumerate() {
-            let mut word = [0u8; 8];
-            word.copy_from_slice(chunk);
-            let slot = Slot::decode(u64::from_le_bytes(word))
-                .map_err(|why| format!("{}: slot of key {index}: {why}", path.display()))?;
+        for (index, chunk) in raw.chunks_exact(SLOT_BYTES).enumerate() {
+            let mut bytes = [0u8; SLOT_BYTES];
+            bytes.copy_from_slice(chunk);
+            let slot = Slot::decode(&bytes).map_err(|why| format!("{}: slot of key {index}: {why}", path.display()))?;
             max_id = max_id.max(slot.max_id());
             slots.push(Mutex::new(slot));
         }
@@ -180,21 +182,28 @@ impl ExpectedState {
         Ok(id)
     }
 
-    /// Operations run so far, over every run.
-    pub fn ops(&self) -> Res<u64> {
-        let mut b = [0u8; 8];
-        self.file.read_exact_at(&mut b, OPS_AT).map_err(|e| io_err(&self.path, "read ops", e))?;
-        Ok(u64::from_le_bytes(b))
+    /// The progress counters so far, over every run.
+    pub fn progress(&self) -> Res<Progress> {
+        let mut b = [0u8; 64];
+        self.file.read_exact_at(&mut b, PROGRESS_AT).map_err(|e| io_err(&self.path, "read progress", e))?;
+        let mut out = Progress::default();
+        for (v, chunk) in out.iter_mut().zip(b.chunks_exact(8)) {
+            let mut word = [0u8; 8];
+            word.copy_from_slice(chunk);
+            *v = u64::from_le_bytes(word);
+        }
+        Ok(out)
     }
 
-    /// Record the operations run so far.
-    pub fn set_ops(&self, ops: u64) -> Res<()> {
-        self.file.write_all_at(&ops.to_le_bytes(), OPS_AT).map_err(|e| io_err(&self.path, "write ops", e))
+    /// Record the progress counters so far.
+    pub fn set_progress(&self, progress: &Progress) -> Res<()> {
+        let bytes: Vec<u8> = progress.iter().flat_map(|v| v.to_le_bytes()).collect();
+        self.file.write_all_at(&bytes, PROGRESS_AT).map_err(|e| io_err(&self.path, "write progress", e))
     }
 
     fn write_slot(&self, index: u32, slot: Slot) -> Res<()> {
         self.file
-            .write_all_at(&slot.encode().to_le_bytes(), HEADER + 8 * u64::from(index))
+            .write_all_at(&slot.encode(), HEADER + SLOT_BYTES as u64 * u64::from(index))
             .map_err(|e| io_err(&self.path, "write slot", e))
     }
 }
@@ -210,11 +219,14 @@ mod tests {
         let path = dir.path().join("state");
         let s = ExpectedState::create(&path, 10, 77).unwrap();
         let a = s.next_id().unwrap();
-        s.lock(3).set(Slot::settled(Some(Write::Put(a))).with_pending(Write::Delete(a + 1))).unwrap();
+        let slot = Slot::settled_until(Some(Write::Put(a)), Some(123)).with_pending(Write::Delete(a + 1));
+        s.lock(3).set(slot).unwrap();
         let b = s.next_id().unwrap();
+        s.set_progress(&[9, 1, 2, 3, 4, 5, 6, 7]).unwrap();
         drop(s);
         let s = ExpectedState::open(&path).unwrap();
-        assert_eq!(s.peek(3), Slot::settled(Some(Write::Put(a))).with_pending(Write::Delete(a + 1)));
+        assert_eq!(s.peek(3), slot);
+        assert_eq!((s.progress().unwrap()[0], s.progress().unwrap()[7]), (9, 7));
         assert_eq!((s.keys(), s.options_seed(), s.runs()), (10, 77, 2));
         assert!(s.next_id().unwrap() > b, "an id handed out before the reopen is not handed out again");
     }

@@ -6,15 +6,19 @@
 //! The files: `expected.rs` and `slot.rs` (the expected-state file), `values.rs` (keys,
 //! and values derived from key and value id), `workers.rs` (the operations and their
 //! checks), `verify.rs` (whole-database verification), `crash.rs` (the kill loop),
-//! `engine_options.rs` (the options drawn per database), `divergence.rs`, `counters.rs`.
+//! `engine_options.rs` (the options drawn per database), `transaction.rs` (the
+//! transactions of the mix), `expiry.rs` (puts with a deadline, `expire`, `persist`),
+//! `divergence.rs`, `counters.rs`.
 
 mod counters;
 mod crash;
 mod divergence;
 mod engine_options;
 mod expected;
+mod expiry;
 mod slot;
 mod spaces;
+mod transaction;
 mod values;
 mod verify;
 mod workers;
@@ -244,9 +248,10 @@ fn run_in_process(args: &StressArgs) -> Res<()> {
     }
     if !quiet {
         println!(
-            "ran {elapsed:.1} s: {} operations ({}); {}; {} divergences",
+            "ran {elapsed:.1} s: {} operations ({}); {}; {}; {} divergences",
             shared.counters.total(),
             shared.counters.breakdown(),
+            shared.counters.events(),
             tally.line(),
             shared.divergences.count()
         );
@@ -281,7 +286,7 @@ fn coordinate(
 ) -> Res<()> {
     use rand::{Rng, SeedableRng};
     let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
-    let ops_before = shared.state.ops()?;
+    let before = shared.state.progress()?;
     let mut reopen_after = || {
         (args.reopen_secs > 0.0)
             .then(|| Instant::now() + Duration::from_secs_f64(args.reopen_secs * rng.gen_range(0.5..1.5)))
@@ -293,7 +298,7 @@ fn coordinate(
     let orphaned = || args.child && std::os::unix::process::parent_id() != parent;
     while !shared.stop.load(Ordering::Relaxed) && Instant::now() < deadline && !orphaned() {
         std::thread::sleep(Duration::from_millis(50).min(deadline.saturating_duration_since(Instant::now())));
-        shared.state.set_ops(ops_before + shared.counters.total())?;
+        shared.state.set_progress(&shared.counters.progress(&before))?;
         if next_reopen.is_some_and(|t| Instant::now() >= t) {
             let mut slot = shared.db.write().unwrap_or_else(|p| p.into_inner());
             if let Some(db) = slot.take() {
@@ -307,5 +312,5 @@ fn coordinate(
             next_reopen = reopen_after();
         }
     }
-    shared.state.set_ops(ops_before + shared.counters.total())
+    shared.state.set_progress(&shared.counters.progress(&before))
 }
