@@ -182,10 +182,12 @@ fn string_commands() {
     assert_eq!(c.cmd("GET fresh"), b("v"));
     assert_eq!(c.cmd("SET k v3 KEEPTTL"), ok());
     assert_eq!(c.cmd("SET k v NX XX"), V::Err("ERR syntax error".into()));
-    for ex in ["EX 10", "PX 10", "EXAT 10", "PXAT 10"] {
-        let r = c.cmd(&format!("SET k never {ex}"));
-        assert!(matches!(&r, V::Err(e) if e.contains("expiry is not supported")), "{r:?}");
-    }
+    assert_eq!(c.cmd("SET k soon EX 100"), ok());
+    let ttl = c.cmd("TTL k");
+    assert!(matches!(ttl, V::Int(t) if (1..=100).contains(&t)), "{ttl:?}");
+    assert_eq!(c.cmd("SET k v3"), ok());
+    assert_eq!(c.cmd("TTL k"), V::Int(-1), "a plain SET clears the deadline");
+    assert_eq!(c.cmd("SET k never EX 0"), V::Err("ERR invalid expire time in 'set' command".into()));
     assert_eq!(c.cmd("GET k"), b("v3"), "a refused SET writes nothing");
     assert_eq!(c.cmd("GETSET k v4"), b("v3"));
     assert_eq!(c.cmd("GETSET nothing x"), V::Null);
