@@ -412,7 +412,7 @@ impl BatchOp<'_> {
 
 /// `range` as `[start, end)`: an excluded start becomes its successor (the key with a zero
 /// byte appended), an included end likewise; no end is the end of the key space.
-fn half_open<K: AsRef<[u8]>, R: RangeBounds<K>>(range: &R) -> (Vec<u8>, Option<Vec<u8>>) {
+pub(super) fn half_open<K: AsRef<[u8]>, R: RangeBounds<K>>(range: &R) -> (Vec<u8>, Option<Vec<u8>>) {
     let successor = |k: &K| {
         let mut k = k.as_ref().to_vec();
         k.push(0);

@@ -8,7 +8,7 @@
 //! writes, and both commit: write skew); read a key for update to make the commit depend
 //! on it.
 
-use super::batch::{Deadline, KeyspaceId, WriteBatch};
+use super::batch::{half_open, Deadline, KeyspaceId, WriteBatch};
 use super::inner::DbInner;
 use super::iter::{DbIterator, OwnWrites, OWN_SEQ};
 use super::keyspace::Keyspace;
@@ -357,21 +357,7 @@ impl Transaction {
     }
 
     fn delete_range_in<K: AsRef<[u8]>, R: RangeBounds<K>>(&self, tree: &Tree, range: &R) -> Result<()> {
-        let successor = |k: &K| {
-            let mut k = k.as_ref().to_vec();
-            k.push(0);
-            k
-        };
-        let start = match range.start_bound() {
-            Bound::Included(k) => k.as_ref().to_vec(),
-            Bound::Excluded(k) => successor(k),
-            Bound::Unbounded => Vec::new(),
-        };
-        let end = match range.end_bound() {
-            Bound::Included(k) => Some(successor(k)),
-            Bound::Excluded(k) => Some(k.as_ref().to_vec()),
-            Bound::Unbounded => None,
-        };
+        let (start, end) = half_open(range);
         self.inner.check_key(&start)?;
         if let Some(end) = &end {
             self.inner.check_key(end)?;
