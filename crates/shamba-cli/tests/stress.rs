@@ -123,7 +123,7 @@ fn a_write_behind_the_tools_back_is_reported_with_key_expected_and_found() {
     // never written.
     // `shamba put` and `delete` write the default keyspace: keys in its runs only (runs of
     // 16 neighbouring keys take turns among three keyspaces, the default first).
-    let in_default = |i: &u64| (i / 16) % 3 == 0;
+    let in_default = |i: &u64| (i / 16).is_multiple_of(3);
     let present = (0..300)
         .filter(in_default)
         .find(|&i| matches!(last_write(&db, i), (op, false, 0) if op != 0))
