@@ -41,19 +41,7 @@ fn number(v: &[u8]) -> i64 {
 
 /// The accounts and the ledger, opened (and the accounts funded) if new.
 fn open(dir: &std::path::Path) -> (Db, Keyspace, Keyspace) {
-    // The directory lock is an flock, shared with a child this process forks (another test
-    // here spawns them) until the child execs; a reopen right after a close can meet it in
-    // that window on a loaded machine. Retried briefly: the lock is not what is tested here.
-    let mut tries = 0;
-    let db = loop {
-        match Db::open(dir, options()) {
-            Err(shamba::Error::Locked(_)) if tries < 100 => {
-                tries += 1;
-                std::thread::sleep(std::time::Duration::from_millis(50));
-            }
-            other => break other.expect("open"),
-        }
-    };
+    let db = Db::open(dir, options()).expect("open");
     let accounts = db.keyspace("accounts").expect("accounts");
     let ledger = db.keyspace("ledger").expect("ledger");
     if accounts.get(account(0)).expect("read").is_none() {

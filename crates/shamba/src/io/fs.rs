@@ -126,12 +126,6 @@ fn open_random(path: &Path, direct: bool) -> Result<Arc<dyn RandomRead>> {
     Ok(Arc::new(FsRandom { file, len, direct }))
 }
 
-struct FsLock {
-    _file: File,
-}
-
-impl DirLock for FsLock {}
-
 impl Storage for FsStorage {
     fn open_read(&self, path: &Path) -> Result<Arc<dyn RandomRead>> {
         open_random(path, false)
@@ -187,12 +181,7 @@ impl Storage for FsStorage {
     }
 
     fn lock(&self, path: &Path) -> Result<Box<dyn DirLock>> {
-        let file = OpenOptions::new().read(true).write(true).create(true).truncate(false).open(path)?;
-        match file.try_lock() {
-            Ok(()) => Ok(Box::new(FsLock { _file: file })),
-            Err(std::fs::TryLockError::WouldBlock) => Err(Error::Locked(path.to_path_buf())),
-            Err(std::fs::TryLockError::Error(e)) => Err(Error::Io(e)),
-        }
+        super::dir_lock::lock(path)
     }
 }
 

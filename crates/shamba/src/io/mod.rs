@@ -12,6 +12,7 @@ mod batch_read;
 // is read with `DeviceModel::None`, and the model is public through `lab` only.
 #[cfg_attr(not(feature = "lab"), allow(dead_code, unreachable_pub))]
 mod device;
+mod dir_lock;
 // Fault injection: for the lab's tests, and for the unit tests here.
 #[cfg(any(test, feature = "lab"))]
 #[cfg_attr(not(feature = "lab"), allow(unreachable_pub))]
