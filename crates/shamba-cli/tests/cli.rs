@@ -120,6 +120,44 @@ fn bench_prints_json_with_the_promised_fields() {
 }
 
 #[test]
+fn bench_runs_every_ycsb_workload_and_finds_every_record_it_reads() {
+    let (code, out, err) = run(&[
+        "bench",
+        "--num",
+        "2000",
+        "--value-size",
+        "200",
+        "--write-buffer-mb",
+        "0.1",
+        "--threads",
+        "2",
+        "--ycsb",
+        "a,b,c,d,e,f",
+        "--ycsb-ops",
+        "1000",
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).expect("one JSON object");
+    let runs = v["ycsb"].as_array().expect("ycsb");
+    let names: Vec<&str> = runs.iter().filter_map(|r| r["workload"].as_str()).collect();
+    assert_eq!(names, ["a", "b", "c", "d", "e", "f"]);
+    for r in runs {
+        assert_eq!(r["ops"], 1000, "{r}");
+        assert_eq!(r["not_found"], 0, "a read of a loaded or acknowledged record missed: {r}");
+        let counted: u64 =
+            r["latencies"].as_array().expect("latencies").iter().map(|l| l["count"].as_u64().unwrap_or(0)).sum();
+        assert_eq!(counted, 1000, "{r}");
+    }
+    let ops_of = |w: usize| -> Vec<&str> {
+        runs[w]["latencies"].as_array().unwrap().iter().filter_map(|l| l["op"].as_str()).collect()
+    };
+    assert_eq!(ops_of(2), ["read"], "C reads only");
+    assert_eq!(ops_of(4), ["insert", "scan"], "E scans and inserts");
+    assert_eq!(ops_of(5), ["read", "rmw"], "F reads and read-modify-writes");
+}
+
+#[test]
 fn the_product_binary_has_no_lab_knobs_and_no_experiments() {
     // The lab's knobs and experiments are shamba-lab's: `shamba` refuses them as unknown.
     for flag in ["--device", "--profile", "--no-prefetch", "--no-share-hash"] {

@@ -7,6 +7,7 @@
 
 pub mod keys;
 pub mod report;
+pub mod ycsb;
 
 use indicatif::{ProgressBar, ProgressStyle};
 use keys::{key_into, KeyDistribution, LookupIds, RankSampler, Values};
@@ -153,6 +154,17 @@ pub struct BenchArgs {
     /// filters let through costs a device read.
     #[arg(long)]
     pub no_fill_cache: bool,
+    /// Run YCSB's core workloads on the loaded database instead of the read phases (one
+    /// run each, in the order given: D and E insert records the later ones see). Use
+    /// `--value-size 1000` for YCSB's record of 10 fields of 100 bytes.
+    #[arg(long, value_enum, value_delimiter = ',')]
+    pub ycsb: Vec<ycsb::Workload>,
+    /// Operations per YCSB workload (default: --reads).
+    #[arg(long)]
+    pub ycsb_ops: Option<u64>,
+    /// Fields per YCSB record: an update rewrites one of them.
+    #[arg(long, default_value_t = 10)]
+    pub ycsb_fields: usize,
     /// Random seed.
     #[arg(long, default_value_t = 42)]
     pub seed: u64,
@@ -390,8 +402,16 @@ pub fn run_tuned(args: &BenchArgs, tuning: &dyn Tuning) -> Result<(), Box<dyn Er
         o.cache_capacity = (metadata as f64 * pct / 100.0) as usize;
         db = Db::open(&dir, o)?;
     }
-    for &kind in &args.read {
-        rows.push(read_phase(&db, args, kind, tuning)?);
+    let mut ycsb_rows = Vec::new();
+    if args.ycsb.is_empty() {
+        for &kind in &args.read {
+            rows.push(read_phase(&db, args, kind, tuning)?);
+        }
+    } else {
+        let inserted = ycsb::Inserts::default();
+        for &w in &args.ycsb {
+            ycsb_rows.push(ycsb::run_workload(&db, args, w, args.ycsb_ops.unwrap_or(args.reads), args.num, &inserted)?);
+        }
     }
     let stats = db.stats();
     if args.json {
@@ -400,6 +420,7 @@ pub fn run_tuned(args: &BenchArgs, tuning: &dyn Tuning) -> Result<(), Box<dyn Er
             "settle_seconds": settle_secs,
             "tree": tree_json(&stats),
             "phases": rows,
+            "ycsb": ycsb_rows,
             "filter_memory": {
                 "resident_bytes": stats.filter_resident_bytes,
                 "resident_peak_bytes": stats.filter_resident_peak_bytes,
@@ -413,6 +434,10 @@ pub fn run_tuned(args: &BenchArgs, tuning: &dyn Tuning) -> Result<(), Box<dyn Er
         println!();
         println!("lookups: {}", args.distribution.describe(args.zipf_theta, args.normal_sd, args.num));
         report::print_table(&rows);
+        for r in &ycsb_rows {
+            println!();
+            ycsb::print(r);
+        }
         if args.filter_memory_budget.is_some() {
             println!(
                 "filter memory: {} KiB resident (peak {} KiB), {} loads, {} evictions",
