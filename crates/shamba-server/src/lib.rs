@@ -64,6 +64,7 @@ mod durability;
 #[doc(hidden)]
 pub mod fuzz;
 mod glob;
+mod no_wait;
 mod reply;
 mod resp;
 mod session;

@@ -204,7 +204,12 @@ pub(super) fn printable(b: &[u8]) -> String {
 /// their own code: `TRYAGAIN` for the ones a retry may cure).
 pub(super) fn engine_error(e: impl Into<WriteError>) -> Reply {
     match e.into() {
-        WriteError::Engine(e) => Reply::err(e),
+        WriteError::Engine(e) => {
+            // A read that would have blocked: the request runs again on the blocking pool,
+            // and this reply is dropped (see `no_wait`).
+            crate::no_wait::saw_error(&e);
+            Reply::err(e)
+        }
         WriteError::Cluster(e) => Reply::Error(e.to_string()),
     }
 }
