@@ -65,6 +65,7 @@ mod durability;
 pub mod fuzz;
 mod glob;
 mod no_wait;
+mod pipeline;
 mod reply;
 mod resp;
 mod session;

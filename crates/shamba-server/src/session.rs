@@ -145,7 +145,13 @@ impl Server {
             return;
         }
         let mut ran = 0;
-        while let Some(args) = requests.front() {
+        loop {
+            if self.run_together(session, requests, out) {
+                continue;
+            }
+            let Some(args) = requests.front() else {
+                break;
+            };
             let Some(name) = args.first() else {
                 requests.pop_front();
                 continue;

@@ -57,6 +57,21 @@ fn check(sync: SyncMode) {
     c.write_all(b"DEL cold-1000 cold-1001 nobody\r\nGET cold-1000\r\n").expect("send");
     expect_bytes(&mut c, b":2\r\n$-1\r\n");
 
+    // Runs of SETs, MSETs and GETs go together; a run that fails as a whole (a key over the
+    // engine's limit) is answered request by request, as each would be alone.
+    let long = "k".repeat(70 << 10);
+    let mut pipeline = b"SET s1 a\r\nMSET s2 b s3 c\r\nSET s1 d\r\n".to_vec();
+    pipeline.extend_from_slice(
+        format!("*3\r\n$3\r\nSET\r\n${}\r\n{long}\r\n$1\r\nv\r\nSET s4 e\r\n", long.len()).as_bytes(),
+    );
+    pipeline.extend_from_slice(b"GET s1\r\nGET s2\r\nGET s3\r\nGET s4\r\nGET nobody\r\nGET cold-3\r\n");
+    c.write_all(&pipeline).expect("send");
+    expect_bytes(
+        &mut c,
+        b"+OK\r\n+OK\r\n+OK\r\n-ERR invalid argument: key of 71680 bytes exceeds max_key_size (65536)\r\n+OK\r\n",
+    );
+    expect_bytes(&mut c, b"$1\r\nd\r\n$1\r\nb\r\n$1\r\nc\r\n$1\r\ne\r\n$-1\r\n$7\r\nvalue-3\r\n");
+
     let _ = stop.send(());
     rt.block_on(serving).expect("join").expect("serve");
 }
