@@ -114,7 +114,11 @@ if [ -z "${LARGE_GB:-}" ]; then
       l=$(load)
       if [ $server == shamba ]; then name="shamba-everysec-$r"; shamba "$name" everysec; label="shamba serve --sync everysec"
       else name="redis-aof-$r"; redis_server aof; label="redis-server appendonly everysec"; fi
+      started=$SECONDS
       for p in 1 16; do bench "$name" $tests $p -r 100000; done
+      [ $server == shamba ] && redis-cli -p "$port" INFO 2>/dev/null | tr -d '\r' |
+        awk -F: -v r="$r" -v s=$((SECONDS - started)) '$1 ~ /^(write_ops|write_groups|wal_syncs)$/ { v[$1] = $2 }
+          END { printf "Shamba, round %s: %d keys written in %d WAL records (write groups), %d WAL syncs in %d s\n", r, v["write_ops"], v["write_groups"], v["wal_syncs"], s }' >>"$tmp/wal"
       stop
       echo "| $label (round $r) | $l |$(cells "$name" $tests)"
     done
@@ -128,6 +132,8 @@ if [ -z "${LARGE_GB:-}" ]; then
   for r in $(seq "$rounds"); do
     echo "| Shamba / Redis, round $r | |$(ratio "shamba-everysec-$r" "redis-aof-$r" $tests)"
   done
+  echo
+  cat "$tmp/wal"
   exit 0
 fi
 

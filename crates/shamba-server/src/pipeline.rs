@@ -42,7 +42,7 @@ impl Server {
         if session.multi.is_some() {
             return false;
         }
-        let Some(first) = requests.front().map(|a| kind(a)) else {
+        let Some(first) = requests.front().map(kind) else {
             return false;
         };
         if first == Kind::Other {
