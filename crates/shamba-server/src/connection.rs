@@ -1,10 +1,13 @@
 //! One client connection: read what has arrived, parse every whole request in it, run
-//! them together on the blocking pool (engine calls may read the disk, sync the WAL or
-//! wait out a write stall, so they never run on the async workers), write the replies in
-//! order, repeat. Pipelined requests therefore cost one hand-off per read, not per request.
+//! them, write the replies in order, repeat. The requests run here, on the connection's
+//! own task, as long as none needs to wait (a block to read from disk, a write stall, a
+//! sync: see `no_wait`); from the first that does, the rest of them run together on the
+//! blocking pool. A request that finds what it needs in memory thus costs no hand-off to
+//! another thread, and a pipeline at most one.
 
 use super::resp::{parse_request, ProtocolError};
 use super::session::{Server, ServerCounters, Session};
+use std::collections::VecDeque;
 use std::sync::Arc;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
@@ -33,15 +36,18 @@ async fn run(
     loop {
         let (requests, malformed) = parse_all(server, &mut buf);
         if !requests.is_empty() {
-            let srv = Arc::clone(server);
-            let (s, out) = tokio::task::spawn_blocking(move || {
-                let mut out = Vec::new();
-                srv.run_batch(&mut session, requests, &mut out);
-                (session, out)
-            })
-            .await
-            .map_err(std::io::Error::other)?;
-            session = s;
+            let mut requests = VecDeque::from(requests);
+            let mut out = Vec::new();
+            server.run_without_waiting(&mut session, &mut requests, &mut out);
+            if !requests.is_empty() {
+                let srv = Arc::clone(server);
+                (session, out) = tokio::task::spawn_blocking(move || {
+                    srv.run_batch(&mut session, requests.into(), &mut out);
+                    (session, out)
+                })
+                .await
+                .map_err(std::io::Error::other)?;
+            }
             stream.write_all(&out).await?;
             if session.closing {
                 return Ok(());

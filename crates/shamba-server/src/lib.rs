@@ -64,6 +64,8 @@ mod durability;
 #[doc(hidden)]
 pub mod fuzz;
 mod glob;
+mod no_wait;
+mod pipeline;
 mod reply;
 mod resp;
 mod session;

@@ -3,9 +3,11 @@
 use super::cluster::Forwarded;
 use super::commands;
 use super::cursor::CursorTable;
+use super::no_wait;
 use super::reply::{Protocol, Reply};
 use super::resp::{Args, Limits};
 use super::store::{Selected, Store};
+use std::collections::VecDeque;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
@@ -130,6 +132,47 @@ impl Server {
         let reply = commands::dispatch(&mut Ctx { server: self, session, tx: None }, request);
         ServerCounters::add(&self.counters.commands, 1);
         reply
+    }
+
+    /// Run requests from the front of `requests` here, on the connection's own task, none
+    /// of them waiting on the disk (see `no_wait`), appending each reply to `out`: stops at
+    /// the first that would have waited (left at the front, with the ones after it, for
+    /// [`Server::run_batch`] on the blocking pool), at a command that always runs there
+    /// ([`no_wait::RUNS_ON_THE_POOL`]), or after QUIT (the rest dropped). In cluster mode
+    /// nothing runs here.
+    pub(super) fn run_without_waiting(&self, session: &mut Session, requests: &mut VecDeque<Args>, out: &mut Vec<u8>) {
+        if self.store.cluster().is_some() {
+            return;
+        }
+        let mut ran = 0;
+        loop {
+            if self.run_together(session, requests, out) {
+                continue;
+            }
+            let Some(args) = requests.front() else {
+                break;
+            };
+            let Some(name) = args.first() else {
+                requests.pop_front();
+                continue;
+            };
+            if commands::lookup(name).is_some_and(|s| no_wait::RUNS_ON_THE_POOL.contains(&s.name)) {
+                break;
+            }
+            let Some(reply) =
+                no_wait::try_run(|| commands::dispatch(&mut Ctx { server: self, session, tx: None }, args))
+            else {
+                break;
+            };
+            reply.encode(session.proto, out);
+            ran += 1;
+            requests.pop_front();
+            if session.closing {
+                requests.clear();
+                break;
+            }
+        }
+        ServerCounters::add(&self.counters.commands, ran);
     }
 
     /// Run the requests read together, in order, appending each reply to `out` in the
