@@ -2,48 +2,92 @@
 //! them together on the blocking pool (engine calls may read the disk, sync the WAL or
 //! wait out a write stall, so they never run on the async workers), write the replies in
 //! order, repeat. Pipelined requests therefore cost one hand-off per read, not per request.
+//!
+//! The stream is any byte stream (TCP, or TLS over it). While it waits for input, a
+//! connection also writes the pub/sub messages queued for it, closes when another client
+//! kills it, and closes when idle past the server's `timeout`.
 
+use super::clients::Client;
+use super::pubsub::Message;
 use super::resp::{parse_request, ProtocolError};
 use super::session::{Server, ServerCounters, Session};
+use std::net::SocketAddr;
 use std::sync::Arc;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
-use tokio::sync::watch;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::sync::{mpsc, watch};
 
 /// Bytes asked of the socket per read.
 const READ_CHUNK: usize = 64 << 10;
 
-/// Serve one connection until the client leaves, sends QUIT or a malformed request, or the
-/// server stops (then requests already read are answered first).
-pub(super) async fn serve(server: Arc<Server>, mut stream: TcpStream, id: u64, mut stopping: watch::Receiver<bool>) {
-    let _ = stream.set_nodelay(true);
-    ServerCounters::add(&server.counters.connected, 1);
-    let _ = run(&server, &mut stream, id, &mut stopping).await;
-    ServerCounters::sub(&server.counters.connected, 1);
+/// Where a connection comes from and arrives: what protected mode and CLIENT LIST look at.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Peer {
+    pub(super) addr: SocketAddr,
+    pub(super) local: SocketAddr,
+    /// The address its listener is bound to (protected mode looks for every interface).
+    pub(super) listening: SocketAddr,
+    /// The socket's descriptor (CLIENT LIST's `fd`).
+    pub(super) fd: i64,
 }
 
-async fn run(
+/// Serve one connection until the client leaves, sends QUIT or a malformed request, is
+/// killed or idle too long, or the server stops (then requests already read are answered
+/// first). A client refused by protected mode or `maxclients` is told why first.
+pub(super) async fn serve<S>(server: Arc<Server>, mut stream: S, peer: Peer, mut stopping: watch::Receiver<bool>)
+where
+    S: AsyncRead + AsyncWrite + Unpin + Send,
+{
+    if server.conns.auth.refuses(&peer.listening, &peer.addr) {
+        let _ = stream.write_all(super::auth::DENIED.as_bytes()).await;
+        return;
+    }
+    let Ok((client, outbox)) = server.conns.registry.register(peer.addr, peer.local, peer.fd) else {
+        ServerCounters::add(&server.counters.rejected_connections, 1);
+        let _ = stream.write_all(b"-ERR max number of clients reached\r\n").await;
+        return;
+    };
+    ServerCounters::add(&server.counters.connected, 1);
+    let mut session = Session::new(client.id);
+    session.authenticated = !server.conns.auth.required();
+    session.client = Some(client.clone());
+    let _ = run(&server, &mut stream, &mut session, &client, outbox, &mut stopping).await;
+    let _ = stream.shutdown().await;
+    ServerCounters::sub(&server.counters.connected, 1);
+    server.end_session(&mut session);
+    if client.ever_subscribed.load(std::sync::atomic::Ordering::Relaxed) {
+        // A session lost to a failed batch leaves its subscriptions behind: drop them by id.
+        server.conns.pubsub.remove_client(client.id);
+    }
+    server.conns.registry.remove(client.id);
+}
+
+async fn run<S>(
     server: &Arc<Server>,
-    stream: &mut TcpStream,
-    id: u64,
+    stream: &mut S,
+    session: &mut Session,
+    client: &Arc<Client>,
+    mut outbox: mpsc::UnboundedReceiver<Message>,
     stopping: &mut watch::Receiver<bool>,
-) -> std::io::Result<()> {
+) -> std::io::Result<()>
+where
+    S: AsyncRead + AsyncWrite + Unpin + Send,
+{
     let mut buf: Vec<u8> = Vec::with_capacity(READ_CHUNK);
-    let mut session = Session::new(id);
     loop {
         let (requests, malformed) = parse_all(server, &mut buf);
         if !requests.is_empty() {
             let srv = Arc::clone(server);
+            let mut moved = std::mem::replace(session, Session::new(session.id));
             let (s, out) = tokio::task::spawn_blocking(move || {
                 let mut out = Vec::new();
-                srv.run_batch(&mut session, requests, &mut out);
-                (session, out)
+                srv.run_batch(&mut moved, requests, &mut out);
+                (moved, out)
             })
             .await
             .map_err(std::io::Error::other)?;
-            session = s;
+            *session = s;
             stream.write_all(&out).await?;
-            if session.closing {
+            if session.closing || client.is_killed() {
                 return Ok(());
             }
         }
@@ -57,6 +101,14 @@ async fn run(
         if *stopping.borrow() {
             return Ok(());
         }
+        // Subscribers are never closed for being idle.
+        let idle_limit = server.conns.idle_timeout.filter(|_| session.subs.count() == 0);
+        let idle = async move {
+            match idle_limit {
+                Some(d) => tokio::time::sleep(d).await,
+                None => std::future::pending().await,
+            }
+        };
         buf.reserve(READ_CHUNK);
         tokio::select! {
             read = stream.read_buf(&mut buf) => {
@@ -64,9 +116,36 @@ async fn run(
                     return Ok(());
                 }
             }
+            Some(first) = outbox.recv() => write_messages(stream, session, client, first, &mut outbox).await?,
+            () = client.killed() => return Ok(()),
+            () = idle => return Ok(()),
             _ = stopping.changed() => return Ok(()),
         }
     }
+}
+
+/// Write `first` and every other message queued by now, in the session's protocol.
+async fn write_messages<S>(
+    stream: &mut S,
+    session: &Session,
+    client: &Client,
+    first: Message,
+    outbox: &mut mpsc::UnboundedReceiver<Message>,
+) -> std::io::Result<()>
+where
+    S: AsyncWrite + Unpin,
+{
+    let mut out = Vec::new();
+    let mut next = Some(first);
+    while let Some(msg) = next {
+        client.delivered(&msg);
+        msg.reply().encode(session.proto, &mut out);
+        if out.len() >= READ_CHUNK {
+            break;
+        }
+        next = outbox.try_recv().ok();
+    }
+    stream.write_all(&out).await
 }
 
 /// Every whole request at the front of `buf` (removed from it), and the error that stops

@@ -1,13 +1,16 @@
 //! What commands run against: the server's shared state and one connection's own.
 
+use super::clients::{Client, Connections};
 use super::cluster::Forwarded;
 use super::commands;
+use super::pubsub::Subscriptions;
 use super::cursor::CursorTable;
 use super::reply::{Protocol, Reply};
 use super::resp::{Args, Limits};
 use super::store::{Selected, Store};
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::Instant;
 
 /// The state every connection shares: the [`Store`], SCAN's cursors, the request
@@ -20,6 +23,8 @@ pub struct Server {
     pub(super) bind: SocketAddr,
     pub(super) started: Instant,
     pub(super) counters: ServerCounters,
+    /// The connection layer: password, client registry, pub/sub, idle timeout.
+    pub(super) conns: Connections,
 }
 
 /// Counters INFO reports beside the engine's.
@@ -27,6 +32,8 @@ pub struct Server {
 pub(super) struct ServerCounters {
     pub(super) connections_received: AtomicU64,
     pub(super) connected: AtomicU64,
+    /// Clients refused because `maxclients` were connected (INFO's `rejected_connections`).
+    pub(super) rejected_connections: AtomicU64,
     pub(super) commands: AtomicU64,
     pub(super) protocol_errors: AtomicU64,
 }
@@ -61,6 +68,14 @@ pub struct Session {
     pub(super) multi: Option<Queued>,
     /// The keys WATCH watches, since the first WATCH (see `commands::multi`).
     pub(super) watch: Option<commands::multi::Watch>,
+    /// Whether it may run commands other than AUTH, HELLO, QUIT and RESET (sessions made
+    /// by [`Session::new`] may; a connection's may not before AUTH when a password is set).
+    pub(super) authenticated: bool,
+    /// Its entry in the client registry, for a connection (and a detached one once a
+    /// session with no connection subscribes).
+    pub(super) client: Option<Arc<Client>>,
+    /// Its pub/sub channels and patterns.
+    pub(super) subs: Subscriptions,
 }
 
 /// The commands MULTI queued.
@@ -74,7 +89,18 @@ impl Session {
     /// A new client's session, numbered `id` (what `CLIENT ID` and `HELLO` report): RESP2,
     /// no name, database 0.
     pub fn new(id: u64) -> Session {
-        Session { id, proto: Protocol::Resp2, name: None, db: 0, closing: false, multi: None, watch: None }
+        Session {
+            id,
+            proto: Protocol::Resp2,
+            name: None,
+            db: 0,
+            closing: false,
+            multi: None,
+            watch: None,
+            authenticated: true,
+            client: None,
+            subs: Subscriptions::default(),
+        }
     }
 
     /// The protocol its replies are written in.
@@ -130,6 +156,12 @@ impl Server {
         let reply = commands::dispatch(&mut Ctx { server: self, session, tx: None }, request);
         ServerCounters::add(&self.counters.commands, 1);
         reply
+    }
+
+    /// End `session`: its subscriptions dropped. A connection's end, and what a caller of
+    /// [`Server::execute`] does when it is done with a session that subscribed.
+    pub fn end_session(&self, session: &mut Session) {
+        commands::end_session(&mut Ctx { server: self, session, tx: None });
     }
 
     /// Run the requests read together, in order, appending each reply to `out` in the

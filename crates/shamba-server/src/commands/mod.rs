@@ -4,10 +4,12 @@
 
 mod admin;
 pub(crate) mod cluster;
+mod conn;
 pub(crate) mod expiry;
 mod info;
 mod keys;
 pub(crate) mod multi;
+mod pubsub;
 mod strings;
 
 use super::reply::Reply;
@@ -60,7 +62,6 @@ pub(super) static TABLE: &[Spec] = &[
     Spec { name: "hello", arity: -1, flags: C, keys: (0, 0, 0), group: "connection", summary: "Choose RESP2 or RESP3 and describe the server", run: admin::hello },
     Spec { name: "select", arity: 2, flags: C, keys: (0, 0, 0), group: "connection", summary: "Choose the database (0 to databases - 1)", run: admin::select },
     Spec { name: "quit", arity: -1, flags: C, keys: (0, 0, 0), group: "connection", summary: "Close the connection", run: admin::quit },
-    Spec { name: "client", arity: -2, flags: C, keys: (0, 0, 0), group: "connection", summary: "SETNAME, GETNAME, SETINFO, ID", run: admin::client },
     Spec { name: "command", arity: -1, flags: C, keys: (0, 0, 0), group: "server", summary: "Describe the commands", run: admin::command },
     Spec { name: "cluster", arity: -2, flags: &["admin"], keys: (0, 0, 0), group: "cluster", summary: "INFO, ADDNODE id raft-addr, PROMOTE id..., REMOVE id...", run: cluster::cluster },
     Spec { name: "multi", arity: 1, flags: C, keys: (0, 0, 0), group: "transactions", summary: "Start queuing commands for EXEC", run: multi::multi },
@@ -105,6 +106,14 @@ pub(super) static TABLE: &[Spec] = &[
     Spec { name: "keys", arity: 2, flags: RS, keys: (0, 0, 0), group: "generic", summary: "Keys matching a pattern", run: keys::keys },
 ];
 
+/// Every group's table: the commands the server knows.
+pub(super) static TABLES: &[&[Spec]] = &[TABLE, conn::SPECS, pubsub::SPECS];
+
+/// Every command the server knows, table after table.
+pub(super) fn all() -> impl Iterator<Item = &'static Spec> {
+    TABLES.iter().flat_map(|t| t.iter())
+}
+
 impl Spec {
     /// Its name, in lowercase.
     pub fn name(&self) -> &'static str {
@@ -124,7 +133,7 @@ impl Spec {
 
 /// The command named `name`, any case.
 pub fn lookup(name: &[u8]) -> Option<&'static Spec> {
-    TABLE.iter().find(|s| s.name.as_bytes().eq_ignore_ascii_case(name))
+    all().find(|s| s.name.as_bytes().eq_ignore_ascii_case(name))
 }
 
 /// Run one request.
@@ -150,10 +159,20 @@ pub(super) fn dispatch(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
         }
         return wrong_arity(spec.name);
     }
+    if let Some(refused) = conn::refuse(ctx, spec, args) {
+        return refused;
+    }
     if queuing && !multi::runs_at_once(spec.name) {
         return multi::queue(ctx, args);
     }
-    (spec.run)(ctx, args)
+    let reply = (spec.run)(ctx, args);
+    conn::record(ctx, spec, args);
+    reply
+}
+
+/// A session's end: its subscriptions dropped.
+pub(super) fn end_session(ctx: &mut Ctx<'_>) {
+    pubsub::unsubscribe_all(ctx);
 }
 
 /// `args[i]` (present: arity is checked before a handler runs; empty otherwise).
@@ -228,9 +247,9 @@ mod tests {
 
     #[test]
     fn every_name_is_lowercase_and_unique() {
-        for (i, s) in TABLE.iter().enumerate() {
+        for (i, s) in all().enumerate() {
             assert_eq!(s.name, s.name.to_lowercase());
-            assert!(TABLE.iter().skip(i + 1).all(|t| t.name != s.name), "{}", s.name);
+            assert!(all().skip(i + 1).all(|t| t.name != s.name), "{}", s.name);
             assert!(lookup(s.name.to_uppercase().as_bytes()).is_some());
         }
     }
