@@ -234,6 +234,25 @@ mod tests {
     }
 
     #[test]
+    fn inputs_reach_the_signed_out_and_subscribed_states() {
+        let dir = tempfile::tempdir().unwrap();
+        let server = server_in(dir.path()).unwrap();
+        let mut s = Session::new(1);
+        let mut run =
+            |line: &str| server.execute(&mut s, &line.split(' ').map(|w| w.as_bytes().to_vec()).collect::<Vec<_>>());
+        assert_eq!(run("RESET"), Reply::Simple("RESET"));
+        assert_eq!(run("GET k"), Reply::Error(crate::auth::NOAUTH.into()));
+        assert_eq!(run("AUTH fuzz"), Reply::OK);
+        assert!(matches!(run("SUBSCRIBE a b"), Reply::Frames(f) if f.len() == 2));
+        assert!(matches!(run("GET k"), Reply::Error(e) if e.starts_with("ERR Can't execute 'get'")));
+        assert_eq!(run("PUBLISH a x"), Reply::Int(1));
+        fuzz_request_on(
+            &server,
+            b"RESET\r\nAUTH fuzz\r\nPSUBSCRIBE *\r\nPUBLISH c x\r\nMULTI\r\nSUBSCRIBE c\r\nEXEC\r\n",
+        );
+    }
+
+    #[test]
     fn a_pipeline_runs_and_leaves_the_databases_empty() {
         let dir = tempfile::tempdir().unwrap();
         let server = server_in(dir.path()).unwrap();

@@ -81,8 +81,8 @@ pub use reply::{Protocol, Reply};
 pub use resp::{parse_request, Limits, ProtocolError};
 pub use session::{Server, Session};
 pub use settings::{Settings, SettingsError};
-pub use tls::{TlsConfig, TlsError};
 pub use store::{Batch, KeyLocks, Selected, Store, WriteError};
+pub use tls::{TlsConfig, TlsError};
 
 use session::ServerCounters;
 use shamba::{Db, Options};

@@ -3,8 +3,8 @@
 use super::clients::{Client, Connections};
 use super::cluster::Forwarded;
 use super::commands;
-use super::pubsub::Subscriptions;
 use super::cursor::CursorTable;
+use super::pubsub::Subscriptions;
 use super::reply::{Protocol, Reply};
 use super::resp::{Args, Limits};
 use super::store::{Selected, Store};

@@ -120,8 +120,7 @@ impl Settings {
     ///
     /// A [`SettingsError`] when it cannot be read, or for its first bad line.
     pub fn read_file(&mut self, path: &Path) -> Result<(), SettingsError> {
-        let text =
-            std::fs::read(path).map_err(|e| SettingsError(format!("cannot read {}: {e}", path.display())))?;
+        let text = std::fs::read(path).map_err(|e| SettingsError(format!("cannot read {}: {e}", path.display())))?;
         self.read_text(&text, &path.display().to_string())
     }
 
@@ -224,7 +223,8 @@ fn split_line(line: &[u8]) -> Result<Vec<Vec<u8>>, &'static str> {
                                 Some(b'x') if hex(at(i + 2)).is_some() && hex(at(i + 3)).is_some() => {
                                     let v = hex(at(i + 2)).unwrap_or(0) * 16 + hex(at(i + 3)).unwrap_or(0);
                                     word.push(v as u8);
-                                    i += 3;
+                                    // The two hex digits; the escape's two bytes below.
+                                    i += 2;
                                 }
                                 Some(b'n') => word.push(b'\n'),
                                 Some(b'r') => word.push(b'\r'),

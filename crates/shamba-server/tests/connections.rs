@@ -108,7 +108,10 @@ fn a_password_is_required_before_commands_and_checked() {
     roundtrip(&mut c, "GET k\r\n", "-NOAUTH Authentication required.\r\n");
     roundtrip(&mut c, "AUTH wrong\r\n", "-WRONGPASS invalid username-password pair or user is disabled.\r\n");
     roundtrip(&mut c, "AUTH alice s3cret\r\n", "-WRONGPASS invalid username-password pair or user is disabled.\r\n");
-    let hello = line(&mut { c.write_all(b"HELLO 3\r\n").expect("send"); c.try_clone().expect("clone") });
+    let hello = line(&mut {
+        c.write_all(b"HELLO 3\r\n").expect("send");
+        c.try_clone().expect("clone")
+    });
     assert!(hello.starts_with("-NOAUTH HELLO must be called with the client already authenticated"), "{hello}");
     roundtrip(&mut c, "PING\r\n", "-NOAUTH Authentication required.\r\n");
     roundtrip(&mut c, "AUTH s3cret\r\n", "+OK\r\n");
@@ -121,7 +124,11 @@ fn a_password_is_required_before_commands_and_checked() {
     roundtrip(&mut d, "CLIENT GETNAME\r\n", "$6\r\nworker\r\n");
     // RESET signs the client out again.
     let mut e = connect(srv.addr);
-    roundtrip(&mut e, "AUTH default s3cret\r\nRESET\r\nGET k\r\n", "+OK\r\n+RESET\r\n-NOAUTH Authentication required.\r\n");
+    roundtrip(
+        &mut e,
+        "AUTH default s3cret\r\nRESET\r\nGET k\r\n",
+        "+OK\r\n+RESET\r\n-NOAUTH Authentication required.\r\n",
+    );
     // Wrong passwords never sign a client in, whatever their length.
     roundtrip(&mut e, "AUTH s3cret!\r\nAUTH s3cre\r\nGET k\r\n", "-WRONGPASS invalid username-password pair or user is disabled.\r\n-WRONGPASS invalid username-password pair or user is disabled.\r\n-NOAUTH Authentication required.\r\n");
 }
@@ -130,8 +137,14 @@ fn a_password_is_required_before_commands_and_checked() {
 fn without_a_password_auth_says_so_and_hello_auth_is_accepted() {
     let srv = start(|_| {});
     let mut c = connect(srv.addr);
-    let err = line(&mut { c.write_all(b"AUTH foo\r\n").expect("send"); c.try_clone().expect("clone") });
-    assert!(err.starts_with("-ERR AUTH <password> called without any password configured for the default user"), "{err}");
+    let err = line(&mut {
+        c.write_all(b"AUTH foo\r\n").expect("send");
+        c.try_clone().expect("clone")
+    });
+    assert!(
+        err.starts_with("-ERR AUTH <password> called without any password configured for the default user"),
+        "{err}"
+    );
     roundtrip(&mut c, "AUTH a b c\r\n", "-ERR syntax error\r\n");
     c.write_all(b"HELLO 2 AUTH default anything\r\n").expect("send");
     assert!(read_until(&mut c, HELLO_END).starts_with("*16\r\n"));
@@ -231,7 +244,11 @@ fn publish_reaches_channel_and_pattern_subscribers_in_both_protocols() {
     let mut publisher = connect(srv.addr);
     roundtrip(&mut publisher, "PUBLISH news hi\r\n", ":3\r\n");
     roundtrip(&mut publisher, "PUBLISH weather rain\r\n", ":0\r\n");
-    roundtrip(&mut publisher, "PUBSUB NUMSUB news sport none\r\n", "*6\r\n$4\r\nnews\r\n:2\r\n$5\r\nsport\r\n:1\r\n$4\r\nnone\r\n:0\r\n");
+    roundtrip(
+        &mut publisher,
+        "PUBSUB NUMSUB news sport none\r\n",
+        "*6\r\n$4\r\nnews\r\n:2\r\n$5\r\nsport\r\n:1\r\n$4\r\nnone\r\n:0\r\n",
+    );
     roundtrip(&mut publisher, "PUBSUB NUMPAT\r\n", ":1\r\n");
     roundtrip(&mut publisher, "PUBSUB CHANNELS s*\r\n", "*1\r\n$5\r\nsport\r\n");
     expect(&mut sub, "*3\r\n$7\r\nmessage\r\n$4\r\nnews\r\n$2\r\nhi\r\n");

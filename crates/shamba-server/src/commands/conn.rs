@@ -23,7 +23,14 @@ pub(super) static SPECS: &[Spec] = &[
 fn allowed_subscribed(name: &str) -> bool {
     matches!(
         name,
-        "ping" | "subscribe" | "unsubscribe" | "psubscribe" | "punsubscribe" | "ssubscribe" | "sunsubscribe" | "quit"
+        "ping"
+            | "subscribe"
+            | "unsubscribe"
+            | "psubscribe"
+            | "punsubscribe"
+            | "ssubscribe"
+            | "sunsubscribe"
+            | "quit"
             | "reset"
     )
 }
@@ -278,8 +285,13 @@ fn kill(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
     }
     if args.len() == 3 {
         let addr = arg(args, 2);
-        let found =
-            ctx.server.conns.registry.all().into_iter().find(|c| c.addr().is_some_and(|a| a.to_string().as_bytes() == addr));
+        let found = ctx
+            .server
+            .conns
+            .registry
+            .all()
+            .into_iter()
+            .find(|c| c.addr().is_some_and(|a| a.to_string().as_bytes() == addr));
         return match found {
             Some(c) => {
                 c.kill();
