@@ -245,7 +245,8 @@ mod tests {
         assert_eq!(run("AUTH fuzz"), Reply::OK);
         assert!(matches!(run("SUBSCRIBE a b"), Reply::Frames(f) if f.len() == 2));
         assert!(matches!(run("GET k"), Reply::Error(e) if e.starts_with("ERR Can't execute 'get'")));
-        assert_eq!(run("PUBLISH a x"), Reply::Int(1));
+        let publish = server.execute(&mut Session::new(2), &[b"PUBLISH".to_vec(), b"a".to_vec(), b"x".to_vec()]);
+        assert_eq!(publish, Reply::Int(1));
         fuzz_request_on(
             &server,
             b"RESET\r\nAUTH fuzz\r\nPSUBSCRIBE *\r\nPUBLISH c x\r\nMULTI\r\nSUBSCRIBE c\r\nEXEC\r\n",
