@@ -2,20 +2,23 @@
 //! time, the commands a client may send before it authenticates, and protected mode (no
 //! password and listening on every interface: only loopback clients are served).
 
+use parking_lot::RwLock;
 use std::net::{IpAddr, SocketAddr};
+use std::sync::atomic::{AtomicBool, Ordering};
 
-/// The server's password, if it has one.
-#[derive(Clone, Default)]
+/// The server's password, if it has one, and protected mode; both may change while it
+/// serves (CONFIG SET requirepass / protected-mode).
+#[derive(Default)]
 pub(crate) struct Auth {
-    password: Option<Vec<u8>>,
+    password: RwLock<Option<Vec<u8>>>,
     /// Protected mode is on (Redis's default).
-    protected: bool,
+    protected: AtomicBool,
 }
 
 impl std::fmt::Debug for Auth {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         // Never print the password.
-        f.debug_struct("Auth").field("password", &self.password.as_ref().map(|_| "<set>")).finish()
+        f.debug_struct("Auth").field("password", &self.required().then_some("<set>")).finish()
     }
 }
 
@@ -50,12 +53,33 @@ connections from the outside.\r\n";
 impl Auth {
     /// A password (`None`: clients are authenticated from the start) and protected mode.
     pub(crate) fn new(password: Option<Vec<u8>>, protected: bool) -> Auth {
-        Auth { password, protected }
+        Auth { password: RwLock::new(password.filter(|p| !p.is_empty())), protected: AtomicBool::new(protected) }
     }
 
     /// Whether clients must authenticate before most commands.
     pub(crate) fn required(&self) -> bool {
-        self.password.is_some()
+        self.password.read().is_some()
+    }
+
+    /// The password (CONFIG GET requirepass; empty when none).
+    pub(crate) fn password(&self) -> Vec<u8> {
+        self.password.read().clone().unwrap_or_default()
+    }
+
+    /// Set or clear (empty) the password: clients connected already keep their state,
+    /// as in Redis.
+    pub(crate) fn set_password(&self, password: &[u8]) {
+        *self.password.write() = Some(password.to_vec()).filter(|p| !p.is_empty());
+    }
+
+    /// Whether protected mode is on.
+    pub(crate) fn protected(&self) -> bool {
+        self.protected.load(Ordering::Relaxed)
+    }
+
+    /// Turn protected mode on or off.
+    pub(crate) fn set_protected(&self, on: bool) {
+        self.protected.store(on, Ordering::Relaxed);
     }
 
     /// Whether `user` and `given` are the default user's credentials: any password when
@@ -65,7 +89,7 @@ impl Auth {
         if user != b"default" {
             return false;
         }
-        match &self.password {
+        match &*self.password.read() {
             None => true,
             Some(p) => same_bytes(p, given),
         }
@@ -75,7 +99,7 @@ impl Auth {
     /// in protected mode: protected mode on, no password, the server bound to every
     /// interface and the client not on a loopback address.
     pub(crate) fn refuses(&self, local: &SocketAddr, peer: &SocketAddr) -> bool {
-        self.protected && self.password.is_none() && local.ip().is_unspecified() && !is_loopback(peer.ip())
+        self.protected() && !self.required() && local.ip().is_unspecified() && !is_loopback(peer.ip())
     }
 }
 
@@ -144,5 +168,11 @@ mod tests {
         assert!(!open.refuses(&lo, &remote), "bound to one interface: not protected");
         assert!(!Auth::new(None, false).refuses(&any, &remote), "protected mode off");
         assert!(!Auth::new(Some(b"pw".to_vec()), true).refuses(&any, &remote), "a password is set");
+        open.set_password(b"now");
+        assert!(!open.refuses(&any, &remote), "a password set while serving");
+        assert!(open.accepts(b"default", b"now"));
+        open.set_password(b"");
+        open.set_protected(false);
+        assert!(!open.refuses(&any, &remote), "protected mode turned off while serving");
     }
 }

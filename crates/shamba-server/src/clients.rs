@@ -26,7 +26,7 @@ pub(crate) struct Registry {
     clients: Mutex<BTreeMap<u64, Arc<Client>>>,
     next_id: AtomicU64,
     /// Most clients at once (`maxclients`).
-    max: usize,
+    max: AtomicUsize,
 }
 
 /// One connection as the registry knows it.
@@ -72,14 +72,30 @@ pub(crate) struct Connections {
     pub(crate) auth: Auth,
     pub(crate) registry: Registry,
     pub(crate) pubsub: Hub,
-    /// Close a client idle this long (`timeout`; `None`: never). Subscribers are never
+    /// Close a client idle this many seconds (`timeout`; 0: never). Subscribers are never
     /// closed for being idle, as in Redis.
-    pub(crate) idle_timeout: Option<Duration>,
+    idle_secs: AtomicU64,
 }
 
 impl Connections {
-    pub(crate) fn new(auth: Auth, maxclients: usize, idle_timeout: Option<Duration>) -> Connections {
-        Connections { auth, registry: Registry::new(maxclients), pubsub: Hub::default(), idle_timeout }
+    pub(crate) fn new(auth: Auth, maxclients: usize, idle_secs: u64) -> Connections {
+        Connections {
+            auth,
+            registry: Registry::new(maxclients),
+            pubsub: Hub::default(),
+            idle_secs: AtomicU64::new(idle_secs),
+        }
+    }
+
+    /// How long a client may be idle (`None`: for ever).
+    pub(crate) fn idle_timeout(&self) -> Option<Duration> {
+        Some(self.idle_secs.load(Ordering::Relaxed)).filter(|&s| s > 0).map(Duration::from_secs)
+    }
+
+    /// CONFIG SET timeout: seconds, 0 for never (a waiting client sees it after its next
+    /// request).
+    pub(crate) fn set_idle_timeout(&self, secs: u64) {
+        self.idle_secs.store(secs, Ordering::Relaxed);
     }
 }
 
@@ -89,7 +105,23 @@ pub(crate) struct TooManyClients;
 
 impl Registry {
     pub(crate) fn new(max: usize) -> Registry {
-        Registry { clients: Mutex::new(BTreeMap::new()), next_id: AtomicU64::new(1), max: max.max(1) }
+        Registry { clients: Mutex::new(BTreeMap::new()), next_id: AtomicU64::new(1), max: AtomicUsize::new(max.max(1)) }
+    }
+
+    /// `maxclients`.
+    pub(crate) fn max(&self) -> usize {
+        self.max.load(Ordering::Relaxed)
+    }
+
+    /// CONFIG SET maxclients: clients connected already stay.
+    pub(crate) fn set_max(&self, max: usize) {
+        self.max.store(max.max(1), Ordering::Relaxed);
+    }
+
+    /// How many are connected.
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
+        self.clients.lock().len()
     }
 
     /// A new id, for a session that is not a connection.
@@ -107,7 +139,7 @@ impl Registry {
         fd: i64,
     ) -> Result<(Arc<Client>, mpsc::UnboundedReceiver<Message>), TooManyClients> {
         let mut clients = self.clients.lock();
-        if clients.len() >= self.max {
+        if clients.len() >= self.max() {
             return Err(TooManyClients);
         }
         let (client, rx) = Client::new(self.next_id(), Some(addr), Some(laddr), fd);
@@ -212,11 +244,16 @@ impl Client {
         self.queued.fetch_sub(msg.size(), Ordering::AcqRel);
     }
 
-    /// Copy what other clients see of `session` after it ran the command `cmd`.
-    pub(crate) fn record(&self, session: &Session, cmd: &str) {
+    /// Copy what other clients see of `session` after it ran the command `name` (with
+    /// its subcommand `sub`, for the commands that have them).
+    pub(crate) fn record(&self, session: &Session, name: &str, sub: Option<&[u8]>) {
         let mut s = self.shown.lock();
         s.cmd.clear();
-        s.cmd.push_str(cmd);
+        s.cmd.push_str(name);
+        if let Some(sub) = sub {
+            s.cmd.push('|');
+            s.cmd.extend(sub.iter().take(64).map(|b| char::from(b.to_ascii_lowercase())));
+        }
         s.last = Instant::now();
         s.db = session.db;
         if s.name != session.name {
@@ -337,8 +374,11 @@ mod tests {
         let (_b, _rx2) = r.register(addr("127.0.0.1:2"), addr("127.0.0.1:9"), 6).unwrap();
         assert!(r.register(addr("127.0.0.1:3"), addr("127.0.0.1:9"), 7).is_err());
         r.remove(a.id);
-        assert_eq!(r.all().len(), 1);
+        assert_eq!(r.len(), 1);
         assert!(r.register(addr("127.0.0.1:3"), addr("127.0.0.1:9"), 7).is_ok());
+        r.set_max(3);
+        assert_eq!(r.max(), 3);
+        assert!(r.register(addr("127.0.0.1:4"), addr("127.0.0.1:9"), 8).is_ok());
     }
 
     #[test]
@@ -348,11 +388,13 @@ mod tests {
         let mut s = Session::new(c.id);
         s.name = Some(b"worker".to_vec());
         s.db = 3;
-        c.record(&s, "get");
+        c.record(&s, "get", None);
         let line = c.line(None);
         assert!(line.starts_with(&format!("id={} addr=10.0.0.1:5000 laddr=127.0.0.1:6380 fd=9 name=worker ", c.id)));
         assert!(line.contains(" flags=N db=3 sub=0 psub=0 ssub=0 multi=-1 watch=0 "), "{line}");
         assert!(line.contains(" cmd=get user=default redir=-1 resp=2 lib-name= lib-ver="), "{line}");
+        c.record(&s, "client", Some(b"LIST"));
+        assert!(c.line(None).contains(" cmd=client|list "));
     }
 
     #[test]

@@ -9,12 +9,18 @@
 
 use super::clients::Client;
 use super::pubsub::Message;
-use super::resp::{parse_request, ProtocolError};
+use super::resp::{parse_request, Limits, ProtocolError};
 use super::session::{Server, ServerCounters, Session};
 use std::net::SocketAddr;
 use std::sync::Arc;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::{mpsc, watch};
+
+/// Most words in a request before the client authenticates (Redis's bound).
+const UNAUTHENTICATED_ARGS: usize = 10;
+
+/// Longest bulk string before the client authenticates (Redis's bound).
+const UNAUTHENTICATED_BULK: usize = 16 << 10;
 
 /// Bytes asked of the socket per read.
 const READ_CHUNK: usize = 64 << 10;
@@ -74,7 +80,8 @@ where
 {
     let mut buf: Vec<u8> = Vec::with_capacity(READ_CHUNK);
     loop {
-        let (requests, malformed) = parse_all(server, &mut buf);
+        let one_at_a_time = !session.authenticated;
+        let (requests, malformed) = parse_all(server, &mut buf, !one_at_a_time);
         if !requests.is_empty() {
             let srv = Arc::clone(server);
             let mut moved = std::mem::replace(session, Session::new(session.id));
@@ -90,6 +97,10 @@ where
             if session.closing || client.is_killed() {
                 return Ok(());
             }
+            if one_at_a_time && malformed.is_none() && !buf.is_empty() {
+                // Read before AUTH, one at a time: the next may be in `buf` already.
+                continue;
+            }
         }
         if let Some(ProtocolError(why)) = malformed {
             ServerCounters::add(&server.counters.protocol_errors, 1);
@@ -102,7 +113,7 @@ where
             return Ok(());
         }
         // Subscribers are never closed for being idle.
-        let idle_limit = server.conns.idle_timeout.filter(|_| session.subs.count() == 0);
+        let idle_limit = server.conns.idle_timeout().filter(|_| session.subs.count() == 0);
         let idle = async move {
             match idle_limit {
                 Some(d) => tokio::time::sleep(d).await,
@@ -149,16 +160,35 @@ where
 }
 
 /// Every whole request at the front of `buf` (removed from it), and the error that stops
-/// parsing, if one does.
-fn parse_all(server: &Server, buf: &mut Vec<u8>) -> (Vec<super::resp::Args>, Option<ProtocolError>) {
+/// parsing, if one does. Before a client authenticates, as in Redis, its requests are read
+/// one at a time (AUTH may change what the next may be) and kept small: at most
+/// [`UNAUTHENTICATED_ARGS`] words of at most [`UNAUTHENTICATED_BULK`] bytes.
+fn parse_all(
+    server: &Server,
+    buf: &mut Vec<u8>,
+    authenticated: bool,
+) -> (Vec<super::resp::Args>, Option<ProtocolError>) {
+    let limits = if authenticated {
+        server.limits
+    } else {
+        Limits {
+            max_args: UNAUTHENTICATED_ARGS.min(server.limits.max_args),
+            max_bulk: UNAUTHENTICATED_BULK.min(server.limits.max_bulk),
+            ..server.limits
+        }
+    };
     let mut requests = Vec::new();
     let mut consumed = 0;
     let mut malformed = None;
-    while consumed < buf.len() {
-        match parse_request(buf.get(consumed..).unwrap_or_default(), &server.limits) {
+    while consumed < buf.len() && (authenticated || requests.is_empty()) {
+        match parse_request(buf.get(consumed..).unwrap_or_default(), &limits) {
             Ok(Some((args, n))) => {
                 requests.push(args);
                 consumed += n;
+            }
+            Err(ProtocolError(why)) if !authenticated && why.ends_with("bulk length") => {
+                malformed = Some(ProtocolError(why.replace("invalid", "unauthenticated")));
+                break;
             }
             Ok(None) => break,
             Err(e) => {

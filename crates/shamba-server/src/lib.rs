@@ -300,7 +300,6 @@ impl Listener {
             _ => None,
         };
         let auth = auth::Auth::new(config.requirepass.clone(), config.protected_mode);
-        let idle = (config.timeout > 0).then(|| Duration::from_secs(config.timeout));
         let server = Arc::new(Server {
             store,
             cursors: cursor::CursorTable::new(),
@@ -308,7 +307,7 @@ impl Listener {
             bind,
             started: Instant::now(),
             counters: ServerCounters::default(),
-            conns: clients::Connections::new(auth, config.maxclients, idle),
+            conns: clients::Connections::new(auth, config.maxclients, config.timeout),
         });
         if let Some((node, rpc, init)) = rpc {
             node.serve_rpc(rpc, Arc::downgrade(&server));

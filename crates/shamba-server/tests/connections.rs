@@ -129,6 +129,15 @@ fn a_password_is_required_before_commands_and_checked() {
         "AUTH default s3cret\r\nRESET\r\nGET k\r\n",
         "+OK\r\n+RESET\r\n-NOAUTH Authentication required.\r\n",
     );
+    // Before AUTH, requests are kept small.
+    let mut big = connect(srv.addr);
+    roundtrip(&mut big, "*100\r\n", "-ERR Protocol error: unauthenticated multibulk length\r\n");
+    let mut big = connect(srv.addr);
+    roundtrip(&mut big, "*1\r\n$100000\r\n", "-ERR Protocol error: unauthenticated bulk length\r\n");
+    // AUTH and a large request in one write: the request is read once AUTH has run.
+    let mut pipelined = connect(srv.addr);
+    let wide = (0..20).map(|i| format!("k{i} v")).collect::<Vec<_>>().join(" ");
+    roundtrip(&mut pipelined, &format!("AUTH s3cret\r\nMSET {wide}\r\n"), "+OK\r\n+OK\r\n");
     // Wrong passwords never sign a client in, whatever their length.
     roundtrip(&mut e, "AUTH s3cret!\r\nAUTH s3cre\r\nGET k\r\n", "-WRONGPASS invalid username-password pair or user is disabled.\r\n-WRONGPASS invalid username-password pair or user is disabled.\r\n-NOAUTH Authentication required.\r\n");
 }

@@ -67,19 +67,23 @@ pub(super) fn refuse(ctx: &mut Ctx<'_>, spec: &Spec, args: &Args) -> Option<Repl
 /// other clients see).
 pub(super) fn record(ctx: &Ctx<'_>, spec: &Spec, args: &Args) {
     if let Some(c) = &ctx.session.client {
-        c.record(ctx.session, &full_name(spec, args));
+        c.record(ctx.session, spec.name, subcommand(spec, args));
     }
+}
+
+/// The subcommand, for the commands that have them.
+fn subcommand<'a>(spec: &Spec, args: &'a Args) -> Option<&'a [u8]> {
+    const CONTAINERS: &[&str] =
+        &["client", "pubsub", "config", "command", "cluster", "object", "memory", "slowlog", "function"];
+    args.get(1).filter(|_| CONTAINERS.contains(&spec.name)).map(Vec::as_slice)
 }
 
 /// `name`, or `name|subcommand` for the commands that have subcommands (as CLIENT LIST
 /// and Redis's errors show them).
 fn full_name(spec: &Spec, args: &Args) -> String {
-    let containers = ["client", "pubsub", "config", "command", "cluster", "object", "memory", "slowlog", "function"];
-    match args.get(1) {
-        Some(sub) if containers.contains(&spec.name) => {
-            format!("{}|{}", spec.name, String::from_utf8_lossy(sub).to_lowercase())
-        }
-        _ => spec.name.to_string(),
+    match subcommand(spec, args) {
+        Some(sub) => format!("{}|{}", spec.name, String::from_utf8_lossy(sub).to_lowercase()),
+        None => spec.name.to_string(),
     }
 }
 
