@@ -4,7 +4,9 @@
 # input through `redis-cli --pipe`, bad frames through a raw socket, then
 # `redis-benchmark -t set,get,mset -n 100000 -P 16` to completion and its keys read back,
 # SELECT's databases kept apart (keys, DBSIZE, FLUSHDB per database), then SIGTERM and a
-# restart that still has the data (in every database), then FLUSHALL. Installs Debian's redis-tools when
+# restart that still has the data (in every database), then FLUSHALL; then a server started
+# from a config file with a password: AUTH, HELLO's AUTH, CLIENT LIST/KILL, pub/sub, and
+# TLS through `redis-cli --tls` (with a certificate made by openssl, skipped without it). Installs Debian's redis-tools when
 # redis-cli is missing. Run by CI after the cargo steps:
 #   scripts/redis-tests.sh [SHAMBA_BIN]     (default: target/debug/shamba, built if missing)
 set -euo pipefail
@@ -23,7 +25,7 @@ trap cleanup EXIT
 passed=0; failed=0
 
 start() {
-  "$bin" serve --db "$tmp/db" --bind 127.0.0.1:0 --sync everysec >"$tmp/out" 2>"$tmp/err" &
+  "$bin" serve --db "$tmp/db" --bind 127.0.0.1:0 --sync everysec "$@" >"$tmp/out" 2>"$tmp/err" &
   pid=$!
   for _ in $(seq 100); do grep -q "listening on" "$tmp/out" 2>/dev/null && break; sleep 0.1; done
   port=$(sed -n 's/.*listening on 127.0.0.1:\([0-9]*\).*/\1/p' "$tmp/out")
@@ -220,6 +222,59 @@ expect '"7"' -n 2 GET k
 expect 'OK' FLUSHALL
 for n in 0 1 2; do expect '(integer) 0' -n "$n" DBSIZE; done
 expect '(nil)' -n 1 GET after-flush
+kill -TERM "$pid"; wait "$pid" || true; pid=""
+
+# A config file's unknown setting: the server does not start, and says which line.
+printf 'port 0\nsave 900 1\n' >"$tmp/bad.conf"
+"$bin" serve --db "$tmp/db" --config "$tmp/bad.conf" >/dev/null 2>"$tmp/bad.err" && status=0 || status=$?
+check "a bad config file: exit non-zero" test "$status" -ne 0
+check "a bad config file: the line named" grep -q "bad.conf, line 2: unknown setting 'save'" "$tmp/bad.err"
+
+# A password from a config file (quoted, with a space), and TLS when openssl can make a
+# certificate.
+printf '# as redis.conf says it\nrequirepass "pass word"\nmaxclients 100\ntimeout 0\n' >"$tmp/shamba.conf"
+tls=()
+if command -v openssl >/dev/null; then
+  openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=localhost \
+    -addext "subjectAltName=DNS:localhost,IP:127.0.0.1" -keyout "$tmp/key.pem" -out "$tmp/cert.pem" 2>/dev/null
+  tls_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+  tls=(--tls-port "$tls_port" --tls-cert-file "$tmp/cert.pem" --tls-key-file "$tmp/key.pem")
+else
+  echo "redis-tests: no openssl, TLS skipped"
+fi
+start --config "$tmp/shamba.conf" "${tls[@]}"
+pw=(-a "pass word" --no-auth-warning)
+expect '(error) NOAUTH Authentication required.' GET k
+expect '(error) WRONGPASS invalid username-password pair or user is disabled.' AUTH nope
+expect 'PONG' "${pw[@]}" PING
+expect 'OK' "${pw[@]}" SET k secret
+check "HELLO 3 AUTH default PASSWORD" bash -c "redis-cli -p $port HELLO 3 AUTH default 'pass word' | grep -q proto"
+check "AUTH then a command on one connection" test "$(printf 'AUTH "pass word"\nGET k\n' | redis-cli -p "$port" | paste -sd' ' -)" == "OK secret"
+# Pub/sub: a subscriber in the background, messages published to its channel and pattern.
+redis-cli -p "$port" "${pw[@]}" SUBSCRIBE news >"$tmp/sub.out" &
+sub=$!
+redis-cli -p "$port" "${pw[@]}" PSUBSCRIBE 'n*' >"$tmp/psub.out" &
+psub=$!
+for _ in $(seq 50); do [ "$(redis-cli -p "$port" "${pw[@]}" PUBSUB NUMPAT)" == 1 ] && \
+  [ "$(redis-cli -p "$port" "${pw[@]}" PUBSUB NUMSUB news | tail -1)" == 1 ] && break; sleep 0.1; done
+expect '(integer) 2' "${pw[@]}" PUBLISH news hello
+expect '(integer) 0' "${pw[@]}" PUBLISH weather rain
+expect '1) "news"' "${pw[@]}" PUBSUB CHANNELS
+check "CLIENT LIST shows the subscribers" bash -c "[ \$(redis-cli -p $port -a 'pass word' --no-auth-warning CLIENT LIST TYPE pubsub | wc -l) == 2 ]"
+sleep 0.3
+check "the subscriber received the message" grep -q hello "$tmp/sub.out"
+check "the pattern subscriber received it" bash -c "grep -q pmessage $tmp/psub.out && grep -q hello $tmp/psub.out"
+# CLIENT KILL TYPE pubsub closes both subscribers.
+expect '(integer) 2' "${pw[@]}" CLIENT KILL TYPE pubsub
+wait "$sub" "$psub" 2>/dev/null || true
+expect '(integer) 0' "${pw[@]}" PUBLISH news again
+if [ ${#tls[@]} -gt 0 ]; then
+  tlscli=(redis-cli --tls --cacert "$tmp/cert.pem" -h 127.0.0.1 -p "$tls_port" "${pw[@]}")
+  check "TLS: PING" test "$("${tlscli[@]}" PING)" == PONG
+  check "TLS: the plain port's data" test "$("${tlscli[@]}" GET k)" == secret
+  check "TLS: without the password" bash -c "redis-cli --tls --cacert $tmp/cert.pem -h 127.0.0.1 -p $tls_port GET k | grep -q NOAUTH"
+  check "TLS: a client that does not trust the certificate fails" bash -c "! redis-cli --tls -h 127.0.0.1 -p $tls_port ${pw[*]@Q} PING >/dev/null 2>&1"
+fi
 kill -TERM "$pid"; wait "$pid" || true; pid=""
 
 echo "redis-tests: $passed passed, $failed failed"

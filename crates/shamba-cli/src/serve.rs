@@ -1,6 +1,6 @@
 //! `shamba serve`'s flags, turned into the server crate's configuration.
 
-use shamba_server::{ClusterConfig, ServerConfig, SyncMode};
+use shamba_server::{ClusterConfig, ServerConfig, Settings, SyncMode};
 use std::error::Error;
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -11,9 +11,51 @@ pub struct ServeArgs {
     /// Database directory (created if missing).
     #[arg(long)]
     db: PathBuf,
-    /// Address to listen on (port 0: any free port; the address is printed).
-    #[arg(long, default_value = "127.0.0.1:6380")]
-    bind: SocketAddr,
+    /// A Redis-style config file of `name value` lines for the settings below (port,
+    /// bind, requirepass, protected-mode, maxclients, timeout, databases, tls-port,
+    /// tls-cert-file, tls-key-file, tls-ca-cert-file, tls-auth-clients, proto-max-bulk-len,
+    /// client-query-buffer-limit); flags given here win over its lines. An unknown name is
+    /// an error naming the line.
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// Address to listen on (port 0: any free port; the address is printed). Default
+    /// 127.0.0.1:6380.
+    #[arg(long)]
+    bind: Option<SocketAddr>,
+    /// The default user's password: clients must AUTH (or HELLO ... AUTH default PASSWORD)
+    /// before other commands.
+    #[arg(long, value_name = "PASSWORD")]
+    requirepass: Option<String>,
+    /// Protected mode: with no password and --bind on every interface (0.0.0.0), clients
+    /// from other hosts are refused. Default yes.
+    #[arg(long, value_name = "yes|no")]
+    protected_mode: Option<String>,
+    /// Most clients connected at once; one more is refused. Default 10000.
+    #[arg(long, value_name = "N")]
+    maxclients: Option<u64>,
+    /// Close a client idle this many seconds (0: never, the default; subscribers never).
+    #[arg(long, value_name = "SECONDS")]
+    timeout: Option<u64>,
+    /// Also serve TLS clients on this port (of --bind's address); needs --tls-cert-file
+    /// and --tls-key-file.
+    #[arg(long, value_name = "PORT")]
+    tls_port: Option<u16>,
+    /// The server's certificate chain, PEM.
+    #[arg(long, value_name = "FILE")]
+    tls_cert_file: Option<PathBuf>,
+    /// The server's private key, PEM.
+    #[arg(long, value_name = "FILE")]
+    tls_key_file: Option<PathBuf>,
+    /// CA certificates, PEM: TLS clients must present a certificate they signed.
+    #[arg(long, value_name = "FILE")]
+    tls_ca_cert_file: Option<PathBuf>,
+    /// Longest bulk string (key or value) a request may hold, in bytes or with a unit
+    /// (512mb). Default: the engine's largest key or value, at most 512mb.
+    #[arg(long, value_name = "SIZE")]
+    proto_max_bulk_len: Option<String>,
+    /// Most bytes of one unfinished request (default 1gb).
+    #[arg(long, value_name = "SIZE")]
+    client_query_buffer_limit: Option<String>,
     /// When acknowledged writes reach the disk: always (each write synced before its
     /// reply), everysec (synced once a second), never (left to the OS). Not used in
     /// cluster mode, where a write is acknowledged once its log entry is synced on a
@@ -28,8 +70,9 @@ pub struct ServeArgs {
     threads: Option<usize>,
     /// Databases SELECT chooses among: 0 is the default keyspace, n the keyspace "db{n}"
     /// (created when first selected).
-    #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u16).range(1..))]
-    databases: u16,
+    /// Default 16.
+    #[arg(long, value_parser = clap::value_parser!(u16).range(1..))]
+    databases: Option<u16>,
     /// Cluster mode: run as node ID of a Raft group (ids are unique in the group and never
     /// reused). The Raft log, vote, state machine and snapshots are kept in --db; writes
     /// are replicated, reads are linearizable, and requests sent to a follower are
@@ -50,6 +93,31 @@ pub struct ServeArgs {
     /// none for 5 to 10 of them starts an election.
     #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u64).range(10..))]
     heartbeat_ms: u64,
+}
+
+/// The settings given as flags, by their config-file names, applied after the file's.
+fn flag_settings(args: &ServeArgs) -> Vec<(&'static str, String)> {
+    let path = |p: &Option<PathBuf>| p.as_ref().map(|p| p.display().to_string());
+    let mut out = Vec::new();
+    if let Some(b) = args.bind {
+        out.push(("bind", b.ip().to_string()));
+        out.push(("port", b.port().to_string()));
+    }
+    let given = [
+        ("requirepass", args.requirepass.clone()),
+        ("protected-mode", args.protected_mode.clone()),
+        ("maxclients", args.maxclients.map(|n| n.to_string())),
+        ("timeout", args.timeout.map(|n| n.to_string())),
+        ("databases", args.databases.map(|n| n.to_string())),
+        ("tls-port", args.tls_port.map(|n| n.to_string())),
+        ("tls-cert-file", path(&args.tls_cert_file)),
+        ("tls-key-file", path(&args.tls_key_file)),
+        ("tls-ca-cert-file", path(&args.tls_ca_cert_file)),
+        ("proto-max-bulk-len", args.proto_max_bulk_len.clone()),
+        ("client-query-buffer-limit", args.client_query_buffer_limit.clone()),
+    ];
+    out.extend(given.into_iter().filter_map(|(name, v)| v.map(|v| (name, v))));
+    out
 }
 
 /// One `--init` member: `ID=ADDR`.
@@ -86,11 +154,17 @@ impl From<SyncFlag> for SyncMode {
 /// Run the server until SIGTERM or SIGINT.
 pub fn run(args: &ServeArgs) -> Result<(), Box<dyn Error>> {
     let mut config = ServerConfig::new(&args.db);
-    config.bind = args.bind;
     config.sync = args.sync.into();
     config.cache_mb = args.cache_mb;
     config.threads = args.threads;
-    config.databases = args.databases;
+    let mut settings = Settings::new();
+    if let Some(file) = &args.config {
+        settings.read_file(file)?;
+    }
+    for (name, value) in flag_settings(args) {
+        settings.set(name, value.as_bytes())?;
+    }
+    settings.apply(&mut config)?;
     if let (Some(id), Some(bind)) = (args.node_id, args.raft_bind) {
         let mut cluster = ClusterConfig::new(id, bind);
         cluster.init = args.init.clone();

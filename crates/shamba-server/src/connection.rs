@@ -4,53 +4,110 @@
 //! sync: see `no_wait`); from the first that does, the rest of them run together on the
 //! blocking pool. A request that finds what it needs in memory thus costs no hand-off to
 //! another thread, and a pipeline at most one.
+//!
+//! The stream is any byte stream (TCP, or TLS over it). While it waits for input, a
+//! connection also writes the pub/sub messages queued for it, closes when another client
+//! kills it, and closes when idle past the server's `timeout`.
 
-use super::resp::{parse_request, ProtocolError};
+use super::clients::Client;
+use super::pubsub::Message;
+use super::resp::{parse_request, Limits, ProtocolError};
 use super::session::{Server, ServerCounters, Session};
 use std::collections::VecDeque;
+use std::net::SocketAddr;
 use std::sync::Arc;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
-use tokio::sync::watch;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::sync::{mpsc, watch};
+
+/// Most words in a request before the client authenticates (Redis's bound).
+const UNAUTHENTICATED_ARGS: usize = 10;
+
+/// Longest bulk string before the client authenticates (Redis's bound).
+const UNAUTHENTICATED_BULK: usize = 16 << 10;
 
 /// Bytes asked of the socket per read.
 const READ_CHUNK: usize = 64 << 10;
 
-/// Serve one connection until the client leaves, sends QUIT or a malformed request, or the
-/// server stops (then requests already read are answered first).
-pub(super) async fn serve(server: Arc<Server>, mut stream: TcpStream, id: u64, mut stopping: watch::Receiver<bool>) {
-    let _ = stream.set_nodelay(true);
-    ServerCounters::add(&server.counters.connected, 1);
-    let _ = run(&server, &mut stream, id, &mut stopping).await;
-    ServerCounters::sub(&server.counters.connected, 1);
+/// Where a connection comes from and arrives: what protected mode and CLIENT LIST look at.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Peer {
+    pub(super) addr: SocketAddr,
+    pub(super) local: SocketAddr,
+    /// The address its listener is bound to (protected mode looks for every interface).
+    pub(super) listening: SocketAddr,
+    /// The socket's descriptor (CLIENT LIST's `fd`).
+    pub(super) fd: i64,
 }
 
-async fn run(
+/// Serve one connection until the client leaves, sends QUIT or a malformed request, is
+/// killed or idle too long, or the server stops (then requests already read are answered
+/// first). A client refused by protected mode or `maxclients` is told why first.
+pub(super) async fn serve<S>(server: Arc<Server>, mut stream: S, peer: Peer, mut stopping: watch::Receiver<bool>)
+where
+    S: AsyncRead + AsyncWrite + Unpin + Send,
+{
+    if server.conns.auth.refuses(&peer.listening, &peer.addr) {
+        let _ = stream.write_all(super::auth::DENIED.as_bytes()).await;
+        return;
+    }
+    let Ok((client, outbox)) = server.conns.registry.register(peer.addr, peer.local, peer.fd) else {
+        ServerCounters::add(&server.counters.rejected_connections, 1);
+        let _ = stream.write_all(b"-ERR max number of clients reached\r\n").await;
+        return;
+    };
+    ServerCounters::add(&server.counters.connected, 1);
+    let mut session = Session::new(client.id);
+    session.authenticated = !server.conns.auth.required();
+    session.client = Some(client.clone());
+    let _ = run(&server, &mut stream, &mut session, &client, outbox, &mut stopping).await;
+    let _ = stream.shutdown().await;
+    ServerCounters::sub(&server.counters.connected, 1);
+    server.end_session(&mut session);
+    if client.ever_subscribed.load(std::sync::atomic::Ordering::Relaxed) {
+        // A session lost to a failed batch leaves its subscriptions behind: drop them by id.
+        server.conns.pubsub.remove_client(client.id);
+    }
+    server.conns.registry.remove(client.id);
+}
+
+async fn run<S>(
     server: &Arc<Server>,
-    stream: &mut TcpStream,
-    id: u64,
+    stream: &mut S,
+    session: &mut Session,
+    client: &Arc<Client>,
+    mut outbox: mpsc::UnboundedReceiver<Message>,
     stopping: &mut watch::Receiver<bool>,
-) -> std::io::Result<()> {
+) -> std::io::Result<()>
+where
+    S: AsyncRead + AsyncWrite + Unpin + Send,
+{
     let mut buf: Vec<u8> = Vec::with_capacity(READ_CHUNK);
-    let mut session = Session::new(id);
     loop {
-        let (requests, malformed) = parse_all(server, &mut buf);
+        let one_at_a_time = !session.authenticated;
+        let (requests, malformed) = parse_all(server, &mut buf, !one_at_a_time);
         if !requests.is_empty() {
             let mut requests = VecDeque::from(requests);
             let mut out = Vec::new();
-            server.run_without_waiting(&mut session, &mut requests, &mut out);
+            server.run_without_waiting(session, &mut requests, &mut out);
             if !requests.is_empty() {
                 let srv = Arc::clone(server);
-                (session, out) = tokio::task::spawn_blocking(move || {
-                    srv.run_batch(&mut session, requests.into(), &mut out);
-                    (session, out)
+                let mut moved = std::mem::replace(session, Session::new(session.id));
+                let (s, o) = tokio::task::spawn_blocking(move || {
+                    srv.run_batch(&mut moved, requests.into(), &mut out);
+                    (moved, out)
                 })
                 .await
                 .map_err(std::io::Error::other)?;
+                *session = s;
+                out = o;
             }
             stream.write_all(&out).await?;
-            if session.closing {
+            if session.closing || client.is_killed() {
                 return Ok(());
+            }
+            if one_at_a_time && malformed.is_none() && !buf.is_empty() {
+                // Read before AUTH, one at a time: the next may be in `buf` already.
+                continue;
             }
         }
         if let Some(ProtocolError(why)) = malformed {
@@ -63,6 +120,14 @@ async fn run(
         if *stopping.borrow() {
             return Ok(());
         }
+        // Subscribers are never closed for being idle.
+        let idle_limit = server.conns.idle_timeout().filter(|_| session.subs.count() == 0);
+        let idle = async move {
+            match idle_limit {
+                Some(d) => tokio::time::sleep(d).await,
+                None => std::future::pending().await,
+            }
+        };
         buf.reserve(READ_CHUNK);
         tokio::select! {
             read = stream.read_buf(&mut buf) => {
@@ -70,22 +135,68 @@ async fn run(
                     return Ok(());
                 }
             }
+            Some(first) = outbox.recv() => write_messages(stream, session, client, first, &mut outbox).await?,
+            () = client.killed() => return Ok(()),
+            () = idle => return Ok(()),
             _ = stopping.changed() => return Ok(()),
         }
     }
 }
 
+/// Write `first` and every other message queued by now, in the session's protocol.
+async fn write_messages<S>(
+    stream: &mut S,
+    session: &Session,
+    client: &Client,
+    first: Message,
+    outbox: &mut mpsc::UnboundedReceiver<Message>,
+) -> std::io::Result<()>
+where
+    S: AsyncWrite + Unpin,
+{
+    let mut out = Vec::new();
+    let mut next = Some(first);
+    while let Some(msg) = next {
+        client.delivered(&msg);
+        msg.reply().encode(session.proto, &mut out);
+        if out.len() >= READ_CHUNK {
+            break;
+        }
+        next = outbox.try_recv().ok();
+    }
+    stream.write_all(&out).await
+}
+
 /// Every whole request at the front of `buf` (removed from it), and the error that stops
-/// parsing, if one does.
-fn parse_all(server: &Server, buf: &mut Vec<u8>) -> (Vec<super::resp::Args>, Option<ProtocolError>) {
+/// parsing, if one does. Before a client authenticates, as in Redis, its requests are read
+/// one at a time (AUTH may change what the next may be) and kept small: at most
+/// [`UNAUTHENTICATED_ARGS`] words of at most [`UNAUTHENTICATED_BULK`] bytes.
+fn parse_all(
+    server: &Server,
+    buf: &mut Vec<u8>,
+    authenticated: bool,
+) -> (Vec<super::resp::Args>, Option<ProtocolError>) {
+    let limits = if authenticated {
+        server.limits
+    } else {
+        Limits {
+            max_args: UNAUTHENTICATED_ARGS.min(server.limits.max_args),
+            max_bulk: UNAUTHENTICATED_BULK.min(server.limits.max_bulk),
+            ..server.limits
+        }
+    };
     let mut requests = Vec::new();
     let mut consumed = 0;
     let mut malformed = None;
-    while consumed < buf.len() {
-        match parse_request(buf.get(consumed..).unwrap_or_default(), &server.limits) {
+    while consumed < buf.len() && (authenticated || requests.is_empty()) {
+        match parse_request(buf.get(consumed..).unwrap_or_default(), &limits) {
             Ok(Some((args, n))) => {
                 requests.push(args);
                 consumed += n;
+            }
+            Err(ProtocolError(why)) if !authenticated && why.ends_with("bulk length") => {
+                malformed = Some(ProtocolError(why.replace("invalid", "unauthenticated")));
+                break;
             }
             Ok(None) => break,
             Err(e) => {

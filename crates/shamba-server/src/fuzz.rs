@@ -13,6 +13,8 @@
 
 #![allow(clippy::panic)]
 
+use crate::auth::Auth;
+use crate::clients::Connections;
 use crate::cursor::CursorTable;
 use crate::session::ServerCounters;
 use crate::{command, parse_request, Limits, Protocol, Reply, Server, Session, Store, SyncMode};
@@ -24,6 +26,9 @@ use std::time::Instant;
 
 /// Small limits, so inputs of a few hundred bytes reach every limit's branch.
 pub const LIMITS: Limits = Limits { max_bulk: 512, max_args: 64, max_inline: 256, max_query: 4096 };
+
+/// The fuzz server's password.
+pub const FUZZ_PASSWORD: &[u8] = b"fuzz";
 
 /// Most requests one input runs.
 const MAX_REQUESTS: usize = 256;
@@ -47,6 +52,9 @@ pub fn server_in(dir: &Path) -> shamba::Result<Server> {
         bind: SocketAddr::from(([127, 0, 0, 1], 0)),
         started: Instant::now(),
         counters: ServerCounters::default(),
+        // A password, so that AUTH, HELLO's AUTH and RESET (which signs a session out)
+        // reach every state; sessions start signed in.
+        conns: Connections::new(Auth::new(Some(FUZZ_PASSWORD.to_vec()), true), 64, 0),
     })
 }
 
@@ -112,6 +120,7 @@ pub fn fuzz_request_on(server: &Server, data: &[u8]) {
             break;
         }
     }
+    server.end_session(&mut session);
     if wrote {
         let mut admin = Session::new(0);
         let reply = server.execute(&mut admin, &[b"FLUSHALL".to_vec()]);
@@ -151,8 +160,14 @@ pub fn encode_request(args: &[Vec<u8>]) -> Vec<u8> {
     out
 }
 
-/// Both encodings of `reply` are one whole frame each, of the same shape.
+/// Both encodings of `reply` are whole frames (one each, or one per part of
+/// [`Reply::Frames`]), of the same shape.
 fn check_encodings(reply: &Reply) {
+    if let Reply::Frames(parts) = reply {
+        assert!(!parts.is_empty(), "no frame at all");
+        parts.iter().for_each(check_encodings);
+        return;
+    }
     for proto in [Protocol::Resp2, Protocol::Resp3] {
         let mut out = Vec::new();
         reply.encode(proto, &mut out);
@@ -187,7 +202,10 @@ fn frame_len(buf: &[u8], at: usize, proto: Protocol) -> Option<usize> {
             let end = next.checked_add(len)?;
             (buf.get(end..end + 2)? == b"\r\n").then_some(end + 2)
         }
-        (b'*' | b'%', _) => {
+        (b'*' | b'%' | b'>', _) => {
+            if kind == b'>' && proto == Protocol::Resp2 {
+                return None;
+            }
             let n = usize::try_from(number()?).ok()?;
             let items = if kind == b'%' { n.checked_mul(2)? } else { n };
             if kind == b'%' && proto == Protocol::Resp2 {
@@ -213,6 +231,26 @@ mod tests {
         for bad in [&b"$3\r\nab\r\n"[..], b"*2\r\n:1\r\n", b"-E\rR\r\n", b"_\r\n", b"%0\r\n"] {
             assert_eq!(frame_len(bad, 0, Protocol::Resp2), None, "{:?}", String::from_utf8_lossy(bad));
         }
+    }
+
+    #[test]
+    fn inputs_reach_the_signed_out_and_subscribed_states() {
+        let dir = tempfile::tempdir().unwrap();
+        let server = server_in(dir.path()).unwrap();
+        let mut s = Session::new(1);
+        let mut run =
+            |line: &str| server.execute(&mut s, &line.split(' ').map(|w| w.as_bytes().to_vec()).collect::<Vec<_>>());
+        assert_eq!(run("RESET"), Reply::Simple("RESET"));
+        assert_eq!(run("GET k"), Reply::Error(crate::auth::NOAUTH.into()));
+        assert_eq!(run("AUTH fuzz"), Reply::OK);
+        assert!(matches!(run("SUBSCRIBE a b"), Reply::Frames(f) if f.len() == 2));
+        assert!(matches!(run("GET k"), Reply::Error(e) if e.starts_with("ERR Can't execute 'get'")));
+        let publish = server.execute(&mut Session::new(2), &[b"PUBLISH".to_vec(), b"a".to_vec(), b"x".to_vec()]);
+        assert_eq!(publish, Reply::Int(1));
+        fuzz_request_on(
+            &server,
+            b"RESET\r\nAUTH fuzz\r\nPSUBSCRIBE *\r\nPUBLISH c x\r\nMULTI\r\nSUBSCRIBE c\r\nEXEC\r\n",
+        );
     }
 
     #[test]

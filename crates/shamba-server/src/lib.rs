@@ -55,6 +55,8 @@
 #![warn(clippy::expect_used)]
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
+mod auth;
+mod clients;
 mod cluster;
 mod commands;
 mod connection;
@@ -66,10 +68,13 @@ pub mod fuzz;
 mod glob;
 mod no_wait;
 mod pipeline;
+mod pubsub;
 mod reply;
 mod resp;
 mod session;
+mod settings;
 mod store;
+mod tls;
 
 pub use cluster::{Cluster, ClusterConfig, ClusterError};
 pub use commands::{lookup as command, Spec as CommandSpec};
@@ -77,7 +82,9 @@ pub use durability::SyncMode;
 pub use reply::{Protocol, Reply};
 pub use resp::{parse_request, Limits, ProtocolError};
 pub use session::{Server, Session};
+pub use settings::{Settings, SettingsError};
 pub use store::{Batch, KeyLocks, Selected, Store, WriteError};
+pub use tls::{TlsConfig, TlsError};
 
 use session::ServerCounters;
 use shamba::{Db, Options};
@@ -91,6 +98,7 @@ use tokio::net::TcpListener;
 use tokio::signal::unix::{signal, SignalKind};
 use tokio::sync::watch;
 use tokio::task::JoinSet;
+use tokio_rustls::TlsAcceptor;
 
 /// What a server serves and how: `shamba serve`'s flags. Made by [`ServerConfig::new`],
 /// then adjusted field by field (new settings may be added).
@@ -113,6 +121,24 @@ pub struct ServerConfig {
     /// Cluster mode: this server is a node of a Raft group ([`ClusterConfig`]); its
     /// storage (log, vote, state machine, snapshots) is in `db`.
     pub cluster: Option<ClusterConfig>,
+    /// The default user's password (`requirepass`): clients must AUTH before other
+    /// commands. `None`: no password.
+    pub requirepass: Option<Vec<u8>>,
+    /// Protected mode: with no password and `bind` on every interface, clients from other
+    /// hosts are refused with Redis's `-DENIED` message.
+    pub protected_mode: bool,
+    /// Most clients connected at once (`maxclients`); one more is told
+    /// `-ERR max number of clients reached` and closed.
+    pub maxclients: usize,
+    /// Close a client idle this many seconds (`timeout`; 0: never).
+    pub timeout: u64,
+    /// TLS clients on a second port ([`TlsConfig`]), beside the plain one.
+    pub tls: Option<TlsConfig>,
+    /// Longest bulk string a request may hold (`proto-max-bulk-len`; `None`: the engine's
+    /// largest key or value, at most 512 MB).
+    pub proto_max_bulk_len: Option<usize>,
+    /// Most bytes of one unfinished request (`client-query-buffer-limit`; `None`: 1 GiB).
+    pub client_query_buffer_limit: Option<usize>,
 }
 
 impl ServerConfig {
@@ -127,7 +153,27 @@ impl ServerConfig {
             threads: None,
             databases: 16,
             cluster: None,
+            requirepass: None,
+            protected_mode: true,
+            maxclients: 10_000,
+            timeout: 0,
+            tls: None,
+            proto_max_bulk_len: None,
+            client_query_buffer_limit: None,
         }
+    }
+
+    /// The request limits: the engine's, narrowed by `proto-max-bulk-len` and
+    /// `client-query-buffer-limit`.
+    fn limits(&self, opts: &Options) -> Limits {
+        let mut limits = Limits::for_engine(opts.max_key_size, opts.max_value_size);
+        if let Some(b) = self.proto_max_bulk_len {
+            limits.max_bulk = limits.max_bulk.min(b.max(1));
+        }
+        if let Some(q) = self.client_query_buffer_limit {
+            limits.max_query = q.max(1);
+        }
+        limits
     }
 
     /// The engine's options this configuration opens the database with.
@@ -155,6 +201,9 @@ pub enum Error {
     /// Cluster mode could not start: the Raft configuration, or initializing the group.
     #[error(transparent)]
     Cluster(#[from] ClusterError),
+    /// TLS could not be set up: a certificate or key file missing or unusable.
+    #[error(transparent)]
+    Tls(#[from] TlsError),
 }
 
 /// `shamba serve`: open the database, serve it on a runtime of its own until SIGTERM or
@@ -181,8 +230,9 @@ pub fn run(config: &ServerConfig) -> Result<(), Error> {
             Some(c) => format!(", node {}, raft {}", c.id(), c.raft_addr()),
             None => String::new(),
         };
+        let tls = listener.tls_addr().map(|a| format!(", tls on {a}")).unwrap_or_default();
         println!(
-            "shamba serve: listening on {} (db {}, sync {}{node})",
+            "shamba serve: listening on {} (db {}, sync {}{node}{tls})",
             listener.local_addr(),
             config.db.display(),
             config.sync.name()
@@ -202,8 +252,13 @@ pub fn run(config: &ServerConfig) -> Result<(), Error> {
 /// A server with its database open and its address bound, not yet accepting clients.
 pub struct Listener {
     listener: TcpListener,
+    /// The TLS port's listener and the acceptor its connections are handshaken with.
+    tls: Option<(TcpListener, TlsAcceptor)>,
     server: Arc<Server>,
 }
+
+/// Longest a TLS handshake may take before the connection is dropped.
+const TLS_HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 
 impl Listener {
     /// Open `config.db` (on the blocking pool) and bind `config.bind`. Must run on a tokio
@@ -213,11 +268,13 @@ impl Listener {
     /// # Errors
     ///
     /// [`Error::Engine`] when the database does not open (locked by another process,
-    /// corrupt, bad options) or a database's keyspace does not; [`Error::Io`] when the
-    /// address cannot be bound.
+    /// corrupt, bad options) or a database's keyspace does not; [`Error::Io`] when an
+    /// address cannot be bound; [`Error::Tls`] when the TLS files are unusable.
     pub async fn bind(config: &ServerConfig) -> Result<Listener, Error> {
         let opts = config.engine_options();
-        let limits = Limits::for_engine(opts.max_key_size, opts.max_value_size);
+        let limits = config.limits(&opts);
+        // Unusable TLS files fail before the database is opened.
+        let acceptor = config.tls.as_ref().map(tls::acceptor).transpose()?;
         let dir = config.db.clone();
         let databases = usize::from(config.databases);
         let (store, rpc) = match &config.cluster {
@@ -240,6 +297,11 @@ impl Listener {
         };
         let listener = TcpListener::bind(config.bind).await?;
         let bind = listener.local_addr()?;
+        let tls = match (&config.tls, acceptor) {
+            (Some(t), Some(acceptor)) => Some((TcpListener::bind(t.bind).await?, acceptor)),
+            _ => None,
+        };
+        let auth = auth::Auth::new(config.requirepass.clone(), config.protected_mode);
         let server = Arc::new(Server {
             store,
             cursors: cursor::CursorTable::new(),
@@ -247,6 +309,7 @@ impl Listener {
             bind,
             started: Instant::now(),
             counters: ServerCounters::default(),
+            conns: clients::Connections::new(auth, config.maxclients, config.timeout),
         });
         if let Some((node, rpc, init)) = rpc {
             node.serve_rpc(rpc, Arc::downgrade(&server));
@@ -254,7 +317,12 @@ impl Listener {
                 node.initialize(&init).await?;
             }
         }
-        Ok(Listener { listener, server })
+        Ok(Listener { listener, tls, server })
+    }
+
+    /// The address TLS clients connect to, when TLS is on.
+    pub fn tls_addr(&self) -> Option<SocketAddr> {
+        self.tls.as_ref().and_then(|(l, _)| l.local_addr().ok())
     }
 
     /// The address clients connect to (the port chosen when the configuration asked for
@@ -278,25 +346,47 @@ impl Listener {
     ///
     /// [`Error::Engine`] when the final flush or close fails.
     pub async fn serve(self, shutdown: impl Future<Output = ()>) -> Result<(), Error> {
-        let Listener { listener, server } = self;
+        let Listener { listener, tls, server } = self;
         let (stop_tx, stop_rx) = watch::channel(false);
         let syncer =
             (server.store.sync_mode() == SyncMode::Everysec).then(|| tokio::spawn(sync_every_second(server.clone())));
         let mut clients = JoinSet::new();
-        let mut next_id = 1u64;
         tokio::pin!(shutdown);
         loop {
             tokio::select! {
                 accepted = listener.accept() => match accepted {
-                    Ok((stream, _)) => {
+                    Ok((stream, addr)) => {
                         ServerCounters::add(&server.counters.connections_received, 1);
-                        clients.spawn(connection::serve(server.clone(), stream, next_id, stop_rx.clone()));
-                        next_id += 1;
+                        let _ = stream.set_nodelay(true);
+                        let peer = peer_of(&stream, addr, server.bind);
+                        clients.spawn(connection::serve(server.clone(), stream, peer, stop_rx.clone()));
                     }
                     // Out of descriptors and the like: the listener stays; wait a little.
                     Err(e) => {
                         eprintln!("shamba serve: accept failed: {e}");
                         tokio::time::sleep(Duration::from_millis(10)).await;
+                    }
+                },
+                accepted = accept_on(&tls) => {
+                    match (accepted, &tls) {
+                        (Ok((stream, addr)), Some((l, acceptor))) => {
+                            ServerCounters::add(&server.counters.connections_received, 1);
+                            let _ = stream.set_nodelay(true);
+                            let peer = peer_of(&stream, addr, l.local_addr().unwrap_or(server.bind));
+                            let (server, acceptor, stop) = (server.clone(), acceptor.clone(), stop_rx.clone());
+                            clients.spawn(async move {
+                                match tokio::time::timeout(TLS_HANDSHAKE_TIMEOUT, acceptor.accept(stream)).await {
+                                    Ok(Ok(stream)) => connection::serve(server, stream, peer, stop).await,
+                                    Ok(Err(e)) => eprintln!("shamba serve: TLS handshake with {addr} failed: {e}"),
+                                    Err(_) => eprintln!("shamba serve: TLS handshake with {addr} timed out"),
+                                }
+                            });
+                        }
+                        (Err(e), _) => {
+                            eprintln!("shamba serve: accept failed: {e}");
+                            tokio::time::sleep(Duration::from_millis(10)).await;
+                        }
+                        (Ok(_), None) => {}
                     }
                 },
                 Some(_) = clients.join_next(), if !clients.is_empty() => {}
@@ -305,6 +395,7 @@ impl Listener {
         }
         // Stop accepting, let every connection finish the requests it has read, then flush.
         drop(listener);
+        drop(tls);
         eprintln!("shamba serve: stopping ({} connections open)", clients.len());
         let _ = stop_tx.send(true);
         while clients.join_next().await.is_some() {}
@@ -325,6 +416,21 @@ impl Listener {
         eprintln!("shamba serve: flushed and closed");
         Ok(())
     }
+}
+
+/// The next client on the TLS port; never, without TLS.
+async fn accept_on(tls: &Option<(TcpListener, TlsAcceptor)>) -> std::io::Result<(tokio::net::TcpStream, SocketAddr)> {
+    match tls {
+        Some((l, _)) => l.accept().await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Where a connection comes from and arrives.
+fn peer_of(stream: &tokio::net::TcpStream, addr: SocketAddr, listening: SocketAddr) -> connection::Peer {
+    use std::os::fd::AsRawFd;
+    let local = stream.local_addr().unwrap_or(listening);
+    connection::Peer { addr, local, listening, fd: i64::from(stream.as_raw_fd()) }
 }
 
 /// `--sync everysec`: once a second, if anything was written since the last sync, make it

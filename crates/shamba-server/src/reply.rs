@@ -22,6 +22,11 @@ pub enum Reply {
     Map(Vec<(Reply, Reply)>),
     /// Text meant for people (RESP3: a verbatim string; RESP2: a bulk string).
     Text(String),
+    /// Out-of-band data, as pub/sub sends it (RESP3: a push frame; RESP2: an array).
+    Push(Vec<Reply>),
+    /// Several replies to one command, one frame each, in order (SUBSCRIBE answers once
+    /// per channel).
+    Frames(Vec<Reply>),
 }
 
 /// The protocol a connection speaks.
@@ -100,6 +105,14 @@ impl Reply {
                 Protocol::Resp2 => Reply::Bulk(t.clone().into_bytes()).write_to(proto, out),
                 Protocol::Resp3 => write!(out, "={}\r\ntxt:{t}\r\n", t.len() + 4),
             },
+            Reply::Push(items) => {
+                match proto {
+                    Protocol::Resp2 => write!(out, "*{}\r\n", items.len())?,
+                    Protocol::Resp3 => write!(out, ">{}\r\n", items.len())?,
+                }
+                items.iter().try_for_each(|r| r.write_to(proto, out))
+            }
+            Reply::Frames(frames) => frames.iter().try_for_each(|r| r.write_to(proto, out)),
         }
     }
 }
@@ -121,6 +134,14 @@ mod tests {
         let map = Reply::Map(vec![(Reply::text_bulk("a"), Reply::Int(1))]);
         assert_eq!(both(&map), ("*2\r\n$1\r\na\r\n:1\r\n".into(), "%1\r\n$1\r\na\r\n:1\r\n".into()));
         assert_eq!(both(&Reply::Text("hi".into())), ("$2\r\nhi\r\n".into(), "=6\r\ntxt:hi\r\n".into()));
+    }
+
+    #[test]
+    fn pushes_are_arrays_in_resp2_and_frames_follow_each_other() {
+        let push = Reply::Push(vec![Reply::text_bulk("message"), Reply::Int(1)]);
+        assert_eq!(both(&push), ("*2\r\n$7\r\nmessage\r\n:1\r\n".into(), ">2\r\n$7\r\nmessage\r\n:1\r\n".into()));
+        let frames = Reply::Frames(vec![Reply::Int(1), Reply::OK]);
+        assert_eq!(both(&frames).0, ":1\r\n+OK\r\n");
     }
 
     #[test]

@@ -1,15 +1,18 @@
 //! What commands run against: the server's shared state and one connection's own.
 
+use super::clients::{Client, Connections};
 use super::cluster::Forwarded;
 use super::commands;
 use super::cursor::CursorTable;
 use super::no_wait;
+use super::pubsub::Subscriptions;
 use super::reply::{Protocol, Reply};
 use super::resp::{Args, Limits};
 use super::store::{Selected, Store};
 use std::collections::VecDeque;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::Instant;
 
 /// The state every connection shares: the [`Store`], SCAN's cursors, the request
@@ -22,6 +25,8 @@ pub struct Server {
     pub(super) bind: SocketAddr,
     pub(super) started: Instant,
     pub(super) counters: ServerCounters,
+    /// The connection layer: password, client registry, pub/sub, idle timeout.
+    pub(super) conns: Connections,
 }
 
 /// Counters INFO reports beside the engine's.
@@ -29,6 +34,8 @@ pub struct Server {
 pub(super) struct ServerCounters {
     pub(super) connections_received: AtomicU64,
     pub(super) connected: AtomicU64,
+    /// Clients refused because `maxclients` were connected (INFO's `rejected_connections`).
+    pub(super) rejected_connections: AtomicU64,
     pub(super) commands: AtomicU64,
     pub(super) protocol_errors: AtomicU64,
 }
@@ -63,6 +70,14 @@ pub struct Session {
     pub(super) multi: Option<Queued>,
     /// The keys WATCH watches, since the first WATCH (see `commands::multi`).
     pub(super) watch: Option<commands::multi::Watch>,
+    /// Whether it may run commands other than AUTH, HELLO, QUIT and RESET (sessions made
+    /// by [`Session::new`] may; a connection's may not before AUTH when a password is set).
+    pub(super) authenticated: bool,
+    /// Its entry in the client registry, for a connection (and a detached one once a
+    /// session with no connection subscribes).
+    pub(super) client: Option<Arc<Client>>,
+    /// Its pub/sub channels and patterns.
+    pub(super) subs: Subscriptions,
 }
 
 /// The commands MULTI queued.
@@ -76,7 +91,18 @@ impl Session {
     /// A new client's session, numbered `id` (what `CLIENT ID` and `HELLO` report): RESP2,
     /// no name, database 0.
     pub fn new(id: u64) -> Session {
-        Session { id, proto: Protocol::Resp2, name: None, db: 0, closing: false, multi: None, watch: None }
+        Session {
+            id,
+            proto: Protocol::Resp2,
+            name: None,
+            db: 0,
+            closing: false,
+            multi: None,
+            watch: None,
+            authenticated: true,
+            client: None,
+            subs: Subscriptions::default(),
+        }
     }
 
     /// The protocol its replies are written in.
@@ -173,6 +199,12 @@ impl Server {
             }
         }
         ServerCounters::add(&self.counters.commands, ran);
+    }
+
+    /// End `session`: its subscriptions dropped. A connection's end, and what a caller of
+    /// [`Server::execute`] does when it is done with a session that subscribed.
+    pub fn end_session(&self, session: &mut Session) {
+        commands::end_session(&mut Ctx { server: self, session, tx: None });
     }
 
     /// Run the requests read together, in order, appending each reply to `out` in the

@@ -11,7 +11,12 @@ use crate::session::Ctx;
 /// beside it.
 pub(super) const REDIS_COMPAT_VERSION: &str = "7.0.0";
 
-pub(super) fn ping(_ctx: &mut Ctx<'_>, args: &Args) -> Reply {
+pub(super) fn ping(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
+    // A subscribed RESP2 client gets Redis's `pong` array (its replies and messages share
+    // one stream).
+    if ctx.session.proto == Protocol::Resp2 && ctx.session.subs.count() > 0 && args.len() <= 2 {
+        return Reply::Array(vec![Reply::text_bulk("pong"), Reply::Bulk(arg(args, 1).to_vec())]);
+    }
     match args {
         [_] => Reply::Simple("PONG"),
         [_, msg] => Reply::Bulk(msg.clone()),
@@ -33,6 +38,7 @@ pub(super) fn time(_ctx: &mut Ctx<'_>, _args: &Args) -> Reply {
 pub(super) fn hello(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
     let mut proto = ctx.session.proto;
     let mut name = None;
+    let mut credentials = None;
     if let Some(v) = args.get(1) {
         proto = match parse_int(v) {
             Some(2) => Protocol::Resp2,
@@ -43,10 +49,10 @@ pub(super) fn hello(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
         let mut rest = args.get(2..).unwrap_or_default().iter();
         while let Some(opt) = rest.next() {
             if is(opt, "AUTH") {
-                // There are no users or passwords: as Redis without one configured.
-                return Reply::Error(
-                    "WRONGPASS AUTH called without any password configured for the default user".into(),
-                );
+                match (rest.next(), rest.next()) {
+                    (Some(user), Some(pass)) => credentials = Some((user, pass)),
+                    _ => return syntax_error(),
+                }
             } else if is(opt, "SETNAME") {
                 match rest.next() {
                     Some(n) => name = Some(n.clone()),
@@ -55,6 +61,14 @@ pub(super) fn hello(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
             } else {
                 return syntax_error();
             }
+        }
+    }
+    if let Some(refused) = super::conn::hello_refused(ctx, credentials.is_some()) {
+        return refused;
+    }
+    if let Some((user, pass)) = credentials {
+        if let Reply::Error(e) = super::conn::authenticate(ctx, user, pass) {
+            return Reply::Error(e);
         }
     }
     ctx.session.proto = proto;
@@ -94,25 +108,6 @@ pub(super) fn select(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
 pub(super) fn quit(ctx: &mut Ctx<'_>, _args: &Args) -> Reply {
     ctx.session.closing = true;
     Reply::OK
-}
-
-/// CLIENT SETNAME / GETNAME / SETINFO / ID: what client libraries send on connecting.
-pub(super) fn client(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
-    let sub = arg(args, 1);
-    match args.len() {
-        3 if is(sub, "SETNAME") => {
-            let name = arg(args, 2);
-            if name.iter().any(|&b| b <= b' ' || b > b'~') {
-                return Reply::err("Client names cannot contain spaces, newlines or special characters.");
-            }
-            ctx.session.name = Some(name.to_vec()).filter(|n| !n.is_empty());
-            Reply::OK
-        }
-        2 if is(sub, "GETNAME") => ctx.session.name.clone().map_or(Reply::Null, Reply::Bulk),
-        2 if is(sub, "ID") => Reply::Int(ctx.session.id as i64),
-        4 if is(sub, "SETINFO") => Reply::OK,
-        _ => Reply::err(format!("unknown subcommand or wrong number of arguments for '{}'", printable(sub))),
-    }
 }
 
 /// One command as bare COMMAND and COMMAND INFO describe it (Redis 7's ten fields).

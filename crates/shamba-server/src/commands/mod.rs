@@ -4,10 +4,12 @@
 
 mod admin;
 pub(crate) mod cluster;
+mod conn;
 pub(crate) mod expiry;
 mod info;
 mod keys;
 pub(crate) mod multi;
+mod pubsub;
 mod strings;
 
 use super::reply::Reply;
@@ -63,7 +65,6 @@ static SPECS: &[Spec] = &[
     Spec { name: "hello", arity: -1, flags: C, keys: (0, 0, 0), group: "connection", summary: "Choose RESP2 or RESP3 and describe the server", run: admin::hello },
     Spec { name: "select", arity: 2, flags: C, keys: (0, 0, 0), group: "connection", summary: "Choose the database (0 to databases - 1)", run: admin::select },
     Spec { name: "quit", arity: -1, flags: C, keys: (0, 0, 0), group: "connection", summary: "Close the connection", run: admin::quit },
-    Spec { name: "client", arity: -2, flags: C, keys: (0, 0, 0), group: "connection", summary: "SETNAME, GETNAME, SETINFO, ID", run: admin::client },
     Spec { name: "command", arity: -1, flags: C, keys: (0, 0, 0), group: "server", summary: "Describe the commands", run: admin::command },
     Spec { name: "cluster", arity: -2, flags: &["admin"], keys: (0, 0, 0), group: "cluster", summary: "INFO, ADDNODE id raft-addr, PROMOTE id..., REMOVE id...", run: cluster::cluster },
     Spec { name: "multi", arity: 1, flags: C, keys: (0, 0, 0), group: "transactions", summary: "Start queuing commands for EXEC", run: multi::multi },
@@ -111,8 +112,10 @@ static SPECS: &[Spec] = &[
 /// Every command the server knows: one slice per module (one line each, so that modules
 /// added side by side merge without touching each other's lines).
 #[rustfmt::skip]
-static TABLES: &[&[Spec]] = &[
+pub(super) static TABLES: &[&[Spec]] = &[
     SPECS,
+    conn::SPECS,
+    pubsub::SPECS,
 ];
 
 /// Every command the server knows, in table order.
@@ -179,10 +182,20 @@ pub(super) fn dispatch(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
         }
         return wrong_arity(spec.name);
     }
+    if let Some(refused) = conn::refuse(ctx, spec, args) {
+        return refused;
+    }
     if queuing && !multi::runs_at_once(spec.name) {
         return multi::queue(ctx, args);
     }
-    (spec.run)(ctx, args)
+    let reply = (spec.run)(ctx, args);
+    conn::record(ctx, spec, args);
+    reply
+}
+
+/// A session's end: its subscriptions dropped.
+pub(super) fn end_session(ctx: &mut Ctx<'_>) {
+    pubsub::unsubscribe_all(ctx);
 }
 
 /// `args[i]` (present: arity is checked before a handler runs; empty otherwise).

@@ -44,6 +44,13 @@ pub(crate) struct Watch {
     keys: Vec<(usize, Vec<u8>, Option<i64>)>,
 }
 
+impl Watch {
+    /// How many keys are watched (CLIENT LIST's `watch`).
+    pub(crate) fn len(&self) -> usize {
+        self.keys.len()
+    }
+}
+
 /// Whether the command runs at once even between MULTI and EXEC.
 pub(super) fn runs_at_once(name: &str) -> bool {
     matches!(name, "multi" | "exec" | "discard" | "watch" | "unwatch" | "quit")
