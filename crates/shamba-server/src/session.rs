@@ -29,6 +29,8 @@ pub(super) struct ServerCounters {
     pub(super) connected: AtomicU64,
     pub(super) commands: AtomicU64,
     pub(super) protocol_errors: AtomicU64,
+    /// Calls, time and errors per command (INFO commandstats and errorstats).
+    pub(crate) by_command: commands::stats::CommandStats,
 }
 
 impl ServerCounters {

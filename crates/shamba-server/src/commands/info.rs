@@ -18,6 +18,8 @@ const SECTIONS: &[(&str, Section)] = &[
     ("clients", clients),
     ("persistence", persistence),
     ("stats", stats),
+    ("commandstats", commandstats),
+    ("errorstats", errorstats),
     ("shamba_io", io),
     ("shamba_cache", cache),
     ("shamba_filters", filters),
@@ -82,6 +84,33 @@ fn stats(ctx: &Ctx<'_>, _: &Stats, out: &mut String) {
     line(out, "total_connections_received", ServerCounters::get(&c.connections_received));
     line(out, "total_commands_processed", ServerCounters::get(&c.commands));
     line(out, "total_protocol_errors", ServerCounters::get(&c.protocol_errors));
+    line(out, "total_error_replies", c.by_command.error_replies());
+}
+
+/// `cmdstat_NAME:calls=..,usec=..,usec_per_call=..,rejected_calls=..,failed_calls=..`
+/// for every command used since the start or CONFIG RESETSTAT.
+fn commandstats(ctx: &Ctx<'_>, _: &Stats, out: &mut String) {
+    use std::sync::atomic::Ordering::Relaxed;
+    for (spec, s) in ctx.server.counters.by_command.used() {
+        let (calls, usec) = (s.calls.load(Relaxed), s.usec.load(Relaxed));
+        let per_call = if calls == 0 { 0.0 } else { usec as f64 / calls as f64 };
+        line(
+            out,
+            &format!("cmdstat_{}", spec.name),
+            format_args!(
+                "calls={calls},usec={usec},usec_per_call={per_call:.2},rejected_calls={},failed_calls={}",
+                s.rejected.load(Relaxed),
+                s.failed.load(Relaxed)
+            ),
+        );
+    }
+}
+
+/// `errorstat_CODE:count=N` for every error code answered.
+fn errorstats(ctx: &Ctx<'_>, _: &Stats, out: &mut String) {
+    for (code, n) in ctx.server.counters.by_command.errors() {
+        line(out, &format!("errorstat_{code}"), format_args!("count={n}"));
+    }
 }
 
 fn io(_: &Ctx<'_>, st: &Stats, out: &mut String) {

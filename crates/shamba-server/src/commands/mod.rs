@@ -8,6 +8,7 @@ pub(crate) mod expiry;
 mod info;
 mod keys;
 pub(crate) mod multi;
+pub(crate) mod stats;
 mod strings;
 
 use super::reply::Reply;
@@ -122,9 +123,33 @@ impl Spec {
     }
 }
 
+/// Every table of commands: the one above and each command module's own `SPECS`.
+static TABLES: &[&[Spec]] = &[TABLE];
+
+/// Every command the server knows, table after table (the order of their positions).
+pub(super) fn all_specs() -> impl Iterator<Item = &'static Spec> {
+    TABLES.iter().flat_map(|t| t.iter())
+}
+
+/// `spec`'s position among [`all_specs`] (where its statistics are kept): found by its
+/// address within its table.
+pub(super) fn position(spec: &Spec) -> Option<usize> {
+    let at = std::ptr::from_ref(spec) as usize;
+    let size = std::mem::size_of::<Spec>();
+    let mut before = 0;
+    for t in TABLES {
+        let start = t.as_ptr() as usize;
+        if at >= start && at < start + t.len() * size {
+            return Some(before + (at - start) / size);
+        }
+        before += t.len();
+    }
+    None
+}
+
 /// The command named `name`, any case.
 pub fn lookup(name: &[u8]) -> Option<&'static Spec> {
-    TABLE.iter().find(|s| s.name.as_bytes().eq_ignore_ascii_case(name))
+    all_specs().find(|s| s.name.as_bytes().eq_ignore_ascii_case(name))
 }
 
 /// Run one request.
@@ -141,19 +166,28 @@ pub(super) fn dispatch(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
         for a in args.iter().skip(1).take(8) {
             msg.push_str(&format!(" '{}'", printable(a)));
         }
-        return Reply::err(msg);
+        let reply = Reply::err(msg);
+        if let Reply::Error(e) = &reply {
+            ctx.server.counters.by_command.error(e);
+        }
+        return reply;
     };
     let n = args.len() as i64;
     if (spec.arity >= 0 && n != spec.arity) || (spec.arity < 0 && n < -spec.arity) {
         if let Some(q) = &mut ctx.session.multi {
             q.refused = true;
         }
-        return wrong_arity(spec.name);
+        let reply = wrong_arity(spec.name);
+        ctx.server.counters.by_command.rejected(spec, &reply);
+        return reply;
     }
     if queuing && !multi::runs_at_once(spec.name) {
         return multi::queue(ctx, args);
     }
-    (spec.run)(ctx, args)
+    let started = std::time::Instant::now();
+    let reply = (spec.run)(ctx, args);
+    ctx.server.counters.by_command.ran(spec, started.elapsed(), &reply);
+    reply
 }
 
 /// `args[i]` (present: arity is checked before a handler runs; empty otherwise).
@@ -228,10 +262,11 @@ mod tests {
 
     #[test]
     fn every_name_is_lowercase_and_unique() {
-        for (i, s) in TABLE.iter().enumerate() {
+        for (i, s) in all_specs().enumerate() {
             assert_eq!(s.name, s.name.to_lowercase());
-            assert!(TABLE.iter().skip(i + 1).all(|t| t.name != s.name), "{}", s.name);
-            assert!(lookup(s.name.to_uppercase().as_bytes()).is_some());
+            assert!(all_specs().skip(i + 1).all(|t| t.name != s.name), "{}", s.name);
+            let found = lookup(s.name.to_uppercase().as_bytes()).unwrap();
+            assert_eq!(position(found), Some(i), "{}", s.name);
         }
     }
 }
