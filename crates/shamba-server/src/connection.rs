@@ -42,6 +42,7 @@ async fn run(
             .await
             .map_err(std::io::Error::other)?;
             session = s;
+            ServerCounters::add(&server.counters.net_output_bytes, out.len() as u64);
             stream.write_all(&out).await?;
             if session.closing {
                 return Ok(());
@@ -60,9 +61,11 @@ async fn run(
         buf.reserve(READ_CHUNK);
         tokio::select! {
             read = stream.read_buf(&mut buf) => {
-                if read? == 0 {
+                let n = read?;
+                if n == 0 {
                     return Ok(());
                 }
+                ServerCounters::add(&server.counters.net_input_bytes, n as u64);
             }
             _ = stopping.changed() => return Ok(()),
         }

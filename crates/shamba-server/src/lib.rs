@@ -64,9 +64,11 @@ mod durability;
 #[doc(hidden)]
 pub mod fuzz;
 mod glob;
+mod key_entry;
 mod reply;
 mod resp;
 mod session;
+mod settings;
 mod store;
 
 pub use cluster::{Cluster, ClusterConfig, ClusterError};
@@ -245,6 +247,7 @@ impl Listener {
             bind,
             started: Instant::now(),
             counters: ServerCounters::default(),
+            settings: settings::Settings::default(),
         });
         if let Some((node, rpc, init)) = rpc {
             node.serve_rpc(rpc, Arc::downgrade(&server));

@@ -3,13 +3,16 @@
 //! what clients learn and what the server does cannot drift apart.
 
 mod admin;
+mod bits;
 pub(crate) mod cluster;
 pub(crate) mod expiry;
 mod info;
 mod keys;
+mod keys2;
 pub(crate) mod multi;
 pub(crate) mod stats;
 mod strings;
+mod strings2;
 
 use super::reply::Reply;
 use super::session::Ctx;
@@ -124,7 +127,7 @@ impl Spec {
 }
 
 /// Every table of commands: the one above and each command module's own `SPECS`.
-static TABLES: &[&[Spec]] = &[TABLE];
+static TABLES: &[&[Spec]] = &[TABLE, strings2::SPECS, keys2::SPECS, bits::SPECS];
 
 /// Every command the server knows, table after table (the order of their positions).
 pub(super) fn all_specs() -> impl Iterator<Item = &'static Spec> {
@@ -186,7 +189,12 @@ pub(super) fn dispatch(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
     }
     let started = std::time::Instant::now();
     let reply = (spec.run)(ctx, args);
-    ctx.server.counters.by_command.ran(spec, started.elapsed(), &reply);
+    let took = started.elapsed();
+    ctx.server.counters.by_command.ran(spec, took, &reply);
+    if spec.is_write() && !matches!(reply, Reply::Error(_)) {
+        crate::session::ServerCounters::add(&ctx.server.counters.dirty, 1);
+    }
+    ctx.server.settings.maybe_log(args, took);
     reply
 }
 
