@@ -65,6 +65,7 @@ mod durability;
 pub mod fuzz;
 mod glob;
 mod key_entry;
+mod metrics;
 mod reply;
 mod resp;
 mod session;
@@ -113,6 +114,10 @@ pub struct ServerConfig {
     /// Cluster mode: this server is a node of a Raft group ([`ClusterConfig`]); its
     /// storage (log, vote, state machine, snapshots) is in `db`.
     pub cluster: Option<ClusterConfig>,
+    /// Where to serve Prometheus metrics on `GET /metrics` (`None`: nowhere).
+    pub metrics_bind: Option<SocketAddr>,
+    /// Whether DEBUG answers (Redis's `enable-debug-command`; off by default).
+    pub enable_debug_command: bool,
 }
 
 impl ServerConfig {
@@ -127,6 +132,8 @@ impl ServerConfig {
             threads: None,
             databases: 16,
             cluster: None,
+            metrics_bind: None,
+            enable_debug_command: false,
         }
     }
 
@@ -203,6 +210,8 @@ pub fn run(config: &ServerConfig) -> Result<(), Error> {
 pub struct Listener {
     listener: TcpListener,
     server: Arc<Server>,
+    /// `--metrics-bind`'s socket, served beside the clients'.
+    metrics: Option<TcpListener>,
 }
 
 impl Listener {
@@ -240,6 +249,10 @@ impl Listener {
         };
         let listener = TcpListener::bind(config.bind).await?;
         let bind = listener.local_addr()?;
+        let metrics = match config.metrics_bind {
+            Some(addr) => Some(TcpListener::bind(addr).await?),
+            None => None,
+        };
         let server = Arc::new(Server {
             store,
             cursors: cursor::CursorTable::new(),
@@ -249,13 +262,19 @@ impl Listener {
             counters: ServerCounters::default(),
             settings: settings::Settings::default(),
         });
+        server.settings.debug_command.store(config.enable_debug_command, std::sync::atomic::Ordering::Relaxed);
         if let Some((node, rpc, init)) = rpc {
             node.serve_rpc(rpc, Arc::downgrade(&server));
             if !init.is_empty() {
                 node.initialize(&init).await?;
             }
         }
-        Ok(Listener { listener, server })
+        Ok(Listener { listener, server, metrics })
+    }
+
+    /// The address `GET /metrics` is served on, when `metrics_bind` was set.
+    pub fn metrics_addr(&self) -> Option<SocketAddr> {
+        self.metrics.as_ref().and_then(|m| m.local_addr().ok())
     }
 
     /// The address clients connect to (the port chosen when the configuration asked for
@@ -279,7 +298,8 @@ impl Listener {
     ///
     /// [`Error::Engine`] when the final flush or close fails.
     pub async fn serve(self, shutdown: impl Future<Output = ()>) -> Result<(), Error> {
-        let Listener { listener, server } = self;
+        let Listener { listener, server, metrics } = self;
+        let scraper = metrics.map(|m| tokio::spawn(metrics::serve(m, server.clone())));
         let (stop_tx, stop_rx) = watch::channel(false);
         let syncer =
             (server.store.sync_mode() == SyncMode::Everysec).then(|| tokio::spawn(sync_every_second(server.clone())));
@@ -309,9 +329,9 @@ impl Listener {
         eprintln!("shamba serve: stopping ({} connections open)", clients.len());
         let _ = stop_tx.send(true);
         while clients.join_next().await.is_some() {}
-        if let Some(s) = syncer {
-            s.abort();
-            let _ = s.await;
+        for task in syncer.into_iter().chain(scraper) {
+            task.abort();
+            let _ = task.await;
         }
         if let Some(node) = server.store.cluster() {
             node.shutdown().await;

@@ -5,11 +5,15 @@
 mod admin;
 mod bits;
 pub(crate) mod cluster;
+mod config;
 pub(crate) mod expiry;
 mod info;
+mod introspection;
 mod keys;
 mod keys2;
 pub(crate) mod multi;
+mod persistence;
+mod scripting;
 pub(crate) mod stats;
 mod strings;
 mod strings2;
@@ -65,7 +69,6 @@ pub(super) static TABLE: &[Spec] = &[
     Spec { name: "select", arity: 2, flags: C, keys: (0, 0, 0), group: "connection", summary: "Choose the database (0 to databases - 1)", run: admin::select },
     Spec { name: "quit", arity: -1, flags: C, keys: (0, 0, 0), group: "connection", summary: "Close the connection", run: admin::quit },
     Spec { name: "client", arity: -2, flags: C, keys: (0, 0, 0), group: "connection", summary: "SETNAME, GETNAME, SETINFO, ID", run: admin::client },
-    Spec { name: "command", arity: -1, flags: C, keys: (0, 0, 0), group: "server", summary: "Describe the commands", run: admin::command },
     Spec { name: "cluster", arity: -2, flags: &["admin"], keys: (0, 0, 0), group: "cluster", summary: "INFO, ADDNODE id raft-addr, PROMOTE id..., REMOVE id...", run: cluster::cluster },
     Spec { name: "multi", arity: 1, flags: C, keys: (0, 0, 0), group: "transactions", summary: "Start queuing commands for EXEC", run: multi::multi },
     Spec { name: "exec", arity: 1, flags: C, keys: (0, 0, 0), group: "transactions", summary: "Run the queued commands atomically (nil when a watched key changed)", run: multi::exec },
@@ -73,7 +76,6 @@ pub(super) static TABLE: &[Spec] = &[
     Spec { name: "watch", arity: -2, flags: C, keys: (1, -1, 1), group: "transactions", summary: "Make EXEC fail if these keys change", run: multi::watch },
     Spec { name: "unwatch", arity: 1, flags: C, keys: (0, 0, 0), group: "transactions", summary: "Forget the watched keys", run: multi::unwatch },
     Spec { name: "time", arity: 1, flags: C, keys: (0, 0, 0), group: "server", summary: "The server's time: seconds, microseconds", run: admin::time },
-    Spec { name: "config", arity: -2, flags: C, keys: (0, 0, 0), group: "server", summary: "CONFIG GET of a few settings", run: admin::config },
     Spec { name: "info", arity: -1, flags: C, keys: (0, 0, 0), group: "server", summary: "Server and engine statistics", run: info::info },
     Spec { name: "dbsize", arity: 1, flags: RS, keys: (0, 0, 0), group: "server", summary: "Count the keys (walks every key)", run: keys::dbsize },
     Spec { name: "flushdb", arity: -1, flags: W, keys: (0, 0, 0), group: "server", summary: "Delete every key of the selected database", run: keys::flushdb },
@@ -127,7 +129,16 @@ impl Spec {
 }
 
 /// Every table of commands: the one above and each command module's own `SPECS`.
-static TABLES: &[&[Spec]] = &[TABLE, strings2::SPECS, keys2::SPECS, bits::SPECS];
+static TABLES: &[&[Spec]] = &[
+    TABLE,
+    strings2::SPECS,
+    keys2::SPECS,
+    bits::SPECS,
+    config::SPECS,
+    introspection::SPECS,
+    persistence::SPECS,
+    scripting::SPECS,
+];
 
 /// Every command the server knows, table after table (the order of their positions).
 pub(super) fn all_specs() -> impl Iterator<Item = &'static Spec> {

@@ -24,10 +24,51 @@ pub(crate) struct CommandStat {
 /// only in the total.
 const MAX_ERROR_CODES: usize = 128;
 
+/// The command families latency is kept for (a command's `group`), the last for any other.
+pub(crate) const FAMILIES: &[&str] = &[
+    "string",
+    "bitmap",
+    "generic",
+    "hash",
+    "set",
+    "sorted-set",
+    "list",
+    "transactions",
+    "connection",
+    "server",
+    "scripting",
+    "pubsub",
+    "cluster",
+    "other",
+];
+
+/// Upper bounds of the latency buckets, in microseconds (a last bucket holds the rest).
+pub(crate) const LATENCY_BOUNDS_US: &[u64] =
+    &[10, 25, 50, 100, 250, 500, 1_000, 2_500, 5_000, 10_000, 25_000, 100_000, 1_000_000];
+
+/// One family's latency histogram: a count per bucket (not cumulative), and the sum.
+#[derive(Debug, Default)]
+pub(crate) struct Histogram {
+    pub(crate) buckets: [AtomicU64; LATENCY_BOUNDS_US.len() + 1],
+    pub(crate) sum_us: AtomicU64,
+}
+
+impl Histogram {
+    fn record(&self, us: u64) {
+        let i = LATENCY_BOUNDS_US.iter().position(|&b| us <= b).unwrap_or(LATENCY_BOUNDS_US.len());
+        if let Some(b) = self.buckets.get(i) {
+            b.fetch_add(1, Ordering::Relaxed);
+        }
+        self.sum_us.fetch_add(us, Ordering::Relaxed);
+    }
+}
+
 /// Every command's counters and the error replies by code.
 #[derive(Debug)]
 pub(crate) struct CommandStats {
     per_command: Box<[CommandStat]>,
+    /// Latency by family, indexed like [`FAMILIES`].
+    pub(crate) latency: Box<[Histogram]>,
     errors: Mutex<BTreeMap<String, u64>>,
     error_replies: AtomicU64,
 }
@@ -36,6 +77,7 @@ impl Default for CommandStats {
     fn default() -> CommandStats {
         CommandStats {
             per_command: all_specs().map(|_| CommandStat::default()).collect(),
+            latency: FAMILIES.iter().map(|_| Histogram::default()).collect(),
             errors: Mutex::new(BTreeMap::new()),
             error_replies: AtomicU64::new(0),
         }
@@ -52,7 +94,12 @@ impl CommandStats {
     pub(crate) fn ran(&self, spec: &Spec, took: Duration, reply: &Reply) {
         if let Some(s) = self.of(spec) {
             s.calls.fetch_add(1, Ordering::Relaxed);
-            s.usec.fetch_add(took.as_micros() as u64, Ordering::Relaxed);
+            let us = took.as_micros() as u64;
+            s.usec.fetch_add(us, Ordering::Relaxed);
+            let family = FAMILIES.iter().position(|f| *f == spec.group).unwrap_or(FAMILIES.len() - 1);
+            if let Some(h) = self.latency.get(family) {
+                h.record(us);
+            }
             if let Reply::Error(e) = reply {
                 s.failed.fetch_add(1, Ordering::Relaxed);
                 self.error(e);
@@ -109,6 +156,9 @@ impl CommandStats {
         }
         self.errors.lock().clear();
         self.error_replies.store(0, Ordering::Relaxed);
+        for h in self.latency.iter() {
+            h.buckets.iter().chain([&h.sum_us]).for_each(|c| c.store(0, Ordering::Relaxed));
+        }
     }
 }
 
@@ -132,6 +182,9 @@ mod tests {
         assert_eq!(stats.of(set).unwrap().calls.load(Ordering::Relaxed), 0);
         assert_eq!(stats.errors(), vec![("ERR".to_string(), 1), ("WRONGTYPE".to_string(), 1)]);
         assert_eq!(stats.used().map(|(s, _)| s.name).collect::<Vec<_>>(), ["get", "set"]);
+        let strings = &stats.latency[0];
+        assert_eq!(strings.buckets[0].load(Ordering::Relaxed), 2, "7 and 5 us are under 10 us");
+        assert_eq!(strings.sum_us.load(Ordering::Relaxed), 12);
         stats.reset();
         assert_eq!(stats.used().count(), 0);
         assert_eq!(stats.error_replies(), 0);
