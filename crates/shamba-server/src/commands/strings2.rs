@@ -101,6 +101,16 @@ pub(super) fn clamp_range(start: i64, end: i64, len: usize) -> Option<(usize, us
     (start <= end).then_some((start as usize, end as usize))
 }
 
+/// GETRANGE's bytes `start..=end` of a value `len` long: as [`clamp_range`], except that an
+/// end still before the value after counting from its end selects nothing (Redis 7.2's
+/// rule: `GETRANGE k 0 -100` of a short value is empty).
+fn substring_range(start: i64, end: i64, len: usize) -> Option<(usize, usize)> {
+    if end < 0 && (len as i64) + end < 0 {
+        return None;
+    }
+    clamp_range(start, end, len)
+}
+
 fn getrange(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
     let (Some(start), Some(end)) = (parse_int(arg(args, 2)), parse_int(arg(args, 3))) else {
         return not_an_integer();
@@ -109,7 +119,7 @@ fn getrange(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
         Ok(v) => v.unwrap_or_default(),
         Err(r) => return r,
     };
-    match clamp_range(start, end, value.len()).and_then(|(s, e)| value.get(s..=e)) {
+    match substring_range(start, end, value.len()).and_then(|(s, e)| value.get(s..=e)) {
         Some(part) => Reply::Bulk(part.to_vec()),
         None => Reply::Bulk(Vec::new()),
     }
@@ -330,6 +340,9 @@ mod tests {
         assert_eq!(clamp_range(3, 1, 5), None);
         assert_eq!(clamp_range(0, -1, 0), None);
         assert_eq!(clamp_range(0, -100, 5), Some((0, 0)));
+        assert_eq!(substring_range(0, -100, 5), None);
+        assert_eq!(substring_range(-100, -99, 11), None);
+        assert_eq!(substring_range(-5000, 10000, 11), Some((0, 10)));
     }
 
     #[test]
