@@ -58,7 +58,7 @@ pub fn parse_request(buf: &[u8], limits: &Limits) -> Result<Option<(Args, usize)
 }
 
 fn parse_array(buf: &[u8], limits: &Limits) -> Result<Option<(Args, usize)>, ProtocolError> {
-    let Some((count, mut pos)) = read_line_number(buf, 1, limits.max_inline)? else {
+    let Some((count, mut pos)) = read_line_number(buf, 1, limits.max_inline, "invalid multibulk length")? else {
         return Ok(None);
     };
     if count > limits.max_args as i64 {
@@ -76,7 +76,7 @@ fn parse_array(buf: &[u8], limits: &Limits) -> Result<Option<(Args, usize)>, Pro
             Some(b'$') => {}
             Some(&c) => return Err(ProtocolError(format!("expected '$', got '{}'", c as char))),
         }
-        let Some((len, after)) = read_line_number(buf, pos + 1, limits.max_inline)? else {
+        let Some((len, after)) = read_line_number(buf, pos + 1, limits.max_inline, "invalid bulk length")? else {
             return Ok(None);
         };
         if len < 0 || len > limits.max_bulk as i64 {
@@ -99,8 +99,13 @@ fn parse_array(buf: &[u8], limits: &Limits) -> Result<Option<(Args, usize)>, Pro
 }
 
 /// The number on the line starting at `start` (after a type byte), and where the next
-/// line starts.
-fn read_line_number(buf: &[u8], start: usize, max_line: usize) -> Result<Option<(i64, usize)>, ProtocolError> {
+/// line starts; `invalid` is the error when it is not a number (Redis's words for each).
+fn read_line_number(
+    buf: &[u8],
+    start: usize,
+    max_line: usize,
+    invalid: &str,
+) -> Result<Option<(i64, usize)>, ProtocolError> {
     let rest = buf.get(start..).unwrap_or_default();
     let Some(nl) = rest.iter().position(|&b| b == b'\n') else {
         if rest.len() > max_line {
@@ -114,7 +119,7 @@ fn read_line_number(buf: &[u8], start: usize, max_line: usize) -> Result<Option<
         .ok()
         .filter(|s| !s.is_empty() && s.len() <= 20)
         .and_then(|s| s.parse::<i64>().ok())
-        .ok_or_else(|| ProtocolError("invalid length".into()))?;
+        .ok_or_else(|| ProtocolError(invalid.into()))?;
     Ok(Some((n, start + nl + 1)))
 }
 
@@ -257,7 +262,11 @@ mod tests {
         assert!(parse_request(b"*1\r\n$17\r\n", &LIMITS).is_err());
         assert!(parse_request(b"*1\r\n$-1\r\n", &LIMITS).is_err());
         assert!(parse_request(b"*1\r\n:1\r\n", &LIMITS).is_err());
-        assert!(parse_request(b"*x\r\n", &LIMITS).is_err());
+        assert_eq!(parse_request(b"*x\r\n", &LIMITS).unwrap_err().to_string(), "invalid multibulk length");
+        assert_eq!(
+            parse_request(b"*2\r\n$1\r\nx\r\n$blabla\r\n", &LIMITS).unwrap_err().to_string(),
+            "invalid bulk length"
+        );
         assert!(parse_request(b"*1\r\n$1\r\nab\r\n", &LIMITS).is_err());
         assert!(parse_request(&[b'a'; 40], &LIMITS).is_err());
         assert!(parse_request(&[b'*'; 40], &LIMITS).is_err());

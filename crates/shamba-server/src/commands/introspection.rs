@@ -83,6 +83,9 @@ fn command(_ctx: &mut Ctx<'_>, args: &Args) -> Reply {
     } else if is(sub, "LIST") {
         match rest {
             [] => Reply::Array(all_specs().map(|s| Reply::text_bulk(s.name)).collect()),
+            [f, kind, _] if is(f, "FILTERBY") && !["MODULE", "ACLCAT", "PATTERN"].iter().any(|k| is(kind, k)) => {
+                syntax_error()
+            }
             [f, kind, value] if is(f, "FILTERBY") => {
                 let value = value.to_ascii_lowercase();
                 let keep = |s: &Spec| {

@@ -6,15 +6,17 @@ use crate::reply::Reply;
 use crate::session::Ctx;
 
 const S: &[&str] = &["noscript", "stale"];
+/// EVAL and FCALL name their keys by a count argument: `movablekeys`, as Redis flags them.
+const SK: &[&str] = &["noscript", "stale", "movablekeys"];
 
 #[rustfmt::skip]
 pub(super) static SPECS: &[Spec] = &[
     Spec { name: "function", arity: -2, flags: S, keys: (0, 0, 0), group: "scripting", summary: "LIST (none), FLUSH, STATS, DELETE, LOAD (refused: no scripting engine)", run: function },
-    Spec { name: "fcall", arity: -3, flags: S, keys: (0, 0, 0), group: "scripting", summary: "Call a function (there are none)", run: fcall },
-    Spec { name: "fcall_ro", arity: -3, flags: S, keys: (0, 0, 0), group: "scripting", summary: "Call a read-only function (there are none)", run: fcall },
+    Spec { name: "fcall", arity: -3, flags: SK, keys: (0, 0, 0), group: "scripting", summary: "Call a function (there are none)", run: fcall },
+    Spec { name: "fcall_ro", arity: -3, flags: SK, keys: (0, 0, 0), group: "scripting", summary: "Call a read-only function (there are none)", run: fcall },
     Spec { name: "script", arity: -2, flags: S, keys: (0, 0, 0), group: "scripting", summary: "FLUSH, EXISTS (none), KILL, LOAD (refused)", run: script },
-    Spec { name: "eval", arity: -3, flags: S, keys: (0, 0, 0), group: "scripting", summary: "Refused: no scripting engine", run: eval },
-    Spec { name: "evalsha", arity: -3, flags: S, keys: (0, 0, 0), group: "scripting", summary: "Run a loaded script (there are none)", run: evalsha },
+    Spec { name: "eval", arity: -3, flags: SK, keys: (0, 0, 0), group: "scripting", summary: "Refused: no scripting engine", run: eval },
+    Spec { name: "evalsha", arity: -3, flags: SK, keys: (0, 0, 0), group: "scripting", summary: "Run a loaded script (there are none)", run: evalsha },
 ];
 
 const NO_ENGINE: &str = "scripting is not supported by this server (no Lua engine)";
