@@ -24,8 +24,12 @@ cleanup() { [ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$tmp"; }
 trap cleanup EXIT
 passed=0; failed=0
 
+# A free port for the metrics endpoint.
+mport=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+
 start() {
-  "$bin" serve --db "$tmp/db" --bind 127.0.0.1:0 --sync everysec "$@" >"$tmp/out" 2>"$tmp/err" &
+  "$bin" serve --db "$tmp/db" --bind 127.0.0.1:0 --sync everysec --enable-debug-command \
+    --metrics-bind "127.0.0.1:$mport" "$@" >"$tmp/out" 2>"$tmp/err" &
   pid=$!
   for _ in $(seq 100); do grep -q "listening on" "$tmp/out" 2>/dev/null && break; sleep 0.1; done
   port=$(sed -n 's/.*listening on 127.0.0.1:\([0-9]*\).*/\1/p' "$tmp/out")
@@ -153,6 +157,58 @@ expect '(integer) 0' EXISTS short short2
 expect '(empty array)' KEYS 'short*'
 expect '(integer) 1' EXPIRE se -1
 expect '(nil)' GET se
+
+# The rest of the string family, bits, whole-key moves.
+expect '(integer) 1' SETNX nx 1
+expect '(integer) 0' SETNX nx 2
+expect '(integer) 0' MSETNX nx 3 nx2 4
+expect '"1"' GETDEL nx
+expect '(integer) 11' SETRANGE r 6 World
+expect '"\x00\x00\x00\x00\x00\x00World"' GET r
+expect '"Wor"' GETRANGE r 6 8
+expect '"10.6"' INCRBYFLOAT fl 10.6
+expect 'OK' MSET lcs1 ohmytext lcs2 mynewtext
+expect '"mytext"' LCS lcs1 lcs2
+expect '(integer) 0' SETBIT bits 7 1
+expect '(integer) 1' GETBIT bits 7
+expect '(integer) 1' BITCOUNT bits
+expect '(integer) 7' BITPOS bits 1
+expect '(integer) 1' BITOP NOT nbits bits
+expect 'OK' SET mv 1 EX 100
+expect 'OK' RENAME mv mv2
+expect '(integer) 100' TTL mv2
+expect '(integer) 1' COPY mv2 mv3 DB 1
+expect '(integer) 1' MOVE mv2 2
+expect '"1"' -n 2 GET mv2
+expect '"1"' -n 1 GET mv3
+expect '"int"' -n 1 OBJECT ENCODING mv3
+# Introspection: INFO sections, CONFIG, SLOWLOG, COMMAND, FUNCTION.
+check "INFO has Redis's sections" bash -c "redis-cli -p $port INFO | grep -q '^# Keyspace' && redis-cli -p $port INFO memory | grep -q '^used_memory_rss:'"
+check "INFO commandstats counts calls" bash -c "redis-cli -p $port INFO commandstats | grep -q '^cmdstat_setnx:calls=2,'"
+expect 'maxmemory|0' CONFIG GET maxmemory
+expect 'OK' CONFIG SET slowlog-log-slower-than 0
+expect 'OK' SLOWLOG RESET
+expect 'PONG' PING
+check "SLOWLOG logs every command at threshold 0" bash -c "[ \$(redis-cli -p $port SLOWLOG LEN) -ge 1 ]"
+expect 'OK' CONFIG SET slowlog-log-slower-than 10000
+check "CONFIG SET of a fixed setting is refused" bash -c "redis-cli -p $port CONFIG SET databases 2 | grep -q immutable"
+expect '1) "a"|2) "c"' COMMAND GETKEYS MSET a b c d
+expect '(empty array)' FUNCTION LIST
+expect 'OK' FUNCTION FLUSH
+expect 'OK' DEBUG SLEEP 0
+# Inline commands with quotes and escapes; unbalanced quotes are a protocol error.
+exec 3<>"/dev/tcp/127.0.0.1/$port"
+printf 'SET "in line" "\\x41\\x42"\r\nGET "in line"\r\nGET "open\r\n' >&3
+inline=$(timeout 10 cat <&3 | tr -d '\r' | paste -sd'|' - || true)
+exec 3>&-
+check "inline quotes and escapes" test "$inline" == "+OK|\$2|AB|-ERR Protocol error: unbalanced quotes in request"
+# Prometheus metrics on --metrics-bind.
+exec 3<>"/dev/tcp/127.0.0.1/$mport"
+printf 'GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n' >&3
+timeout 10 cat <&3 >"$tmp/metrics" || true
+exec 3>&-
+check "metrics: 200 and requests by command" bash -c "head -1 $tmp/metrics | grep -q '200 OK' && grep -q '^shamba_requests_total{command=\"setnx\"} 2' $tmp/metrics"
+check "metrics: the engine's block reads" grep -q '^shamba_engine_block_reads_total{kind="data"}' "$tmp/metrics"
 
 # MULTI/EXEC/DISCARD/WATCH on one connection (redis-cli reading its commands from stdin).
 cli() { redis-cli -p "$port" "$@" | paste -sd' ' -; }

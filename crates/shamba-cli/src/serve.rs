@@ -93,6 +93,14 @@ pub struct ServeArgs {
     /// none for 5 to 10 of them starts an election.
     #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u64).range(10..))]
     heartbeat_ms: u64,
+    /// Serve Prometheus metrics (requests and latency by command, bytes, connections, the
+    /// engine's block reads, filters, compactions and stalls) on GET /metrics at ADDR.
+    #[arg(long, value_name = "ADDR")]
+    metrics_bind: Option<SocketAddr>,
+    /// Answer DEBUG (SLEEP, RELOAD, OBJECT, ...), as Redis's enable-debug-command: for
+    /// test harnesses.
+    #[arg(long)]
+    enable_debug_command: bool,
 }
 
 /// The settings given as flags, by their config-file names, applied after the file's.
@@ -165,6 +173,8 @@ pub fn run(args: &ServeArgs) -> Result<(), Box<dyn Error>> {
         settings.set(name, value.as_bytes())?;
     }
     settings.apply(&mut config)?;
+    config.metrics_bind = args.metrics_bind;
+    config.enable_debug_command = args.enable_debug_command;
     if let (Some(id), Some(bind)) = (args.node_id, args.raft_bind) {
         let mut cluster = ClusterConfig::new(id, bind);
         cluster.init = args.init.clone();

@@ -101,6 +101,7 @@ where
                 *session = s;
                 out = o;
             }
+            ServerCounters::add(&server.counters.net_output_bytes, out.len() as u64);
             stream.write_all(&out).await?;
             if session.closing || client.is_killed() {
                 return Ok(());
@@ -131,9 +132,11 @@ where
         buf.reserve(READ_CHUNK);
         tokio::select! {
             read = stream.read_buf(&mut buf) => {
-                if read? == 0 {
+                let n = read?;
+                if n == 0 {
                     return Ok(());
                 }
+                ServerCounters::add(&server.counters.net_input_bytes, n as u64);
             }
             Some(first) = outbox.recv() => write_messages(stream, session, client, first, &mut outbox).await?,
             () = client.killed() => return Ok(()),

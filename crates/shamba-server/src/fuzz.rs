@@ -55,6 +55,7 @@ pub fn server_in(dir: &Path) -> shamba::Result<Server> {
         // A password, so that AUTH, HELLO's AUTH and RESET (which signs a session out)
         // reach every state; sessions start signed in.
         conns: Connections::new(Auth::new(Some(FUZZ_PASSWORD.to_vec()), true), 64, 0),
+        settings: crate::runtime_settings::RuntimeSettings::default(),
     })
 }
 

@@ -8,6 +8,9 @@
 /// other than a star matches exactly one byte), so a hostile pattern costs at most
 /// pattern length times key length, never an exponential backtrack.
 pub(super) fn matches(pattern: &[u8], s: &[u8]) -> bool {
+    if star_groups(trim_trailing_stars(pattern)) > MAX_STAR_NESTING {
+        return false;
+    }
     let mut pat = pattern;
     let mut pos = 0;
     // After the last star seen: the pattern that follows it, and where in `s` it was tried.
@@ -35,6 +38,22 @@ pub(super) fn matches(pattern: &[u8], s: &[u8]) -> bool {
             None => return false,
         }
     }
+}
+
+/// Redis gives up on a pattern whose stars nest deeper than this (its matcher recurses
+/// once per star), answering no match; so does this one, to answer as Redis does.
+const MAX_STAR_NESTING: usize = 1000;
+
+/// How many runs of stars `p` has.
+fn star_groups(p: &[u8]) -> usize {
+    p.iter().zip(std::iter::once(&0).chain(p.iter())).filter(|(c, prev)| **c == b'*' && **prev != b'*').count()
+}
+
+fn trim_trailing_stars(mut p: &[u8]) -> &[u8] {
+    while let Some((b'*', rest)) = p.split_last() {
+        p = rest;
+    }
+    p
 }
 
 fn trim_stars(mut p: &[u8]) -> &[u8] {
@@ -112,6 +131,14 @@ pub(super) fn literal_prefix(pattern: &[u8]) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn stars_nested_deeper_than_redis_allows_match_nothing() {
+        let key = vec![b'a'; 2000];
+        assert!(matches(&b"*?".repeat(1000), &key));
+        assert!(!matches(&b"*?".repeat(1001), &key));
+        assert!(matches(&b"*?".repeat(1000).into_iter().chain(*b"***").collect::<Vec<u8>>(), &key));
+    }
 
     #[test]
     fn stars_questions_and_classes() {

@@ -69,10 +69,13 @@ mod glob;
 mod no_wait;
 mod pipeline;
 mod pubsub;
+mod key_entry;
+mod metrics;
 mod reply;
 mod resp;
 mod session;
-mod settings;
+mod config_file;
+mod runtime_settings;
 mod store;
 mod tls;
 
@@ -82,7 +85,7 @@ pub use durability::SyncMode;
 pub use reply::{Protocol, Reply};
 pub use resp::{parse_request, Limits, ProtocolError};
 pub use session::{Server, Session};
-pub use settings::{Settings, SettingsError};
+pub use config_file::{Settings, SettingsError};
 pub use store::{Batch, KeyLocks, Selected, Store, WriteError};
 pub use tls::{TlsConfig, TlsError};
 
@@ -139,6 +142,10 @@ pub struct ServerConfig {
     pub proto_max_bulk_len: Option<usize>,
     /// Most bytes of one unfinished request (`client-query-buffer-limit`; `None`: 1 GiB).
     pub client_query_buffer_limit: Option<usize>,
+    /// Where to serve Prometheus metrics on `GET /metrics` (`None`: nowhere).
+    pub metrics_bind: Option<SocketAddr>,
+    /// Whether DEBUG answers (Redis's `enable-debug-command`; off by default).
+    pub enable_debug_command: bool,
 }
 
 impl ServerConfig {
@@ -160,6 +167,8 @@ impl ServerConfig {
             tls: None,
             proto_max_bulk_len: None,
             client_query_buffer_limit: None,
+            metrics_bind: None,
+            enable_debug_command: false,
         }
     }
 
@@ -255,6 +264,8 @@ pub struct Listener {
     /// The TLS port's listener and the acceptor its connections are handshaken with.
     tls: Option<(TcpListener, TlsAcceptor)>,
     server: Arc<Server>,
+    /// `--metrics-bind`'s socket, served beside the clients'.
+    metrics: Option<TcpListener>,
 }
 
 /// Longest a TLS handshake may take before the connection is dropped.
@@ -302,6 +313,10 @@ impl Listener {
             _ => None,
         };
         let auth = auth::Auth::new(config.requirepass.clone(), config.protected_mode);
+        let metrics = match config.metrics_bind {
+            Some(addr) => Some(TcpListener::bind(addr).await?),
+            None => None,
+        };
         let server = Arc::new(Server {
             store,
             cursors: cursor::CursorTable::new(),
@@ -310,19 +325,26 @@ impl Listener {
             started: Instant::now(),
             counters: ServerCounters::default(),
             conns: clients::Connections::new(auth, config.maxclients, config.timeout),
+            settings: runtime_settings::RuntimeSettings::default(),
         });
+        server.settings.debug_command.store(config.enable_debug_command, std::sync::atomic::Ordering::Relaxed);
         if let Some((node, rpc, init)) = rpc {
             node.serve_rpc(rpc, Arc::downgrade(&server));
             if !init.is_empty() {
                 node.initialize(&init).await?;
             }
         }
-        Ok(Listener { listener, tls, server })
+        Ok(Listener { listener, tls, server, metrics })
     }
 
     /// The address TLS clients connect to, when TLS is on.
     pub fn tls_addr(&self) -> Option<SocketAddr> {
         self.tls.as_ref().and_then(|(l, _)| l.local_addr().ok())
+    }
+
+    /// The address `GET /metrics` is served on, when `metrics_bind` was set.
+    pub fn metrics_addr(&self) -> Option<SocketAddr> {
+        self.metrics.as_ref().and_then(|m| m.local_addr().ok())
     }
 
     /// The address clients connect to (the port chosen when the configuration asked for
@@ -346,7 +368,8 @@ impl Listener {
     ///
     /// [`Error::Engine`] when the final flush or close fails.
     pub async fn serve(self, shutdown: impl Future<Output = ()>) -> Result<(), Error> {
-        let Listener { listener, tls, server } = self;
+        let Listener { listener, tls, server, metrics } = self;
+        let scraper = metrics.map(|m| tokio::spawn(metrics::serve(m, server.clone())));
         let (stop_tx, stop_rx) = watch::channel(false);
         let syncer =
             (server.store.sync_mode() == SyncMode::Everysec).then(|| tokio::spawn(sync_every_second(server.clone())));
@@ -399,9 +422,9 @@ impl Listener {
         eprintln!("shamba serve: stopping ({} connections open)", clients.len());
         let _ = stop_tx.send(true);
         while clients.join_next().await.is_some() {}
-        if let Some(s) = syncer {
-            s.abort();
-            let _ = s.await;
+        for task in syncer.into_iter().chain(scraper) {
+            task.abort();
+            let _ = task.await;
         }
         if let Some(node) = server.store.cluster() {
             node.shutdown().await;

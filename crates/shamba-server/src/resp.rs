@@ -58,7 +58,7 @@ pub fn parse_request(buf: &[u8], limits: &Limits) -> Result<Option<(Args, usize)
 }
 
 fn parse_array(buf: &[u8], limits: &Limits) -> Result<Option<(Args, usize)>, ProtocolError> {
-    let Some((count, mut pos)) = read_line_number(buf, 1, limits.max_inline)? else {
+    let Some((count, mut pos)) = read_line_number(buf, 1, limits.max_inline, "invalid multibulk length")? else {
         return Ok(None);
     };
     if count > limits.max_args as i64 {
@@ -76,7 +76,7 @@ fn parse_array(buf: &[u8], limits: &Limits) -> Result<Option<(Args, usize)>, Pro
             Some(b'$') => {}
             Some(&c) => return Err(ProtocolError(format!("expected '$', got '{}'", c as char))),
         }
-        let Some((len, after)) = read_line_number(buf, pos + 1, limits.max_inline)? else {
+        let Some((len, after)) = read_line_number(buf, pos + 1, limits.max_inline, "invalid bulk length")? else {
             return Ok(None);
         };
         if len < 0 || len > limits.max_bulk as i64 {
@@ -99,8 +99,13 @@ fn parse_array(buf: &[u8], limits: &Limits) -> Result<Option<(Args, usize)>, Pro
 }
 
 /// The number on the line starting at `start` (after a type byte), and where the next
-/// line starts.
-fn read_line_number(buf: &[u8], start: usize, max_line: usize) -> Result<Option<(i64, usize)>, ProtocolError> {
+/// line starts; `invalid` is the error when it is not a number (Redis's words for each).
+fn read_line_number(
+    buf: &[u8],
+    start: usize,
+    max_line: usize,
+    invalid: &str,
+) -> Result<Option<(i64, usize)>, ProtocolError> {
     let rest = buf.get(start..).unwrap_or_default();
     let Some(nl) = rest.iter().position(|&b| b == b'\n') else {
         if rest.len() > max_line {
@@ -114,7 +119,7 @@ fn read_line_number(buf: &[u8], start: usize, max_line: usize) -> Result<Option<
         .ok()
         .filter(|s| !s.is_empty() && s.len() <= 20)
         .and_then(|s| s.parse::<i64>().ok())
-        .ok_or_else(|| ProtocolError("invalid length".into()))?;
+        .ok_or_else(|| ProtocolError(invalid.into()))?;
     Ok(Some((n, start + nl + 1)))
 }
 
@@ -130,8 +135,95 @@ fn parse_inline(buf: &[u8], limits: &Limits) -> Result<Option<(Args, usize)>, Pr
     }
     let line = buf.get(..nl).unwrap_or_default();
     let line = line.strip_suffix(b"\r").unwrap_or(line);
-    let args: Args = line.split(|b| b.is_ascii_whitespace()).filter(|w| !w.is_empty()).map(<[u8]>::to_vec).collect();
+    let args = split_inline(line).ok_or_else(|| ProtocolError("unbalanced quotes in request".into()))?;
     Ok(Some((args, nl + 1)))
+}
+
+fn hex(b: u8) -> Option<u8> {
+    char::from(b).to_digit(16).map(|d| d as u8)
+}
+
+/// An inline command's words, split as Redis splits them (`sdssplitargs`): whitespace
+/// separates words; `"..."` holds spaces and the escapes `\xHH`, `\n`, `\r`, `\t`, `\b`,
+/// `\a` and `\` before any other byte; `'...'` holds spaces and `\'`. A closing quote must
+/// end its word. `None` when a quote is not closed, or is followed by more of its word.
+fn split_inline(line: &[u8]) -> Option<Args> {
+    #[derive(PartialEq)]
+    enum Mode {
+        Bare,
+        Double,
+        Single,
+    }
+    let mut args = Vec::new();
+    let mut i = 0;
+    let at = |i: usize| line.get(i).copied();
+    loop {
+        while at(i).is_some_and(|b| b.is_ascii_whitespace()) {
+            i += 1;
+        }
+        if at(i).is_none() {
+            return Some(args);
+        }
+        let mut word = Vec::new();
+        let mut mode = Mode::Bare;
+        loop {
+            let c = at(i);
+            match mode {
+                Mode::Double => match c? {
+                    b'\\'
+                        if at(i + 1) == Some(b'x')
+                            && at(i + 2).and_then(hex).is_some()
+                            && at(i + 3).and_then(hex).is_some() =>
+                    {
+                        word.push(at(i + 2).and_then(hex)? * 16 + at(i + 3).and_then(hex)?);
+                        i += 3;
+                    }
+                    b'\\' if at(i + 1).is_some() => {
+                        i += 1;
+                        word.push(match at(i)? {
+                            b'n' => b'\n',
+                            b'r' => b'\r',
+                            b't' => b'\t',
+                            b'b' => 0x08,
+                            b'a' => 0x07,
+                            other => other,
+                        });
+                    }
+                    b'"' => {
+                        if at(i + 1).is_some_and(|b| !b.is_ascii_whitespace()) {
+                            return None;
+                        }
+                        i += 1;
+                        break;
+                    }
+                    other => word.push(other),
+                },
+                Mode::Single => match c? {
+                    b'\\' if at(i + 1) == Some(b'\'') => {
+                        word.push(b'\'');
+                        i += 1;
+                    }
+                    b'\'' => {
+                        if at(i + 1).is_some_and(|b| !b.is_ascii_whitespace()) {
+                            return None;
+                        }
+                        i += 1;
+                        break;
+                    }
+                    other => word.push(other),
+                },
+                Mode::Bare => match c {
+                    None => break,
+                    Some(b) if b.is_ascii_whitespace() => break,
+                    Some(b'"') => mode = Mode::Double,
+                    Some(b'\'') => mode = Mode::Single,
+                    Some(other) => word.push(other),
+                },
+            }
+            i += 1;
+        }
+        args.push(word);
+    }
 }
 
 #[cfg(test)]
@@ -170,7 +262,11 @@ mod tests {
         assert!(parse_request(b"*1\r\n$17\r\n", &LIMITS).is_err());
         assert!(parse_request(b"*1\r\n$-1\r\n", &LIMITS).is_err());
         assert!(parse_request(b"*1\r\n:1\r\n", &LIMITS).is_err());
-        assert!(parse_request(b"*x\r\n", &LIMITS).is_err());
+        assert_eq!(parse_request(b"*x\r\n", &LIMITS).unwrap_err().to_string(), "invalid multibulk length");
+        assert_eq!(
+            parse_request(b"*2\r\n$1\r\nx\r\n$blabla\r\n", &LIMITS).unwrap_err().to_string(),
+            "invalid bulk length"
+        );
         assert!(parse_request(b"*1\r\n$1\r\nab\r\n", &LIMITS).is_err());
         assert!(parse_request(&[b'a'; 40], &LIMITS).is_err());
         assert!(parse_request(&[b'*'; 40], &LIMITS).is_err());
@@ -182,5 +278,22 @@ mod tests {
         assert_eq!((a, n), (args(&["SET", "k", "v"]), 10));
         assert_eq!(parse_request(b"\r\n", &LIMITS).unwrap().unwrap(), (Vec::new(), 2));
         assert_eq!(parse_request(b"PING", &LIMITS).unwrap(), None);
+    }
+
+    #[test]
+    fn inline_commands_take_quotes_and_escapes_as_redis_does() {
+        let split = |l: &[u8]| split_inline(l);
+        assert_eq!(split(br#"SET "a b" 'c d'"#), Some(args(&["SET", "a b", "c d"])));
+        assert_eq!(split(br#"SET k "\x41\n\t\"q\\""#), Some(args(&["SET", "k", "A\n\t\"q\\"])));
+        assert_eq!(split(br#"SET k "\xZZ""#), Some(args(&["SET", "k", "xZZ"])));
+        assert_eq!(split(br#"SET k 'it\'s'"#), Some(args(&["SET", "k", "it's"])));
+        assert_eq!(split(br#"SET k """#), Some(args(&["SET", "k", ""])));
+        assert_eq!(split(br#"a"b c" d"#), Some(args(&["ab c", "d"])));
+        assert_eq!(split(br#"SET k "open"#), None);
+        assert_eq!(split(br#"SET k 'open"#), None);
+        assert_eq!(split(br#"SET k "a"b"#), None);
+        let err = parse_request(b"SET \"k\r\n", &LIMITS).unwrap_err();
+        assert_eq!(err.to_string(), "unbalanced quotes in request");
+        assert_eq!(parse_request(b"ECHO \"a b\"\r\nrest", &LIMITS).unwrap().unwrap(), (args(&["ECHO", "a b"]), 12));
     }
 }

@@ -27,6 +27,8 @@ pub struct Server {
     pub(super) counters: ServerCounters,
     /// The connection layer: password, client registry, pub/sub, idle timeout.
     pub(super) conns: Connections,
+    /// CONFIG's run-time settings and the slow log.
+    pub(crate) settings: crate::runtime_settings::RuntimeSettings,
 }
 
 /// Counters INFO reports beside the engine's.
@@ -38,6 +40,13 @@ pub(super) struct ServerCounters {
     pub(super) rejected_connections: AtomicU64,
     pub(super) commands: AtomicU64,
     pub(super) protocol_errors: AtomicU64,
+    /// Bytes read from and written to clients.
+    pub(crate) net_input_bytes: AtomicU64,
+    pub(crate) net_output_bytes: AtomicU64,
+    /// Writes since the start or the last SAVE (INFO's `rdb_changes_since_last_save`).
+    pub(crate) dirty: AtomicU64,
+    /// Calls, time and errors per command (INFO commandstats and errorstats).
+    pub(crate) by_command: commands::stats::CommandStats,
 }
 
 impl ServerCounters {

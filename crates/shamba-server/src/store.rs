@@ -485,6 +485,14 @@ impl<'a> Selected<'a> {
         }
     }
 
+    /// The pairs from `start` on, in key order.
+    pub fn keys_from(&self, start: &[u8]) -> DbIterator {
+        match self.tx {
+            Some(tx) => tx.keyspace(self.ks).range(start..),
+            None => self.ks.range(start..),
+        }
+    }
+
     /// An empty batch of writes ([`Batch::put`], [`Batch::delete`]).
     pub fn batch(&self) -> Batch {
         match self.tx {

@@ -1,8 +1,6 @@
-//! Connection and server commands: PING, ECHO, HELLO, SELECT, QUIT, CLIENT, COMMAND,
-//! CONFIG GET.
+//! Connection and server commands: PING, ECHO, HELLO, SELECT, QUIT, TIME.
 
-use super::{all, arg, is, lookup, not_an_integer, parse_int, printable, syntax_error, Args, Spec};
-use crate::glob;
+use super::{arg, is, not_an_integer, parse_int, printable, syntax_error, Args};
 use crate::reply::{Protocol, Reply};
 use crate::session::Ctx;
 
@@ -110,71 +108,3 @@ pub(super) fn quit(ctx: &mut Ctx<'_>, _args: &Args) -> Reply {
     Reply::OK
 }
 
-/// One command as bare COMMAND and COMMAND INFO describe it (Redis 7's ten fields).
-fn info_entry(s: &Spec) -> Reply {
-    let (first, last, step) = s.keys;
-    Reply::Array(vec![
-        Reply::text_bulk(s.name),
-        Reply::Int(s.arity),
-        Reply::Array(s.flags.iter().map(|f| Reply::Simple(f)).collect()),
-        Reply::Int(first),
-        Reply::Int(last),
-        Reply::Int(step),
-        Reply::Array(Vec::new()),
-        Reply::Array(Vec::new()),
-        Reply::Array(Vec::new()),
-        Reply::Array(Vec::new()),
-    ])
-}
-
-/// One command as COMMAND DOCS describes it: the three fields Redis always gives.
-fn docs_entry(s: &Spec) -> Reply {
-    Reply::Map(vec![
-        (Reply::text_bulk("summary"), Reply::text_bulk(s.summary)),
-        (Reply::text_bulk("since"), Reply::text_bulk("1.0.0")),
-        (Reply::text_bulk("group"), Reply::text_bulk(s.group)),
-    ])
-}
-
-/// COMMAND, COMMAND COUNT / LIST / INFO / DOCS: the command table, for clients
-/// (`redis-cli` asks for DOCS on start).
-pub(super) fn command(_ctx: &mut Ctx<'_>, args: &Args) -> Reply {
-    let Some(sub) = args.get(1) else {
-        return Reply::Array(all().map(info_entry).collect());
-    };
-    let names = args.get(2..).unwrap_or_default();
-    if is(sub, "COUNT") && names.is_empty() {
-        Reply::Int(all().count() as i64)
-    } else if is(sub, "LIST") && names.is_empty() {
-        Reply::Array(all().map(|s| Reply::text_bulk(s.name)).collect())
-    } else if is(sub, "INFO") {
-        if names.is_empty() {
-            return Reply::Array(all().map(info_entry).collect());
-        }
-        Reply::Array(names.iter().map(|n| lookup(n).map_or(Reply::Null, info_entry)).collect())
-    } else if is(sub, "DOCS") {
-        let specs: Vec<&Spec> =
-            if names.is_empty() { all().collect() } else { names.iter().filter_map(|n| lookup(n)).collect() };
-        Reply::Map(specs.into_iter().map(|s| (Reply::text_bulk(s.name), docs_entry(s))).collect())
-    } else {
-        Reply::err(format!("unknown subcommand or wrong number of arguments for '{}'", printable(sub)))
-    }
-}
-
-/// CONFIG GET pattern...: the settings benchmark tools read (`save`, `appendonly`,
-/// `appendfsync`, `databases`); there is nothing to CONFIG SET.
-pub(super) fn config(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
-    if !is(arg(args, 1), "GET") || args.len() < 3 {
-        return Reply::err("CONFIG supports only GET pattern [pattern ...]");
-    }
-    let sync = ctx.server.store.sync_mode().name();
-    let databases = ctx.server.store.databases().count().to_string();
-    let settings = [("save", ""), ("appendonly", "yes"), ("appendfsync", sync), ("databases", databases.as_str())];
-    let mut pairs = Vec::new();
-    for (k, v) in settings {
-        if args.iter().skip(2).any(|p| glob::matches(&p.to_ascii_lowercase(), k.as_bytes())) {
-            pairs.push((Reply::text_bulk(k), Reply::text_bulk(v)));
-        }
-    }
-    Reply::Map(pairs)
-}

@@ -3,14 +3,22 @@
 //! what clients learn and what the server does cannot drift apart.
 
 mod admin;
+mod bits;
 pub(crate) mod cluster;
 mod conn;
+mod config;
 pub(crate) mod expiry;
 mod info;
+mod introspection;
 mod keys;
+mod keys2;
 pub(crate) mod multi;
 mod pubsub;
+mod persistence;
+mod scripting;
+pub(crate) mod stats;
 mod strings;
+mod strings2;
 
 use super::reply::Reply;
 use super::session::Ctx;
@@ -65,7 +73,6 @@ static SPECS: &[Spec] = &[
     Spec { name: "hello", arity: -1, flags: C, keys: (0, 0, 0), group: "connection", summary: "Choose RESP2 or RESP3 and describe the server", run: admin::hello },
     Spec { name: "select", arity: 2, flags: C, keys: (0, 0, 0), group: "connection", summary: "Choose the database (0 to databases - 1)", run: admin::select },
     Spec { name: "quit", arity: -1, flags: C, keys: (0, 0, 0), group: "connection", summary: "Close the connection", run: admin::quit },
-    Spec { name: "command", arity: -1, flags: C, keys: (0, 0, 0), group: "server", summary: "Describe the commands", run: admin::command },
     Spec { name: "cluster", arity: -2, flags: &["admin"], keys: (0, 0, 0), group: "cluster", summary: "INFO, ADDNODE id raft-addr, PROMOTE id..., REMOVE id...", run: cluster::cluster },
     Spec { name: "multi", arity: 1, flags: C, keys: (0, 0, 0), group: "transactions", summary: "Start queuing commands for EXEC", run: multi::multi },
     Spec { name: "exec", arity: 1, flags: C, keys: (0, 0, 0), group: "transactions", summary: "Run the queued commands atomically (nil when a watched key changed)", run: multi::exec },
@@ -73,7 +80,6 @@ static SPECS: &[Spec] = &[
     Spec { name: "watch", arity: -2, flags: C, keys: (1, -1, 1), group: "transactions", summary: "Make EXEC fail if these keys change", run: multi::watch },
     Spec { name: "unwatch", arity: 1, flags: C, keys: (0, 0, 0), group: "transactions", summary: "Forget the watched keys", run: multi::unwatch },
     Spec { name: "time", arity: 1, flags: C, keys: (0, 0, 0), group: "server", summary: "The server's time: seconds, microseconds", run: admin::time },
-    Spec { name: "config", arity: -2, flags: C, keys: (0, 0, 0), group: "server", summary: "CONFIG GET of a few settings", run: admin::config },
     Spec { name: "info", arity: -1, flags: C, keys: (0, 0, 0), group: "server", summary: "Server and engine statistics", run: info::info },
     Spec { name: "dbsize", arity: 1, flags: RS, keys: (0, 0, 0), group: "server", summary: "Count the keys (walks every key)", run: keys::dbsize },
     Spec { name: "flushdb", arity: -1, flags: W, keys: (0, 0, 0), group: "server", summary: "Delete every key of the selected database", run: keys::flushdb },
@@ -116,6 +122,13 @@ pub(super) static TABLES: &[&[Spec]] = &[
     SPECS,
     conn::SPECS,
     pubsub::SPECS,
+    strings2::SPECS,
+    keys2::SPECS,
+    bits::SPECS,
+    config::SPECS,
+    introspection::SPECS,
+    persistence::SPECS,
+    scripting::SPECS,
 ];
 
 /// Every command the server knows, in table order.
@@ -150,6 +163,22 @@ impl Spec {
     }
 }
 
+/// `spec`'s position among [`all`] (where its statistics are kept): found by its
+/// address within its table.
+pub(super) fn position(spec: &Spec) -> Option<usize> {
+    let at = std::ptr::from_ref(spec) as usize;
+    let size = std::mem::size_of::<Spec>();
+    let mut before = 0;
+    for t in TABLES {
+        let start = t.as_ptr() as usize;
+        if at >= start && at < start + t.len() * size {
+            return Some(before + (at - start) / size);
+        }
+        before += t.len();
+    }
+    None
+}
+
 /// The command named `name`, any case.
 pub fn lookup(name: &[u8]) -> Option<&'static Spec> {
     let mut buf = [0u8; LONGEST_NAME];
@@ -173,14 +202,20 @@ pub(super) fn dispatch(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
         for a in args.iter().skip(1).take(8) {
             msg.push_str(&format!(" '{}'", printable(a)));
         }
-        return Reply::err(msg);
+        let reply = Reply::err(msg);
+        if let Reply::Error(e) = &reply {
+            ctx.server.counters.by_command.error(e);
+        }
+        return reply;
     };
     let n = args.len() as i64;
     if (spec.arity >= 0 && n != spec.arity) || (spec.arity < 0 && n < -spec.arity) {
         if let Some(q) = &mut ctx.session.multi {
             q.refused = true;
         }
-        return wrong_arity(spec.name);
+        let reply = wrong_arity(spec.name);
+        ctx.server.counters.by_command.rejected(spec, &reply);
+        return reply;
     }
     if let Some(refused) = conn::refuse(ctx, spec, args) {
         return refused;
@@ -188,7 +223,14 @@ pub(super) fn dispatch(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
     if queuing && !multi::runs_at_once(spec.name) {
         return multi::queue(ctx, args);
     }
+    let started = std::time::Instant::now();
     let reply = (spec.run)(ctx, args);
+    let took = started.elapsed();
+    ctx.server.counters.by_command.ran(spec, took, &reply);
+    if spec.is_write() && !matches!(reply, Reply::Error(_)) {
+        crate::session::ServerCounters::add(&ctx.server.counters.dirty, 1);
+    }
+    ctx.server.settings.maybe_log(args, took);
     conn::record(ctx, spec, args);
     reply
 }
@@ -283,6 +325,7 @@ mod tests {
             for name in [s.name.to_uppercase(), s.name.to_string()] {
                 assert!(lookup(name.as_bytes()).is_some_and(|found| std::ptr::eq(found, *s)), "{name}");
             }
+            assert_eq!(position(s), Some(i), "{}", s.name);
         }
         assert_eq!(index().len(), specs.len());
     }
