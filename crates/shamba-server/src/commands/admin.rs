@@ -1,6 +1,6 @@
 //! Connection and server commands: PING, ECHO, HELLO, SELECT, QUIT, TIME.
 
-use super::{arg, is, not_an_integer, parse_int, printable, syntax_error, Args};
+use super::{arg, is, not_an_integer, parse_int, syntax_error, Args};
 use crate::reply::{Protocol, Reply};
 use crate::session::Ctx;
 

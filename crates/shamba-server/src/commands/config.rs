@@ -27,19 +27,30 @@ fn fixed(ctx: &Ctx<'_>) -> Vec<(&'static str, String)> {
         ("appendfsync", s.store.sync_mode().name().into()),
         ("proto-max-bulk-len", s.limits.max_bulk.to_string()),
         ("client-query-buffer-limit", s.limits.max_query.to_string()),
-        ("maxclients", "10000".into()),
-        ("timeout", "0".into()),
         ("tcp-keepalive", "300".into()),
-        ("requirepass", String::new()),
-        ("protected-mode", "no".into()),
         ("enable-debug-command", if s.settings.debug_command.load(Relaxed) { "yes" } else { "no" }.into()),
     ]
 }
 
-/// Every setting and its value: the fixed ones, the slow log's, then the ones kept as text.
+/// The connection layer's settings, which CONFIG SET changes for connections made after
+/// it (and, for the password, for every later AUTH), as Redis does.
+fn connections(ctx: &Ctx<'_>) -> Vec<(&'static str, String)> {
+    let c = &ctx.server.conns;
+    let yes_no = |b: bool| if b { "yes" } else { "no" }.to_string();
+    vec![
+        ("maxclients", c.registry.max().to_string()),
+        ("timeout", c.idle_timeout().map_or(0, |d| d.as_secs()).to_string()),
+        ("requirepass", String::from_utf8_lossy(&c.auth.password()).into_owned()),
+        ("protected-mode", yes_no(c.auth.protected())),
+    ]
+}
+
+/// Every setting and its value: the fixed ones, the connections', the slow log's, then the
+/// ones kept as text.
 fn all(ctx: &Ctx<'_>) -> Vec<(&'static str, String)> {
     let st = &ctx.server.settings;
     let mut v = fixed(ctx);
+    v.extend(connections(ctx));
     v.push(("slowlog-log-slower-than", st.slowlog_slower_than.load(Relaxed).to_string()));
     v.push(("slowlog-max-len", st.slowlog_max_len.load(Relaxed).to_string()));
     let text: Vec<(&'static str, String)> =
@@ -139,7 +150,22 @@ fn set(ctx: &Ctx<'_>, words: &Args) -> Reply {
                 }
             }
             "appendonly" if value.eq_ignore_ascii_case("yes") => {}
-            "save" => {}
+            "save" | "requirepass" => {}
+            "maxclients" => {
+                if parse_int(value.as_bytes()).is_none_or(|n| n < 1) {
+                    return bad("argument must be between 1 and 4294967295 inclusive");
+                }
+            }
+            "timeout" => {
+                if parse_int(value.as_bytes()).is_none_or(|n| n < 0) {
+                    return bad("argument must be between 0 and 2147483647 inclusive");
+                }
+            }
+            "protected-mode" => {
+                if !value.eq_ignore_ascii_case("yes") && !value.eq_ignore_ascii_case("no") {
+                    return bad("argument must be 'yes' or 'no'");
+                }
+            }
             n if fixed(ctx).iter().any(|(f, _)| *f == n) => return bad("can't set immutable config"),
             n if st.text.lock().contains_key(n) => {}
             _ => return Reply::err(format!("Unknown option or number of arguments for CONFIG SET - '{name}'")),
@@ -157,6 +183,16 @@ fn set(ctx: &Ctx<'_>, words: &Args) -> Reply {
                 st.slowlog.lock().entries.truncate(n as usize);
             }
             "appendonly" => {}
+            "requirepass" => ctx.server.conns.auth.set_password(value.as_bytes()),
+            "protected-mode" => ctx.server.conns.auth.set_protected(value.eq_ignore_ascii_case("yes")),
+            "maxclients" => {
+                let n = parse_int(value.as_bytes()).and_then(|n| usize::try_from(n).ok()).unwrap_or(1);
+                ctx.server.conns.registry.set_max(n);
+            }
+            "timeout" => {
+                let n = parse_int(value.as_bytes()).and_then(|n| u64::try_from(n).ok()).unwrap_or(0);
+                ctx.server.conns.set_idle_timeout(n);
+            }
             _ => {
                 let mut text = st.text.lock();
                 if let Some(slot) = text.get_mut(name.as_str()) {
