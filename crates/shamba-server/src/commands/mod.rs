@@ -5,9 +5,12 @@
 mod admin;
 pub(crate) mod cluster;
 pub(crate) mod expiry;
+mod field_scan;
+mod hash;
 mod info;
 mod keys;
 pub(crate) mod multi;
+mod set;
 mod strings;
 
 use super::reply::Reply;
@@ -54,7 +57,7 @@ const C: &[&str] = &["loading", "stale", "fast"];
 
 /// Every command the server knows, one line each.
 #[rustfmt::skip]
-pub(super) static TABLE: &[Spec] = &[
+static TABLE: &[Spec] = &[
     Spec { name: "ping", arity: -1, flags: C, keys: (0, 0, 0), group: "connection", summary: "Reply PONG, or the argument", run: admin::ping },
     Spec { name: "echo", arity: 2, flags: C, keys: (0, 0, 0), group: "connection", summary: "Reply the argument", run: admin::echo },
     Spec { name: "hello", arity: -1, flags: C, keys: (0, 0, 0), group: "connection", summary: "Choose RESP2 or RESP3 and describe the server", run: admin::hello },
@@ -105,6 +108,19 @@ pub(super) static TABLE: &[Spec] = &[
     Spec { name: "keys", arity: 2, flags: RS, keys: (0, 0, 0), group: "generic", summary: "Keys matching a pattern", run: keys::keys },
 ];
 
+/// Every command the server knows: one slice per module, one line each.
+#[rustfmt::skip]
+static TABLES: &[&[Spec]] = &[
+    TABLE,
+    hash::SPECS,
+    set::SPECS,
+];
+
+/// Every command the server knows, in table order.
+pub(super) fn all() -> impl Iterator<Item = &'static Spec> {
+    TABLES.iter().flat_map(|t| t.iter())
+}
+
 impl Spec {
     /// Its name, in lowercase.
     pub fn name(&self) -> &'static str {
@@ -124,7 +140,7 @@ impl Spec {
 
 /// The command named `name`, any case.
 pub fn lookup(name: &[u8]) -> Option<&'static Spec> {
-    TABLE.iter().find(|s| s.name.as_bytes().eq_ignore_ascii_case(name))
+    all().find(|s| s.name.as_bytes().eq_ignore_ascii_case(name))
 }
 
 /// Run one request.
@@ -231,9 +247,9 @@ mod tests {
 
     #[test]
     fn every_name_is_lowercase_and_unique() {
-        for (i, s) in TABLE.iter().enumerate() {
+        for (i, s) in all().enumerate() {
             assert_eq!(s.name, s.name.to_lowercase());
-            assert!(TABLE.iter().skip(i + 1).all(|t| t.name != s.name), "{}", s.name);
+            assert!(all().skip(i + 1).all(|t| t.name != s.name), "{}", s.name);
             assert!(lookup(s.name.to_uppercase().as_bytes()).is_some());
         }
     }
