@@ -78,6 +78,7 @@ mod config_file;
 mod runtime_settings;
 mod store;
 mod tls;
+mod types;
 
 pub use cluster::{Cluster, ClusterConfig, ClusterError};
 pub use commands::{lookup as command, Spec as CommandSpec};

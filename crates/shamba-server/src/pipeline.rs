@@ -38,8 +38,10 @@ impl Server {
     /// GETs, execute it together (see the module's note), append the replies to `out`,
     /// remove the run and answer `true`; otherwise (or when the run must go one request at
     /// a time) change nothing and answer `false`. Not inside MULTI, where requests queue.
+    /// Nor for a client that must still AUTH or is in RESP2's subscribed mode: dispatch
+    /// refuses its requests one by one.
     pub(super) fn run_together(&self, session: &Session, requests: &mut VecDeque<Args>, out: &mut Vec<u8>) -> bool {
-        if session.multi.is_some() {
+        if session.multi.is_some() || !session.authenticated || session.subs.count() > 0 {
             return false;
         }
         let Some(first) = requests.front().map(kind) else {
@@ -55,6 +57,12 @@ impl Server {
         let Some(Ok(db)) = self.store.select(session.db) else {
             return false;
         };
+        if first == Kind::Get && db.collections().is_some() {
+            // A GET of a collection answers WRONGTYPE, which a multi_get cannot tell: the
+            // type check of each GET decides (SET replaces a collection in `Batch::put`).
+            return false;
+        }
+        let started = std::time::Instant::now();
         let run = requests.range(..n);
         let replies: Option<Vec<Reply>> = if first == Kind::Get {
             let keys: Vec<&[u8]> = run.filter_map(|a| a.get(1)).map(Vec::as_slice).collect();
@@ -83,10 +91,14 @@ impl Server {
         let Some(replies) = replies else {
             return false;
         };
-        for reply in replies {
+        // Each request's share of the run's time, in the per-command statistics.
+        let each = started.elapsed() / n as u32;
+        for (args, reply) in requests.drain(..n).zip(replies) {
+            if let Some(spec) = args.first().and_then(|name| super::commands::lookup(name)) {
+                self.counters.by_command.ran(spec, each, &reply);
+            }
             reply.encode(session.proto, out);
         }
-        requests.drain(..n);
         ServerCounters::add(&self.counters.commands, n as u64);
         true
     }

@@ -8,6 +8,8 @@ pub(crate) mod cluster;
 mod conn;
 mod config;
 pub(crate) mod expiry;
+mod field_scan;
+mod hash;
 mod info;
 mod introspection;
 mod keys;
@@ -17,6 +19,7 @@ mod pubsub;
 mod persistence;
 mod scripting;
 pub(crate) mod stats;
+mod set;
 mod strings;
 mod strings2;
 
@@ -129,6 +132,8 @@ pub(super) static TABLES: &[&[Spec]] = &[
     introspection::SPECS,
     persistence::SPECS,
     scripting::SPECS,
+    hash::SPECS,
+    set::SPECS,
 ];
 
 /// Every command the server knows, in table order.
@@ -222,6 +227,9 @@ pub(super) fn dispatch(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
     }
     if queuing && !multi::runs_at_once(spec.name) {
         return multi::queue(ctx, args);
+    }
+    if let Some(r) = crate::types::check_string_command(ctx, spec, args) {
+        return r;
     }
     let started = std::time::Instant::now();
     let reply = (spec.run)(ctx, args);
