@@ -8,7 +8,10 @@ pub(crate) mod expiry;
 mod info;
 mod keys;
 pub(crate) mod multi;
+mod ranks;
+mod score;
 mod strings;
+mod zset_args;
 
 use super::reply::Reply;
 use super::session::Ctx;
