@@ -7,11 +7,16 @@ pub(crate) mod cluster;
 pub(crate) mod expiry;
 mod info;
 mod keys;
+mod list;
+mod list_store;
 pub(crate) mod multi;
 mod ranks;
 mod score;
 mod strings;
+mod zset;
 mod zset_args;
+mod zset_combine;
+mod zset_store;
 
 use super::reply::Reply;
 use super::session::Ctx;
@@ -57,7 +62,7 @@ const C: &[&str] = &["loading", "stale", "fast"];
 
 /// Every command the server knows, one line each.
 #[rustfmt::skip]
-pub(super) static TABLE: &[Spec] = &[
+static TABLE: &[Spec] = &[
     Spec { name: "ping", arity: -1, flags: C, keys: (0, 0, 0), group: "connection", summary: "Reply PONG, or the argument", run: admin::ping },
     Spec { name: "echo", arity: 2, flags: C, keys: (0, 0, 0), group: "connection", summary: "Reply the argument", run: admin::echo },
     Spec { name: "hello", arity: -1, flags: C, keys: (0, 0, 0), group: "connection", summary: "Choose RESP2 or RESP3 and describe the server", run: admin::hello },
@@ -108,6 +113,15 @@ pub(super) static TABLE: &[Spec] = &[
     Spec { name: "keys", arity: 2, flags: RS, keys: (0, 0, 0), group: "generic", summary: "Keys matching a pattern", run: keys::keys },
 ];
 
+/// Every command the server knows: the table above and each command module's own `SPECS`
+/// (one line each, so modules written apart merge cleanly).
+static TABLES: &[&[Spec]] = &[TABLE, zset::SPECS, zset_combine::SPECS, list::SPECS];
+
+/// Every command, table by table.
+pub(super) fn all() -> impl Iterator<Item = &'static Spec> {
+    TABLES.iter().flat_map(|t| t.iter())
+}
+
 impl Spec {
     /// Its name, in lowercase.
     pub fn name(&self) -> &'static str {
@@ -127,7 +141,7 @@ impl Spec {
 
 /// The command named `name`, any case.
 pub fn lookup(name: &[u8]) -> Option<&'static Spec> {
-    TABLE.iter().find(|s| s.name.as_bytes().eq_ignore_ascii_case(name))
+    all().find(|s| s.name.as_bytes().eq_ignore_ascii_case(name))
 }
 
 /// Run one request.
@@ -231,9 +245,9 @@ mod tests {
 
     #[test]
     fn every_name_is_lowercase_and_unique() {
-        for (i, s) in TABLE.iter().enumerate() {
+        for (i, s) in all().enumerate() {
             assert_eq!(s.name, s.name.to_lowercase());
-            assert!(TABLE.iter().skip(i + 1).all(|t| t.name != s.name), "{}", s.name);
+            assert!(all().skip(i + 1).all(|t| t.name != s.name), "{}", s.name);
             assert!(lookup(s.name.to_uppercase().as_bytes()).is_some());
         }
     }
