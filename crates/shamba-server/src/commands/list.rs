@@ -77,7 +77,12 @@ fn rpushx(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
 
 /// Remove and answer up to `count` elements from the head (`back`: the tail), in pop
 /// order; `None` when the key is absent. Take the key's lock first.
-pub(super) fn pop_elements(db: &Selected<'_>, key: &[u8], back: bool, count: u64) -> Result<Option<Vec<Vec<u8>>>, Reply> {
+pub(super) fn pop_elements(
+    db: &Selected<'_>,
+    key: &[u8],
+    back: bool,
+    count: u64,
+) -> Result<Option<Vec<Vec<u8>>>, Reply> {
     let Some(meta) = read_list(db, key)? else {
         return Ok(None);
     };
@@ -85,8 +90,11 @@ pub(super) fn pop_elements(db: &Selected<'_>, key: &[u8], back: bool, count: u64
     if n == 0 {
         return Ok(Some(Vec::new()));
     }
-    let mut popped =
-        if back { eng(range(db, key, &meta, meta.size - n, meta.size - 1))? } else { eng(range(db, key, &meta, 0, n - 1))? };
+    let mut popped = if back {
+        eng(range(db, key, &meta, meta.size - n, meta.size - 1))?
+    } else {
+        eng(range(db, key, &meta, 0, n - 1))?
+    };
     if back {
         popped.reverse();
     }
@@ -212,7 +220,8 @@ fn lrem(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
     let limit = if count == 0 { u64::MAX } else { count.unsigned_abs() };
     let mut removed = 0u64;
     let mut keep = vec![true; old.len()];
-    let order: Box<dyn Iterator<Item = usize>> = if count < 0 { Box::new((0..old.len()).rev()) } else { Box::new(0..old.len()) };
+    let order: Box<dyn Iterator<Item = usize>> =
+        if count < 0 { Box::new((0..old.len()).rev()) } else { Box::new(0..old.len()) };
     for i in order {
         if removed == limit {
             break;

@@ -241,7 +241,12 @@ fn zlexcount(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
 /// # Errors
 ///
 /// The first error of the walk.
-pub(super) fn select(db: &Selected<'_>, key: &[u8], meta: &Meta, req: &RangeRequest) -> shamba::Result<Vec<(Vec<u8>, f64)>> {
+pub(super) fn select(
+    db: &Selected<'_>,
+    key: &[u8],
+    meta: &Meta,
+    req: &RangeRequest,
+) -> shamba::Result<Vec<(Vec<u8>, f64)>> {
     let (mut skip, mut take) = match req.limit {
         None => (0, u64::MAX),
         Some((offset, _)) if offset < 0 => return Ok(Vec::new()),
@@ -253,7 +258,9 @@ pub(super) fn select(db: &Selected<'_>, key: &[u8], meta: &Meta, req: &RangeRequ
             let Some((first, last)) = clamp_range(*start, *stop, meta.size) else {
                 return Ok(out);
             };
-            for item in ByScore::new(db, key, meta, req.rev, None).skip(first as usize).take((last - first + 1) as usize) {
+            for item in
+                ByScore::new(db, key, meta, req.rev, None).skip(first as usize).take((last - first + 1) as usize)
+            {
                 let (s, m) = item?;
                 out.push((m, s));
             }
@@ -265,8 +272,11 @@ pub(super) fn select(db: &Selected<'_>, key: &[u8], meta: &Meta, req: &RangeRequ
             let from = if req.rev { range.max } else { range.min };
             for item in ByScore::new(db, key, meta, req.rev, Some(from)) {
                 let (s, m) = item?;
-                let (before_start, past_end) =
-                    if req.rev { (!range.below_max(s), !range.above_min(s)) } else { (!range.above_min(s), !range.below_max(s)) };
+                let (before_start, past_end) = if req.rev {
+                    (!range.below_max(s), !range.above_min(s))
+                } else {
+                    (!range.above_min(s), !range.below_max(s))
+                };
                 if before_start {
                     continue;
                 }
@@ -291,8 +301,11 @@ pub(super) fn select(db: &Selected<'_>, key: &[u8], meta: &Meta, req: &RangeRequ
             };
             for item in ByMember::new(db, key, meta, req.rev, from) {
                 let (m, s) = item?;
-                let (before_start, past_end) =
-                    if req.rev { (!range.below_max(&m), !range.above_min(&m)) } else { (!range.above_min(&m), !range.below_max(&m)) };
+                let (before_start, past_end) = if req.rev {
+                    (!range.below_max(&m), !range.above_min(&m))
+                } else {
+                    (!range.above_min(&m), !range.below_max(&m))
+                };
                 if before_start {
                     continue;
                 }
@@ -348,8 +361,12 @@ fn zrevrangebylex(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
 /// ZRANGESTORE dst src min max [BYSCORE|BYLEX] [REV] [LIMIT offset count].
 fn zrangestore(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
     let (dst, src) = (arg(args, 1), arg(args, 2));
-    let req =
-        attempt!(RangeRequest::parse(RangeForm::Unified { store: true }, arg(args, 3), arg(args, 4), args.get(5..).unwrap_or_default()));
+    let req = attempt!(RangeRequest::parse(
+        RangeForm::Unified { store: true },
+        arg(args, 3),
+        arg(args, 4),
+        args.get(5..).unwrap_or_default()
+    ));
     let db = selected!(ctx);
     let _lock = db.lock([dst, src]);
     let items = match attempt!(read_zset(&db, src)) {
@@ -532,9 +549,7 @@ fn zrandmember(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
         members.truncate(count as usize);
         members
     } else {
-        (0..count.unsigned_abs())
-            .filter_map(|_| members.get(rng.gen_range(0..members.len())).cloned())
-            .collect()
+        (0..count.unsigned_abs()).filter_map(|_| members.get(rng.gen_range(0..members.len())).cloned()).collect()
     };
     scored_reply(picked, with_scores)
 }

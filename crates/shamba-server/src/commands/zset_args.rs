@@ -52,6 +52,7 @@ impl ScoreRange {
         }
     }
 
+    #[cfg(test)]
     pub(super) fn contains(&self, s: f64) -> bool {
         self.above_min(s) && self.below_max(s)
     }
@@ -121,6 +122,7 @@ impl LexRange {
         }
     }
 
+    #[cfg(test)]
     pub(super) fn contains(&self, m: &[u8]) -> bool {
         self.above_min(m) && self.below_max(m)
     }

@@ -67,7 +67,8 @@ pub(super) fn scores_of(
 }
 
 fn decode_score(v: &[u8]) -> shamba::Result<f64> {
-    score::decode(v).ok_or_else(|| shamba::Error::corruption("sorted set", None, "a score that is not 8 bytes".to_string()))
+    score::decode(v)
+        .ok_or_else(|| shamba::Error::corruption("sorted set", None, "a score that is not 8 bytes".to_string()))
 }
 
 /// A walk over one part of a set's entries (`part`: the member entries or the index),
@@ -210,7 +211,11 @@ impl<'a> ZsetWrite<'a> {
 
     /// A new sorted set at `key` written into `batch` (which deletes whatever `key` held):
     /// the STORE commands' destination.
-    pub(super) fn fresh(db: &Selected<'a>, key: &[u8], batch: crate::store::Batch) -> Result<ZsetWrite<'a>, crate::reply::Reply> {
+    pub(super) fn fresh(
+        db: &Selected<'a>,
+        key: &[u8],
+        batch: crate::store::Batch,
+    ) -> Result<ZsetWrite<'a>, crate::reply::Reply> {
         let c = db.collections_or_create().map_err(super::engine_error)?;
         let w = types::Write { c, meta: Meta::new(Kind::ZSet), batch, created: true };
         Ok(ZsetWrite { w, key: key.to_vec(), written: HashMap::new() })
