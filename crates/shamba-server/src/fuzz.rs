@@ -47,6 +47,7 @@ pub fn server_in(dir: &Path) -> shamba::Result<Server> {
         bind: SocketAddr::from(([127, 0, 0, 1], 0)),
         started: Instant::now(),
         counters: ServerCounters::default(),
+        waiters: crate::blocking::Waiters::default(),
     })
 }
 

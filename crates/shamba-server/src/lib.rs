@@ -55,6 +55,7 @@
 #![warn(clippy::expect_used)]
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
+mod blocking;
 mod cluster;
 mod commands;
 mod connection;
@@ -245,6 +246,7 @@ impl Listener {
             bind,
             started: Instant::now(),
             counters: ServerCounters::default(),
+            waiters: crate::blocking::Waiters::default(),
         });
         if let Some((node, rpc, init)) = rpc {
             node.serve_rpc(rpc, Arc::downgrade(&server));
@@ -305,6 +307,7 @@ impl Listener {
         drop(listener);
         eprintln!("shamba serve: stopping ({} connections open)", clients.len());
         let _ = stop_tx.send(true);
+        server.waiters.close();
         while clients.join_next().await.is_some() {}
         if let Some(s) = syncer {
             s.abort();

@@ -20,6 +20,8 @@ pub struct Server {
     pub(super) bind: SocketAddr,
     pub(super) started: Instant,
     pub(super) counters: ServerCounters,
+    /// Clients blocked in BLPOP, BZPOPMIN, ... (see `blocking`).
+    pub(super) waiters: crate::blocking::Waiters,
 }
 
 /// Counters INFO reports beside the engine's.

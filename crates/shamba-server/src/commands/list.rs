@@ -1,6 +1,6 @@
 //! List commands over `list_store`'s layout: LPUSH/RPUSH(X), LPOP/RPOP, LLEN, LRANGE,
 //! LINDEX, LSET, LTRIM, LREM, LINSERT, LPOS, LMOVE/RPOPLPUSH, LMPOP. The blocking forms
-//! are in `list_blocking`.
+//! are in `blocking_pops`.
 //!
 //! Each write holds its keys' stripe locks from its first read to its one batch.
 
@@ -56,7 +56,11 @@ fn push(ctx: &mut Ctx<'_>, args: &Args, front: bool, only_existing: bool) -> Rep
         }
     }
     let len = w.len() as i64;
-    db.write(w.finish()).map_or_else(engine_error, |()| Reply::Int(len))
+    if let Err(e) = db.write(w.finish()) {
+        return engine_error(e);
+    }
+    ctx.server.waiters.wake(db.index(), key);
+    Reply::Int(len)
 }
 
 fn lpush(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
@@ -393,14 +397,22 @@ fn lmove(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
     };
     let db = selected!(ctx);
     let _lock = db.lock([src, dst]);
-    attempt!(move_element(&db, src, dst, from_back, to_back)).map_or(Reply::Null, Reply::Bulk)
+    let moved = attempt!(move_element(&db, src, dst, from_back, to_back));
+    if moved.is_some() {
+        ctx.server.waiters.wake(db.index(), dst);
+    }
+    moved.map_or(Reply::Null, Reply::Bulk)
 }
 
 fn rpoplpush(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
     let (src, dst) = (arg(args, 1), arg(args, 2));
     let db = selected!(ctx);
     let _lock = db.lock([src, dst]);
-    attempt!(move_element(&db, src, dst, true, false)).map_or(Reply::Null, Reply::Bulk)
+    let moved = attempt!(move_element(&db, src, dst, true, false));
+    if moved.is_some() {
+        ctx.server.waiters.wake(db.index(), dst);
+    }
+    moved.map_or(Reply::Null, Reply::Bulk)
 }
 
 /// Pop from the first non-empty list among `keys`: [key, elements], or nil.

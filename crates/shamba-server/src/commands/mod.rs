@@ -3,6 +3,7 @@
 //! what clients learn and what the server does cannot drift apart.
 
 mod admin;
+mod blocking_pops;
 pub(crate) mod cluster;
 pub(crate) mod expiry;
 mod info;
@@ -115,7 +116,7 @@ static TABLE: &[Spec] = &[
 
 /// Every command the server knows: the table above and each command module's own `SPECS`
 /// (one line each, so modules written apart merge cleanly).
-static TABLES: &[&[Spec]] = &[TABLE, zset::SPECS, zset_combine::SPECS, list::SPECS];
+static TABLES: &[&[Spec]] = &[TABLE, zset::SPECS, zset_combine::SPECS, list::SPECS, blocking_pops::SPECS];
 
 /// Every command, table by table.
 pub(super) fn all() -> impl Iterator<Item = &'static Spec> {

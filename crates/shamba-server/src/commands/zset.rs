@@ -127,6 +127,7 @@ fn zadd_with(ctx: &mut Ctx<'_>, key: &[u8], opts: &ZaddOptions) -> Reply {
     if let Err(e) = db.write(batch) {
         return engine_error(e);
     }
+    ctx.server.waiters.wake(db.index(), key);
     if opts.incr {
         return incr_result.map_or(Reply::Null, score_reply);
     }
@@ -373,7 +374,9 @@ fn zrangestore(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
         Some(meta) => attempt!(eng(select(&db, src, &meta, &req))),
         None => Vec::new(),
     };
-    store_result(&db, dst, items)
+    let reply = store_result(&db, dst, items);
+    ctx.server.waiters.wake(db.index(), dst);
+    reply
 }
 
 /// Replace whatever `dst` holds with a sorted set of `items` (none: delete `dst`); reply

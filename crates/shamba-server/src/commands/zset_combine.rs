@@ -114,7 +114,9 @@ fn store_command(ctx: &mut Ctx<'_>, args: &Args, op: SetOp, name: &str) -> Reply
     let db = selected!(ctx);
     let _lock = db.lock(std::iter::once(dst).chain(c.keys.iter().map(Vec::as_slice)));
     let items = attempt!(combine(&db, op, &c));
-    store_result(&db, dst, items)
+    let reply = store_result(&db, dst, items);
+    ctx.server.waiters.wake(db.index(), dst);
+    reply
 }
 
 fn read_command(ctx: &mut Ctx<'_>, args: &Args, op: SetOp, name: &str) -> Reply {
