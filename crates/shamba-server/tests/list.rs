@@ -187,13 +187,15 @@ fn step(rng: &mut StdRng, a: &mut VecDeque<String>, b: &mut VecDeque<String>) ->
             if a.is_empty() {
                 return (cmd, "nil".into());
             }
-            let popped: Vec<String> = (0..count).filter_map(|_| if back { a.pop_back() } else { a.pop_front() }).collect();
+            let popped: Vec<String> =
+                (0..count).filter_map(|_| if back { a.pop_back() } else { a.pop_front() }).collect();
             (cmd, list(popped))
         }
         3 => {
             let (x, y) = (idx(rng), idx(rng));
             let (start, stop) = (norm(x).max(0), norm(y).min(n - 1));
-            let items = if start > stop { Vec::new() } else { a.range(start as usize..=stop as usize).cloned().collect() };
+            let items =
+                if start > stop { Vec::new() } else { a.range(start as usize..=stop as usize).cloned().collect() };
             (format!("LRANGE a {x} {y}"), list(items))
         }
         4 => {
@@ -218,8 +220,11 @@ fn step(rng: &mut StdRng, a: &mut VecDeque<String>, b: &mut VecDeque<String>) ->
         6 => {
             let (x, y) = (idx(rng), idx(rng));
             let (start, stop) = (norm(x).max(0), norm(y).min(n - 1));
-            let kept: VecDeque<String> =
-                if start > stop || start >= n { VecDeque::new() } else { a.range(start as usize..=stop as usize).cloned().collect() };
+            let kept: VecDeque<String> = if start > stop || start >= n {
+                VecDeque::new()
+            } else {
+                a.range(start as usize..=stop as usize).cloned().collect()
+            };
             *a = kept;
             (format!("LTRIM a {x} {y}"), "OK".into())
         }
@@ -254,7 +259,8 @@ fn step(rng: &mut StdRng, a: &mut VecDeque<String>, b: &mut VecDeque<String>) ->
             }
         }
         9 => {
-            let found: Vec<String> = a.iter().enumerate().filter(|(_, e)| **e == v).map(|(i, _)| i.to_string()).collect();
+            let found: Vec<String> =
+                a.iter().enumerate().filter(|(_, e)| **e == v).map(|(i, _)| i.to_string()).collect();
             (format!("LPOS a {v} COUNT 0"), list(found))
         }
         10 => {
