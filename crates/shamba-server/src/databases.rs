@@ -2,6 +2,11 @@
 //! database n the keyspace named `db{n}`, created the first time a connection selects it
 //! (a keyspace costs a manifest record, so the ones never used are never made). A restart
 //! finds the keyspaces it made before under the same names.
+//!
+//! Strings live raw in those keyspaces. Collections (hashes, sets, ...) live in two more
+//! keyspaces per database, `db{n}.meta` and `db{n}.fields` (see `types`), created on the
+//! first collection write: a database that never held a collection has neither, and its
+//! string commands never probe for one (the flag is whether they exist).
 
 use parking_lot::Mutex;
 use shamba::{Db, Keyspace};
@@ -16,11 +21,32 @@ pub(super) fn keyspace_name(n: usize) -> String {
     }
 }
 
+/// The name of database `n`'s metadata keyspace (one entry per collection).
+pub(super) fn meta_keyspace_name(n: usize) -> String {
+    format!("db{n}.meta")
+}
+
+/// The name of database `n`'s fields keyspace (one entry per field or member).
+pub(super) fn fields_keyspace_name(n: usize) -> String {
+    format!("db{n}.fields")
+}
+
+/// A database's collection keyspaces (see `types` for what they hold).
+pub(crate) struct Collections {
+    /// Key → metadata (type, version, size, deadline).
+    pub(crate) meta: Keyspace,
+    /// Key, version, field → the field's value.
+    pub(crate) fields: Keyspace,
+}
+
 /// Databases `0..count`, each its keyspace once it exists.
 pub(super) struct Databases {
     db: Db,
     // Read without a lock once set: the lookup every command makes.
     slots: Box<[OnceLock<Keyspace>]>,
+    // Set once the database's collection keyspaces exist (found at open or made by the
+    // first collection write): unset, a string command knows there is no collection.
+    collections: Box<[OnceLock<Collections>]>,
     // Held while a keyspace is created, so two connections selecting a new database
     // together create it once.
     creating: Mutex<()>,
@@ -34,6 +60,7 @@ impl Databases {
     /// As [`Db::keyspace`] for the default keyspace or one already on disk.
     pub(super) fn open(db: Db, count: usize) -> shamba::Result<Databases> {
         let slots: Box<[OnceLock<Keyspace>]> = (0..count.max(1)).map(|_| OnceLock::new()).collect();
+        let collections: Box<[OnceLock<Collections>]> = (0..count.max(1)).map(|_| OnceLock::new()).collect();
         let existing = db.keyspace_names();
         for (n, slot) in slots.iter().enumerate() {
             let name = keyspace_name(n);
@@ -41,7 +68,54 @@ impl Databases {
                 let _ = slot.set(db.keyspace(&name)?);
             }
         }
-        Ok(Databases { db, slots, creating: Mutex::new(()) })
+        for (n, slot) in collections.iter().enumerate() {
+            if existing.contains(&meta_keyspace_name(n)) {
+                let _ = slot.set(Collections {
+                    meta: db.keyspace(&meta_keyspace_name(n))?,
+                    fields: db.keyspace(&fields_keyspace_name(n))?,
+                });
+            }
+        }
+        Ok(Databases { db, slots, collections, creating: Mutex::new(()) })
+    }
+
+    /// Create every database's collection keyspaces now (cluster mode: a node that
+    /// becomes leader must know of the ones its followers' state machine made).
+    pub(super) fn create_all_collections(&self) -> shamba::Result<()> {
+        for n in 0..self.count() {
+            if let Some(r) = self.collections_or_create(n) {
+                r?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Database `n`'s collection keyspaces, if it ever held a collection.
+    pub(super) fn collections(&self, n: usize) -> Option<&Collections> {
+        self.collections.get(n)?.get()
+    }
+
+    /// Database `n`'s collection keyspaces, created if they do not exist yet; `None` when
+    /// `n` is out of range.
+    ///
+    /// # Errors
+    ///
+    /// As [`Db::keyspace`] when they must be created.
+    pub(super) fn collections_or_create(&self, n: usize) -> Option<shamba::Result<&Collections>> {
+        let slot = self.collections.get(n)?;
+        if let Some(c) = slot.get() {
+            return Some(Ok(c));
+        }
+        let _creating = self.creating.lock();
+        if let Some(c) = slot.get() {
+            return Some(Ok(c));
+        }
+        // The fields first: once the metadata keyspace exists, a restart expects both.
+        let made = self.db.keyspace(&fields_keyspace_name(n)).and_then(|fields| {
+            let meta = self.db.keyspace(&meta_keyspace_name(n))?;
+            Ok(Collections { meta, fields })
+        });
+        Some(made.map(|c| slot.get_or_init(|| c)))
     }
 
     /// How many databases there are (`CONFIG GET databases`).
@@ -100,5 +174,26 @@ mod tests {
         assert_eq!(dbs.existing().map(|(n, _)| n).collect::<Vec<_>>(), [0, 2]);
         assert_eq!(dbs.get(2).unwrap().unwrap().get(b"k").unwrap().as_deref(), Some(&b"two"[..]));
         assert_eq!(dbs.get(0).unwrap().unwrap().get(b"k").unwrap(), None);
+    }
+
+    #[test]
+    fn collection_keyspaces_exist_only_once_written_and_are_found_after_a_restart() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Db::open(dir.path(), shamba::Options::default()).unwrap();
+        let dbs = Databases::open(db.clone(), 4).unwrap();
+        assert!(dbs.collections(1).is_none());
+        let c = dbs.collections_or_create(1).unwrap().unwrap();
+        assert_eq!((c.meta.name(), c.fields.name()), ("db1.meta", "db1.fields"));
+        c.meta.put(b"h", b"m").unwrap();
+        assert!(dbs.collections(0).is_none(), "another database is untouched");
+        assert!(dbs.collections_or_create(4).is_none(), "out of range");
+        drop(dbs);
+        db.close().unwrap();
+
+        let db = Db::open(dir.path(), shamba::Options::default()).unwrap();
+        let dbs = Databases::open(db.clone(), 4).unwrap();
+        assert!(dbs.collections(0).is_none());
+        let c = dbs.collections(1).expect("found on open");
+        assert_eq!(c.meta.get(b"h").unwrap().as_deref(), Some(&b"m"[..]));
     }
 }

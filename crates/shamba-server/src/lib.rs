@@ -69,6 +69,7 @@ mod reply;
 mod resp;
 mod session;
 mod store;
+mod types;
 
 pub use cluster::{Cluster, ClusterConfig, ClusterError};
 pub use commands::{lookup as command, Spec as CommandSpec};

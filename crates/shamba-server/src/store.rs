@@ -15,7 +15,7 @@
 //! databases is two keys.
 
 use super::cluster::{Cluster, ClusterError};
-use super::databases::{keyspace_name, Databases};
+use super::databases::{keyspace_name, Collections, Databases};
 use super::durability::{SyncMode, WriteTracker};
 use parking_lot::{Mutex, MutexGuard};
 use shamba::{Db, DbIterator, Keyspace, Readable, Stats, Transaction, Ttl, WriteBatch, WriteOptions};
@@ -71,12 +71,15 @@ enum BatchInner {
     InTransaction(Vec<TxOp>),
     /// A write a replicated store cannot carry (a put that expires): refused by `write`.
     Refused(&'static str),
+    /// A read the batch depended on failed: refused by `write` with its text.
+    Failed(shamba::Error),
 }
 
 /// One write of a command run by EXEC, for its transaction.
 enum TxOp {
     Put { ks: Keyspace, key: Vec<u8>, value: Vec<u8>, expires: Option<SystemTime> },
     Delete { ks: Keyspace, key: Vec<u8> },
+    DeleteRange { ks: Keyspace, start: Vec<u8>, end: Vec<u8> },
     DeleteAll { ks: Keyspace },
 }
 
@@ -86,6 +89,7 @@ impl TxOp {
             TxOp::Put { ks, key, value, expires: None } => tx.keyspace(&ks).put(key, value),
             TxOp::Put { ks, key, value, expires: Some(at) } => tx.keyspace(&ks).put_with_expiry(key, value, at),
             TxOp::Delete { ks, key } => tx.keyspace(&ks).delete(key),
+            TxOp::DeleteRange { ks, start, end } => tx.keyspace(&ks).delete_range(start..end),
             TxOp::DeleteAll { ks } => tx.keyspace(&ks).delete_range::<&[u8], _>(..),
         }
     }
@@ -97,7 +101,9 @@ pub(crate) const NO_EXPIRY_IN_CLUSTER: &str =
 
 impl Batch {
     /// Add a put of `key` in database `db`.
+    /// A collection of the same name is deleted with it (see `types`).
     pub fn put(&mut self, db: &Selected<'_>, key: &[u8], value: &[u8]) {
+        self.replace_collection(db, key);
         match &mut self.inner {
             BatchInner::Local(b) => {
                 b.put_in(db.ks, key, value);
@@ -108,13 +114,14 @@ impl Batch {
             BatchInner::InTransaction(ops) => {
                 ops.push(TxOp::Put { ks: db.ks.clone(), key: key.to_vec(), value: value.to_vec(), expires: None })
             }
-            BatchInner::Refused(_) => {}
+            BatchInner::Refused(_) | BatchInner::Failed(_) => {}
         }
     }
 
     /// Add a put of `key` in database `db` that expires at `at` (a time already past: a
     /// key no read finds). A replicated store refuses the batch (see `cluster`).
     pub fn put_expiring(&mut self, db: &Selected<'_>, key: &[u8], value: &[u8], at: SystemTime) {
+        self.replace_collection(db, key);
         match &mut self.inner {
             BatchInner::Local(b) => {
                 b.put_with_expiry_in(db.ks, key, value, at);
@@ -123,7 +130,7 @@ impl Batch {
             BatchInner::InTransaction(ops) => {
                 ops.push(TxOp::Put { ks: db.ks.clone(), key: key.to_vec(), value: value.to_vec(), expires: Some(at) })
             }
-            BatchInner::Refused(_) => {}
+            BatchInner::Refused(_) | BatchInner::Failed(_) => {}
         }
     }
 
@@ -135,12 +142,58 @@ impl Batch {
             }
             BatchInner::Replicated(ops) => ops.push(Op::Delete { keyspace: op_keyspace(db.index), key: key.to_vec() }),
             BatchInner::InTransaction(ops) => ops.push(TxOp::Delete { ks: db.ks.clone(), key: key.to_vec() }),
-            BatchInner::Refused(_) => {}
+            BatchInner::Refused(_) | BatchInner::Failed(_) => {}
+        }
+    }
+
+    /// Add a put of `key` in keyspace `ks` (a database's collection keyspaces, see
+    /// `types`).
+    #[allow(dead_code, reason = "used by the type commands, built next")]
+    pub(crate) fn put_in(&mut self, ks: &Keyspace, key: &[u8], value: &[u8]) {
+        match &mut self.inner {
+            BatchInner::Local(b) => {
+                b.put_in(ks, key, value);
+            }
+            BatchInner::Replicated(ops) => {
+                ops.push(Op::Put { keyspace: named_keyspace(ks), key: key.to_vec(), value: value.to_vec() })
+            }
+            BatchInner::InTransaction(ops) => {
+                ops.push(TxOp::Put { ks: ks.clone(), key: key.to_vec(), value: value.to_vec(), expires: None })
+            }
+            BatchInner::Refused(_) | BatchInner::Failed(_) => {}
+        }
+    }
+
+    /// Add a delete of `key` in keyspace `ks`.
+    pub(crate) fn delete_in(&mut self, ks: &Keyspace, key: &[u8]) {
+        match &mut self.inner {
+            BatchInner::Local(b) => {
+                b.delete_in(ks, key);
+            }
+            BatchInner::Replicated(ops) => ops.push(Op::Delete { keyspace: named_keyspace(ks), key: key.to_vec() }),
+            BatchInner::InTransaction(ops) => ops.push(TxOp::Delete { ks: ks.clone(), key: key.to_vec() }),
+            BatchInner::Refused(_) | BatchInner::Failed(_) => {}
+        }
+    }
+
+    /// Add the delete of the keys in `[start, end)` of keyspace `ks`: one range delete.
+    pub(crate) fn delete_range_in(&mut self, ks: &Keyspace, start: &[u8], end: &[u8]) {
+        match &mut self.inner {
+            BatchInner::Local(b) => {
+                b.delete_range_in(ks, start..end);
+            }
+            BatchInner::Replicated(ops) => {
+                ops.push(Op::DeleteRange { keyspace: named_keyspace(ks), start: start.to_vec(), end: end.to_vec() })
+            }
+            BatchInner::InTransaction(ops) => {
+                ops.push(TxOp::DeleteRange { ks: ks.clone(), start: start.to_vec(), end: end.to_vec() })
+            }
+            BatchInner::Refused(_) | BatchInner::Failed(_) => {}
         }
     }
 
     /// Add the delete of every key of database `index` (keyspace `ks`): one range delete.
-    fn delete_all(&mut self, index: usize, ks: &Keyspace, max_key_size: usize) {
+    fn delete_all(&mut self, _index: usize, ks: &Keyspace, max_key_size: usize) {
         match &mut self.inner {
             BatchInner::Local(b) => {
                 b.delete_range_in::<&[u8], _>(ks, ..);
@@ -149,11 +202,23 @@ impl Batch {
                 // A command's range has an end: the longest key of 0xff bytes, which the
                 // range leaves out, is deleted beside it.
                 let last = vec![0xff; max_key_size];
-                ops.push(Op::DeleteRange { keyspace: op_keyspace(index), start: Vec::new(), end: last.clone() });
-                ops.push(Op::Delete { keyspace: op_keyspace(index), key: last });
+                ops.push(Op::DeleteRange { keyspace: named_keyspace(ks), start: Vec::new(), end: last.clone() });
+                ops.push(Op::Delete { keyspace: named_keyspace(ks), key: last });
             }
             BatchInner::InTransaction(ops) => ops.push(TxOp::DeleteAll { ks: ks.clone() }),
-            BatchInner::Refused(_) => {}
+            BatchInner::Refused(_) | BatchInner::Failed(_) => {}
+        }
+    }
+
+    /// Before a string put of `key`: add the delete of a collection named `key`, if the
+    /// database ever held one (a probe of its metadata keyspace; none otherwise). A failed
+    /// probe fails the batch.
+    fn replace_collection(&mut self, db: &Selected<'_>, key: &[u8]) {
+        if db.collections().is_none() || matches!(self.inner, BatchInner::Failed(_) | BatchInner::Refused(_)) {
+            return;
+        }
+        if let Err(e) = crate::types::delete_collection(db, self, key) {
+            self.inner = BatchInner::Failed(e);
         }
     }
 
@@ -164,7 +229,7 @@ impl Batch {
             BatchInner::Replicated(ops) => ops.len(),
             BatchInner::InTransaction(ops) => ops.len(),
             // Not empty: `write` must see it to refuse it.
-            BatchInner::Refused(_) => 1,
+            BatchInner::Refused(_) | BatchInner::Failed(_) => 1,
         }
     }
 
@@ -172,6 +237,11 @@ impl Batch {
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
+}
+
+/// The keyspace a replicated op names for keyspace `ks` (`None`: the default one).
+fn named_keyspace(ks: &Keyspace) -> Option<String> {
+    (ks.name() != "default").then(|| ks.name().to_string())
 }
 
 /// The keyspace a replicated op names for database `index` (`None`: the default one).
@@ -229,6 +299,7 @@ impl Store {
         max_value_size: usize,
     ) -> shamba::Result<Store> {
         let mut store = Store::new(db, SyncMode::Always, databases)?;
+        store.databases.create_all_collections()?;
         store.cluster = Some(Replication { cluster, max_key_size, max_value_size });
         Ok(store)
     }
@@ -248,9 +319,14 @@ impl Store {
     }
 
     /// Add the delete of every key of database `index` (keyspace `ks`) to `batch`.
+    /// Its collections (see `types`) go with it.
     pub(super) fn delete_all(&self, batch: &mut Batch, index: usize, ks: &Keyspace) {
         let max = self.cluster.as_ref().map_or(0, |r| r.max_key_size);
         batch.delete_all(index, ks, max);
+        if let Some(c) = self.databases.collections(index) {
+            batch.delete_all(index, &c.meta, max);
+            batch.delete_all(index, &c.fields, max);
+        }
     }
 
     /// The engine handle (flush, close, the directory).
@@ -326,6 +402,7 @@ impl Store {
                 Err(ClusterError::Failed("a replicated batch given to a local store".into()).into())
             }
             (BatchInner::Refused(why), _) => Err(shamba::Error::InvalidArgument(why.to_string()).into()),
+            (BatchInner::Failed(e), _) => Err(e.into()),
             (BatchInner::InTransaction(_), _) => {
                 Err(ClusterError::Failed("a transaction's batch written outside its transaction".into()).into())
             }
@@ -467,6 +544,64 @@ impl<'a> Selected<'a> {
         }
     }
 
+    /// The value of `key` in keyspace `ks` (one of this database's collection keyspaces),
+    /// through EXEC's transaction when in one.
+    ///
+    /// # Errors
+    ///
+    /// As [`Keyspace::get`].
+    pub(crate) fn get_in(&self, ks: &Keyspace, key: &[u8]) -> shamba::Result<Option<Vec<u8>>> {
+        match self.tx {
+            Some(tx) => tx.keyspace(ks).get(key),
+            None => ks.get(key),
+        }
+    }
+
+    /// Values of `keys` in keyspace `ks`, by one `multi_get`.
+    ///
+    /// # Errors
+    ///
+    /// The first error of [`Keyspace::multi_get`].
+    #[allow(dead_code, reason = "used by the type commands, built next")]
+    pub(crate) fn get_many_in<'k>(
+        &self,
+        ks: &Keyspace,
+        keys: impl IntoIterator<Item = &'k [u8]>,
+    ) -> shamba::Result<Vec<Option<Vec<u8>>>> {
+        let keys: Vec<&[u8]> = keys.into_iter().collect();
+        match self.tx {
+            Some(tx) => tx.keyspace(ks).multi_get(&keys).into_iter().collect(),
+            None => ks.multi_get(&keys).into_iter().collect(),
+        }
+    }
+
+    /// The pairs of keyspace `ks` whose keys start with `prefix`.
+    #[allow(dead_code, reason = "used by the type commands, built next")]
+    pub(crate) fn prefix_in(&self, ks: &Keyspace, prefix: &[u8]) -> DbIterator {
+        match self.tx {
+            Some(tx) => tx.keyspace(ks).prefix(prefix),
+            None => ks.prefix(prefix),
+        }
+    }
+
+    /// This database's collection keyspaces, if it ever held a collection.
+    pub(crate) fn collections(&self) -> Option<&'a Collections> {
+        self.store.databases.collections(self.index)
+    }
+
+    /// This database's collection keyspaces, created on the first collection write.
+    ///
+    /// # Errors
+    ///
+    /// As [`Db::keyspace`] when they must be created.
+    #[allow(dead_code, reason = "used by the type commands, built next")]
+    pub(crate) fn collections_or_create(&self) -> shamba::Result<&'a Collections> {
+        match self.store.databases.collections_or_create(self.index) {
+            Some(r) => r,
+            None => Err(shamba::Error::InvalidArgument("DB index is out of range".into())),
+        }
+    }
+
     /// An empty batch of writes ([`Batch::put`], [`Batch::delete`]).
     pub fn batch(&self) -> Batch {
         match self.tx {
@@ -488,6 +623,7 @@ impl<'a> Selected<'a> {
                 }
                 Ok(())
             }
+            (Some(_), BatchInner::Failed(e)) => Err(e.into()),
             (_, inner) => self.store.write(Batch { inner }),
         }
     }

@@ -171,6 +171,9 @@ pub(super) fn dispatch(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
     if queuing && !multi::runs_at_once(spec.name) {
         return multi::queue(ctx, args);
     }
+    if let Some(r) = crate::types::check_string_command(ctx, spec, args) {
+        return r;
+    }
     (spec.run)(ctx, args)
 }
 

@@ -11,7 +11,14 @@ fn bulk_or_null(v: Option<Vec<u8>>) -> Reply {
 }
 
 pub(super) fn get(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
-    selected!(ctx).get(arg(args, 1)).map_or_else(engine_error, bulk_or_null)
+    let db = selected!(ctx);
+    match db.get(arg(args, 1)) {
+        Ok(Some(v)) => Reply::Bulk(v),
+        // A miss probes for a collection (WRONGTYPE) when the database ever held one.
+        Ok(None) if db.collections().is_some() => crate::types::absent_string(&db, arg(args, 1)),
+        Ok(None) => Reply::Null,
+        Err(e) => engine_error(e),
+    }
 }
 
 /// SET's options.

@@ -1,0 +1,25 @@
+//! Collections on the engine, kvrocks's layout: per key, one metadata entry (type,
+//! version, size, deadline) in the database's `db{n}.meta` keyspace, and one entry per
+//! field or member in `db{n}.fields` under the key and the version. A collection's fields
+//! are one prefix scan; deleting one is the metadata delete and one range delete.
+//!
+//! `encoding` is the bytes (with the format version), `access` the reads and writes
+//! through a database, `string_guard` the type check string commands get.
+
+#![allow(dead_code, reason = "the API the type commands use, built next")]
+
+mod access;
+mod encoding;
+mod string_guard;
+
+#[allow(unused_imports, reason = "the API the type commands use")]
+pub(crate) use access::{
+    collection, decode_live, delete_collection, delete_entries, fields, get_field, get_fields, live_meta, lookup,
+    meta_keyspace, put_meta, stored_meta, wrong_type, Entry, Fields, Write,
+};
+#[allow(unused_imports, reason = "the API the type commands use")]
+pub(crate) use encoding::{field_key, fields_prefix, prefix_end, Kind, Meta, FORMAT_VERSION};
+pub(crate) use string_guard::{absent_string, check as check_string_command};
+
+#[cfg(test)]
+mod tests;
