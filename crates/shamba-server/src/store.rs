@@ -148,7 +148,6 @@ impl Batch {
 
     /// Add a put of `key` in keyspace `ks` (a database's collection keyspaces, see
     /// `types`).
-    #[allow(dead_code, reason = "used by the type commands, built next")]
     pub(crate) fn put_in(&mut self, ks: &Keyspace, key: &[u8], value: &[u8]) {
         match &mut self.inner {
             BatchInner::Local(b) => {
@@ -562,7 +561,6 @@ impl<'a> Selected<'a> {
     /// # Errors
     ///
     /// The first error of [`Keyspace::multi_get`].
-    #[allow(dead_code, reason = "used by the type commands, built next")]
     pub(crate) fn get_many_in<'k>(
         &self,
         ks: &Keyspace,
@@ -576,7 +574,6 @@ impl<'a> Selected<'a> {
     }
 
     /// The pairs of keyspace `ks` whose keys start with `prefix`.
-    #[allow(dead_code, reason = "used by the type commands, built next")]
     pub(crate) fn prefix_in(&self, ks: &Keyspace, prefix: &[u8]) -> DbIterator {
         match self.tx {
             Some(tx) => tx.keyspace(ks).prefix(prefix),
@@ -594,7 +591,6 @@ impl<'a> Selected<'a> {
     /// # Errors
     ///
     /// As [`Db::keyspace`] when they must be created.
-    #[allow(dead_code, reason = "used by the type commands, built next")]
     pub(crate) fn collections_or_create(&self) -> shamba::Result<&'a Collections> {
         match self.store.databases.collections_or_create(self.index) {
             Some(r) => r,

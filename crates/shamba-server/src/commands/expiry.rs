@@ -4,6 +4,9 @@
 //! read once its deadline passes. A command that reads a key's deadline and writes it holds
 //! the key's stripe lock from read to write, as every read-modify-write command does.
 //!
+//! A collection's deadline is in its metadata (see `types`): these commands read and
+//! rewrite it there, in one batch as every write.
+//!
 //! A replicated store refuses a deadline (its commands carry none): in cluster mode these
 //! commands answer an error naming cluster mode, and TTL answers -1 for every key.
 
@@ -11,6 +14,7 @@ use super::{arg, engine_error, is, not_an_integer, parse_int, selected, syntax_e
 use crate::reply::Reply;
 use crate::session::Ctx;
 use crate::store::{Selected, NO_EXPIRY_IN_CLUSTER};
+use crate::types;
 use shamba::Ttl;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -29,7 +33,10 @@ pub(super) fn time_of(ms: i64) -> SystemTime {
 pub(super) fn deadline_of(db: &Selected<'_>, key: &[u8]) -> shamba::Result<Result<Option<i64>, ()>> {
     let now = now_ms();
     Ok(match db.ttl(key)? {
-        Ttl::Absent => Err(()),
+        Ttl::Absent => match types::live_meta(db, key)? {
+            Some(m) => Ok(m.deadline_ms),
+            None => Err(()),
+        },
         Ttl::Persistent => Ok(None),
         Ttl::Remaining(d) => Ok(Some(now.saturating_add(i64::try_from(d.as_millis()).unwrap_or(i64::MAX)))),
     })
@@ -236,7 +243,7 @@ fn expire_with(ctx: &mut Ctx<'_>, args: &Args, unit: Unit, command: &str) -> Rep
     }
     let value = match db.get(key) {
         Ok(Some(v)) => v,
-        Ok(None) => return Reply::Int(0),
+        Ok(None) => return set_collection_deadline(&db, key, Some(at)),
         Err(e) => return engine_error(e),
     };
     let mut b = db.batch();
@@ -304,10 +311,31 @@ pub(super) fn persist(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
     }
     let value = match db.get(key) {
         Ok(Some(v)) => v,
-        Ok(None) => return Reply::Int(0),
+        Ok(None) => return set_collection_deadline(&db, key, None),
         Err(e) => return engine_error(e),
     };
     let mut b = db.batch();
     b.put(&db, key, &value);
+    db.write(b).map_or_else(engine_error, |()| Reply::Int(1))
+}
+
+/// Give the collection at `key` the deadline `at` (`None`: persistent; a time already
+/// past deletes it) by rewriting its metadata: 1, or 0 when there is no collection.
+fn set_collection_deadline(db: &Selected<'_>, key: &[u8], at: Option<i64>) -> Reply {
+    let Some(c) = db.collections() else {
+        return Reply::Int(0);
+    };
+    let mut meta = match types::live_meta(db, key) {
+        Ok(Some(m)) => m,
+        Ok(None) => return Reply::Int(0),
+        Err(e) => return engine_error(e),
+    };
+    let mut b = db.batch();
+    if at.is_some_and(|at| at <= now_ms()) {
+        types::delete_entries(&mut b, c, key, &meta);
+    } else {
+        meta.deadline_ms = at;
+        types::put_meta(&mut b, c, key, &meta);
+    }
     db.write(b).map_or_else(engine_error, |()| Reply::Int(1))
 }

@@ -5,13 +5,19 @@
 //! values with keys), so they cost a full scan, as KEYS does in Redis; a pattern with a
 //! literal prefix (`user:*`) walks only the keys with that prefix. FLUSHDB and FLUSHALL
 //! are range deletes: one record per database whatever it holds.
+//!
+//! Every command here covers every type: a key is a string (the database's keyspace) or a
+//! collection (its metadata keyspace, see `types`); walks merge the two in key order.
 
 use super::{arg, engine_error, is, not_an_integer, parse_int, selected, syntax_error, Args};
 use crate::glob;
 use crate::reply::Reply;
 use crate::session::Ctx;
 use crate::store::Selected;
+use crate::types;
 
+/// DEL / UNLINK: a string is one delete, a collection its metadata delete and one range
+/// delete over its fields; all in one batch.
 pub(super) fn del(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
     let keys = args.get(1..).unwrap_or_default();
     let db = selected!(ctx);
@@ -22,28 +28,50 @@ pub(super) fn del(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
     };
     let mut batch = db.batch();
     let mut seen = std::collections::HashSet::new();
+    let mut n = 0;
     for (k, v) in keys.iter().zip(found) {
         // A key named twice is deleted (and counted) once, as in Redis.
-        if v.is_some() && seen.insert(k.as_slice()) {
+        if !seen.insert(k.as_slice()) {
+            continue;
+        }
+        if v.is_some() {
             batch.delete(&db, k);
+            n += 1;
+        } else {
+            match types::delete_collection(&db, &mut batch, k) {
+                Ok(live) => n += i64::from(live),
+                Err(e) => return engine_error(e),
+            }
         }
     }
-    let n = batch.len() as i64;
     db.write(batch).map_or_else(engine_error, |()| Reply::Int(n))
 }
 
 pub(super) fn exists(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
+    let keys = args.get(1..).unwrap_or_default();
+    let db = selected!(ctx);
+    let strings = match db.get_many(keys.iter().map(Vec::as_slice)) {
+        Ok(v) => v,
+        Err(e) => return engine_error(e),
+    };
     // A key named twice counts twice, as in Redis.
-    match selected!(ctx).get_many(args.iter().skip(1).map(Vec::as_slice)) {
-        Ok(v) => Reply::Int(v.iter().filter(|v| v.is_some()).count() as i64),
-        Err(e) => engine_error(e),
+    let mut n = 0;
+    for (k, v) in keys.iter().zip(strings) {
+        if v.is_some() {
+            n += 1;
+        } else if db.collections().is_some() {
+            match types::live_meta(&db, k) {
+                Ok(m) => n += i64::from(m.is_some()),
+                Err(e) => return engine_error(e),
+            }
+        }
     }
+    Reply::Int(n)
 }
 
 pub(super) fn type_of(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
-    match selected!(ctx).get(arg(args, 1)) {
-        Ok(Some(_)) => Reply::Simple("string"),
-        Ok(None) => Reply::Simple("none"),
+    match types::lookup(&selected!(ctx), arg(args, 1)) {
+        Ok(entry) => Reply::Simple(entry.type_name()),
         Err(e) => engine_error(e),
     }
 }
@@ -52,12 +80,12 @@ pub(super) fn type_of(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
 struct ScanOptions {
     pattern: Option<Vec<u8>>,
     count: usize,
-    /// TYPE other than string: nothing matches (every value is a string).
-    no_type_matches: bool,
+    /// TYPE: only keys of this type (lowercase).
+    type_name: Option<String>,
 }
 
 fn parse_scan_options(words: &Args) -> Result<ScanOptions, Reply> {
-    let mut o = ScanOptions { pattern: None, count: 10, no_type_matches: false };
+    let mut o = ScanOptions { pattern: None, count: 10, type_name: None };
     let mut it = words.iter();
     while let Some(w) = it.next() {
         let Some(value) = it.next() else {
@@ -72,7 +100,7 @@ fn parse_scan_options(words: &Args) -> Result<ScanOptions, Reply> {
                 None => return Err(not_an_integer()),
             }
         } else if is(w, "TYPE") {
-            o.no_type_matches = !is(value, "string");
+            o.type_name = Some(String::from_utf8_lossy(value).to_lowercase());
         } else {
             return Err(syntax_error());
         }
@@ -87,10 +115,6 @@ pub(super) fn scan(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
     };
     let server = ctx.server;
     let db = selected!(ctx);
-    if opts.no_type_matches {
-        // Every value is a string: a scan for another type is over at once.
-        return Reply::Array(vec![Reply::text_bulk("0"), Reply::Array(Vec::new())]);
-    }
     let after = match arg(args, 1) {
         b"0" => None,
         c => match std::str::from_utf8(c).ok().and_then(|s| s.parse::<u64>().ok()) {
@@ -104,22 +128,16 @@ pub(super) fn scan(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
         },
     };
     let prefix = opts.pattern.as_deref().map(glob::literal_prefix).unwrap_or_default();
-    let mut it = db.prefix(&prefix);
-    if let Some(after) = &after {
-        it.seek(after);
-    }
     let mut found = Vec::new();
     let mut examined = 0;
     let mut last = None;
-    for item in it {
-        let key = match item {
-            Ok((k, _)) => k,
+    for item in types::walk_keys(&db, &prefix, after.as_deref()) {
+        let (key, type_name) = match item {
+            Ok(kt) => kt,
             Err(e) => return engine_error(e),
         };
-        if after.as_ref() == Some(&key) {
-            continue;
-        }
-        let wanted = opts.pattern.as_deref().is_none_or(|p| glob::matches(p, &key));
+        let wanted = opts.pattern.as_deref().is_none_or(|p| glob::matches(p, &key))
+            && opts.type_name.as_deref().is_none_or(|t| t == type_name);
         examined += 1;
         if examined == opts.count {
             if wanted {
@@ -142,7 +160,7 @@ pub(super) fn scan(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
 fn matching_keys(db: Selected<'_>, pattern: &[u8], mut each: impl FnMut(Vec<u8>)) -> shamba::Result<()> {
     let prefix = glob::literal_prefix(pattern);
     let everything = pattern == b"*";
-    for item in db.prefix(&prefix) {
+    for item in types::walk_keys(&db, &prefix, None) {
         let (key, _) = item?;
         if everything || glob::matches(pattern, &key) {
             each(key);

@@ -6,6 +6,8 @@ mod admin;
 mod blocking_pops;
 pub(crate) mod cluster;
 pub(crate) mod expiry;
+mod field_scan;
+mod hash;
 mod info;
 mod keys;
 mod list;
@@ -13,6 +15,7 @@ mod list_store;
 pub(crate) mod multi;
 mod ranks;
 mod score;
+mod set;
 mod strings;
 mod zset;
 mod zset_args;
@@ -114,11 +117,19 @@ static TABLE: &[Spec] = &[
     Spec { name: "keys", arity: 2, flags: RS, keys: (0, 0, 0), group: "generic", summary: "Keys matching a pattern", run: keys::keys },
 ];
 
-/// Every command the server knows: the table above and each command module's own `SPECS`
-/// (one line each, so modules written apart merge cleanly).
-static TABLES: &[&[Spec]] = &[TABLE, zset::SPECS, zset_combine::SPECS, list::SPECS, blocking_pops::SPECS];
+/// Every command the server knows: one slice per module, one line each.
+#[rustfmt::skip]
+static TABLES: &[&[Spec]] = &[
+    TABLE,
+    hash::SPECS,
+    set::SPECS,
+    zset::SPECS,
+    zset_combine::SPECS,
+    list::SPECS,
+    blocking_pops::SPECS,
+];
 
-/// Every command, table by table.
+/// Every command the server knows, in table order.
 pub(super) fn all() -> impl Iterator<Item = &'static Spec> {
     TABLES.iter().flat_map(|t| t.iter())
 }

@@ -100,6 +100,13 @@ pub(super) fn watch(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
         if let Err(e) = watch.tx.keyspace(db.keyspace()).get_for_update(key) {
             return engine_error(e);
         }
+        // A collection's every write rewrites its metadata: watching that entry watches
+        // the collection (from the database's first collection on).
+        if let Some(c) = db.collections() {
+            if let Err(e) = watch.tx.keyspace(&c.meta).get_for_update(key) {
+                return engine_error(e);
+            }
+        }
         let deadline = match deadline_of(&db, key) {
             Ok(d) => d.ok().flatten(),
             Err(e) => return engine_error(e),

@@ -123,9 +123,14 @@ impl<'a> Write<'a> {
     /// too). The database's collection keyspaces are made on its first collection write.
     /// An expired collection there is deleted in the same batch, and a new one begun.
     pub(crate) fn open(db: &Selected<'a>, key: &[u8], kind: Kind) -> Result<Write<'a>, Reply> {
+        Write::open_with(db, key, kind, db.batch())
+    }
+
+    /// As [`Write::open`], adding to `batch` (the writes of another key of the same
+    /// command, say: SMOVE's source).
+    pub(crate) fn open_with(db: &Selected<'a>, key: &[u8], kind: Kind, mut batch: Batch) -> Result<Write<'a>, Reply> {
         let engine = crate::commands::engine_error;
         let c = db.collections_or_create().map_err(engine)?;
-        let mut batch = db.batch();
         let now = now_ms();
         match stored_meta(db, c, key).map_err(engine)? {
             Some(m) if !m.is_expired(now) => {
@@ -140,6 +145,13 @@ impl<'a> Write<'a> {
         if db.get(key).map_err(engine)?.is_some() {
             return Err(wrong_type());
         }
+        Ok(Write { c, meta: Meta::new(kind), batch, created: true })
+    }
+
+    /// A new empty collection of `kind`, whatever the key held: `batch` must already delete
+    /// what was there (the STORE commands, which replace any type).
+    pub(crate) fn open_fresh(db: &Selected<'a>, kind: Kind, batch: Batch) -> Result<Write<'a>, Reply> {
+        let c = db.collections_or_create().map_err(crate::commands::engine_error)?;
         Ok(Write { c, meta: Meta::new(kind), batch, created: true })
     }
 
@@ -272,7 +284,8 @@ impl Iterator for Fields {
     }
 }
 
-/// The metadata keyspace's handle, for walkers of every key (SCAN, KEYS, DBSIZE).
+/// The metadata keyspace's handle, for walkers of every key.
+#[allow(dead_code, reason = "the encoding's API for every collection type")]
 pub(crate) fn meta_keyspace<'a>(db: &Selected<'a>) -> Option<&'a Keyspace> {
     db.collections().map(|c| &c.meta)
 }

@@ -4,22 +4,25 @@
 //! are one prefix scan; deleting one is the metadata delete and one range delete.
 //!
 //! `encoding` is the bytes (with the format version), `access` the reads and writes
-//! through a database, `string_guard` the type check string commands get.
-
-#![allow(dead_code, reason = "the API the type commands use, built next")]
+//! through a database, `string_guard` the type check string commands get, `walk` every
+//! key of a database whatever its type.
 
 mod access;
 mod encoding;
 mod string_guard;
+mod walk;
 
-#[allow(unused_imports, reason = "the API the type commands use")]
+// The whole API stays exported for the other collection types (sorted sets, lists), which
+// use parts the hash and set commands do not.
+#[allow(unused_imports, reason = "the encoding's API for every collection type")]
 pub(crate) use access::{
     collection, decode_live, delete_collection, delete_entries, fields, get_field, get_fields, live_meta, lookup,
     meta_keyspace, put_meta, stored_meta, wrong_type, Entry, Fields, Write,
 };
-#[allow(unused_imports, reason = "the API the type commands use")]
+#[allow(unused_imports, reason = "the encoding's API for every collection type")]
 pub(crate) use encoding::{field_key, fields_prefix, prefix_end, Kind, Meta, FORMAT_VERSION};
 pub(crate) use string_guard::{absent_string, check as check_string_command};
+pub(crate) use walk::keys as walk_keys;
 
 #[cfg(test)]
 mod tests;
