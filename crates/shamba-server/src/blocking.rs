@@ -52,6 +52,11 @@ impl Waiters {
         }
     }
 
+    /// How many clients are blocked now (INFO's `blocked_clients`).
+    pub(crate) fn blocked(&self) -> usize {
+        self.blocked.load(Ordering::Acquire)
+    }
+
     /// The server stops: every waiter returns (as on a timeout), and no new one waits.
     pub(crate) fn close(&self) {
         self.state.lock().closed = true;

@@ -30,7 +30,7 @@ fn show(r: &Reply) -> String {
         Reply::Error(e) => format!("!{e}"),
         Reply::Int(i) => i.to_string(),
         Reply::Bulk(b) => String::from_utf8_lossy(b).into_owned(),
-        Reply::Null => "nil".into(),
+        Reply::Null | Reply::NullArray => "nil".into(),
         Reply::Array(a) => format!("[{}]", a.iter().map(show).collect::<Vec<_>>().join(" ")),
         other => format!("{other:?}"),
     }

@@ -31,7 +31,8 @@ fn show(r: &Reply) -> String {
         Reply::Error(e) => format!("!{e}"),
         Reply::Int(i) => i.to_string(),
         Reply::Bulk(b) => String::from_utf8_lossy(b).into_owned(),
-        Reply::Null => "nil".into(),
+        Reply::Null | Reply::NullArray => "nil".into(),
+        Reply::Double(d) => fmt_score(*d),
         Reply::Array(a) => format!("[{}]", a.iter().map(show).collect::<Vec<_>>().join(" ")),
         Reply::Map(m) => {
             format!("{{{}}}", m.iter().map(|(k, v)| format!("{}:{}", show(k), show(v))).collect::<Vec<_>>().join(" "))

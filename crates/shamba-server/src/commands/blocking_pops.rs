@@ -45,7 +45,8 @@ fn deadline(word: &[u8]) -> Result<Option<Instant>, Reply> {
 }
 
 /// Try `attempt` and, unless it answered or the command runs inside a transaction, wait
-/// for writes to `keys` and try again until `deadline`; nil on a timeout.
+/// for writes to `keys` and try again until `deadline`; a null array on a timeout (every
+/// blocking pop's, BLMOVE's too, as in Redis).
 fn block(
     ctx: &Ctx<'_>,
     db: &Selected<'_>,
@@ -55,9 +56,9 @@ fn block(
 ) -> Reply {
     let mut attempt = attempt;
     if ctx.tx.is_some() {
-        return attempt().unwrap_or(Reply::Null);
+        return attempt().unwrap_or(Reply::NullArray);
     }
-    ctx.server.waiters.wait_for(db.index(), keys, deadline, attempt).unwrap_or(Reply::Null)
+    ctx.server.waiters.wait_for(db.index(), keys, deadline, attempt).unwrap_or(Reply::NullArray)
 }
 
 /// The keys and the deadline of `key... timeout`.

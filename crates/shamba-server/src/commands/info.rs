@@ -69,6 +69,7 @@ fn server(ctx: &Ctx<'_>, _: &Stats, out: &mut String) {
 
 fn clients(ctx: &Ctx<'_>, _: &Stats, out: &mut String) {
     line(out, "connected_clients", ServerCounters::get(&ctx.server.counters.connected));
+    line(out, "blocked_clients", ctx.server.waiters.blocked());
 }
 
 fn persistence(ctx: &Ctx<'_>, _: &Stats, out: &mut String) {

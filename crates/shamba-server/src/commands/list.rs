@@ -122,7 +122,8 @@ fn pop_command(ctx: &mut Ctx<'_>, args: &Args, back: bool) -> Reply {
     let db = selected!(ctx);
     let _lock = db.lock([key]);
     match (attempt!(pop_elements(&db, key, back, count.unwrap_or(1))), count) {
-        (None, _) => Reply::Null,
+        (None, None) => Reply::Null,
+        (None, Some(_)) => Reply::NullArray,
         (Some(popped), None) => popped.into_iter().next().map_or(Reply::Null, Reply::Bulk),
         (Some(popped), Some(_)) => Reply::Array(popped.into_iter().map(Reply::Bulk).collect()),
     }
@@ -433,5 +434,5 @@ fn lmpop(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
     let (keys, back, count) = attempt!(parse_mpop(args.get(1..).unwrap_or_default(), "LEFT", "RIGHT"));
     let db = selected!(ctx);
     let _lock = db.lock(keys.iter().map(Vec::as_slice));
-    attempt!(mpop(&db, &keys, back, count)).unwrap_or(Reply::Null)
+    attempt!(mpop(&db, &keys, back, count)).unwrap_or(Reply::NullArray)
 }

@@ -1,4 +1,4 @@
-//! Sorted-set scores: their parsing and printing as Redis does them, and their encoding as
+//! Sorted-set scores: their parsing as Redis does it (printing: `reply::format_double`), and their encoding as
 //! 8 bytes whose byte order is numeric order, so the score index of a sorted set is a
 //! range of ordered keys and ZRANGEBYSCORE one range scan.
 //!
@@ -34,33 +34,6 @@ pub(super) fn parse(word: &[u8]) -> Option<f64> {
     }
     let v: f64 = s.parse().ok()?;
     (!v.is_nan()).then_some(v)
-}
-
-/// A score as Redis prints one: `inf`/`-inf`, integers without a point, other numbers in
-/// their shortest exact decimal form (exponent notation outside 1e-5..1e17, as `%.17g`).
-pub(super) fn format(score: f64) -> String {
-    if score.is_infinite() {
-        return if score > 0.0 { "inf".into() } else { "-inf".into() };
-    }
-    let magnitude = score.abs();
-    if magnitude != 0.0 && !(1e-5..1e17).contains(&magnitude) {
-        // Rust writes `1e20` and `1.5e-7`; C writes `1e+20` and `1.5e-07`.
-        let s = format!("{score:e}");
-        return match s.split_once('e') {
-            Some((mantissa, exp)) => {
-                let (sign, digits) = match exp.strip_prefix('-') {
-                    Some(d) => ('-', d),
-                    None => ('+', exp),
-                };
-                format!("{mantissa}e{sign}{digits:0>2}")
-            }
-            None => s,
-        };
-    }
-    if score == 0.0 {
-        return "0".into();
-    }
-    format!("{score}")
 }
 
 #[cfg(test)]
@@ -111,19 +84,5 @@ mod tests {
         for bad in [&b""[..], b"nan", b"NaN", b" 1", b"1 ", b"abc", b"1.5x", b"\xff"] {
             assert_eq!(parse(bad), None, "{:?}", String::from_utf8_lossy(bad));
         }
-    }
-
-    #[test]
-    fn scores_print_as_redis_prints_them() {
-        assert_eq!(format(1.0), "1");
-        assert_eq!(format(-2.0), "-2");
-        assert_eq!(format(1.5), "1.5");
-        assert_eq!(format(0.1), "0.1");
-        assert_eq!(format(-0.0), "0");
-        assert_eq!(format(f64::INFINITY), "inf");
-        assert_eq!(format(f64::NEG_INFINITY), "-inf");
-        assert_eq!(format(1e20), "1e+20");
-        assert_eq!(format(1.5e-7), "1.5e-07");
-        assert_eq!(format(123456789.0), "123456789");
     }
 }

@@ -70,8 +70,14 @@ pub(super) fn read_zset(db: &Selected<'_>, key: &[u8]) -> Result<Option<Meta>, R
     types::collection(db, key, Kind::ZSet)
 }
 
-/// Members with their scores as a reply: members alone, or member, score, member, ...
-pub(super) fn scored_reply(items: Vec<(Vec<u8>, f64)>, with_scores: bool) -> Reply {
+/// Members with their scores as a reply: members alone, or with scores as Redis gives
+/// them, member, score, member, ... in RESP2 and [member, score] pairs in RESP3 (`pairs`).
+pub(super) fn scored_reply(items: Vec<(Vec<u8>, f64)>, with_scores: bool, pairs: bool) -> Reply {
+    if with_scores && pairs {
+        return Reply::Array(
+            items.into_iter().map(|(m, s)| Reply::Array(vec![Reply::Bulk(m), score_reply(s)])).collect(),
+        );
+    }
     let mut out = Vec::with_capacity(items.len() * if with_scores { 2 } else { 1 });
     for (m, s) in items {
         out.push(Reply::Bulk(m));
@@ -82,9 +88,14 @@ pub(super) fn scored_reply(items: Vec<(Vec<u8>, f64)>, with_scores: bool) -> Rep
     Reply::Array(out)
 }
 
+/// Whether the connection speaks RESP3 (scored replies come as pairs).
+pub(super) fn resp3(ctx: &Ctx<'_>) -> bool {
+    ctx.session.proto == crate::reply::Protocol::Resp3
+}
+
 /// A score as a reply.
 pub(super) fn score_reply(s: f64) -> Reply {
-    Reply::text_bulk(score::format(s))
+    Reply::Double(s)
 }
 
 fn zadd(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
@@ -193,12 +204,13 @@ fn rank(ctx: &mut Ctx<'_>, args: &Args, rev: bool) -> Reply {
         [w] if is(w, "WITHSCORE") => true,
         _ => return syntax_error(),
     };
+    let none = if with_score { Reply::NullArray } else { Reply::Null };
     let db = selected!(ctx);
     let Some(meta) = attempt!(read_zset(&db, key)) else {
-        return Reply::Null;
+        return none;
     };
     let Some(s) = attempt!(eng(score_of(&db, key, &meta, member))) else {
-        return Reply::Null;
+        return none;
     };
     let mut rank = 0i64;
     for item in ByScore::new(&db, key, &meta, rev, None) {
@@ -332,7 +344,7 @@ fn range_command(ctx: &mut Ctx<'_>, args: &Args, form: RangeForm) -> Reply {
     let Some(meta) = attempt!(read_zset(&db, key)) else {
         return Reply::Array(Vec::new());
     };
-    scored_reply(attempt!(eng(select(&db, key, &meta, &req))), req.with_scores)
+    scored_reply(attempt!(eng(select(&db, key, &meta, &req))), req.with_scores, resp3(ctx))
 }
 
 fn zrange(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
@@ -461,9 +473,9 @@ fn zpopmax(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
 fn pop_command(ctx: &mut Ctx<'_>, args: &Args, max: bool) -> Reply {
     let key = arg(args, 1);
     let count = match args.get(2..).unwrap_or_default() {
-        [] => 1,
+        [] => None,
         [n] => match parse_int(n) {
-            Some(n) if n >= 0 => n as u64,
+            Some(n) if n >= 0 => Some(n as u64),
             Some(_) => return Reply::err("value is out of range, must be positive"),
             None => return not_an_integer(),
         },
@@ -471,7 +483,8 @@ fn pop_command(ctx: &mut Ctx<'_>, args: &Args, max: bool) -> Reply {
     };
     let db = selected!(ctx);
     let _lock = db.lock([key]);
-    scored_reply(attempt!(pop(&db, key, max, count)), true)
+    // Without a count: one flat [member, score], in either protocol.
+    scored_reply(attempt!(pop(&db, key, max, count.unwrap_or(1))), true, count.is_some() && resp3(ctx))
 }
 
 /// ZMPOP numkeys key... MIN|MAX [COUNT n].
@@ -486,7 +499,7 @@ fn zmpop(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
             return Reply::Array(vec![Reply::Bulk(key.clone()), Reply::Array(pairs)]);
         }
     }
-    Reply::Null
+    Reply::NullArray
 }
 
 /// `numkeys key... WHERE [COUNT n]` of ZMPOP and LMPOP (`low`/`high`: the two words of
@@ -554,7 +567,7 @@ fn zrandmember(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
     } else {
         (0..count.unsigned_abs()).filter_map(|_| members.get(rng.gen_range(0..members.len())).cloned()).collect()
     };
-    scored_reply(picked, with_scores)
+    scored_reply(picked, with_scores, resp3(ctx))
 }
 
 /// ZSCAN key cursor [MATCH pattern] [COUNT n]: the cursor stands for the last member

@@ -2,7 +2,7 @@
 //! sets whose members score 1) are read whole, combined in memory, and the result replied
 //! or written as one new sorted set in one batch.
 
-use super::zset::{attempt, eng, scored_reply, store_result};
+use super::zset::{attempt, eng, resp3, scored_reply, store_result};
 use super::zset_args::{Aggregate, Combine, SetOp};
 use super::zset_store::all;
 use super::{arg, is, parse_int, selected, syntax_error, Args, Spec, RS, W};
@@ -122,7 +122,7 @@ fn store_command(ctx: &mut Ctx<'_>, args: &Args, op: SetOp, name: &str) -> Reply
 fn read_command(ctx: &mut Ctx<'_>, args: &Args, op: SetOp, name: &str) -> Reply {
     let c = attempt!(Combine::parse(op, name, false, args.get(1..).unwrap_or_default()));
     let db = selected!(ctx);
-    scored_reply(attempt!(combine(&db, op, &c)), c.with_scores)
+    scored_reply(attempt!(combine(&db, op, &c)), c.with_scores, resp3(ctx))
 }
 
 fn zunionstore(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
