@@ -56,6 +56,7 @@ pub fn server_in(dir: &Path) -> shamba::Result<Server> {
         // reach every state; sessions start signed in.
         conns: Connections::new(Auth::new(Some(FUZZ_PASSWORD.to_vec()), true), 64, 0),
         settings: crate::runtime_settings::RuntimeSettings::default(),
+        waiters: crate::blocking::Waiters::default(),
     })
 }
 

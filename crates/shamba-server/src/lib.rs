@@ -56,9 +56,11 @@
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
 mod auth;
+mod blocking;
 mod clients;
 mod cluster;
 mod commands;
+mod config_file;
 mod connection;
 mod cursor;
 mod databases;
@@ -66,27 +68,26 @@ mod durability;
 #[doc(hidden)]
 pub mod fuzz;
 mod glob;
+mod key_entry;
+mod metrics;
 mod no_wait;
 mod pipeline;
 mod pubsub;
-mod key_entry;
-mod metrics;
 mod reply;
 mod resp;
-mod session;
-mod config_file;
 mod runtime_settings;
+mod session;
 mod store;
 mod tls;
 mod types;
 
 pub use cluster::{Cluster, ClusterConfig, ClusterError};
 pub use commands::{lookup as command, Spec as CommandSpec};
+pub use config_file::{Settings, SettingsError};
 pub use durability::SyncMode;
 pub use reply::{Protocol, Reply};
 pub use resp::{parse_request, Limits, ProtocolError};
 pub use session::{Server, Session};
-pub use config_file::{Settings, SettingsError};
 pub use store::{Batch, KeyLocks, Selected, Store, WriteError};
 pub use tls::{TlsConfig, TlsError};
 
@@ -327,6 +328,7 @@ impl Listener {
             counters: ServerCounters::default(),
             conns: clients::Connections::new(auth, config.maxclients, config.timeout),
             settings: runtime_settings::RuntimeSettings::default(),
+            waiters: crate::blocking::Waiters::default(),
         });
         server.settings.debug_command.store(config.enable_debug_command, std::sync::atomic::Ordering::Relaxed);
         if let Some((node, rpc, init)) = rpc {
@@ -422,6 +424,7 @@ impl Listener {
         drop(tls);
         eprintln!("shamba serve: stopping ({} connections open)", clients.len());
         let _ = stop_tx.send(true);
+        server.waiters.close();
         while clients.join_next().await.is_some() {}
         for task in syncer.into_iter().chain(scraper) {
             task.abort();

@@ -12,10 +12,16 @@ pub enum Reply {
     Error(String),
     /// An integer.
     Int(i64),
+    /// A floating-point number (RESP3: a double; RESP2: a bulk string), printed as Redis
+    /// prints one ([`format_double`]).
+    Double(f64),
     /// A binary-safe string.
     Bulk(Vec<u8>),
     /// No value (RESP2: the null bulk string).
     Null,
+    /// No array (RESP2: the null array, `*-1`; RESP3: null), where a command answers an
+    /// array when it has one.
+    NullArray,
     /// An ordered list.
     Array(Vec<Reply>),
     /// Pairs (RESP2: a flat array).
@@ -87,6 +93,14 @@ impl Reply {
                 Protocol::Resp2 => write!(out, "$-1\r\n"),
                 Protocol::Resp3 => write!(out, "_\r\n"),
             },
+            Reply::NullArray => match proto {
+                Protocol::Resp2 => write!(out, "*-1\r\n"),
+                Protocol::Resp3 => write!(out, "_\r\n"),
+            },
+            Reply::Double(d) => match proto {
+                Protocol::Resp2 => Reply::Bulk(format_double(*d).into_bytes()).write_to(proto, out),
+                Protocol::Resp3 => write!(out, ",{}\r\n", format_double(*d)),
+            },
             Reply::Array(items) => {
                 write!(out, "*{}\r\n", items.len())?;
                 items.iter().try_for_each(|r| r.write_to(proto, out))
@@ -117,6 +131,34 @@ impl Reply {
     }
 }
 
+/// A double as Redis prints one: `inf`/`-inf`, integers without a point, other numbers
+/// in their shortest exact decimal form (exponent notation outside 1e-5..1e17, as C's
+/// `%.17g` writes it).
+pub(crate) fn format_double(d: f64) -> String {
+    if d.is_infinite() {
+        return if d > 0.0 { "inf".into() } else { "-inf".into() };
+    }
+    let magnitude = d.abs();
+    if magnitude != 0.0 && !(1e-5..1e17).contains(&magnitude) {
+        // Rust writes `1e20` and `1.5e-7`; C writes `1e+20` and `1.5e-07`.
+        let s = format!("{d:e}");
+        return match s.split_once('e') {
+            Some((mantissa, exp)) => {
+                let (sign, digits) = match exp.strip_prefix('-') {
+                    Some(digits) => ('-', digits),
+                    None => ('+', exp),
+                };
+                format!("{mantissa}e{sign}{digits:0>2}")
+            }
+            None => s,
+        };
+    }
+    if d == 0.0 {
+        return "0".into();
+    }
+    format!("{d}")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -142,6 +184,27 @@ mod tests {
         assert_eq!(both(&push), ("*2\r\n$7\r\nmessage\r\n:1\r\n".into(), ">2\r\n$7\r\nmessage\r\n:1\r\n".into()));
         let frames = Reply::Frames(vec![Reply::Int(1), Reply::OK]);
         assert_eq!(both(&frames).0, ":1\r\n+OK\r\n");
+    }
+
+    #[test]
+    fn doubles_and_null_arrays_differ_by_protocol() {
+        assert_eq!(both(&Reply::Double(1.5)), ("$3\r\n1.5\r\n".into(), ",1.5\r\n".into()));
+        assert_eq!(both(&Reply::Double(f64::NEG_INFINITY)).1, ",-inf\r\n");
+        assert_eq!(both(&Reply::NullArray), ("*-1\r\n".into(), "_\r\n".into()));
+    }
+
+    #[test]
+    fn doubles_print_as_redis_prints_them() {
+        assert_eq!(format_double(1.0), "1");
+        assert_eq!(format_double(-2.0), "-2");
+        assert_eq!(format_double(1.5), "1.5");
+        assert_eq!(format_double(0.1), "0.1");
+        assert_eq!(format_double(-0.0), "0");
+        assert_eq!(format_double(f64::INFINITY), "inf");
+        assert_eq!(format_double(f64::NEG_INFINITY), "-inf");
+        assert_eq!(format_double(1e20), "1e+20");
+        assert_eq!(format_double(1.5e-7), "1.5e-07");
+        assert_eq!(format_double(123456789.0), "123456789");
     }
 
     #[test]

@@ -29,6 +29,8 @@ pub struct Server {
     pub(super) conns: Connections,
     /// CONFIG's run-time settings and the slow log.
     pub(crate) settings: crate::runtime_settings::RuntimeSettings,
+    /// Clients blocked in BLPOP, BZPOPMIN, ... (see `blocking`).
+    pub(super) waiters: crate::blocking::Waiters,
 }
 
 /// Counters INFO reports beside the engine's.

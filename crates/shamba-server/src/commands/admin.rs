@@ -107,4 +107,3 @@ pub(super) fn quit(ctx: &mut Ctx<'_>, _args: &Args) -> Reply {
     ctx.session.closing = true;
     Reply::OK
 }
-

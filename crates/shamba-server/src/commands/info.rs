@@ -111,7 +111,7 @@ fn server(ctx: &Ctx<'_>, _: &Stats, out: &mut String) {
 
 fn clients(ctx: &Ctx<'_>, _: &Stats, out: &mut String) {
     line(out, "connected_clients", ServerCounters::get(&ctx.server.counters.connected));
-    line(out, "blocked_clients", 0);
+    line(out, "blocked_clients", ctx.server.waiters.blocked());
     line(out, "tracking_clients", 0);
     line(out, "clients_in_timeout_table", 0);
 }

@@ -4,9 +4,10 @@
 
 mod admin;
 mod bits;
+mod blocking_pops;
 pub(crate) mod cluster;
-mod conn;
 mod config;
+mod conn;
 pub(crate) mod expiry;
 mod field_scan;
 mod hash;
@@ -14,14 +15,22 @@ mod info;
 mod introspection;
 mod keys;
 mod keys2;
+mod list;
+mod list_store;
 pub(crate) mod multi;
-mod pubsub;
 mod persistence;
+mod pubsub;
+mod ranks;
+mod score;
 mod scripting;
-pub(crate) mod stats;
 mod set;
+pub(crate) mod stats;
 mod strings;
 mod strings2;
+mod zset;
+mod zset_args;
+mod zset_combine;
+mod zset_store;
 
 use super::reply::Reply;
 use super::session::Ctx;
@@ -134,6 +143,10 @@ pub(super) static TABLES: &[&[Spec]] = &[
     scripting::SPECS,
     hash::SPECS,
     set::SPECS,
+    zset::SPECS,
+    zset_combine::SPECS,
+    list::SPECS,
+    blocking_pops::SPECS,
 ];
 
 /// Every command the server knows, in table order.

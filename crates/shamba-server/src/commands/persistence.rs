@@ -6,8 +6,8 @@
 use super::keys2::string_encoding;
 use super::{arg, engine_error, is, not_an_integer, printable, selected, Args, Spec};
 use crate::reply::Reply;
-use crate::session::Ctx;
 use crate::runtime_settings::unix_now;
+use crate::session::Ctx;
 use shamba::Readable;
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::atomic::Ordering::Relaxed;
