@@ -565,7 +565,7 @@ impl<'a> Selected<'a> {
     pub fn keys_from(&self, start: &[u8]) -> DbIterator {
         match self.tx {
             Some(tx) => tx.keyspace(self.ks).range(start..),
-            None => self.ks.range(start..),
+            None => self.ks.range_opt(start.., &no_wait::read_options()),
         }
     }
 
@@ -578,7 +578,11 @@ impl<'a> Selected<'a> {
     pub(crate) fn get_in(&self, ks: &Keyspace, key: &[u8]) -> shamba::Result<Option<Vec<u8>>> {
         match self.tx {
             Some(tx) => tx.keyspace(ks).get(key),
-            None => ks.get(key),
+            None => {
+                let found = ks.get_opt(key, &no_wait::read_options());
+                no_wait::saw(&found);
+                found
+            }
         }
     }
 
@@ -595,7 +599,11 @@ impl<'a> Selected<'a> {
         let keys: Vec<&[u8]> = keys.into_iter().collect();
         match self.tx {
             Some(tx) => tx.keyspace(ks).multi_get(&keys).into_iter().collect(),
-            None => ks.multi_get(&keys).into_iter().collect(),
+            None => {
+                let found = ks.multi_get_opt(&keys, &no_wait::read_options()).into_iter().collect();
+                no_wait::saw(&found);
+                found
+            }
         }
     }
 
@@ -603,7 +611,8 @@ impl<'a> Selected<'a> {
     pub(crate) fn prefix_in(&self, ks: &Keyspace, prefix: &[u8]) -> DbIterator {
         match self.tx {
             Some(tx) => tx.keyspace(ks).prefix(prefix),
-            None => ks.prefix(prefix),
+            // A refused step comes as an item; `commands::engine_error` notes it.
+            None => ks.prefix_opt(prefix, &no_wait::read_options()),
         }
     }
 
