@@ -155,6 +155,13 @@ pub const EXPERIMENTS: &[Experiment] = &[
         run: elastic::sweep::run,
     },
     Experiment {
+        name: "filter-share",
+        family: "elastic",
+        source: "003, overhead",
+        about: "filter building as a share of building a table (one memtable flushed)",
+        run: elastic::filter_share::run,
+    },
+    Experiment {
         name: "ribbon",
         family: "ribbon",
         source: "004",

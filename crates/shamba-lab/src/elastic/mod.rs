@@ -2,6 +2,7 @@
 //! budget): Elastic against Plain at the same filter memory, at the seed's own set-up, over
 //! bits per key, and the best any unit allocation could do ([`unit_oracle`]).
 
+pub mod filter_share;
 pub mod seed_setup;
 pub mod sweep;
 pub mod unit_oracle;

@@ -203,6 +203,10 @@ pub fn run(args: &ExpArgs) -> Result<Report, Box<dyn Error>> {
         Cell::text(yes(in_cache.miss_ns < 15.0)),
     ]);
     report.tables.push(bars);
+    let built_bits =
+        [find("blocked-bloom").map_or(10.0, |m| m.bits_per_key), find("ribbon").map_or(7.0, |m| m.bits_per_key)];
+    report.tables.push(break_even_table(&from_keys, built_bits));
+    report.note("break-even: seed 004's formula and prices (3-year life, $30 and 3.5 W per CPU thread, $8 and 0.375 W per GB of RAM, $0.35 per kWh, one query per key added); a filter living longer than the break-even should be Ribbon. Its ns inputs are CPU times: on a shared machine they carry the load's noise, and the result moves in proportion to the construction difference");
     report.note(format!(
         "{num_queries} empty queries per configuration; build and query times are the best of {repeats} runs; \
          Ribbon and modular Ribbon are sized to the analytic FPR of a blocked Bloom filter at the same bits/key"
@@ -212,6 +216,85 @@ pub fn run(args: &ExpArgs) -> Result<Report, Box<dyn Error>> {
     );
     report.note("seed figures: RocksDB blog (seed 004): Ribbon 7.05 bits/key at 0.95%, ~30% less memory, construction 140 vs 32 ns/key, query 600 vs 500 ns (filter_bench, from keys)");
     Ok(report)
+}
+
+/// Seed 004's cost model (its Python): the seconds a filter must stay in memory for
+/// Ribbon's saved RAM to pay for its extra CPU (construction plus `key_query_per_construct`
+/// queries per key), at the seed's prices.
+pub struct CostInputs {
+    /// ns per key to construct [Bloom, Ribbon].
+    pub construct_ns: [f64; 2],
+    /// ns per query [Bloom, Ribbon].
+    pub query_ns: [f64; 2],
+    /// Bits per key held in memory [Bloom, Ribbon].
+    pub bits_per_key: [f64; 2],
+}
+
+/// The break-even lifetime in seconds (seed 004: 3235 s for its inputs).
+pub fn break_even_seconds(c: &CostInputs) -> f64 {
+    let seconds_per_lifetime = 3.0 * 365.0 * 24.0 * 3600.0;
+    let kwh_per_watt_lifetime = 3.0 * 365.0 * 24.0 / 1000.0;
+    let dollars_per_kwh = 0.35;
+    let cpu_thread_second = (30.0 + 3.5 * kwh_per_watt_lifetime * dollars_per_kwh) / seconds_per_lifetime;
+    let gb_ram_second = (8.0 + 0.375 * kwh_per_watt_lifetime * dollars_per_kwh) / seconds_per_lifetime;
+    let bits_per_gb = 8.0 * 1024.0 * 1024.0 * 1024.0;
+    let key_query_per_construct = 1.0;
+    let cpu = |k: usize| cpu_thread_second * (c.construct_ns[k] + key_query_per_construct * c.query_ns[k]) / 1e9;
+    let ram = |k: usize| gb_ram_second / bits_per_gb * c.bits_per_key[k];
+    (cpu(1) - cpu(0)) / (ram(0) - ram(1))
+}
+
+/// The break-even table: the seed's inputs, then ours (best side-by-side rounds from keys,
+/// bits per key as built at 1M keys), then ours for construction with the seed's query
+/// figures (its queries pay a memory miss each; ours hit filters in the CPU cache).
+fn break_even_table(from_keys: &SideBySide, bits_per_key: [f64; 2]) -> Table {
+    let best = |ns: &[[f64; 2]], k: usize| ns.iter().map(|r| r[k]).fold(f64::INFINITY, f64::min);
+    let ours_construct = [best(&from_keys.build, 0), best(&from_keys.build, 1)];
+    let ours_query = [best(&from_keys.miss, 0), best(&from_keys.miss, 1)];
+    let rows = [
+        (
+            "seed's inputs",
+            CostInputs { construct_ns: [32.0, 140.0], query_ns: [500.0, 600.0], bits_per_key: [10.0, 7.0] },
+        ),
+        (
+            "ours (from keys, filters in cache)",
+            CostInputs { construct_ns: ours_construct, query_ns: ours_query, bits_per_key },
+        ),
+        (
+            "ours construction, seed's queries",
+            CostInputs { construct_ns: ours_construct, query_ns: [500.0, 600.0], bits_per_key },
+        ),
+    ];
+    let mut table = Table::new(
+        "break-even",
+        "Seed 004's break-even lifetime: Ribbon's extra CPU (construction + 1 query per key) against Bloom's extra RAM, at the seed's prices",
+        &[
+            "inputs",
+            "bloom build ns",
+            "ribbon build ns",
+            "bloom query ns",
+            "ribbon query ns",
+            "bloom bits/key",
+            "ribbon bits/key",
+            "break-even s",
+            "break-even h",
+        ],
+    );
+    for (name, c) in rows {
+        let s = break_even_seconds(&c);
+        table.row(vec![
+            Cell::text(name),
+            Cell::num(c.construct_ns[0], 1),
+            Cell::num(c.construct_ns[1], 1),
+            Cell::num(c.query_ns[0], 1),
+            Cell::num(c.query_ns[1], 1),
+            Cell::num(c.bits_per_key[0], 2),
+            Cell::num(c.bits_per_key[1], 2),
+            Cell::num(s, 0),
+            Cell::num(s / 3600.0, 2),
+        ]);
+    }
+    table
 }
 
 /// Per-round ns of [blocked Bloom at 10 bits/key, Ribbon at its FP rate].
@@ -291,5 +374,18 @@ fn yes(b: bool) -> &'static str {
         "yes"
     } else {
         "NO"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_seeds_inputs_give_its_break_even() {
+        let seed = CostInputs { construct_ns: [32.0, 140.0], query_ns: [500.0, 600.0], bits_per_key: [10.0, 7.0] };
+        assert!((break_even_seconds(&seed) - 3235.16).abs() < 1.0, "{}", break_even_seconds(&seed));
+        let cheaper = CostInputs { construct_ns: [32.0, 70.0], ..seed };
+        assert!(break_even_seconds(&cheaper) < break_even_seconds(&seed));
     }
 }
