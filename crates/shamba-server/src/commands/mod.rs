@@ -153,7 +153,7 @@ pub(super) fn position(spec: &Spec) -> Option<usize> {
     let mut before = 0;
     for t in TABLES {
         let start = t.as_ptr() as usize;
-        if at >= start && at < start + t.len() * size {
+        if at >= start && at < start + std::mem::size_of_val(*t) {
             return Some(before + (at - start) / size);
         }
         before += t.len();
