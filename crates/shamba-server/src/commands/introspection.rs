@@ -1,7 +1,7 @@
 //! What clients ask about the server itself: COMMAND (bare, COUNT, LIST, INFO, DOCS,
 //! GETKEYS), SLOWLOG, LATENCY (answered: nothing is tracked), MEMORY USAGE.
 
-use super::{all_specs, arg, engine_error, is, lookup, parse_int, printable, selected, syntax_error, Args, Spec};
+use super::{all, arg, engine_error, is, lookup, parse_int, printable, selected, syntax_error, Args, Spec};
 use crate::glob;
 use crate::reply::Reply;
 use crate::session::Ctx;
@@ -75,14 +75,14 @@ pub(super) fn keys_of<'a>(spec: &Spec, args: &'a Args) -> Vec<&'a [u8]> {
 
 fn command(_ctx: &mut Ctx<'_>, args: &Args) -> Reply {
     let Some(sub) = args.get(1) else {
-        return Reply::Array(all_specs().map(info_entry).collect());
+        return Reply::Array(all().map(info_entry).collect());
     };
     let rest = args.get(2..).unwrap_or_default();
     if is(sub, "COUNT") && rest.is_empty() {
-        Reply::Int(all_specs().count() as i64)
+        Reply::Int(all().count() as i64)
     } else if is(sub, "LIST") {
         match rest {
-            [] => Reply::Array(all_specs().map(|s| Reply::text_bulk(s.name)).collect()),
+            [] => Reply::Array(all().map(|s| Reply::text_bulk(s.name)).collect()),
             [f, kind, _] if is(f, "FILTERBY") && !["MODULE", "ACLCAT", "PATTERN"].iter().any(|k| is(kind, k)) => {
                 syntax_error()
             }
@@ -97,18 +97,18 @@ fn command(_ctx: &mut Ctx<'_>, args: &Args) -> Reply {
                         false
                     }
                 };
-                Reply::Array(all_specs().filter(|s| keep(s)).map(|s| Reply::text_bulk(s.name)).collect())
+                Reply::Array(all().filter(|s| keep(s)).map(|s| Reply::text_bulk(s.name)).collect())
             }
             _ => syntax_error(),
         }
     } else if is(sub, "INFO") {
         if rest.is_empty() {
-            return Reply::Array(all_specs().map(info_entry).collect());
+            return Reply::Array(all().map(info_entry).collect());
         }
         Reply::Array(rest.iter().map(|n| lookup(n).map_or(Reply::Null, info_entry)).collect())
     } else if is(sub, "DOCS") {
         let specs: Vec<&Spec> =
-            if rest.is_empty() { all_specs().collect() } else { rest.iter().filter_map(|n| lookup(n)).collect() };
+            if rest.is_empty() { all().collect() } else { rest.iter().filter_map(|n| lookup(n)).collect() };
         Reply::Map(specs.into_iter().map(|s| (Reply::text_bulk(s.name), docs_entry(s))).collect())
     } else if is(sub, "GETKEYS") && !rest.is_empty() {
         let Some(spec) = rest.first().and_then(|n| lookup(n)) else {

@@ -4,7 +4,7 @@
 //! the command's position in the table, so recording one takes no lock and allocates
 //! nothing; only an error reply touches the (locked) count per error code.
 
-use super::{all_specs, position, Spec};
+use super::{all, position, Spec};
 use crate::reply::Reply;
 use parking_lot::Mutex;
 use std::collections::BTreeMap;
@@ -76,7 +76,7 @@ pub(crate) struct CommandStats {
 impl Default for CommandStats {
     fn default() -> CommandStats {
         CommandStats {
-            per_command: all_specs().map(|_| CommandStat::default()).collect(),
+            per_command: all().map(|_| CommandStat::default()).collect(),
             latency: FAMILIES.iter().map(|_| Histogram::default()).collect(),
             errors: Mutex::new(BTreeMap::new()),
             error_replies: AtomicU64::new(0),
@@ -142,7 +142,7 @@ impl CommandStats {
 
     /// Every command with at least one call or rejection: its name and counters.
     pub(crate) fn used(&self) -> impl Iterator<Item = (&'static Spec, &CommandStat)> {
-        all_specs().zip(self.per_command.iter()).filter(|(_, s)| {
+        all().zip(self.per_command.iter()).filter(|(_, s)| {
             s.calls.load(Ordering::Relaxed) + s.rejected.load(Ordering::Relaxed) + s.failed.load(Ordering::Relaxed) > 0
         })
     }
