@@ -3,6 +3,7 @@
 //! what clients learn and what the server does cannot drift apart.
 
 mod admin;
+mod bitfield;
 mod bits;
 pub(crate) mod cluster;
 mod config;
@@ -122,6 +123,7 @@ static TABLES: &[&[Spec]] = &[
     strings2::SPECS,
     keys2::SPECS,
     bits::SPECS,
+    bitfield::SPECS,
     config::SPECS,
     introspection::SPECS,
     persistence::SPECS,
