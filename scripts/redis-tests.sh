@@ -185,7 +185,7 @@ expect '"int"' -n 1 OBJECT ENCODING mv3
 # Introspection: INFO sections, CONFIG, SLOWLOG, COMMAND, FUNCTION.
 check "INFO has Redis's sections" bash -c "redis-cli -p $port INFO | grep -q '^# Keyspace' && redis-cli -p $port INFO memory | grep -q '^used_memory_rss:'"
 check "INFO commandstats counts calls" bash -c "redis-cli -p $port INFO commandstats | grep -q '^cmdstat_setnx:calls=2,'"
-expect 'maxmemory|0' CONFIG GET maxmemory
+expect '1) "maxmemory"|2) "0"' CONFIG GET maxmemory
 expect 'OK' CONFIG SET slowlog-log-slower-than 0
 expect 'OK' SLOWLOG RESET
 expect 'PONG' PING

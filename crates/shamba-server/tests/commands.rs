@@ -152,6 +152,20 @@ fn bit_commands_read_and_write_bits_msb_first() {
     assert_eq!(err(&f.run("BITOP NOT dest k1 k2")), "ERR BITOP NOT must be called with a single source key.");
     assert_eq!(f.run("BITOP AND dest nokey"), Reply::Int(0));
     assert_eq!(f.run("EXISTS dest"), Reply::Int(0), "an empty result deletes the destination");
+
+    let ints = |v: &[Option<i64>]| Reply::Array(v.iter().map(|n| n.map_or(Reply::Null, Reply::Int)).collect());
+    assert_eq!(f.run("BITFIELD bf SET i8 0 100 GET u4 0 INCRBY i8 #1 -3"), ints(&[Some(0), Some(6), Some(-3)]));
+    assert_eq!(f.run("GET bf"), Reply::Bulk(vec![100, 0xfd]));
+    assert_eq!(f.run("BITFIELD bf INCRBY i8 0 100"), ints(&[Some(-56)]), "WRAP by default");
+    assert_eq!(
+        f.run("BITFIELD bf OVERFLOW SAT INCRBY i8 0 -100 OVERFLOW FAIL INCRBY u2 100 5"),
+        ints(&[Some(-128), None])
+    );
+    assert_eq!(f.run("BITFIELD_RO bf GET i8 8"), ints(&[Some(-3)]));
+    assert_eq!(err(&f.run("BITFIELD_RO bf SET i8 0 1")), "ERR BITFIELD_RO only supports the GET subcommand");
+    assert!(err(&f.run("BITFIELD bf GET u64 0")).starts_with("ERR Invalid bitfield type"));
+    assert_eq!(f.run("BITFIELD nobf GET u8 0"), ints(&[Some(0)]));
+    assert_eq!(f.run("EXISTS nobf"), Reply::Int(0), "reading creates nothing");
 }
 
 #[test]
@@ -249,7 +263,7 @@ fn info_config_slowlog_and_command_describe_the_server() {
     assert_eq!(f.run("COMMAND GETKEYS MSET a 1 b 2"), Reply::Array(vec![bulk("a"), bulk("b")]));
     assert_eq!(err(&f.run("COMMAND GETKEYS PING")), "ERR The command has no key arguments");
     assert_eq!(f.run("COMMAND LIST FILTERBY PATTERN bit*").to_owned(), {
-        let names = ["bitcount", "bitpos", "bitop"];
+        let names = ["bitcount", "bitpos", "bitop", "bitfield", "bitfield_ro"];
         Reply::Array(names.iter().map(|n| bulk(n)).collect())
     });
     assert!(matches!(f.run("COMMAND DOCS lcs"), Reply::Map(m) if m.len() == 1));

@@ -64,7 +64,7 @@ fn config(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
     let n = args.len();
     if is(sub, "GET") && n >= 3 {
         get(ctx, args.get(2..).unwrap_or_default())
-    } else if is(sub, "SET") && n >= 4 && n % 2 == 0 {
+    } else if is(sub, "SET") && n >= 4 && n.is_multiple_of(2) {
         set(ctx, args.get(2..).unwrap_or_default())
     } else if is(sub, "SET") {
         Reply::err("wrong number of arguments for 'config|set' command")

@@ -3,6 +3,7 @@
 //! what clients learn and what the server does cannot drift apart.
 
 mod admin;
+mod bitfield;
 mod bits;
 mod blocking_pops;
 pub(crate) mod cluster;
@@ -137,6 +138,7 @@ pub(super) static TABLES: &[&[Spec]] = &[
     strings2::SPECS,
     keys2::SPECS,
     bits::SPECS,
+    bitfield::SPECS,
     config::SPECS,
     introspection::SPECS,
     persistence::SPECS,
@@ -189,7 +191,7 @@ pub(super) fn position(spec: &Spec) -> Option<usize> {
     let mut before = 0;
     for t in TABLES {
         let start = t.as_ptr() as usize;
-        if at >= start && at < start + t.len() * size {
+        if at >= start && at < start + std::mem::size_of_val(*t) {
             return Some(before + (at - start) / size);
         }
         before += t.len();

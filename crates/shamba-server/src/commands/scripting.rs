@@ -45,9 +45,7 @@ fn function(_ctx: &mut Ctx<'_>, args: &Args) -> Reply {
         ])
     } else if is(sub, "KILL") && n == 2 {
         Reply::Error("NOTBUSY No scripts in execution right now.".into())
-    } else if (is(sub, "LOAD") || is(sub, "RESTORE")) && n >= 3 {
-        Reply::err(NO_ENGINE)
-    } else if is(sub, "DUMP") && n == 2 {
+    } else if ((is(sub, "LOAD") || is(sub, "RESTORE")) && n >= 3) || (is(sub, "DUMP") && n == 2) {
         Reply::err(NO_ENGINE)
     } else {
         unknown(sub, "FUNCTION")
