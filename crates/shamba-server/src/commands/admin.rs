@@ -162,18 +162,35 @@ pub(super) fn command(_ctx: &mut Ctx<'_>, args: &Args) -> Reply {
 }
 
 /// CONFIG GET pattern...: the settings benchmark tools read (`save`, `appendonly`,
-/// `appendfsync`, `databases`); there is nothing to CONFIG SET.
+/// `appendfsync`, `databases`) and the connection layer's; CONFIG SET name value ... of
+/// the connection layer's that may change while serving.
 pub(super) fn config(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
+    if is(arg(args, 1), "SET") && args.len() >= 4 && args.len().is_multiple_of(2) {
+        for pair in args.get(2..).unwrap_or_default().chunks(2) {
+            match super::conn::set_setting(ctx, arg(pair, 0), arg(pair, 1)) {
+                Some(Ok(())) => {}
+                Some(Err(e)) => return e,
+                None => {
+                    return Reply::err(format!(
+                        "Unknown option or number of arguments for CONFIG SET - '{}'",
+                        printable(arg(pair, 0))
+                    ))
+                }
+            }
+        }
+        return Reply::OK;
+    }
     if !is(arg(args, 1), "GET") || args.len() < 3 {
-        return Reply::err("CONFIG supports only GET pattern [pattern ...]");
+        return Reply::err("CONFIG supports only GET pattern [pattern ...] and SET name value [name value ...]");
     }
     let sync = ctx.server.store.sync_mode().name();
     let databases = ctx.server.store.databases().count().to_string();
     let settings = [("save", ""), ("appendonly", "yes"), ("appendfsync", sync), ("databases", databases.as_str())];
+    let settings = settings.into_iter().map(|(k, v)| (k, v.as_bytes().to_vec())).chain(super::conn::settings(ctx));
     let mut pairs = Vec::new();
     for (k, v) in settings {
         if args.iter().skip(2).any(|p| glob::matches(&p.to_ascii_lowercase(), k.as_bytes())) {
-            pairs.push((Reply::text_bulk(k), Reply::text_bulk(v)));
+            pairs.push((Reply::text_bulk(k), Reply::Bulk(v)));
         }
     }
     Reply::Map(pairs)

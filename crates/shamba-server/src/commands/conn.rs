@@ -87,6 +87,53 @@ fn full_name(spec: &Spec, args: &Args) -> String {
     }
 }
 
+/// The connection layer's settings, as CONFIG GET shows them.
+pub(super) fn settings(ctx: &Ctx<'_>) -> Vec<(&'static str, Vec<u8>)> {
+    let c = &ctx.server.conns;
+    let yes_no = |b: bool| if b { b"yes".to_vec() } else { b"no".to_vec() };
+    let secs = c.idle_timeout().map_or(0, |d| d.as_secs());
+    vec![
+        ("requirepass", c.auth.password()),
+        ("protected-mode", yes_no(c.auth.protected())),
+        ("maxclients", c.registry.max().to_string().into_bytes()),
+        ("timeout", secs.to_string().into_bytes()),
+        ("proto-max-bulk-len", ctx.server.limits.max_bulk.to_string().into_bytes()),
+        ("client-query-buffer-limit", ctx.server.limits.max_query.to_string().into_bytes()),
+    ]
+}
+
+/// CONFIG SET of one of the settings that may change while serving (requirepass,
+/// protected-mode, maxclients, timeout); `None` when `name` is not one of them.
+pub(super) fn set_setting(ctx: &Ctx<'_>, name: &[u8], value: &[u8]) -> Option<Result<(), Reply>> {
+    let c = &ctx.server.conns;
+    let invalid = || {
+        Reply::err(format!(
+            "CONFIG SET failed (possibly related to argument '{}') - argument couldn't be parsed into an integer",
+            printable(name).to_lowercase()
+        ))
+    };
+    let number = || parse_int(value).and_then(|n| u64::try_from(n).ok()).ok_or_else(invalid);
+    Some(if is(name, "requirepass") {
+        c.auth.set_password(value);
+        Ok(())
+    } else if is(name, "protected-mode") {
+        if is(value, "yes") || is(value, "no") {
+            c.auth.set_protected(is(value, "yes"));
+            Ok(())
+        } else {
+            Err(Reply::err(
+                "CONFIG SET failed (possibly related to argument 'protected-mode') - argument must be 'yes' or 'no'",
+            ))
+        }
+    } else if is(name, "maxclients") {
+        number().map(|n| c.registry.set_max(usize::try_from(n).unwrap_or(usize::MAX)))
+    } else if is(name, "timeout") {
+        number().map(|n| c.set_idle_timeout(n))
+    } else {
+        return None;
+    })
+}
+
 /// AUTH [username] password.
 fn auth_cmd(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
     let (user, pass) = match args {
@@ -306,7 +353,7 @@ fn kill(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
     }
     let mut f = KillFilter { skipme: true, ..KillFilter::default() };
     let rest = args.get(2..).unwrap_or_default();
-    if rest.len() % 2 != 0 {
+    if !rest.len().is_multiple_of(2) {
         return syntax_error();
     }
     for pair in rest.chunks(2) {
