@@ -76,6 +76,19 @@ pub struct Session {
     pub(super) client: Option<Arc<Client>>,
     /// Its pub/sub channels and patterns.
     pub(super) subs: Subscriptions,
+    /// CLIENT REPLY: whether replies are sent.
+    pub(super) replies: Replies,
+}
+
+/// CLIENT REPLY's modes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Replies {
+    /// Every reply sent (the default).
+    On,
+    /// No reply sent until CLIENT REPLY ON.
+    Off,
+    /// The next command's reply not sent.
+    Skip,
 }
 
 /// The commands MULTI queued.
@@ -100,6 +113,7 @@ impl Session {
             authenticated: true,
             client: None,
             subs: Subscriptions::default(),
+            replies: Replies::On,
         }
     }
 

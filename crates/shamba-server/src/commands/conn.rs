@@ -6,7 +6,7 @@ use super::{arg, is, parse_int, printable, syntax_error, wrong_arity, Args, Spec
 use crate::auth;
 use crate::clients::Client;
 use crate::reply::{Protocol, Reply};
-use crate::session::Ctx;
+use crate::session::{Ctx, Replies};
 use std::sync::Arc;
 
 const NO_AUTH: &[&str] = &["noscript", "loading", "stale", "fast", "no-auth", "allow-busy"];
@@ -63,12 +63,22 @@ pub(super) fn refuse(ctx: &mut Ctx<'_>, spec: &Spec, args: &Args) -> Option<Repl
     None
 }
 
-/// Note that this connection ran `spec` (CLIENT LIST's `cmd` and `idle`, and the state
-/// other clients see).
-pub(super) fn record(ctx: &Ctx<'_>, spec: &Spec, args: &Args) {
+/// After `spec` ran: note it (CLIENT LIST's `cmd` and `idle`, and the state other clients
+/// see), and answer `reply` unless CLIENT REPLY silenced it (subscription confirmations
+/// are sent even then, as Redis sends its pushes).
+pub(super) fn after(ctx: &mut Ctx<'_>, spec: &Spec, args: &Args, reply: Reply) -> Reply {
     if let Some(c) = &ctx.session.client {
         c.record(ctx.session, spec.name, subcommand(spec, args));
     }
+    // Inside EXEC every queued command answers: EXEC's own reply is the one silenced.
+    if ctx.session.replies == Replies::On || changes_subscriptions(spec.name) || ctx.tx.is_some() {
+        return reply;
+    }
+    if ctx.session.replies == Replies::Skip && !(spec.name == "client" && is(arg(args, 1), "REPLY")) {
+        ctx.session.replies = Replies::On;
+    }
+    // No frame at all.
+    Reply::Frames(Vec::new())
 }
 
 /// The subcommand, for the commands that have them.
@@ -177,6 +187,7 @@ fn reset(ctx: &mut Ctx<'_>, _args: &Args) -> Reply {
     s.multi = None;
     s.watch = None;
     s.authenticated = !ctx.server.conns.auth.required();
+    s.replies = Replies::On;
     debug_assert_eq!(s.id, id);
     Reply::Simple("RESET")
 }
@@ -232,6 +243,22 @@ fn client(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
             _ if n != 3 => sub_arity(&String::from_utf8_lossy(sub).to_lowercase()),
             _ => syntax_error(),
         };
+    }
+    if is(sub, "REPLY") {
+        if n != 3 {
+            return sub_arity("reply");
+        }
+        let mode = arg(args, 2);
+        ctx.session.replies = if is(mode, "ON") {
+            Replies::On
+        } else if is(mode, "OFF") {
+            Replies::Off
+        } else if is(mode, "SKIP") {
+            Replies::Skip
+        } else {
+            return syntax_error();
+        };
+        return Reply::OK;
     }
     if is(sub, "INFO") {
         return if n == 2 { Reply::Text(format!("{}\n", own_line(ctx, args))) } else { sub_arity("info") };

@@ -166,8 +166,7 @@ pub(super) fn dispatch(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
         return multi::queue(ctx, args);
     }
     let reply = (spec.run)(ctx, args);
-    conn::record(ctx, spec, args);
-    reply
+    conn::after(ctx, spec, args, reply)
 }
 
 /// A session's end: its subscriptions dropped.
