@@ -35,14 +35,14 @@ fn allowed_subscribed(name: &str) -> bool {
     )
 }
 
-/// Whether `name` changes subscriptions (not allowed between MULTI and EXEC: its replies
-/// are several frames).
+/// Whether `name` changes subscriptions (its replies are pushes, sent even when CLIENT
+/// REPLY silences the others).
 fn changes_subscriptions(name: &str) -> bool {
     matches!(name, "subscribe" | "unsubscribe" | "psubscribe" | "punsubscribe")
 }
 
 /// The error that refuses `spec` for this connection before it runs, if one does: not
-/// authenticated, or in RESP2's subscribed mode, or a subscription change inside MULTI.
+/// authenticated, or in RESP2's subscribed mode.
 pub(super) fn refuse(ctx: &mut Ctx<'_>, spec: &Spec, args: &Args) -> Option<Reply> {
     let s = &ctx.session;
     if !s.authenticated && !auth::runs_unauthenticated(spec.name) {
@@ -53,12 +53,6 @@ pub(super) fn refuse(ctx: &mut Ctx<'_>, spec: &Spec, args: &Args) -> Option<Repl
             "Can't execute '{}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context",
             full_name(spec, args)
         )));
-    }
-    if s.multi.is_some() && changes_subscriptions(spec.name) {
-        if let Some(q) = &mut ctx.session.multi {
-            q.refused = true;
-        }
-        return Some(Reply::err("Command not allowed inside a transaction"));
     }
     None
 }
