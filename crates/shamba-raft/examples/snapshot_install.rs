@@ -202,7 +202,7 @@ async fn write_amp(dir: &Path, mb: u64, purge_every: u64) -> Result<(), Error> {
                 batch.put_in(&data, key, value);
             }
         }
-        db.write_opt(batch, &WriteOptions { sync: true, disable_wal: false })?;
+        db.write_opt(batch, &WriteOptions { sync: true, disable_wal: false, no_slowdown: false })?;
     }
     let plain_time = start.elapsed();
     settle(db)?;

@@ -25,7 +25,7 @@ use std::fs::File;
 use std::io::{Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
-const SYNC: WriteOptions = WriteOptions { sync: true, disable_wal: false };
+const SYNC: WriteOptions = WriteOptions { sync: true, disable_wal: false, no_slowdown: false };
 
 /// Install `received` (a snapshot file with `meta`) as the state machine.
 pub(crate) fn install(shared: &Shared, meta: &Meta, received: File) -> shamba::Result<()> {

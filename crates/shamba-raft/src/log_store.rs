@@ -33,7 +33,7 @@ pub struct LogStore {
     flusher: Flusher,
 }
 
-const SYNC: WriteOptions = WriteOptions { sync: true, disable_wal: false };
+const SYNC: WriteOptions = WriteOptions { sync: true, disable_wal: false, no_slowdown: false };
 
 impl LogStore {
     pub(crate) fn new(shared: Arc<Shared>, flusher: Flusher) -> LogStore {

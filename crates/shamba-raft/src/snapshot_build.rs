@@ -44,7 +44,7 @@ pub(crate) fn build(shared: &Shared) -> shamba::Result<(PathBuf, Meta)> {
         // the state machine on disk is never older than the current snapshot.
         let mut batch = WriteBatch::new();
         batch.put_in(&shared.meta, CURRENT_SNAPSHOT, encode("current snapshot", &(&name, &meta))?);
-        shared.db.write_opt(batch, &WriteOptions { sync: true, disable_wal: false })?;
+        shared.db.write_opt(batch, &WriteOptions { sync: true, disable_wal: false, no_slowdown: false })?;
         snapshot_files::remove_older(shared, &name)?;
     }
     Ok((path, meta))

@@ -1,7 +1,9 @@
 //! One client connection: read what has arrived, parse every whole request in it, run
-//! them together on the blocking pool (engine calls may read the disk, sync the WAL or
-//! wait out a write stall, so they never run on the async workers), write the replies in
-//! order, repeat. Pipelined requests therefore cost one hand-off per read, not per request.
+//! them, write the replies in order, repeat. The requests run here, on the connection's
+//! own task, as long as none needs to wait (a block to read from disk, a write stall, a
+//! sync: see `no_wait`); from the first that does, the rest of them run together on the
+//! blocking pool. A request that finds what it needs in memory thus costs no hand-off to
+//! another thread, and a pipeline at most one.
 //!
 //! The stream is any byte stream (TCP, or TLS over it). While it waits for input, a
 //! connection also writes the pub/sub messages queued for it, closes when another client
@@ -11,6 +13,7 @@ use super::clients::Client;
 use super::pubsub::Message;
 use super::resp::{parse_request, Limits, ProtocolError};
 use super::session::{Server, ServerCounters, Session};
+use std::collections::VecDeque;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
@@ -83,16 +86,21 @@ where
         let one_at_a_time = !session.authenticated;
         let (requests, malformed) = parse_all(server, &mut buf, !one_at_a_time);
         if !requests.is_empty() {
-            let srv = Arc::clone(server);
-            let mut moved = std::mem::replace(session, Session::new(session.id));
-            let (s, out) = tokio::task::spawn_blocking(move || {
-                let mut out = Vec::new();
-                srv.run_batch(&mut moved, requests, &mut out);
-                (moved, out)
-            })
-            .await
-            .map_err(std::io::Error::other)?;
-            *session = s;
+            let mut requests = VecDeque::from(requests);
+            let mut out = Vec::new();
+            server.run_without_waiting(session, &mut requests, &mut out);
+            if !requests.is_empty() {
+                let srv = Arc::clone(server);
+                let mut moved = std::mem::replace(session, Session::new(session.id));
+                let (s, o) = tokio::task::spawn_blocking(move || {
+                    srv.run_batch(&mut moved, requests.into(), &mut out);
+                    (moved, out)
+                })
+                .await
+                .map_err(std::io::Error::other)?;
+                *session = s;
+                out = o;
+            }
             stream.write_all(&out).await?;
             if session.closing || client.is_killed() {
                 return Ok(());

@@ -18,10 +18,12 @@
 //! - [`parse_request`] reads requests (RESP arrays of bulk strings, or inline commands)
 //!   within [`Limits`]; [`Reply::encode`] writes answers in a session's [`Protocol`].
 //! - [`Listener`]: accepts clients on a tokio runtime, one task each; a connection parses
-//!   every whole request it has read and runs them together on the blocking pool (engine
-//!   calls may read the disk or sync the WAL), then writes the replies in order. It stops
-//!   cleanly when told to: no new clients, the requests already read answered, the
-//!   database flushed and closed.
+//!   every whole request it has read and runs them on its own task while none needs to
+//!   wait (reads served from memory, writes that meet no stall and need no sync: `no_wait`),
+//!   a pipeline's runs of plain SET/MSET as one write and of GET as one `multi_get`
+//!   (`pipeline`); from the first request that would wait, the rest run together on the
+//!   blocking pool. The replies go out in order. It stops cleanly when told to: no new
+//!   clients, the requests already read answered, the database flushed and closed.
 //!
 //! - Cluster mode ([`ServerConfig::cluster`], `shamba serve --node-id`): the server is a
 //!   node of an openraft group whose storage is `shamba-raft`'s, in the node's one
@@ -32,7 +34,8 @@
 //! Inside: `cluster` (the node, its RPCs and openraft's network over them), `commands`
 //! (the table and one file per group of handlers), `connection` (one client's loop),
 //! `cursor` (SCAN's cursors), `databases`, `durability`, `glob` (KEYS and SCAN MATCH
-//! patterns), `reply`, `resp`, `session`, `store`.
+//! patterns), `no_wait` (what may run on a connection's task), `pipeline` (runs of like
+//! requests executed together), `reply`, `resp`, `session`, `store`.
 //!
 //! ```no_run
 //! use shamba_server::{Listener, ServerConfig, SyncMode};
@@ -66,6 +69,8 @@ mod durability;
 #[doc(hidden)]
 pub mod fuzz;
 mod glob;
+mod no_wait;
+mod pipeline;
 mod pubsub;
 mod reply;
 mod resp;

@@ -4,10 +4,12 @@ use super::clients::{Client, Connections};
 use super::cluster::Forwarded;
 use super::commands;
 use super::cursor::CursorTable;
+use super::no_wait;
 use super::pubsub::Subscriptions;
 use super::reply::{Protocol, Reply};
 use super::resp::{Args, Limits};
 use super::store::{Selected, Store};
+use std::collections::VecDeque;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -127,6 +129,20 @@ impl Session {
         self.db
     }
 
+    /// Whether its requests may run in the pipeline's runs, past the connection layer's
+    /// per-request checks: authenticated, not subscribed, replies on.
+    pub(super) fn is_plain(&self) -> bool {
+        self.authenticated && self.subs.count() == 0 && self.replies == Replies::On
+    }
+
+    /// Note for CLIENT LIST that it ran the command `name` (outside the dispatch, which
+    /// notes the others).
+    pub(super) fn note_ran(&self, name: &str) {
+        if let Some(c) = &self.client {
+            c.record(self, name, None);
+        }
+    }
+
     /// Whether it asked to close (`QUIT`): its connection closes after the reply.
     pub fn is_closing(&self) -> bool {
         self.closing
@@ -170,6 +186,47 @@ impl Server {
         let reply = commands::dispatch(&mut Ctx { server: self, session, tx: None }, request);
         ServerCounters::add(&self.counters.commands, 1);
         reply
+    }
+
+    /// Run requests from the front of `requests` here, on the connection's own task, none
+    /// of them waiting on the disk (see `no_wait`), appending each reply to `out`: stops at
+    /// the first that would have waited (left at the front, with the ones after it, for
+    /// [`Server::run_batch`] on the blocking pool), at a command that always runs there
+    /// ([`no_wait::RUNS_ON_THE_POOL`]), or after QUIT (the rest dropped). In cluster mode
+    /// nothing runs here.
+    pub(super) fn run_without_waiting(&self, session: &mut Session, requests: &mut VecDeque<Args>, out: &mut Vec<u8>) {
+        if self.store.cluster().is_some() {
+            return;
+        }
+        let mut ran = 0;
+        loop {
+            if self.run_together(session, requests, out) {
+                continue;
+            }
+            let Some(args) = requests.front() else {
+                break;
+            };
+            let Some(name) = args.first() else {
+                requests.pop_front();
+                continue;
+            };
+            if commands::lookup(name).is_some_and(|s| no_wait::RUNS_ON_THE_POOL.contains(&s.name)) {
+                break;
+            }
+            let Some(reply) =
+                no_wait::try_run(|| commands::dispatch(&mut Ctx { server: self, session, tx: None }, args))
+            else {
+                break;
+            };
+            reply.encode(session.proto, out);
+            ran += 1;
+            requests.pop_front();
+            if session.closing {
+                requests.clear();
+                break;
+            }
+        }
+        ServerCounters::add(&self.counters.commands, ran);
     }
 
     /// End `session`: its subscriptions dropped. A connection's end, and what a caller of

@@ -17,8 +17,9 @@
 use super::cluster::{Cluster, ClusterError};
 use super::databases::{keyspace_name, Databases};
 use super::durability::{SyncMode, WriteTracker};
+use super::no_wait;
 use parking_lot::{Mutex, MutexGuard};
-use shamba::{Db, DbIterator, Keyspace, Readable, Stats, Transaction, Ttl, WriteBatch, WriteOptions};
+use shamba::{Db, DbIterator, Keyspace, Readable, Stats, Transaction, Ttl, WriteBatch};
 use shamba_raft::{Command, Op};
 use std::hash::{BuildHasher, BuildHasherDefault, DefaultHasher};
 use std::sync::Arc;
@@ -305,9 +306,13 @@ impl Store {
         }
         match (batch.inner, &self.cluster) {
             (BatchInner::Local(b), _) => {
-                let wo = WriteOptions { sync: self.sync == SyncMode::Always, ..WriteOptions::default() };
-                self.db.write_opt(b, &wo)?;
+                // On a connection's own task: no stall waited out, no sync (see `no_wait`).
+                let wo = no_wait::write_options(self.sync == SyncMode::Always)?;
+                let written = self.db.write_opt(b, &wo);
+                no_wait::saw(&written);
+                written?;
                 self.tracker.wrote();
+                no_wait::wrote();
                 Ok(())
             }
             (BatchInner::Replicated(ops), Some(r)) => {
@@ -429,7 +434,11 @@ impl<'a> Selected<'a> {
     pub fn get(&self, key: &[u8]) -> shamba::Result<Option<Vec<u8>>> {
         match self.tx {
             Some(tx) => tx.keyspace(self.ks).get(key),
-            None => self.ks.get(key),
+            None => {
+                let found = self.ks.get_opt(key, &no_wait::read_options());
+                no_wait::saw(&found);
+                found
+            }
         }
     }
 
@@ -441,7 +450,11 @@ impl<'a> Selected<'a> {
     pub fn ttl(&self, key: &[u8]) -> shamba::Result<Ttl> {
         match self.tx {
             Some(tx) => tx.keyspace(self.ks).ttl(key),
-            None => self.ks.ttl(key),
+            None => {
+                let found = self.ks.ttl_opt(key, &no_wait::read_options());
+                no_wait::saw(&found);
+                found
+            }
         }
     }
 
@@ -455,7 +468,11 @@ impl<'a> Selected<'a> {
         let keys: Vec<&[u8]> = keys.into_iter().collect();
         match self.tx {
             Some(tx) => tx.keyspace(self.ks).multi_get(&keys).into_iter().collect(),
-            None => self.ks.multi_get(&keys).into_iter().collect(),
+            None => {
+                let found = self.ks.multi_get_opt(&keys, &no_wait::read_options()).into_iter().collect();
+                no_wait::saw(&found);
+                found
+            }
         }
     }
 
@@ -463,7 +480,8 @@ impl<'a> Selected<'a> {
     pub fn prefix(&self, prefix: &[u8]) -> DbIterator {
         match self.tx {
             Some(tx) => tx.keyspace(self.ks).prefix(prefix),
-            None => self.ks.prefix(prefix),
+            // A refused step comes as an item; `commands::engine_error` notes it.
+            None => self.ks.prefix_opt(prefix, &no_wait::read_options()),
         }
     }
 

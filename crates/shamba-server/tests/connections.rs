@@ -233,7 +233,11 @@ fn clients_are_listed_and_a_killed_idle_client_is_closed_at_once() {
     assert!(closed_within(&mut a, Duration::from_secs(10)), "the idle client is closed");
     assert!(t.elapsed() < Duration::from_secs(5), "at once, not at its next request");
     // CLIENT REPLY silences replies, all or the next one.
-    roundtrip(&mut b, "CLIENT REPLY OFF\r\nSET r 1\r\nCLIENT REPLY ON\r\nGET r\r\n", "+OK\r\n$1\r\n1\r\n");
+    roundtrip(
+        &mut b,
+        "CLIENT REPLY OFF\r\nSET r 1\r\nSET s 2\r\nGET r\r\nGET s\r\nCLIENT REPLY ON\r\nGET r\r\n",
+        "+OK\r\n$1\r\n1\r\n",
+    );
     roundtrip(&mut b, "CLIENT REPLY SKIP\r\nINCR r\r\nGET r\r\n", "$1\r\n2\r\n");
     // SKIPME no kills the caller too, after its reply.
     roundtrip(&mut b, "CLIENT KILL SKIPME no\r\n", ":1\r\n");

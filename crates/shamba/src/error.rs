@@ -70,6 +70,13 @@ pub enum Error {
         reason: String,
     },
 
+    /// A read with [`ReadTier::CacheOnly`](crate::ReadTier::CacheOnly) needed a file, or a
+    /// write with [`WriteOptions::no_slowdown`](crate::WriteOptions::no_slowdown) would
+    /// have waited; `0` says which. Nothing was done: make the call again without the
+    /// option, where waiting is allowed.
+    #[error("operation would block: {0}")]
+    WouldBlock(&'static str),
+
     /// An invariant of the engine itself does not hold: a bug in Shamba, not in the caller's
     /// input or the files. `what` says which one; report it. The operation failed; the
     /// database may go on serving other calls.
@@ -100,6 +107,12 @@ impl Error {
     /// Whether this is a [`Error::Conflict`]: the transaction may succeed if run again.
     pub fn is_conflict(&self) -> bool {
         matches!(self, Error::Conflict { .. })
+    }
+
+    /// Whether this is a [`Error::WouldBlock`]: the call did nothing and may be made again
+    /// where it is allowed to wait.
+    pub fn is_would_block(&self) -> bool {
+        matches!(self, Error::WouldBlock(_))
     }
 
     /// Whether this is a [`Error::ReadOnly`]: a background error stopped writes.
@@ -139,6 +152,7 @@ impl Error {
             Error::Conflict { keyspace, key, reason } => {
                 Error::Conflict { keyspace: keyspace.clone(), key: key.clone(), reason: reason.clone() }
             }
+            Error::WouldBlock(what) => Error::WouldBlock(what),
             Error::Internal { what } => Error::Internal { what: what.clone() },
         }
     }

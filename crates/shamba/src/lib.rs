@@ -72,6 +72,7 @@ mod memtable;
 mod number_map;
 mod options;
 mod range_del;
+mod read_tier;
 mod stats;
 mod table;
 mod verify_report;
@@ -87,7 +88,7 @@ pub use expiry::{Clock, ManualClock, SystemClock, Ttl};
 pub use io::{BlockKind, IoCounters};
 pub use options::{
     CompactionFilter, CompactionStyle, Compression, ElasticPolicy, FilterDecision, KeyspaceOptions, Options,
-    ProbePolicy, ReadOptions, ShambaPolicy, Skipping, WalRecovery, WriteOptions,
+    ProbePolicy, ReadOptions, ReadTier, ShambaPolicy, Skipping, WalRecovery, WriteOptions,
 };
 pub use stats::{LevelLookupStats, LevelStats, LookupCosts, Stats};
 pub use verify_report::{Problem, ProblemKind, VerifyReport};

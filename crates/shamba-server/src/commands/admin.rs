@@ -1,7 +1,7 @@
 //! Connection and server commands: PING, ECHO, HELLO, SELECT, QUIT, CLIENT, COMMAND,
 //! CONFIG GET.
 
-use super::{arg, is, lookup, not_an_integer, parse_int, printable, syntax_error, Args, Spec};
+use super::{all, arg, is, lookup, not_an_integer, parse_int, printable, syntax_error, Args, Spec};
 use crate::glob;
 use crate::reply::{Protocol, Reply};
 use crate::session::Ctx;
@@ -140,21 +140,21 @@ fn docs_entry(s: &Spec) -> Reply {
 /// (`redis-cli` asks for DOCS on start).
 pub(super) fn command(_ctx: &mut Ctx<'_>, args: &Args) -> Reply {
     let Some(sub) = args.get(1) else {
-        return Reply::Array(super::all().map(info_entry).collect());
+        return Reply::Array(all().map(info_entry).collect());
     };
     let names = args.get(2..).unwrap_or_default();
     if is(sub, "COUNT") && names.is_empty() {
-        Reply::Int(super::all().count() as i64)
+        Reply::Int(all().count() as i64)
     } else if is(sub, "LIST") && names.is_empty() {
-        Reply::Array(super::all().map(|s| Reply::text_bulk(s.name)).collect())
+        Reply::Array(all().map(|s| Reply::text_bulk(s.name)).collect())
     } else if is(sub, "INFO") {
         if names.is_empty() {
-            return Reply::Array(super::all().map(info_entry).collect());
+            return Reply::Array(all().map(info_entry).collect());
         }
         Reply::Array(names.iter().map(|n| lookup(n).map_or(Reply::Null, info_entry)).collect())
     } else if is(sub, "DOCS") {
         let specs: Vec<&Spec> =
-            if names.is_empty() { super::all().collect() } else { names.iter().filter_map(|n| lookup(n)).collect() };
+            if names.is_empty() { all().collect() } else { names.iter().filter_map(|n| lookup(n)).collect() };
         Reply::Map(specs.into_iter().map(|s| (Reply::text_bulk(s.name), docs_entry(s))).collect())
     } else {
         Reply::err(format!("unknown subcommand or wrong number of arguments for '{}'", printable(sub)))

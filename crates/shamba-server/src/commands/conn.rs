@@ -61,6 +61,10 @@ pub(super) fn refuse(ctx: &mut Ctx<'_>, spec: &Spec, args: &Args) -> Option<Repl
 /// see), and answer `reply` unless CLIENT REPLY silenced it (subscription confirmations
 /// are sent even then, as Redis sends its pushes).
 pub(super) fn after(ctx: &mut Ctx<'_>, spec: &Spec, args: &Args, reply: Reply) -> Reply {
+    // Run again on the blocking pool: noted and counted then.
+    if crate::no_wait::refused() {
+        return reply;
+    }
     if let Some(c) = &ctx.session.client {
         c.record(ctx.session, spec.name, subcommand(spec, args));
     }

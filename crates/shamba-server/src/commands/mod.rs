@@ -15,6 +15,8 @@ mod strings;
 use super::reply::Reply;
 use super::session::Ctx;
 use super::store::WriteError;
+use std::collections::HashMap;
+use std::sync::OnceLock;
 
 /// The connection's selected database, or return the error reply that says why there is
 /// none.
@@ -54,9 +56,10 @@ const R: &[&str] = &["readonly", "fast"];
 const RS: &[&str] = &["readonly"];
 const C: &[&str] = &["loading", "stale", "fast"];
 
-/// Every command the server knows, one line each.
+/// The core commands, one line each. Other modules keep their own `SPECS` slice, listed in
+/// [`TABLES`].
 #[rustfmt::skip]
-pub(super) static TABLE: &[Spec] = &[
+static SPECS: &[Spec] = &[
     Spec { name: "ping", arity: -1, flags: C, keys: (0, 0, 0), group: "connection", summary: "Reply PONG, or the argument", run: admin::ping },
     Spec { name: "echo", arity: 2, flags: C, keys: (0, 0, 0), group: "connection", summary: "Reply the argument", run: admin::echo },
     Spec { name: "hello", arity: -1, flags: C, keys: (0, 0, 0), group: "connection", summary: "Choose RESP2 or RESP3 and describe the server", run: admin::hello },
@@ -106,12 +109,28 @@ pub(super) static TABLE: &[Spec] = &[
     Spec { name: "keys", arity: 2, flags: RS, keys: (0, 0, 0), group: "generic", summary: "Keys matching a pattern", run: keys::keys },
 ];
 
-/// Every group's table: the commands the server knows.
-pub(super) static TABLES: &[&[Spec]] = &[TABLE, conn::SPECS, pubsub::SPECS];
+/// Every command the server knows: one slice per module (one line each, so that modules
+/// added side by side merge without touching each other's lines).
+#[rustfmt::skip]
+pub(super) static TABLES: &[&[Spec]] = &[
+    SPECS,
+    conn::SPECS,
+    pubsub::SPECS,
+];
 
-/// Every command the server knows, table after table.
+/// Every command the server knows, in table order.
 pub(super) fn all() -> impl Iterator<Item = &'static Spec> {
     TABLES.iter().flat_map(|t| t.iter())
+}
+
+/// Longest command name [`lookup`] can find: a longer word is unknown without looking.
+const LONGEST_NAME: usize = 32;
+
+/// Lowercase name to command, built on first use. A request's lookup is then one hash of a
+/// short word instead of a walk over a table of a few hundred names.
+fn index() -> &'static HashMap<&'static [u8], &'static Spec> {
+    static INDEX: OnceLock<HashMap<&'static [u8], &'static Spec>> = OnceLock::new();
+    INDEX.get_or_init(|| all().map(|s| (s.name.as_bytes(), s)).collect())
 }
 
 impl Spec {
@@ -133,7 +152,11 @@ impl Spec {
 
 /// The command named `name`, any case.
 pub fn lookup(name: &[u8]) -> Option<&'static Spec> {
-    all().find(|s| s.name.as_bytes().eq_ignore_ascii_case(name))
+    let mut buf = [0u8; LONGEST_NAME];
+    let lower = buf.get_mut(..name.len())?;
+    lower.copy_from_slice(name);
+    lower.make_ascii_lowercase();
+    index().get(&*lower).copied()
 }
 
 /// Run one request.
@@ -193,7 +216,12 @@ pub(super) fn printable(b: &[u8]) -> String {
 /// their own code: `TRYAGAIN` for the ones a retry may cure).
 pub(super) fn engine_error(e: impl Into<WriteError>) -> Reply {
     match e.into() {
-        WriteError::Engine(e) => Reply::err(e),
+        WriteError::Engine(e) => {
+            // A read that would have blocked: the request runs again on the blocking pool,
+            // and this reply is dropped (see `no_wait`).
+            crate::no_wait::saw_error(&e);
+            Reply::err(e)
+        }
         WriteError::Cluster(e) => Reply::Error(e.to_string()),
     }
 }
@@ -245,11 +273,25 @@ mod tests {
     }
 
     #[test]
-    fn every_name_is_lowercase_and_unique() {
-        for (i, s) in all().enumerate() {
+    fn every_name_is_lowercase_unique_and_found_in_any_case() {
+        let specs: Vec<&Spec> = all().collect();
+        for (i, s) in specs.iter().enumerate() {
             assert_eq!(s.name, s.name.to_lowercase());
-            assert!(all().skip(i + 1).all(|t| t.name != s.name), "{}", s.name);
-            assert!(lookup(s.name.to_uppercase().as_bytes()).is_some());
+            assert!(s.name.len() <= LONGEST_NAME, "{} is longer than lookup looks", s.name);
+            assert!(specs.iter().skip(i + 1).all(|t| t.name != s.name), "{} twice", s.name);
+            for name in [s.name.to_uppercase(), s.name.to_string()] {
+                assert!(lookup(name.as_bytes()).is_some_and(|found| std::ptr::eq(found, *s)), "{name}");
+            }
         }
+        assert_eq!(index().len(), specs.len());
+    }
+
+    #[test]
+    fn unknown_and_overlong_names_are_not_found() {
+        assert!(lookup(b"GeT").is_some());
+        assert!(lookup(b"").is_none());
+        assert!(lookup(b"gett").is_none());
+        assert!(lookup(&[b'g'; LONGEST_NAME + 1]).is_none());
+        assert!(lookup(b"g\xc3\xa9t").is_none());
     }
 }

@@ -342,6 +342,7 @@ impl Iterator for DbIterator {
         if self.done {
             return None;
         }
+        let _tier = crate::read_tier::Scope::enter(self.read.read_tier);
         let r = self.step_forward();
         self.finish(r)
     }
@@ -355,6 +356,7 @@ impl DoubleEndedIterator for DbIterator {
         if self.done {
             return None;
         }
+        let _tier = crate::read_tier::Scope::enter(self.read.read_tier);
         let r = self.step_backward();
         self.finish(r)
     }

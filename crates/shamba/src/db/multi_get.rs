@@ -154,6 +154,7 @@ impl DbInner {
         if tree.is_dropped() {
             return keys.iter().map(|_| Err(tree.dropped_error())).collect();
         }
+        let _tier = crate::read_tier::Scope::enter(ro.read_tier);
         // The unshared-digest baseline is a single lookup's experiment: a batch always
         // shares its keys' digests.
         self.multi_lookup(tree, keys, seq, ro)

@@ -129,6 +129,7 @@ impl DbInner {
         if tree.is_dropped() {
             return Err(tree.dropped_error());
         }
+        let _tier = crate::read_tier::Scope::enter(ro.read_tier);
         #[cfg(feature = "lab")]
         if !ro.lab.share_hash {
             return self.lookup_unshared(tree, key, seq, ro);

@@ -146,7 +146,16 @@ pub trait Readable {
     ///
     /// As [`get`](Readable::get).
     fn ttl(&self, key: impl AsRef<[u8]>) -> Result<Ttl> {
-        self.read_view().ttl(key.as_ref())
+        self.ttl_opt(key, &ReadOptions::default())
+    }
+
+    /// [`ttl`](Readable::ttl) with read options.
+    ///
+    /// # Errors
+    ///
+    /// As [`get_opt`](Readable::get_opt).
+    fn ttl_opt(&self, key: impl AsRef<[u8]>, ro: &ReadOptions) -> Result<Ttl> {
+        self.read_view().ttl(key.as_ref(), ro)
     }
 
     /// [`get`](Readable::get) with read options.

@@ -486,7 +486,8 @@ impl Readable for Transaction {
         self.range_in(&self.inner.default, &range, ro)
     }
 
-    fn ttl(&self, key: impl AsRef<[u8]>) -> Result<Ttl> {
+    fn ttl_opt(&self, key: impl AsRef<[u8]>, ro: &ReadOptions) -> Result<Ttl> {
+        let _tier = crate::read_tier::Scope::enter(ro.read_tier);
         self.ttl_in(&self.inner.default, key.as_ref())
     }
 }
@@ -583,8 +584,9 @@ impl Readable for TxKeyspace<'_> {
         it
     }
 
-    fn ttl(&self, key: impl AsRef<[u8]>) -> Result<Ttl> {
+    fn ttl_opt(&self, key: impl AsRef<[u8]>, ro: &ReadOptions) -> Result<Ttl> {
         self.refusal()?;
+        let _tier = crate::read_tier::Scope::enter(ro.read_tier);
         self.tx.ttl_in(&self.tree, key.as_ref())
     }
 }

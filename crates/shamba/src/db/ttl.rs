@@ -210,11 +210,11 @@ impl WriteBatch {
 
 impl View<'_> {
     /// The time to live of `key` as this view reads it.
-    pub(super) fn ttl(&self, key: &[u8]) -> Result<Ttl> {
+    pub(super) fn ttl(&self, key: &[u8], ro: &ReadOptions) -> Result<Ttl> {
         if let Some(e) = self.refusal() {
             return Err(e);
         }
-        let found = self.inner.find_at(self.tree, key, self.seq, &ReadOptions::default())?;
+        let found = self.inner.find_at(self.tree, key, self.seq, ro)?;
         Ok(ttl_of(found, expiry::now_millis(&*self.inner.opts.clock)))
     }
 }

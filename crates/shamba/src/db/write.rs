@@ -64,7 +64,8 @@ impl DbInner {
         if batch.has_ttls() {
             batch.stamp_deadlines(crate::expiry::now_millis(&*self.opts.clock));
         }
-        let (id, pending) = match self.queue.join(batch, wo.sync, wo.disable_wal, check) {
+        let (id, pending) = match self.queue.join_unless_stalled(batch, wo.sync, wo.disable_wal, check, wo.no_slowdown)
+        {
             Turn::Done(result) => return result,
             Turn::Lead { id, pending } => (id, pending),
         };
@@ -72,7 +73,7 @@ impl DbInner {
         // This thread leads. Nobody else touches the WAL or switches memtables until it
         // passes the lead on.
         let mut unwinding = LeadOnUnwind { db: self, group: Vec::new() };
-        if let Err(e) = self.make_room_for_write(false, pending) {
+        if let Err(e) = self.make_room(false, pending, wo.no_slowdown) {
             self.queue.abandon_lead();
             std::mem::forget(unwinding);
             return Err(e);
@@ -183,6 +184,16 @@ impl DbInner {
     /// `bytes` is the size of the write about to go in: a slowed-down writer waits for it at
     /// the delayed write rate.
     pub(crate) fn make_room_for_write(&self, force: bool, bytes: usize) -> Result<()> {
+        self.make_room(force, bytes, false)
+    }
+
+    /// [`make_room_for_write`](Self::make_room_for_write); with `no_slowdown`, a write
+    /// that would be delayed, stopped or would switch the memtable fails with
+    /// [`Error::WouldBlock`] instead (the leader then abandons the lead, its write undone).
+    /// While the leader waits, writes that must not wait are refused as they join.
+    fn make_room(&self, force: bool, bytes: usize, no_slowdown: bool) -> Result<()> {
+        let would_block = |why| if no_slowdown { Err(Error::WouldBlock(why)) } else { Ok(()) };
+        let stalled = StallMark { queue: &self.queue, marked: std::cell::Cell::new(false) };
         let mut delayed = false;
         loop {
             self.check_writable()?;
@@ -196,6 +207,8 @@ impl DbInner {
                     let t = Instant::now();
                     let wait = self.queue.pacer.delay(bytes, t);
                     if !wait.is_zero() {
+                        would_block("writes are being slowed down")?;
+                        stalled.mark();
                         std::thread::sleep(wait);
                         DbCounters::add(&self.counters.delayed_micros, t.elapsed().as_micros() as u64);
                         continue;
@@ -209,6 +222,8 @@ impl DbInner {
             }
             let for_flush = load.most_immutable >= o.max_immutable_memtables;
             if for_flush || load.l0_runs >= o.level0_stop_trigger || load.debt >= o.pending_compaction_stop_bytes {
+                would_block("writes are stopped until a flush or compaction catches up")?;
+                stalled.mark();
                 let t = Instant::now();
                 self.bg.wake_and_wait(Duration::from_millis(50))?;
                 let waited = if for_flush {
@@ -219,6 +234,8 @@ impl DbInner {
                 DbCounters::add(waited, t.elapsed().as_micros() as u64);
                 continue;
             }
+            would_block("the memtable is full and must be switched")?;
+            stalled.mark();
             self.switch_memtable(false)?;
             return Ok(());
         }
@@ -260,6 +277,29 @@ impl DbInner {
         }
         self.bg.wake();
         Ok(())
+    }
+}
+
+/// The leader's mark that it waits (`WriteQueue::set_stalled`), set on the first wait
+/// and cleared however `make_room` ends.
+struct StallMark<'a> {
+    queue: &'a super::write_queue::WriteQueue,
+    marked: std::cell::Cell<bool>,
+}
+
+impl StallMark<'_> {
+    fn mark(&self) {
+        if !self.marked.replace(true) {
+            self.queue.set_stalled(true);
+        }
+    }
+}
+
+impl Drop for StallMark<'_> {
+    fn drop(&mut self) {
+        if self.marked.get() {
+            self.queue.set_stalled(false);
+        }
     }
 }
 

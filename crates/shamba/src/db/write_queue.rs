@@ -10,7 +10,7 @@
 
 use super::batch::WriteBatch;
 use super::pacer::Pacing;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::key::SeqNo;
 use parking_lot::{Condvar, Mutex};
 use std::collections::{HashMap, VecDeque};
@@ -47,6 +47,9 @@ struct QueueState {
     /// Results posted by a leader for the writes of its group, by write id.
     done: HashMap<u64, Result<()>>,
     leader_active: bool,
+    /// The leader is waiting out a stall or a memtable switch: a write that must not wait
+    /// (`no_slowdown`) is refused rather than queued behind it.
+    stalled: bool,
 }
 
 /// What a writer that joined the queue is to do.
@@ -69,8 +72,25 @@ pub(crate) struct WriteQueue {
 
 impl WriteQueue {
     /// Queue a write and sleep until it is done or this thread leads.
+    #[cfg(test)]
     pub(crate) fn join(&self, batch: WriteBatch, sync: bool, disable_wal: bool, check: Option<CommitCheck>) -> Turn {
+        self.join_unless_stalled(batch, sync, disable_wal, check, false)
+    }
+
+    /// [`join`](Self::join); with `no_slowdown`, refused at once with
+    /// [`Error::WouldBlock`] while the leader waits out a stall (nothing is queued then).
+    pub(crate) fn join_unless_stalled(
+        &self,
+        batch: WriteBatch,
+        sync: bool,
+        disable_wal: bool,
+        check: Option<CommitCheck>,
+        no_slowdown: bool,
+    ) -> Turn {
         let mut q = self.state.lock();
+        if no_slowdown && q.stalled {
+            return Turn::Done(Err(Error::WouldBlock("the writes ahead are stalled")));
+        }
         let id = q.next_id;
         q.next_id += 1;
         q.waiting.push_back(QueuedWrite { id, batch, sync, disable_wal, check });
@@ -101,6 +121,11 @@ impl WriteQueue {
         q.waiting.pop_front();
         q.leader_active = false;
         self.cv.notify_all();
+    }
+
+    /// The leader starts (`true`) or ends waiting out a stall.
+    pub(crate) fn set_stalled(&self, stalled: bool) {
+        self.state.lock().stalled = stalled;
     }
 
     /// Post the results of the leader's group (by write id) and pass the lead on.
@@ -185,6 +210,19 @@ mod tests {
         assert_eq!(ids(take_group(&mut waiting)), [0, 1]);
         assert_eq!(ids(take_group(&mut waiting)), [2]);
         assert_eq!(ids(take_group(&mut waiting)), [3]);
+    }
+
+    #[test]
+    fn a_write_that_must_not_wait_is_refused_while_the_leader_is_stalled_and_queued_otherwise() {
+        let queue = WriteQueue::default();
+        queue.set_stalled(true);
+        match queue.join_unless_stalled(batch_of(1), false, false, None, true) {
+            Turn::Done(Err(e)) => assert!(e.is_would_block(), "{e}"),
+            _ => panic!("refused at once"),
+        }
+        assert!(queue.state.lock().waiting.is_empty(), "nothing of it was queued");
+        queue.set_stalled(false);
+        assert!(matches!(queue.join_unless_stalled(batch_of(1), false, false, None, true), Turn::Lead { .. }));
     }
 
     #[test]

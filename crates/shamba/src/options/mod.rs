@@ -566,6 +566,10 @@ pub struct ReadOptions {
     /// per this many bytes instead of one per block; compactions use 256 KiB. Blocks are
     /// still counted in `Stats::io` one by one, as if read alone. Default: 0.
     pub readahead_size: usize,
+    /// What the read may touch: everything (the default), or only what is in memory
+    /// ([`ReadTier::CacheOnly`]: memtables, the block cache, open tables' pinned index and
+    /// filters). Point reads and iterators honour it.
+    pub read_tier: ReadTier,
     /// Knobs for the experiments (the unshared digest, profiling); production code leaves
     /// them at their defaults. Only with the `lab` feature.
     #[cfg(feature = "lab")]
@@ -578,6 +582,7 @@ impl Default for ReadOptions {
             verify_checksums: true,
             fill_cache: true,
             readahead_size: 0,
+            read_tier: ReadTier::All,
             #[cfg(feature = "lab")]
             lab: ReadLab::default(),
         }
@@ -596,6 +601,20 @@ impl ReadOptions {
     }
 }
 
+/// What a read may touch ([`ReadOptions::read_tier`]), as RocksDB's `ReadTier`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum ReadTier {
+    /// Memory and files: a block not cached is read, a table not open is opened.
+    #[default]
+    All,
+    /// Memory only (RocksDB's `kBlockCacheTier`): a read that would read a block from a
+    /// file, or open a table, fails at once with [`Error::WouldBlock`] instead, having
+    /// changed nothing (the cache is not filled). For callers that must not wait on the
+    /// disk, such as a server's event loop, which then runs the read again elsewhere with
+    /// [`ReadTier::All`].
+    CacheOnly,
+}
+
 /// Options of one write.
 #[derive(Debug, Clone, Default)]
 pub struct WriteOptions {
@@ -605,6 +624,13 @@ pub struct WriteOptions {
     /// Skip the WAL: faster, but the write is lost on a crash before the next flush.
     /// Default: false.
     pub disable_wal: bool,
+    /// Fail at once with [`Error::WouldBlock`] instead of waiting: when the write would be
+    /// delayed or stopped (too many level-0 runs, too much compaction debt, too many
+    /// memtables waiting for a flush), when the memtable is full and must be switched (a
+    /// new WAL file created), or when the writes ahead of it are stalled. The write then
+    /// did nothing. As RocksDB's `no_slowdown` (which answers `Incomplete`). A write with
+    /// `sync` still waits for its sync. Default: false.
+    pub no_slowdown: bool,
 }
 
 #[cfg(test)]

@@ -3,6 +3,7 @@
 //! [`TableFile::read_raw`] pays the emulated device cost, reads, and counts the read by
 //! block kind, so every block read of every table is charged and counted exactly once.
 //! Block reads check the handle against the file before allocating, then the trailer.
+//! Inside a cache-only read (`read_tier.rs`) every read here is refused before it starts.
 //! A database's tables reach their files through its bounded cache of open files
 //! (`file_handles.rs`), taking the handle per read; a table dump holds its one file open.
 
@@ -81,6 +82,7 @@ impl TableFile {
 
     /// Read `len` bytes at `offset` from the device: charge, read, count.
     fn read_raw(&self, offset: u64, len: usize, kind: BlockKind) -> Result<Vec<u8>> {
+        crate::read_tier::check("a table read")?;
         let end = offset.checked_add(len as u64).filter(|&e| e <= self.len);
         if end.is_none() {
             return Err(self.corruption(offset, format!("read of {len} bytes runs past the end of the file")));
@@ -97,6 +99,7 @@ impl TableFile {
     /// ([`TableFile::finish_batch_read`]). The emulated device charges each read in full,
     /// as if the batch's reads did not overlap: only real devices show the overlap.
     pub(crate) fn batch_read(&self, handle: BlockHandle, kind: BlockKind) -> Result<BatchRead> {
+        crate::read_tier::check("a block read")?;
         let len = self.block_len(handle, kind)?;
         let file = self.handle()?;
         self.device.charge();
@@ -131,6 +134,7 @@ impl TableFile {
     /// The stored bytes are read into the buffer the block cache will keep and the trailer
     /// apart ([`RandomRead::read_split_at`]): a block stored raw is never copied.
     pub(crate) fn read_block(&self, handle: BlockHandle, kind: BlockKind, verify: bool) -> Result<Arc<[u8]>> {
+        crate::read_tier::check("a block read")?;
         let len = self.block_len(handle, kind)?;
         let stored_len = len - BLOCK_TRAILER_LEN;
         self.device.charge();
@@ -215,6 +219,7 @@ impl TableFile {
         verify: bool,
         ahead: &mut ReadAhead,
     ) -> Result<Arc<[u8]>> {
+        crate::read_tier::check("a block read")?;
         let len = self.block_len(handle, kind)?;
         if ahead.get(handle.offset, len).is_none() {
             let body_end = self.len.saturating_sub(FOOTER_LEN as u64);

@@ -33,6 +33,7 @@ impl TableCache {
         if let Some(r) = self.readers.read().get(&number) {
             return Ok(r.clone());
         }
+        crate::read_tier::check("a table open")?;
         // Open without the lock: an open reads several blocks, and lookups of other files
         // must not wait for it. Two threads may race to open the same file; the first
         // reader inserted wins and the other is dropped.
