@@ -307,9 +307,9 @@ expect 'OK' "${pw[@]}" SET k secret
 check "HELLO 3 AUTH default PASSWORD" bash -c "redis-cli -p $port HELLO 3 AUTH default 'pass word' | grep -q proto"
 check "AUTH then a command on one connection" test "$(printf 'AUTH "pass word"\nGET k\n' | redis-cli -p "$port" | paste -sd' ' -)" == "OK secret"
 # Pub/sub: a subscriber in the background, messages published to its channel and pattern.
-redis-cli -p "$port" "${pw[@]}" SUBSCRIBE news >"$tmp/sub.out" &
+redis-cli -p "$port" "${pw[@]}" SUBSCRIBE news >"$tmp/sub.out" 2>&1 &
 sub=$!
-redis-cli -p "$port" "${pw[@]}" PSUBSCRIBE 'n*' >"$tmp/psub.out" &
+redis-cli -p "$port" "${pw[@]}" PSUBSCRIBE 'n*' >"$tmp/psub.out" 2>&1 &
 psub=$!
 for _ in $(seq 50); do [ "$(redis-cli -p "$port" "${pw[@]}" PUBSUB NUMPAT)" == 1 ] && \
   [ "$(redis-cli -p "$port" "${pw[@]}" PUBSUB NUMSUB news | tail -1)" == 1 ] && break; sleep 0.1; done

@@ -24,6 +24,11 @@
 //!   (`pipeline`); from the first request that would wait, the rest run together on the
 //!   blocking pool. The replies go out in order. It stops cleanly when told to: no new
 //!   clients, the requests already read answered, the database flushed and closed.
+//! - The connection layer: a password ([`ServerConfig::requirepass`], AUTH, HELLO's AUTH)
+//!   and protected mode; TLS through rustls on a second port ([`TlsConfig`]); `maxclients`,
+//!   request size limits and an idle timeout; a registry of the clients (CLIENT LIST, KILL,
+//!   ...); pub/sub in memory. Its settings by Redis's names, from a config file or flags:
+//!   [`Settings`].
 //!
 //! - Cluster mode ([`ServerConfig::cluster`], `shamba serve --node-id`): the server is a
 //!   node of an openraft group whose storage is `shamba-raft`'s, in the node's one
@@ -31,11 +36,13 @@
 //!   reads wait for a read barrier on the leader, and a follower forwards the requests that
 //!   touch keys to the leader over the nodes' tarpc service; [`Cluster`] is the node.
 //!
-//! Inside: `cluster` (the node, its RPCs and openraft's network over them), `commands`
+//! Inside: `auth` (the password, protected mode), `clients` (the registry of connections),
+//! `cluster` (the node, its RPCs and openraft's network over them), `commands`
 //! (the table and one file per group of handlers), `connection` (one client's loop),
 //! `cursor` (SCAN's cursors), `databases`, `durability`, `glob` (KEYS and SCAN MATCH
 //! patterns), `no_wait` (what may run on a connection's task), `pipeline` (runs of like
-//! requests executed together), `reply`, `resp`, `session`, `store`.
+//! requests executed together), `pubsub` (channels, patterns, delivery), `reply`, `resp`,
+//! `session`, `settings` (Redis-style names and config files), `store`, `tls`.
 //!
 //! ```no_run
 //! use shamba_server::{Listener, ServerConfig, SyncMode};

@@ -78,6 +78,12 @@ pub(crate) fn saw<T>(result: &shamba::Result<T>) {
     }
 }
 
+/// Whether the request running here has been refused (its reply will be dropped and it
+/// runs again on the blocking pool): state it changes besides the engine's must not change.
+pub(crate) fn refused() -> bool {
+    MODE.get() == Mode::Refused
+}
+
 /// Note an engine error: a `WouldBlock` refuses the request.
 pub(crate) fn saw_error(e: &shamba::Error) {
     if e.is_would_block() && MODE.get() == Mode::MustNotWait {

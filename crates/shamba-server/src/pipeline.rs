@@ -37,11 +37,12 @@ impl Server {
     /// When the front of `requests` is a run of two or more plain writes, or of two or more
     /// GETs, execute it together (see the module's note), append the replies to `out`,
     /// remove the run and answer `true`; otherwise (or when the run must go one request at
-    /// a time) change nothing and answer `false`. Not inside MULTI, where requests queue.
-    /// Nor for a client that must still AUTH or is in RESP2's subscribed mode: dispatch
-    /// refuses its requests one by one.
+    /// a time) change nothing and answer `false`. Not inside MULTI, where requests queue,
+    /// nor for a session the connection layer looks at request by request
+    /// ([`Session::is_plain`]).
     pub(super) fn run_together(&self, session: &Session, requests: &mut VecDeque<Args>, out: &mut Vec<u8>) -> bool {
-        if session.multi.is_some() || !session.authenticated || session.subs.count() > 0 {
+        // The connection layer's checks and records go one request at a time.
+        if session.multi.is_some() || !session.is_plain() {
             return false;
         }
         let Some(first) = requests.front().map(kind) else {
@@ -91,6 +92,10 @@ impl Server {
         let Some(replies) = replies else {
             return false;
         };
+        let last = requests.get(n - 1).and_then(|a| a.first()).and_then(|name| super::commands::lookup(name));
+        if let Some(spec) = last {
+            session.note_ran(spec.name());
+        }
         // Each request's share of the run's time, in the per-command statistics.
         let each = started.elapsed() / n as u32;
         for (args, reply) in requests.drain(..n).zip(replies) {

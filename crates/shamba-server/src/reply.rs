@@ -102,7 +102,10 @@ impl Reply {
                 Protocol::Resp3 => write!(out, ",{}\r\n", format_double(*d)),
             },
             Reply::Array(items) => {
-                write!(out, "*{}\r\n", items.len())?;
+                // Several replies to one command inside an array (SUBSCRIBE between MULTI
+                // and EXEC) are that many elements of it.
+                let count: usize = items.iter().map(|r| if let Reply::Frames(f) = r { f.len() } else { 1 }).sum();
+                write!(out, "*{count}\r\n")?;
                 items.iter().try_for_each(|r| r.write_to(proto, out))
             }
             Reply::Map(pairs) => {
@@ -184,6 +187,8 @@ mod tests {
         assert_eq!(both(&push), ("*2\r\n$7\r\nmessage\r\n:1\r\n".into(), ">2\r\n$7\r\nmessage\r\n:1\r\n".into()));
         let frames = Reply::Frames(vec![Reply::Int(1), Reply::OK]);
         assert_eq!(both(&frames).0, ":1\r\n+OK\r\n");
+        let nested = Reply::Array(vec![Reply::Int(0), frames]);
+        assert_eq!(both(&nested).0, "*3\r\n:0\r\n:1\r\n+OK\r\n");
     }
 
     #[test]

@@ -89,6 +89,19 @@ pub struct Session {
     pub(super) client: Option<Arc<Client>>,
     /// Its pub/sub channels and patterns.
     pub(super) subs: Subscriptions,
+    /// CLIENT REPLY: whether replies are sent.
+    pub(super) replies: Replies,
+}
+
+/// CLIENT REPLY's modes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Replies {
+    /// Every reply sent (the default).
+    On,
+    /// No reply sent until CLIENT REPLY ON.
+    Off,
+    /// The next command's reply not sent.
+    Skip,
 }
 
 /// The commands MULTI queued.
@@ -113,6 +126,7 @@ impl Session {
             authenticated: true,
             client: None,
             subs: Subscriptions::default(),
+            replies: Replies::On,
         }
     }
 
@@ -124,6 +138,20 @@ impl Session {
     /// The database its commands act on (`SELECT`).
     pub fn database(&self) -> usize {
         self.db
+    }
+
+    /// Whether its requests may run in the pipeline's runs, past the connection layer's
+    /// per-request checks: authenticated, not subscribed, replies on.
+    pub(super) fn is_plain(&self) -> bool {
+        self.authenticated && self.subs.count() == 0 && self.replies == Replies::On
+    }
+
+    /// Note for CLIENT LIST that it ran the command `name` (outside the dispatch, which
+    /// notes the others).
+    pub(super) fn note_ran(&self, name: &str) {
+        if let Some(c) = &self.client {
+            c.record(self, name, None);
+        }
     }
 
     /// Whether it asked to close (`QUIT`): its connection closes after the reply.

@@ -98,7 +98,7 @@ const HELLO_END: &str = "$7\r\nmodules\r\n*0\r\n";
 fn closed_within(c: &mut TcpStream, within: Duration) -> bool {
     c.set_read_timeout(Some(within)).expect("timeout");
     let mut sink = Vec::new();
-    matches!(c.read_to_end(&mut sink), Ok(_))
+    c.read_to_end(&mut sink).is_ok()
 }
 
 #[test]
@@ -158,6 +158,14 @@ fn without_a_password_auth_says_so_and_hello_auth_is_accepted() {
     c.write_all(b"HELLO 2 AUTH default anything\r\n").expect("send");
     assert!(read_until(&mut c, HELLO_END).starts_with("*16\r\n"));
     roundtrip(&mut c, "PING\r\n", "+PONG\r\n");
+
+    // A binary password set while serving: new clients need it, this one stays signed in.
+    roundtrip(&mut c, "*4\r\n$6\r\nCONFIG\r\n$3\r\nSET\r\n$11\r\nrequirepass\r\n$7\r\nabc\0def\r\n", "+OK\r\n");
+    roundtrip(&mut c, "CONFIG GET requirepass\r\n", "*2\r\n$11\r\nrequirepass\r\n$7\r\nabc\0def\r\n");
+    roundtrip(&mut c, "PING\r\n", "+PONG\r\n");
+    let mut d = connect(srv.addr);
+    roundtrip(&mut d, "AUTH abc\r\n", "-WRONGPASS invalid username-password pair or user is disabled.\r\n");
+    roundtrip(&mut d, "*2\r\n$4\r\nAUTH\r\n$7\r\nabc\0def\r\nPING\r\n", "+OK\r\n+PONG\r\n");
 }
 
 #[test]
@@ -224,6 +232,13 @@ fn clients_are_listed_and_a_killed_idle_client_is_closed_at_once() {
     roundtrip(&mut b, &format!("CLIENT KILL ID {a_id}\r\n"), ":1\r\n");
     assert!(closed_within(&mut a, Duration::from_secs(10)), "the idle client is closed");
     assert!(t.elapsed() < Duration::from_secs(5), "at once, not at its next request");
+    // CLIENT REPLY silences replies, all or the next one.
+    roundtrip(
+        &mut b,
+        "CLIENT REPLY OFF\r\nSET r 1\r\nSET s 2\r\nGET r\r\nGET s\r\nCLIENT REPLY ON\r\nGET r\r\n",
+        "+OK\r\n$1\r\n1\r\n",
+    );
+    roundtrip(&mut b, "CLIENT REPLY SKIP\r\nINCR r\r\nGET r\r\n", "$1\r\n2\r\n");
     // SKIPME no kills the caller too, after its reply.
     roundtrip(&mut b, "CLIENT KILL SKIPME no\r\n", ":1\r\n");
     assert!(closed_within(&mut b, Duration::from_secs(10)));

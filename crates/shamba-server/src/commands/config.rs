@@ -32,17 +32,14 @@ fn fixed(ctx: &Ctx<'_>) -> Vec<(&'static str, String)> {
     ]
 }
 
-/// The connection layer's settings, which CONFIG SET changes for connections made after
-/// it (and, for the password, for every later AUTH), as Redis does.
+/// The connection layer's settings (`conn::settings`), but those [`fixed`] reports.
 fn connections(ctx: &Ctx<'_>) -> Vec<(&'static str, String)> {
-    let c = &ctx.server.conns;
-    let yes_no = |b: bool| if b { "yes" } else { "no" }.to_string();
-    vec![
-        ("maxclients", c.registry.max().to_string()),
-        ("timeout", c.idle_timeout().map_or(0, |d| d.as_secs()).to_string()),
-        ("requirepass", String::from_utf8_lossy(&c.auth.password()).into_owned()),
-        ("protected-mode", yes_no(c.auth.protected())),
-    ]
+    let fixed = fixed(ctx);
+    super::conn::settings(ctx)
+        .into_iter()
+        .filter(|(k, _)| !fixed.iter().any(|(f, _)| f == k))
+        .map(|(k, v)| (k, String::from_utf8_lossy(&v).into_owned()))
+        .collect()
 }
 
 /// Every setting and its value: the fixed ones, the connections', the slow log's, then the
@@ -127,11 +124,11 @@ fn parse_memory(v: &str) -> Option<u64> {
 /// CONFIG SET name value [name value ...]: all or nothing, as Redis 7.
 fn set(ctx: &Ctx<'_>, words: &Args) -> Reply {
     let st = &ctx.server.settings;
-    let mut changes: Vec<(String, String)> = Vec::new();
+    let mut changes: Vec<(String, String, &[u8])> = Vec::new();
     for pair in words.chunks_exact(2) {
-        let [name, value] = pair else { continue };
+        let [name, raw] = pair else { continue };
         let name = String::from_utf8_lossy(name).to_lowercase();
-        let value = String::from_utf8_lossy(value).into_owned();
+        let value = String::from_utf8_lossy(raw).into_owned();
         let bad = |why: &str| Reply::err(format!("CONFIG SET failed (possibly related to argument '{name}') - {why}"));
         match name.as_str() {
             "slowlog-log-slower-than" => {
@@ -170,9 +167,9 @@ fn set(ctx: &Ctx<'_>, words: &Args) -> Reply {
             n if st.text.lock().contains_key(n) => {}
             _ => return Reply::err(format!("Unknown option or number of arguments for CONFIG SET - '{name}'")),
         }
-        changes.push((name, value));
+        changes.push((name, value, raw.as_slice()));
     }
-    for (name, value) in changes {
+    for (name, value, raw) in changes {
         match name.as_str() {
             "slowlog-log-slower-than" => {
                 st.slowlog_slower_than.store(parse_int(value.as_bytes()).unwrap_or(0), Relaxed);
@@ -183,15 +180,11 @@ fn set(ctx: &Ctx<'_>, words: &Args) -> Reply {
                 st.slowlog.lock().entries.truncate(n as usize);
             }
             "appendonly" => {}
-            "requirepass" => ctx.server.conns.auth.set_password(value.as_bytes()),
-            "protected-mode" => ctx.server.conns.auth.set_protected(value.eq_ignore_ascii_case("yes")),
-            "maxclients" => {
-                let n = parse_int(value.as_bytes()).and_then(|n| usize::try_from(n).ok()).unwrap_or(1);
-                ctx.server.conns.registry.set_max(n);
-            }
-            "timeout" => {
-                let n = parse_int(value.as_bytes()).and_then(|n| u64::try_from(n).ok()).unwrap_or(0);
-                ctx.server.conns.set_idle_timeout(n);
+            "requirepass" | "protected-mode" | "maxclients" | "timeout" => {
+                // Checked above, so it applies (the password as given, bytes and all).
+                if let Some(Err(e)) = super::conn::set_setting(ctx, name.as_bytes(), raw) {
+                    return e;
+                }
             }
             _ => {
                 let mut text = st.text.lock();

@@ -6,7 +6,7 @@ use super::{arg, is, parse_int, printable, syntax_error, wrong_arity, Args, Spec
 use crate::auth;
 use crate::clients::Client;
 use crate::reply::{Protocol, Reply};
-use crate::session::Ctx;
+use crate::session::{Ctx, Replies};
 use std::sync::Arc;
 
 const NO_AUTH: &[&str] = &["noscript", "loading", "stale", "fast", "no-auth", "allow-busy"];
@@ -35,14 +35,14 @@ fn allowed_subscribed(name: &str) -> bool {
     )
 }
 
-/// Whether `name` changes subscriptions (not allowed between MULTI and EXEC: its replies
-/// are several frames).
+/// Whether `name` changes subscriptions (its replies are pushes, sent even when CLIENT
+/// REPLY silences the others).
 fn changes_subscriptions(name: &str) -> bool {
     matches!(name, "subscribe" | "unsubscribe" | "psubscribe" | "punsubscribe")
 }
 
 /// The error that refuses `spec` for this connection before it runs, if one does: not
-/// authenticated, or in RESP2's subscribed mode, or a subscription change inside MULTI.
+/// authenticated, or in RESP2's subscribed mode.
 pub(super) fn refuse(ctx: &mut Ctx<'_>, spec: &Spec, args: &Args) -> Option<Reply> {
     let s = &ctx.session;
     if !s.authenticated && !auth::runs_unauthenticated(spec.name) {
@@ -54,21 +54,29 @@ pub(super) fn refuse(ctx: &mut Ctx<'_>, spec: &Spec, args: &Args) -> Option<Repl
             full_name(spec, args)
         )));
     }
-    if s.multi.is_some() && changes_subscriptions(spec.name) {
-        if let Some(q) = &mut ctx.session.multi {
-            q.refused = true;
-        }
-        return Some(Reply::err("Command not allowed inside a transaction"));
-    }
     None
 }
 
-/// Note that this connection ran `spec` (CLIENT LIST's `cmd` and `idle`, and the state
-/// other clients see).
-pub(super) fn record(ctx: &Ctx<'_>, spec: &Spec, args: &Args) {
+/// After `spec` ran: note it (CLIENT LIST's `cmd` and `idle`, and the state other clients
+/// see), and answer `reply` unless CLIENT REPLY silenced it (subscription confirmations
+/// are sent even then, as Redis sends its pushes).
+pub(super) fn after(ctx: &mut Ctx<'_>, spec: &Spec, args: &Args, reply: Reply) -> Reply {
+    // Run again on the blocking pool: noted and counted then.
+    if crate::no_wait::refused() {
+        return reply;
+    }
     if let Some(c) = &ctx.session.client {
         c.record(ctx.session, spec.name, subcommand(spec, args));
     }
+    // Inside EXEC every queued command answers: EXEC's own reply is the one silenced.
+    if ctx.session.replies == Replies::On || changes_subscriptions(spec.name) || ctx.tx.is_some() {
+        return reply;
+    }
+    if ctx.session.replies == Replies::Skip && !(spec.name == "client" && is(arg(args, 1), "REPLY")) {
+        ctx.session.replies = Replies::On;
+    }
+    // No frame at all.
+    Reply::Frames(Vec::new())
 }
 
 /// The subcommand, for the commands that have them.
@@ -85,6 +93,53 @@ fn full_name(spec: &Spec, args: &Args) -> String {
         Some(sub) => format!("{}|{}", spec.name, String::from_utf8_lossy(sub).to_lowercase()),
         None => spec.name.to_string(),
     }
+}
+
+/// The connection layer's settings, as CONFIG GET shows them.
+pub(super) fn settings(ctx: &Ctx<'_>) -> Vec<(&'static str, Vec<u8>)> {
+    let c = &ctx.server.conns;
+    let yes_no = |b: bool| if b { b"yes".to_vec() } else { b"no".to_vec() };
+    let secs = c.idle_timeout().map_or(0, |d| d.as_secs());
+    vec![
+        ("requirepass", c.auth.password()),
+        ("protected-mode", yes_no(c.auth.protected())),
+        ("maxclients", c.registry.max().to_string().into_bytes()),
+        ("timeout", secs.to_string().into_bytes()),
+        ("proto-max-bulk-len", ctx.server.limits.max_bulk.to_string().into_bytes()),
+        ("client-query-buffer-limit", ctx.server.limits.max_query.to_string().into_bytes()),
+    ]
+}
+
+/// CONFIG SET of one of the settings that may change while serving (requirepass,
+/// protected-mode, maxclients, timeout); `None` when `name` is not one of them.
+pub(super) fn set_setting(ctx: &Ctx<'_>, name: &[u8], value: &[u8]) -> Option<Result<(), Reply>> {
+    let c = &ctx.server.conns;
+    let invalid = || {
+        Reply::err(format!(
+            "CONFIG SET failed (possibly related to argument '{}') - argument couldn't be parsed into an integer",
+            printable(name).to_lowercase()
+        ))
+    };
+    let number = || parse_int(value).and_then(|n| u64::try_from(n).ok()).ok_or_else(invalid);
+    Some(if is(name, "requirepass") {
+        c.auth.set_password(value);
+        Ok(())
+    } else if is(name, "protected-mode") {
+        if is(value, "yes") || is(value, "no") {
+            c.auth.set_protected(is(value, "yes"));
+            Ok(())
+        } else {
+            Err(Reply::err(
+                "CONFIG SET failed (possibly related to argument 'protected-mode') - argument must be 'yes' or 'no'",
+            ))
+        }
+    } else if is(name, "maxclients") {
+        number().map(|n| c.registry.set_max(usize::try_from(n).unwrap_or(usize::MAX)))
+    } else if is(name, "timeout") {
+        number().map(|n| c.set_idle_timeout(n))
+    } else {
+        return None;
+    })
 }
 
 /// AUTH [username] password.
@@ -130,6 +185,7 @@ fn reset(ctx: &mut Ctx<'_>, _args: &Args) -> Reply {
     s.multi = None;
     s.watch = None;
     s.authenticated = !ctx.server.conns.auth.required();
+    s.replies = Replies::On;
     debug_assert_eq!(s.id, id);
     Reply::Simple("RESET")
 }
@@ -185,6 +241,22 @@ fn client(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
             _ if n != 3 => sub_arity(&String::from_utf8_lossy(sub).to_lowercase()),
             _ => syntax_error(),
         };
+    }
+    if is(sub, "REPLY") {
+        if n != 3 {
+            return sub_arity("reply");
+        }
+        let mode = arg(args, 2);
+        ctx.session.replies = if is(mode, "ON") {
+            Replies::On
+        } else if is(mode, "OFF") {
+            Replies::Off
+        } else if is(mode, "SKIP") {
+            Replies::Skip
+        } else {
+            return syntax_error();
+        };
+        return Reply::OK;
     }
     if is(sub, "INFO") {
         return if n == 2 { Reply::Text(format!("{}\n", own_line(ctx, args))) } else { sub_arity("info") };
@@ -306,7 +378,7 @@ fn kill(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
     }
     let mut f = KillFilter { skipme: true, ..KillFilter::default() };
     let rest = args.get(2..).unwrap_or_default();
-    if rest.len() % 2 != 0 {
+    if !rest.len().is_multiple_of(2) {
         return syntax_error();
     }
     for pair in rest.chunks(2) {

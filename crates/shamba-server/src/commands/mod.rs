@@ -249,13 +249,15 @@ pub(super) fn dispatch(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
     let started = std::time::Instant::now();
     let reply = (spec.run)(ctx, args);
     let took = started.elapsed();
-    ctx.server.counters.by_command.ran(spec, took, &reply);
-    if spec.is_write() && !matches!(reply, Reply::Error(_)) {
-        crate::session::ServerCounters::add(&ctx.server.counters.dirty, 1);
+    // A request refused on the connection's task runs again on the pool: counted there.
+    if !crate::no_wait::refused() {
+        ctx.server.counters.by_command.ran(spec, took, &reply);
+        if spec.is_write() && !matches!(reply, Reply::Error(_)) {
+            crate::session::ServerCounters::add(&ctx.server.counters.dirty, 1);
+        }
+        ctx.server.settings.maybe_log(args, took);
     }
-    ctx.server.settings.maybe_log(args, took);
-    conn::record(ctx, spec, args);
-    reply
+    conn::after(ctx, spec, args, reply)
 }
 
 /// A session's end: its subscriptions dropped.
