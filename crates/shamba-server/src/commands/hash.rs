@@ -44,8 +44,11 @@ fn read(db: &Selected<'_>, key: &[u8], empty: Reply) -> Result<Meta, Reply> {
     }
 }
 
+/// A field and its value.
+type Pair = (Vec<u8>, Vec<u8>);
+
 /// Every field and value of a hash.
-fn all(db: &Selected<'_>, key: &[u8], meta: &Meta) -> Result<Vec<(Vec<u8>, Vec<u8>)>, Reply> {
+fn all(db: &Selected<'_>, key: &[u8], meta: &Meta) -> Result<Vec<Pair>, Reply> {
     types::fields(db, key, meta, None).collect::<shamba::Result<_>>().map_err(engine_error)
 }
 
