@@ -439,3 +439,37 @@ fn random_commands_answer_as_a_model_of_typed_values() {
     let Reply::Array(keys) = run(&srv, s, "KEYS *") else { panic!("an array") };
     assert_eq!(keys, m.keys().map(|k| bulk(k)).collect::<Vec<_>>());
 }
+
+#[test]
+fn rename_copy_move_touch_and_randomkey_take_collections_whole() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (_rt, srv) = server(dir.path());
+    let mut s = Session::new(1);
+    assert_eq!(run(&srv, &mut s, "HSET h a 1 b 2"), Reply::Int(2));
+    assert_eq!(run(&srv, &mut s, "RANDOMKEY"), bulk("h"), "the only key is a hash");
+    assert_eq!(run(&srv, &mut s, "PEXPIRE h 100000"), Reply::Int(1));
+    assert_eq!(run(&srv, &mut s, "RENAME h h2"), Reply::OK);
+    assert_eq!(run(&srv, &mut s, "EXISTS h"), Reply::Int(0));
+    assert_eq!(run(&srv, &mut s, "HMGET h2 a b"), bulks(&["1", "2"]));
+    assert_eq!(run(&srv, &mut s, "HLEN h2"), Reply::Int(2));
+    assert!(
+        matches!(run(&srv, &mut s, "PTTL h2"), Reply::Int(ms) if ms > 0 && ms <= 100_000),
+        "the deadline moves with it"
+    );
+    // A string at the destination is replaced; the copy is a collection of its own.
+    assert_eq!(run(&srv, &mut s, "SET c x"), Reply::OK);
+    assert_eq!(run(&srv, &mut s, "COPY h2 c REPLACE"), Reply::Int(1));
+    assert_eq!(run(&srv, &mut s, "HSET c a changed"), Reply::Int(0));
+    assert_eq!(run(&srv, &mut s, "HGET h2 a"), bulk("1"), "the source is not the copy");
+    assert_eq!(run(&srv, &mut s, "TYPE c"), Reply::Simple("hash"));
+    // A set moved to another database, and a hash over an old hash of the same name.
+    assert_eq!(run(&srv, &mut s, "SADD s m1 m2"), Reply::Int(2));
+    assert_eq!(run(&srv, &mut s, "MOVE s 1"), Reply::Int(1));
+    assert_eq!(run(&srv, &mut s, "HSET old z 9"), Reply::Int(1));
+    assert_eq!(run(&srv, &mut s, "RENAME c old"), Reply::OK);
+    assert_eq!(run(&srv, &mut s, "HGET old z"), Reply::Null, "the old hash's fields are gone");
+    assert_eq!(run(&srv, &mut s, "TOUCH h2 old s nope"), Reply::Int(2));
+    assert_eq!(run(&srv, &mut s, "SELECT 1"), Reply::OK);
+    assert_eq!(sorted(run(&srv, &mut s, "SMEMBERS s")), [b"m1".to_vec(), b"m2".to_vec()]);
+    assert_eq!(run(&srv, &mut s, "OBJECT ENCODING s"), bulk("listpack"));
+}
