@@ -91,7 +91,7 @@ impl Databases {
     }
 
     /// Database `n`'s collection keyspaces, if it ever held a collection.
-    pub(super) fn collections(&self, n: usize) -> Option<&Collections> {
+    pub(crate) fn collections(&self, n: usize) -> Option<&Collections> {
         self.collections.get(n)?.get()
     }
 

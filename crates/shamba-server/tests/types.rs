@@ -472,4 +472,7 @@ fn rename_copy_move_touch_and_randomkey_take_collections_whole() {
     assert_eq!(run(&srv, &mut s, "SELECT 1"), Reply::OK);
     assert_eq!(sorted(run(&srv, &mut s, "SMEMBERS s")), [b"m1".to_vec(), b"m2".to_vec()]);
     assert_eq!(run(&srv, &mut s, "OBJECT ENCODING s"), bulk("listpack"));
+    let Reply::Text(info) = run(&srv, &mut s, "INFO keyspace") else { panic!("INFO is text") };
+    assert!(info.contains("db0:keys=2,expires=2,"), "two hashes, both with the deadline COPY kept: {info}");
+    assert!(info.contains("db1:keys=1,expires=0,"), "{info}");
 }

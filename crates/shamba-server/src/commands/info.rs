@@ -252,6 +252,21 @@ fn keyspace(ctx: &Ctx<'_>, _: &Stats, out: &mut String) {
                 expires += 1;
             }
         }
+        // Collections: one metadata entry each, counted while it is live.
+        if let Some(c) = ctx.server.store.databases().collections(n) {
+            let now = crate::commands::expiry::now_ms();
+            for item in c.meta.iter() {
+                let Ok((_, v)) = item else { break };
+                if keys >= KEYSPACE_EXACT_LIMIT {
+                    exact = false;
+                    break;
+                }
+                if let Ok(Some(meta)) = crate::types::decode_live(c, &v, now) {
+                    keys += 1;
+                    expires += u64::from(meta.deadline_ms.is_some());
+                }
+            }
+        }
         if !exact {
             keys = keys.max(ks.stats().levels.iter().map(|l| l.entries).sum());
         }
