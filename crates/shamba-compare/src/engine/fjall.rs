@@ -16,7 +16,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 /// The keyspace every workload uses.
-const KEYSPACE: &str = "bench";
+pub(super) const KEYSPACE: &str = "bench";
 
 /// A fjall database with one keyspace.
 pub struct FjallEngine {
@@ -28,21 +28,26 @@ impl FjallEngine {
     /// Open `dir` with the shared setup.
     pub fn open(dir: &Path, setup: &Setup) -> EngineResult<Self> {
         let db = Database::builder(dir).cache_size(setup.cache_bytes as u64).open()?;
-        let bits = setup.bits_per_key as f32;
-        let block = u32::try_from(setup.block_size)?;
-        let file = setup.target_file_size;
-        let ratio = setup.size_ratio as f32;
-        let ks = db.keyspace(KEYSPACE, || {
-            KeyspaceCreateOptions::default()
-                .max_memtable_size(setup.write_buffer_size as u64)
-                .data_block_size_policy(BlockSizePolicy::all(block))
-                .filter_policy(FilterPolicy::all(FilterPolicyEntry::Bloom(BloomConstructionPolicy::BitsPerKey(bits))))
-                .compaction_strategy(Arc::new(
-                    Leveled::default().with_table_target_size(file).with_level_ratio_policy(vec![ratio]),
-                ))
-        })?;
+        let options = keyspace_options(setup)?;
+        let ks = db.keyspace(KEYSPACE, || options)?;
         Ok(FjallEngine { db, ks })
     }
+}
+
+/// The keyspace's options for the shared setup (memtable, block and table sizes, bits per
+/// key, level ratio); the rest fjall's defaults.
+pub(super) fn keyspace_options(setup: &Setup) -> EngineResult<KeyspaceCreateOptions> {
+    let bits = setup.bits_per_key as f32;
+    let block = u32::try_from(setup.block_size)?;
+    let file = setup.target_file_size;
+    let ratio = setup.size_ratio as f32;
+    Ok(KeyspaceCreateOptions::default()
+        .max_memtable_size(setup.write_buffer_size as u64)
+        .data_block_size_policy(BlockSizePolicy::all(block))
+        .filter_policy(FilterPolicy::all(FilterPolicyEntry::Bloom(BloomConstructionPolicy::BitsPerKey(bits))))
+        .compaction_strategy(Arc::new(
+            Leveled::default().with_table_target_size(file).with_level_ratio_policy(vec![ratio]),
+        )))
 }
 
 impl Engine for FjallEngine {
