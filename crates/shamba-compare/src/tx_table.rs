@@ -34,7 +34,7 @@ pub fn print(rows: &[TxMeasurement]) {
         println!();
         println!("== {table} ==");
         println!(
-            "{:<18} {:<10} {:>11} {:>10} {:>9} {:>9} {:>10} {:>10} {:>9}",
+            "{:<21} {:<10} {:>11} {:>10} {:>9} {:>9} {:>10} {:>10} {:>9}",
             "phase", "engine", "ops/s", "confl/op", "p50 us", "p99 us", "cpu us/op", "S/p ops/s", "S/p cpu"
         );
         let in_table: Vec<&TxMeasurement> = rows.iter().filter(|r| r.table == table).collect();
@@ -53,7 +53,7 @@ pub fn print(rows: &[TxMeasurement]) {
                     _ => (String::new(), String::new()),
                 };
                 println!(
-                    "{:<18} {:<10} {:>11.0} {:>10.4} {:>9.1} {:>9.1} {:>10.2} {:>10} {:>9}",
+                    "{:<21} {:<10} {:>11.0} {:>10.4} {:>9.1} {:>9.1} {:>10.2} {:>10} {:>9}",
                     r.phase,
                     r.engine.name(),
                     r.ops_per_sec,
@@ -71,16 +71,18 @@ pub fn print(rows: &[TxMeasurement]) {
     println!();
     println!("An op is a committed transaction (conflicted attempts run again at once, counted in confl/op;");
     println!("its latency from the first begin to the commit that succeeded) or one plain write. cpu us/op:");
-    println!("client threads only, summed. S/p = Shamba / peer: ops/s above 1.00x and cpu (peer / Shamba) above");
-    println!("1.00x mean Shamba is faster.");
+    println!("client threads only, summed (steadier than ops/s on a loaded machine). S/p = Shamba / peer:");
+    println!("ops/s above 1.00x and cpu (peer / Shamba) above 1.00x mean Shamba is faster. cpu tx-(g+p): client");
+    println!("CPU a transaction costs over the same get + put without one, microseconds.");
 }
 
-/// Ops/s of `engine`'s row whose table starts with `table` and whose phase is `phase`.
-fn ops_of(rows: &[TxMeasurement], engine: Variant, table: &str, phase: &str) -> Option<f64> {
-    rows.iter().find(|r| r.engine == engine && r.table.starts_with(table) && r.phase == phase).map(|r| r.ops_per_sec)
+/// `engine`'s row whose table starts with `table` and whose phase is `phase`.
+fn row_of<'a>(rows: &'a [TxMeasurement], engine: Variant, table: &str, phase: &str) -> Option<&'a TxMeasurement> {
+    rows.iter().find(|r| r.engine == engine && r.table.starts_with(table) && r.phase == phase)
 }
 
-/// Per engine and thread count: one-key transactions/s beside get + put/s and put/s.
+/// Per engine and thread count: one-key transactions beside get + put and put, in ops/s
+/// and in client CPU per op (steadier on a loaded machine).
 fn print_cost(rows: &[TxMeasurement]) {
     let mut engines: Vec<Variant> = Vec::new();
     let mut threads: Vec<usize> = Vec::new();
@@ -93,27 +95,44 @@ fn print_cost(rows: &[TxMeasurement]) {
         }
     }
     println!();
-    println!("== cost of the transaction path: 1-key read-modify-write, with and without a transaction ==");
+    println!("== cost of the transaction path: 1-key read-modify-write in a transaction, get + put, put ==");
     println!(
-        "{:<10} {:>8} {:>12} {:>12} {:>12} {:>14} {:>12}",
-        "engine", "threads", "tx/s", "get+put/s", "put/s", "tx/(get+put)", "tx/put"
+        "{:<10} {:>7} {:>9} {:>11} {:>9} {:>12} {:>9} {:>14} {:>11} {:>13}",
+        "engine",
+        "threads",
+        "tx/s",
+        "get+put/s",
+        "put/s",
+        "tx cpu us",
+        "g+p cpu",
+        "put cpu us",
+        "tx/(g+p)",
+        "cpu tx-(g+p)"
     );
     for &e in &engines {
         for &t in &threads {
             let plural = if t == 1 { "thread" } else { "threads" };
-            let tx = ops_of(rows, e, "transactions: read-modify-write of 1 key", &format!("{t} {plural}"));
-            let get_put = ops_of(rows, e, "plain writes", &format!("get + put, {t} {plural}"));
-            let put = ops_of(rows, e, "plain writes", &format!("put, {t} {plural}"));
-            let cell = |v: Option<f64>| v.map_or("-".to_string(), |x| format!("{x:.0}"));
+            let tx = row_of(rows, e, "transactions: read-modify-write of 1 key", &format!("{t} {plural}"));
+            let get_put = row_of(rows, e, "plain writes", &format!("get + put, {t} {plural}"));
+            let put = row_of(rows, e, "plain writes", &format!("put, {t} {plural}"));
+            let ops = |r: Option<&TxMeasurement>| r.map_or("-".to_string(), |r| format!("{:.0}", r.ops_per_sec));
+            let cpu = |r: Option<&TxMeasurement>| r.map_or("-".to_string(), |r| format!("{:.2}", r.cpu_us_per_op()));
+            let extra = match (tx, get_put) {
+                (Some(a), Some(b)) => format!("{:+.2}", a.cpu_us_per_op() - b.cpu_us_per_op()),
+                _ => "-".into(),
+            };
             println!(
-                "{:<10} {:>8} {:>12} {:>12} {:>12} {:>14} {:>12}",
+                "{:<10} {:>7} {:>9} {:>11} {:>9} {:>12} {:>9} {:>14} {:>11} {:>13}",
                 e.name(),
                 t,
-                cell(tx),
-                cell(get_put),
-                cell(put),
-                ratio(tx.unwrap_or(0.0), get_put.unwrap_or(0.0)),
-                ratio(tx.unwrap_or(0.0), put.unwrap_or(0.0))
+                ops(tx),
+                ops(get_put),
+                ops(put),
+                cpu(tx),
+                cpu(get_put),
+                cpu(put),
+                ratio(tx.map_or(0.0, |r| r.ops_per_sec), get_put.map_or(0.0, |r| r.ops_per_sec)),
+                extra
             );
         }
     }
@@ -158,9 +177,10 @@ mod tests {
             row(Variant::Fjall, "transactions: read-modify-write of 1 key, uniform over 9 keys", "1 thread", 3.0),
             row(Variant::Fjall, "plain writes, no transaction", "get + put, 1 thread", 6.0),
         ];
-        assert_eq!(ops_of(&rows, Variant::Fjall, "transactions: read-modify-write of 1 key", "1 thread"), Some(3.0));
-        assert_eq!(ops_of(&rows, Variant::Fjall, "plain writes", "get + put, 1 thread"), Some(6.0));
-        assert_eq!(ops_of(&rows, Variant::Fjall, "plain writes", "put, 1 thread"), None);
-        assert_eq!(ops_of(&rows, Variant::Shamba, "plain writes", "get + put, 1 thread"), None);
+        let ops = |e, table, phase| row_of(&rows, e, table, phase).map(|r| r.ops_per_sec);
+        assert_eq!(ops(Variant::Fjall, "transactions: read-modify-write of 1 key", "1 thread"), Some(3.0));
+        assert_eq!(ops(Variant::Fjall, "plain writes", "get + put, 1 thread"), Some(6.0));
+        assert_eq!(ops(Variant::Fjall, "plain writes", "put, 1 thread"), None);
+        assert_eq!(ops(Variant::Shamba, "plain writes", "get + put, 1 thread"), None);
     }
 }
