@@ -50,6 +50,23 @@ pub(super) fn keyspace_options(setup: &Setup) -> EngineResult<KeyspaceCreateOpti
         )))
 }
 
+/// Rotate `ks`'s memtable, wait for its flush, then until `db` has had no flush or compaction
+/// running for a while: fjall has no "wait for compactions" (compactions are scheduled after
+/// each flush).
+pub(super) fn settle(db: &Database, ks: &Keyspace) -> EngineResult<()> {
+    ks.rotate_memtable_and_wait()?;
+    let mut idle_polls = 0;
+    while idle_polls < 20 {
+        std::thread::sleep(Duration::from_millis(25));
+        if db.outstanding_flushes() == 0 && db.active_compactions() == 0 {
+            idle_polls += 1;
+        } else {
+            idle_polls = 0;
+        }
+    }
+    Ok(())
+}
+
 impl Engine for FjallEngine {
     fn variant(&self) -> super::Variant {
         super::Variant::Fjall
@@ -78,19 +95,7 @@ impl Engine for FjallEngine {
     }
 
     fn settle(&self) -> EngineResult<()> {
-        self.ks.rotate_memtable_and_wait()?;
-        // fjall has no "wait for compactions": poll until flushes and compactions have
-        // been idle for a while (compactions are scheduled after each flush).
-        let mut idle_polls = 0;
-        while idle_polls < 20 {
-            std::thread::sleep(Duration::from_millis(25));
-            if self.db.outstanding_flushes() == 0 && self.db.active_compactions() == 0 {
-                idle_polls += 1;
-            } else {
-                idle_polls = 0;
-            }
-        }
-        Ok(())
+        settle(&self.db, &self.ks)
     }
 
     fn counters(&self) -> ReadCounters {

@@ -79,6 +79,14 @@ impl TxEngine for RocksTx {
         }
     }
 
+    fn settle(&self) -> EngineResult<()> {
+        self.db.flush()?;
+        let mut wait = rocksdb::WaitForCompactOptions::default();
+        wait.set_flush(true);
+        self.db.wait_for_compact(&wait)?;
+        Ok(())
+    }
+
     fn close(self: Box<Self>) -> EngineResult<()> {
         self.db.flush_wal(true)?;
         drop(self);

@@ -61,6 +61,12 @@ impl TxEngine for ShambaTx {
         })
     }
 
+    fn settle(&self) -> EngineResult<()> {
+        self.db.flush()?;
+        self.db.wait_for_compactions()?;
+        Ok(())
+    }
+
     fn close(self: Box<Self>) -> EngineResult<()> {
         Ok(self.db.close()?)
     }

@@ -34,6 +34,8 @@ pub trait TxEngine: Sync {
     /// One transaction attempt: begin, read every key of `keys` for update (in order),
     /// write the values `update` makes of what was read, commit (WAL on, no sync).
     fn read_modify_write(&self, keys: &[&[u8]], update: &mut Update<'_>) -> EngineResult<Outcome>;
+    /// Flush the memtable and wait until no flush or compaction is running.
+    fn settle(&self) -> EngineResult<()>;
     /// Close cleanly.
     fn close(self: Box<Self>) -> EngineResult<()>;
 }
