@@ -207,11 +207,15 @@ impl Plan {
     /// The equal footing, as printed above the tables.
     pub fn footing(&self, engines: &[Variant], skip: &[Family]) -> Vec<String> {
         let s = &self.setup;
-        let mut lines = vec![
-            format!(
+        let main_load = Family::ALL.iter().any(|f| f.needs_main_load() && !skip.contains(f));
+        let mut lines = Vec::new();
+        if main_load {
+            lines.push(format!(
                 "keys: {} random-order puts, {} B keys, {} B values, seed {}; missing keys = odd ids inside the key range",
                 self.spec.n, self.spec.key_size, self.spec.value_size, self.seed
-            ),
+            ));
+        }
+        lines.extend([
             format!(
                 "filters: {} bits/key everywhere (Ribbon rows: Bloom-equivalent FP rate); block size {} B; no compression",
                 s.bits_per_key, s.block_size
@@ -228,21 +232,27 @@ impl Plan {
                  sweep: index+filter in the cache",
                 s.cache_bytes >> 20
             ),
-            "WAL on, sync off, one put per write, one client thread; engines run one after another".into(),
             "page cache: not dropped, buffered reads (no O_DIRECT): a 'block read' is a block-cache miss \
              served by pread, usually from the OS page cache"
                 .into(),
-            "sweep: shamba-budget and shamba-fine hold filters under filter_memory_budget = the N% up to all the \
-             reference's filter bytes (filters first), the block cache gets the rest (at least 4 KiB)"
-                .into(),
-        ];
+        ]);
+        if main_load {
+            lines.push("WAL on, sync off, one put per write, one client thread; engines run one after another".into());
+        }
+        if !skip.contains(&Family::Pressure) {
+            lines.push(
+                "sweep: shamba-budget and shamba-fine hold filters under filter_memory_budget = the N% up to all the \
+                 reference's filter bytes (filters first), the block cache gets the rest (at least 4 KiB)"
+                    .into(),
+            );
+        }
         if !skip.contains(&Family::Transactions) {
             lines.push(format!(
                 "transactions: {} accounts ({} B keys, {} B values), {} ops per phase (10-key read-modify-write: a \
-                 tenth), 1 and 2 client threads; shamba Db::transaction + get_for_update, rocksdb \
+                 tenth), 1 and 2 client threads, seed {}, engines one after another; shamba Db::transaction + get_for_update, rocksdb \
                  OptimisticTransactionDB (snapshot at begin, get_for_update at it), fjall OptimisticTxDatabase; \
                  a conflicted transaction is run again at once, by the same loop for all three",
-                self.tx_accounts, self.spec.key_size, self.spec.value_size, self.tx_ops
+                self.tx_accounts, self.spec.key_size, self.spec.value_size, self.tx_ops, self.seed
             ));
             lines.push(
                 "transactions: same durability for all three, WAL on and no sync at commit (shamba and rocksdb \
