@@ -20,8 +20,12 @@ pub struct Args {
     #[arg(long, value_enum, value_delimiter = ',')]
     pub engines: Vec<Variant>,
     /// Workload families to skip.
-    #[arg(long, value_enum, value_delimiter = ',')]
+    #[arg(long, value_enum, value_delimiter = ',', conflicts_with = "only")]
     pub skip: Vec<Family>,
+    /// Run only these workload families (the others are skipped; without point, multi-get,
+    /// scan and pressure the main key space is not loaded).
+    #[arg(long, value_enum, value_delimiter = ',')]
+    pub only: Vec<Family>,
     /// Keys to load (default: 2M; 200k with --quick; 30M with --deep).
     #[arg(long)]
     pub num: Option<u64>,
@@ -69,6 +73,13 @@ pub struct Args {
     /// read is a disk read. Put `--dir` on a disk file system (O_DIRECT fails on tmpfs).
     #[arg(long)]
     pub direct_io: bool,
+    /// Accounts (keys) of the transaction workloads (default: 100k; 20k with --quick).
+    #[arg(long)]
+    pub tx_accounts: Option<u64>,
+    /// Operations per transaction phase (default: 100k; 20k with --quick; the
+    /// 10-key read-modify-write runs a tenth as many).
+    #[arg(long)]
+    pub tx_ops: Option<u64>,
     /// Print one JSON object instead of tables.
     #[arg(long)]
     pub json: bool,
@@ -87,6 +98,20 @@ pub enum Family {
     Pressure,
     /// Large keys.
     BigKeys,
+    /// Optimistic transactions (shamba, rocksdb and fjall rows only) and the same writes
+    /// without a transaction.
+    Transactions,
+}
+
+impl Family {
+    /// Every family.
+    pub const ALL: [Family; 6] =
+        [Family::Point, Family::MultiGet, Family::Scan, Family::Pressure, Family::BigKeys, Family::Transactions];
+
+    /// Whether the family reads the main loaded key space.
+    pub fn needs_main_load(self) -> bool {
+        matches!(self, Family::Point | Family::MultiGet | Family::Scan | Family::Pressure)
+    }
 }
 
 /// Everything a run needs, resolved from the arguments.
@@ -110,6 +135,10 @@ pub struct Plan {
     pub seed: u64,
     /// O_DIRECT reads in the memory-pressure sweep.
     pub direct_io: bool,
+    /// Accounts of the transaction workloads.
+    pub tx_accounts: u64,
+    /// Operations per transaction phase.
+    pub tx_ops: u64,
 }
 
 impl Args {
@@ -119,6 +148,15 @@ impl Args {
             Variant::ALL.into_iter().filter(|v| v.compiled_in()).collect()
         } else {
             self.engines.clone()
+        }
+    }
+
+    /// The families to skip: `--skip`, or every family not in `--only`.
+    pub fn skipped(&self) -> Vec<Family> {
+        if self.only.is_empty() {
+            self.skip.clone()
+        } else {
+            Family::ALL.into_iter().filter(|f| !self.only.contains(f)).collect()
         }
     }
 }
@@ -136,6 +174,7 @@ impl Plan {
         } else {
             ("default", 2_000_000, 500_000, 64.0, 1.0)
         };
+        let (tx_accounts, tx_ops) = if a.quick { (20_000, 20_000) } else { (100_000, 100_000) };
         let num = a.num.unwrap_or(num).max(16);
         let mib = |x: f64| (x * 1024.0 * 1024.0) as u64;
         let file = mib(a.file_mb.unwrap_or(file_mb)).max(64 << 10);
@@ -160,17 +199,23 @@ impl Plan {
             scan_len: a.scan_len,
             seed: a.seed,
             direct_io: a.direct_io,
+            tx_accounts: a.tx_accounts.unwrap_or(tx_accounts).max(16),
+            tx_ops: a.tx_ops.unwrap_or(tx_ops).max(16),
         })
     }
 
     /// The equal footing, as printed above the tables.
-    pub fn footing(&self, engines: &[Variant]) -> Vec<String> {
+    pub fn footing(&self, engines: &[Variant], skip: &[Family]) -> Vec<String> {
         let s = &self.setup;
-        let mut lines = vec![
-            format!(
+        let main_load = Family::ALL.iter().any(|f| f.needs_main_load() && !skip.contains(f));
+        let mut lines = Vec::new();
+        if main_load {
+            lines.push(format!(
                 "keys: {} random-order puts, {} B keys, {} B values, seed {}; missing keys = odd ids inside the key range",
                 self.spec.n, self.spec.key_size, self.spec.value_size, self.seed
-            ),
+            ));
+        }
+        lines.extend([
             format!(
                 "filters: {} bits/key everywhere (Ribbon rows: Bloom-equivalent FP rate); block size {} B; no compression",
                 s.bits_per_key, s.block_size
@@ -187,14 +232,35 @@ impl Plan {
                  sweep: index+filter in the cache",
                 s.cache_bytes >> 20
             ),
-            "WAL on, sync off, one put per write, one client thread; engines run one after another".into(),
             "page cache: not dropped, buffered reads (no O_DIRECT): a 'block read' is a block-cache miss \
              served by pread, usually from the OS page cache"
                 .into(),
-            "sweep: shamba-budget and shamba-fine hold filters under filter_memory_budget = the N% up to all the \
-             reference's filter bytes (filters first), the block cache gets the rest (at least 4 KiB)"
-                .into(),
-        ];
+        ]);
+        if main_load {
+            lines.push("WAL on, sync off, one put per write, one client thread; engines run one after another".into());
+        }
+        if !skip.contains(&Family::Pressure) {
+            lines.push(
+                "sweep: shamba-budget and shamba-fine hold filters under filter_memory_budget = the N% up to all the \
+                 reference's filter bytes (filters first), the block cache gets the rest (at least 4 KiB)"
+                    .into(),
+            );
+        }
+        if !skip.contains(&Family::Transactions) {
+            lines.push(format!(
+                "transactions: {} accounts ({} B keys, {} B values), {} ops per phase (10-key read-modify-write: a \
+                 tenth), 1 and 2 client threads, seed {}, engines one after another; shamba Db::transaction + get_for_update, rocksdb \
+                 OptimisticTransactionDB (snapshot at begin, get_for_update at it), fjall OptimisticTxDatabase; \
+                 a conflicted transaction is run again at once, by the same loop for all three",
+                self.tx_accounts, self.spec.key_size, self.spec.value_size, self.tx_ops, self.seed
+            ));
+            lines.push(
+                "transactions: same durability for all three, WAL on and no sync at commit (shamba and rocksdb \
+                 WriteOptions sync = false, fjall PersistMode::Buffer); fjall's plain put is its transactional \
+                 keyspace's insert (a one-write transaction), the others' a plain put"
+                    .into(),
+            );
+        }
         if self.direct_io {
             lines.push(
                 "--direct-io: the sweep reopens with O_DIRECT table reads (shamba DirectReadFsStorage, rocksdb \

@@ -17,21 +17,26 @@ mod keys;
 mod measure;
 mod pressure_table;
 mod report;
+mod tx_table;
 mod workload;
 
 use clap::Parser;
 use config::{Args, Family, Plan};
+use engine::txn::{open_tx, TX_VARIANTS};
 use engine::{Engine, Setup, Variant};
 use keys::KeyDistribution;
 use report::{EngineSummary, Measurement};
 use std::error::Error;
 use std::path::Path;
+use workload::transactions::{Accounts, Phases, TxMeasurement};
 use workload::{load, multi_get, point, pressure, scan};
 
 /// Results of one engine.
 struct EngineRun {
-    summary: EngineSummary,
+    /// None when no family needed the main key space loaded.
+    summary: Option<EngineSummary>,
     rows: Vec<Measurement>,
+    tx_rows: Vec<TxMeasurement>,
 }
 
 fn main() -> Result<(), Box<dyn Error + Send + Sync>> {
@@ -49,13 +54,14 @@ fn main() -> Result<(), Box<dyn Error + Send + Sync>> {
         }
     };
     let engines = args.engines();
+    let skip = args.skipped();
     if let Some(missing) = engines.iter().find(|v| !v.compiled_in()) {
         return Err(format!("{} is not compiled in: build with --features peers", missing.name()).into());
     }
     let started = std::time::Instant::now();
     if !args.json {
         println!("shamba-compare, {} run", plan.mode);
-        for line in plan.footing(&engines) {
+        for line in plan.footing(&engines, &skip) {
             println!("  {line}");
         }
         println!();
@@ -65,41 +71,91 @@ fn main() -> Result<(), Box<dyn Error + Send + Sync>> {
     let mut reference_filter_bytes = None;
     let mut summaries = Vec::new();
     let mut rows = Vec::new();
+    let mut tx_rows = Vec::new();
     for &variant in &engines {
         let run =
-            run_engine(variant, &plan, &args.skip, &root, &order, (&mut reference_bytes, &mut reference_filter_bytes))?;
-        summaries.push(run.summary);
+            run_engine(variant, &plan, &skip, &root, &order, (&mut reference_bytes, &mut reference_filter_bytes))?;
+        summaries.extend(run.summary);
         rows.extend(run.rows);
+        tx_rows.extend(run.tx_rows);
     }
     let seconds = started.elapsed().as_secs_f64();
     if args.json {
         let out = serde_json::json!({
             "plan": plan,
-            "footing": plan.footing(&engines),
+            "footing": plan.footing(&engines, &skip),
             "sweep_reference_bytes": reference_bytes,
             "engines": summaries,
             "results": rows,
+            "transactions": tx_rows,
             "seconds": seconds,
         });
         println!("{}", serde_json::to_string_pretty(&out)?);
     } else {
-        report::print_engines(&summaries);
-        report::print_measurements(&rows);
+        if !summaries.is_empty() {
+            report::print_engines(&summaries);
+        }
+        if !rows.is_empty() {
+            report::print_measurements(&rows);
+        }
         pressure_table::print(&rows);
+        tx_table::print(&tx_rows);
         println!("total {seconds:.0} s");
     }
     Ok(())
 }
 
-/// Every workload on one engine, inside its own peak-RSS window.
+/// Every workload on one engine: those on the main key space (inside the engine's peak-RSS
+/// window), the large keys, then the transactions on a database of their own.
 fn run_engine(
     variant: Variant,
     plan: &Plan,
     skip: &[Family],
     root: &Path,
     order: &[u64],
-    (reference_bytes, reference_filter_bytes): (&mut Option<u64>, &mut Option<u64>),
+    references: (&mut Option<u64>, &mut Option<u64>),
 ) -> Result<EngineRun, Box<dyn Error + Send + Sync>> {
+    let mut run = EngineRun { summary: None, rows: Vec::new(), tx_rows: Vec::new() };
+    if Family::ALL.iter().any(|f| f.needs_main_load() && !skip.contains(f)) {
+        let (summary, rows) = run_loaded(variant, plan, skip, root, order, references)?;
+        run.summary = Some(summary);
+        run.rows = rows;
+    } else if !skip.contains(&Family::BigKeys) {
+        run.rows.extend(big_keys(variant, plan, root)?);
+        let _ = std::fs::remove_dir_all(root.join(format!("{}-big", variant.name())));
+    }
+    if !skip.contains(&Family::Transactions) && TX_VARIANTS.contains(&variant) {
+        run.tx_rows = transactions(variant, plan, root)?;
+    }
+    Ok(run)
+}
+
+/// The transaction rows of one engine, on a fresh database of its own.
+fn transactions(
+    variant: Variant,
+    plan: &Plan,
+    root: &Path,
+) -> Result<Vec<TxMeasurement>, Box<dyn Error + Send + Sync>> {
+    let dir = root.join(format!("{}-tx", variant.name()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let db = open_tx(variant, &dir, &plan.setup)?;
+    let accounts = Accounts { n: plan.tx_accounts, spec: plan.spec };
+    let rows = Phases { engine: db.as_ref(), accounts, ops: plan.tx_ops, seed: plan.seed }.run()?;
+    db.close()?;
+    let _ = std::fs::remove_dir_all(&dir);
+    Ok(rows)
+}
+
+/// The workloads on the main loaded key space (and the large keys), inside the engine's
+/// peak-RSS window: the engine's summary and rows.
+fn run_loaded(
+    variant: Variant,
+    plan: &Plan,
+    skip: &[Family],
+    root: &Path,
+    order: &[u64],
+    (reference_bytes, reference_filter_bytes): (&mut Option<u64>, &mut Option<u64>),
+) -> Result<(EngineSummary, Vec<Measurement>), Box<dyn Error + Send + Sync>> {
     let window = measure::start_window();
     let dir = root.join(variant.name());
     let _ = std::fs::remove_dir_all(&dir);
@@ -170,7 +226,7 @@ fn run_engine(
         rss_growth_bytes: peak.saturating_sub(window.baseline_bytes),
     };
     rows.insert(0, loaded.load);
-    Ok(EngineRun { summary, rows })
+    Ok((summary, rows))
 }
 
 /// The multi_get rows again with O_DIRECT table reads (reopened, the cache's default

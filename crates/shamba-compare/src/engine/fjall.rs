@@ -16,7 +16,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 /// The keyspace every workload uses.
-const KEYSPACE: &str = "bench";
+pub(super) const KEYSPACE: &str = "bench";
 
 /// A fjall database with one keyspace.
 pub struct FjallEngine {
@@ -28,21 +28,43 @@ impl FjallEngine {
     /// Open `dir` with the shared setup.
     pub fn open(dir: &Path, setup: &Setup) -> EngineResult<Self> {
         let db = Database::builder(dir).cache_size(setup.cache_bytes as u64).open()?;
-        let bits = setup.bits_per_key as f32;
-        let block = u32::try_from(setup.block_size)?;
-        let file = setup.target_file_size;
-        let ratio = setup.size_ratio as f32;
-        let ks = db.keyspace(KEYSPACE, || {
-            KeyspaceCreateOptions::default()
-                .max_memtable_size(setup.write_buffer_size as u64)
-                .data_block_size_policy(BlockSizePolicy::all(block))
-                .filter_policy(FilterPolicy::all(FilterPolicyEntry::Bloom(BloomConstructionPolicy::BitsPerKey(bits))))
-                .compaction_strategy(Arc::new(
-                    Leveled::default().with_table_target_size(file).with_level_ratio_policy(vec![ratio]),
-                ))
-        })?;
+        let options = keyspace_options(setup)?;
+        let ks = db.keyspace(KEYSPACE, || options)?;
         Ok(FjallEngine { db, ks })
     }
+}
+
+/// The keyspace's options for the shared setup (memtable, block and table sizes, bits per
+/// key, level ratio); the rest fjall's defaults.
+pub(super) fn keyspace_options(setup: &Setup) -> EngineResult<KeyspaceCreateOptions> {
+    let bits = setup.bits_per_key as f32;
+    let block = u32::try_from(setup.block_size)?;
+    let file = setup.target_file_size;
+    let ratio = setup.size_ratio as f32;
+    Ok(KeyspaceCreateOptions::default()
+        .max_memtable_size(setup.write_buffer_size as u64)
+        .data_block_size_policy(BlockSizePolicy::all(block))
+        .filter_policy(FilterPolicy::all(FilterPolicyEntry::Bloom(BloomConstructionPolicy::BitsPerKey(bits))))
+        .compaction_strategy(Arc::new(
+            Leveled::default().with_table_target_size(file).with_level_ratio_policy(vec![ratio]),
+        )))
+}
+
+/// Rotate `ks`'s memtable, wait for its flush, then until `db` has had no flush or compaction
+/// running for a while: fjall has no "wait for compactions" (compactions are scheduled after
+/// each flush).
+pub(super) fn settle(db: &Database, ks: &Keyspace) -> EngineResult<()> {
+    ks.rotate_memtable_and_wait()?;
+    let mut idle_polls = 0;
+    while idle_polls < 20 {
+        std::thread::sleep(Duration::from_millis(25));
+        if db.outstanding_flushes() == 0 && db.active_compactions() == 0 {
+            idle_polls += 1;
+        } else {
+            idle_polls = 0;
+        }
+    }
+    Ok(())
 }
 
 impl Engine for FjallEngine {
@@ -73,19 +95,7 @@ impl Engine for FjallEngine {
     }
 
     fn settle(&self) -> EngineResult<()> {
-        self.ks.rotate_memtable_and_wait()?;
-        // fjall has no "wait for compactions": poll until flushes and compactions have
-        // been idle for a while (compactions are scheduled after each flush).
-        let mut idle_polls = 0;
-        while idle_polls < 20 {
-            std::thread::sleep(Duration::from_millis(25));
-            if self.db.outstanding_flushes() == 0 && self.db.active_compactions() == 0 {
-                idle_polls += 1;
-            } else {
-                idle_polls = 0;
-            }
-        }
-        Ok(())
+        settle(&self.db, &self.ks)
     }
 
     fn counters(&self) -> ReadCounters {

@@ -2,13 +2,20 @@
 //!
 //! Each engine lives in its own file and translates the shared [`Setup`] (the equal footing:
 //! bits per key, block size, cache budget, write buffer, file size, level shape) into its
-//! own options. Workloads only see [`Engine`]; they never name an engine.
+//! own options. Workloads only see [`Engine`] (and [`txn::TxEngine`], the same engines opened
+//! for optimistic transactions); they never name an engine.
 
 #[cfg(feature = "fjall")]
 mod fjall;
+#[cfg(feature = "fjall")]
+mod fjall_txn;
 #[cfg(feature = "rocksdb")]
 mod rocks;
+#[cfg(feature = "rocksdb")]
+mod rocks_txn;
 mod shamba;
+mod shamba_txn;
+pub mod txn;
 
 use std::error::Error;
 use std::path::Path;

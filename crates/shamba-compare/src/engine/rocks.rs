@@ -28,39 +28,7 @@ pub struct RocksEngine {
 impl RocksEngine {
     /// Open `dir` with the shared setup and the variant's filter configuration.
     pub fn open(variant: Variant, dir: &Path, setup: &Setup) -> EngineResult<Self> {
-        let cache = Cache::new_lru_cache(setup.cache_bytes);
-        let mut table = BlockBasedOptions::default();
-        table.set_block_size(setup.block_size);
-        table.set_format_version(5);
-        table.set_block_cache(&cache);
-        table.set_cache_index_and_filter_blocks(setup.metadata_in_cache);
-        match variant {
-            Variant::RocksdbRibbon => table.set_ribbon_filter(setup.bits_per_key),
-            Variant::RocksdbPartitioned => {
-                table.set_bloom_filter(setup.bits_per_key, false);
-                table.set_partition_filters(true);
-                table.set_index_type(BlockBasedIndexType::TwoLevelIndexSearch);
-                table.set_pin_top_level_index_and_filter(true);
-                // Partitioned filters only apply with metadata in the cache.
-                table.set_cache_index_and_filter_blocks(true);
-            }
-            _ => table.set_bloom_filter(setup.bits_per_key, false),
-        }
-
-        let mut opts = Options::default();
-        opts.create_if_missing(true);
-        opts.enable_statistics();
-        opts.set_statistics_level(StatsLevel::ExceptHistogramOrTimers);
-        opts.set_compression_type(DBCompressionType::None);
-        opts.set_write_buffer_size(setup.write_buffer_size);
-        opts.set_target_file_size_base(setup.target_file_size);
-        opts.set_max_bytes_for_level_base(setup.level_base);
-        opts.set_max_bytes_for_level_multiplier(f64::from(setup.size_ratio));
-        // Static level targets (base * T^(i-1)), as Shamba and fjall size their levels.
-        opts.set_level_compaction_dynamic_level_bytes(false);
-        opts.set_num_levels(NUM_LEVELS as i32);
-        opts.set_block_based_table_factory(&table);
-        opts.set_use_direct_reads(setup.direct_io);
+        let (opts, cache) = options(variant, setup);
         // The default column family opened by name, with the same options, so that
         // `cf_handle` finds it for the batched multi-get (plain `open` leaves it unnamed).
         let default = ColumnFamilyDescriptor::new(rocksdb::DEFAULT_COLUMN_FAMILY_NAME, opts.clone());
@@ -71,6 +39,45 @@ impl RocksEngine {
     fn ticker(&self, t: Ticker) -> u64 {
         self.opts.get_ticker_count(t)
     }
+}
+
+/// RocksDB's options for the shared setup and the variant's filter configuration, and the
+/// block cache they use (to be kept alive as long as the database).
+pub(super) fn options(variant: Variant, setup: &Setup) -> (Options, Cache) {
+    let cache = Cache::new_lru_cache(setup.cache_bytes);
+    let mut table = BlockBasedOptions::default();
+    table.set_block_size(setup.block_size);
+    table.set_format_version(5);
+    table.set_block_cache(&cache);
+    table.set_cache_index_and_filter_blocks(setup.metadata_in_cache);
+    match variant {
+        Variant::RocksdbRibbon => table.set_ribbon_filter(setup.bits_per_key),
+        Variant::RocksdbPartitioned => {
+            table.set_bloom_filter(setup.bits_per_key, false);
+            table.set_partition_filters(true);
+            table.set_index_type(BlockBasedIndexType::TwoLevelIndexSearch);
+            table.set_pin_top_level_index_and_filter(true);
+            // Partitioned filters only apply with metadata in the cache.
+            table.set_cache_index_and_filter_blocks(true);
+        }
+        _ => table.set_bloom_filter(setup.bits_per_key, false),
+    }
+
+    let mut opts = Options::default();
+    opts.create_if_missing(true);
+    opts.enable_statistics();
+    opts.set_statistics_level(StatsLevel::ExceptHistogramOrTimers);
+    opts.set_compression_type(DBCompressionType::None);
+    opts.set_write_buffer_size(setup.write_buffer_size);
+    opts.set_target_file_size_base(setup.target_file_size);
+    opts.set_max_bytes_for_level_base(setup.level_base);
+    opts.set_max_bytes_for_level_multiplier(f64::from(setup.size_ratio));
+    // Static level targets (base * T^(i-1)), as Shamba and fjall size their levels.
+    opts.set_level_compaction_dynamic_level_bytes(false);
+    opts.set_num_levels(NUM_LEVELS as i32);
+    opts.set_block_based_table_factory(&table);
+    opts.set_use_direct_reads(setup.direct_io);
+    (opts, cache)
 }
 
 /// A `u64` field of `rocksdb.aggregated-table-properties` ("name=value; name=value; ...").

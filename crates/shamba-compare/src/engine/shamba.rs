@@ -14,54 +14,58 @@ pub struct ShambaEngine {
 }
 
 impl ShambaEngine {
-    /// Open `dir` with the shared setup; `ShambaRibbon` puts Ribbon filters on every level,
-    /// `ShambaBudget` adds partitions, modules, Monkey bits and hit-odds skipping,
-    /// `ShambaFine` one-column modules read together (see [`Variant::ShambaFine`]).
+    /// Open `dir` with the shared setup and the variant's options ([`options`]).
     pub fn open(variant: Variant, dir: &Path, setup: &Setup) -> EngineResult<Self> {
-        let mut opts = Options {
-            write_buffer_size: setup.write_buffer_size,
-            target_file_size: setup.target_file_size,
-            max_bytes_for_level_base: setup.level_base,
-            size_ratio: setup.size_ratio,
-            block_size: setup.block_size,
-            cache_capacity: setup.cache_bytes,
-            cache_index_and_filter_blocks: setup.metadata_in_cache,
-            ..Options::default()
-        };
-        opts.filter_policy.bits_per_key = setup.bits_per_key;
-        if setup.direct_io {
-            opts.storage = std::sync::Arc::new(shamba::storage::DirectReadFsStorage);
-        }
-        match variant {
-            Variant::ShambaRibbon => opts.filter_policy.ribbon_from_level = Some(0),
-            Variant::ShambaBudget => {
-                opts.filter_policy.ribbon_from_level = Some(0);
-                opts.filter_policy.allocation = Allocation::Monkey;
-                opts.filter_policy.layout = FilterLayout::Modules(ModuleSizes::Equal { count: 2 });
-                opts.partition_index_and_filters = true;
-                opts.filter_memory_budget = setup.filter_memory_budget;
-                opts.probe_policy =
-                    ProbePolicy::Shamba(ShambaPolicy { skipping: Skipping::HitOdds, ..Default::default() });
-            }
-            Variant::ShambaFine => {
-                opts.filter_policy.ribbon_from_level = Some(0);
-                opts.filter_policy.bits_per_key = 2.0 * setup.bits_per_key;
-                // One module per Ribbon column: log2(1 / FP rate) = bits ln 2.
-                let columns = (opts.filter_policy.bits_per_key * std::f64::consts::LN_2).round().clamp(1.0, 255.0);
-                opts.filter_policy.layout = FilterLayout::Modules(ModuleSizes::Equal { count: columns as u8 });
-                opts.partition_index_and_filters = true;
-                opts.metadata_partition_size = 32 << 10;
-                opts.filter_memory_budget = setup.filter_memory_budget;
-                opts.probe_policy = ProbePolicy::Shamba(ShambaPolicy {
-                    skipping: Skipping::HitOdds,
-                    read_rest_together: true,
-                    ..Default::default()
-                });
-            }
-            _ => {}
-        }
-        Ok(ShambaEngine { db: Db::open(dir, opts)?, variant })
+        Ok(ShambaEngine { db: Db::open(dir, options(variant, setup))?, variant })
     }
+}
+
+/// Shamba's options for the shared setup; `ShambaRibbon` puts Ribbon filters on every level,
+/// `ShambaBudget` adds partitions, modules, Monkey bits and hit-odds skipping,
+/// `ShambaFine` one-column modules read together (see [`Variant::ShambaFine`]).
+pub(super) fn options(variant: Variant, setup: &Setup) -> Options {
+    let mut opts = Options {
+        write_buffer_size: setup.write_buffer_size,
+        target_file_size: setup.target_file_size,
+        max_bytes_for_level_base: setup.level_base,
+        size_ratio: setup.size_ratio,
+        block_size: setup.block_size,
+        cache_capacity: setup.cache_bytes,
+        cache_index_and_filter_blocks: setup.metadata_in_cache,
+        ..Options::default()
+    };
+    opts.filter_policy.bits_per_key = setup.bits_per_key;
+    if setup.direct_io {
+        opts.storage = std::sync::Arc::new(shamba::storage::DirectReadFsStorage);
+    }
+    match variant {
+        Variant::ShambaRibbon => opts.filter_policy.ribbon_from_level = Some(0),
+        Variant::ShambaBudget => {
+            opts.filter_policy.ribbon_from_level = Some(0);
+            opts.filter_policy.allocation = Allocation::Monkey;
+            opts.filter_policy.layout = FilterLayout::Modules(ModuleSizes::Equal { count: 2 });
+            opts.partition_index_and_filters = true;
+            opts.filter_memory_budget = setup.filter_memory_budget;
+            opts.probe_policy = ProbePolicy::Shamba(ShambaPolicy { skipping: Skipping::HitOdds, ..Default::default() });
+        }
+        Variant::ShambaFine => {
+            opts.filter_policy.ribbon_from_level = Some(0);
+            opts.filter_policy.bits_per_key = 2.0 * setup.bits_per_key;
+            // One module per Ribbon column: log2(1 / FP rate) = bits ln 2.
+            let columns = (opts.filter_policy.bits_per_key * std::f64::consts::LN_2).round().clamp(1.0, 255.0);
+            opts.filter_policy.layout = FilterLayout::Modules(ModuleSizes::Equal { count: columns as u8 });
+            opts.partition_index_and_filters = true;
+            opts.metadata_partition_size = 32 << 10;
+            opts.filter_memory_budget = setup.filter_memory_budget;
+            opts.probe_policy = ProbePolicy::Shamba(ShambaPolicy {
+                skipping: Skipping::HitOdds,
+                read_rest_together: true,
+                ..Default::default()
+            });
+        }
+        _ => {}
+    }
+    opts
 }
 
 impl Engine for ShambaEngine {

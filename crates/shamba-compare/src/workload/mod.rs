@@ -11,6 +11,7 @@ pub mod multi_get;
 pub mod point;
 pub mod pressure;
 pub mod scan;
+pub mod transactions;
 
 use crate::engine::{Engine, EngineResult};
 use crate::keys::{key_into, value_into};
