@@ -47,6 +47,9 @@ fn deadline(word: &[u8]) -> Result<Option<Instant>, Reply> {
 /// Try `attempt` and, unless it answered or the command runs inside a transaction, wait
 /// for writes to `keys` and try again until `deadline`; a null array on a timeout (every
 /// blocking pop's, BLMOVE's too, as in Redis).
+///
+/// A key of another type answers WRONGTYPE on the first try only: once blocked, a client
+/// keeps waiting while its key holds another type, as in Redis.
 fn block(
     ctx: &Ctx<'_>,
     db: &Selected<'_>,
@@ -58,7 +61,19 @@ fn block(
     if ctx.tx.is_some() {
         return attempt().unwrap_or(Reply::NullArray);
     }
-    ctx.server.waiters.wait_for(db.index(), keys, deadline, attempt).unwrap_or(Reply::NullArray)
+    let mut first = true;
+    let retry = || {
+        let r = attempt();
+        let wrong_type = matches!(&r, Some(Reply::Error(e)) if e.starts_with("WRONGTYPE"));
+        let keep_waiting = wrong_type && !first;
+        first = false;
+        if keep_waiting {
+            None
+        } else {
+            r
+        }
+    };
+    ctx.server.waiters.wait_for(db.index(), keys, deadline, retry).unwrap_or(Reply::NullArray)
 }
 
 /// The keys and the deadline of `key... timeout`.
