@@ -121,6 +121,7 @@ fn the_command_layer_without_a_socket() {
     assert!(command(b"SET").is_some_and(|c| c.is_write() && c.name() == "set"));
     assert!(command(b"flushall").is_some_and(|c| c.is_write()));
     assert!(command(b"get").is_some_and(|c| !c.is_write() && c.flags().contains(&"readonly")));
-    assert!(command(b"lpush").is_none());
+    assert!(command(b"lpush").is_some_and(|c| c.is_write()));
+    assert!(command(b"xadd").is_none());
     drop(listener);
 }
