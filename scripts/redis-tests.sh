@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# `shamba serve` driven by Redis's own tools: every command through redis-cli (expiry and
-# MULTI/EXEC/WATCH among them, a second connection racing WATCH), pipelined
+# `shamba serve` driven by Redis's own tools: every command through redis-cli (expiry,
+# hashes and sets, MULTI/EXEC/WATCH among them, a second connection racing WATCH), pipelined
 # input through `redis-cli --pipe`, bad frames through a raw socket, then
 # `redis-benchmark -t set,get,mset -n 100000 -P 16` to completion and its keys read back,
 # SELECT's databases kept apart (keys, DBSIZE, FLUSHDB per database), sorted sets and
@@ -169,6 +169,33 @@ wait "$watcher"
 check "WATCH: another connection's write makes EXEC nil" bash -c "tail -1 $tmp/watch.out | grep -q '(nil)'"
 expect '"theirs"' GET m
 
+# Hashes and sets (a metadata entry per key, an entry per field): their commands, TYPE,
+# WRONGTYPE both ways, SCAN's TYPE, expiry, SET and DEL over a collection, EXEC.
+expect '(integer) 2' HSET user:1 name ada lang rust
+expect '"ada"' HGET user:1 name
+expect '1) "lang"|2) "rust"|3) "name"|4) "ada"' HGETALL user:1
+expect '(integer) 11' HINCRBY user:1 visits 11
+expect '(integer) 3' HLEN user:1
+expect 'hash' TYPE user:1
+expect '(error) WRONGTYPE Operation against a key holding the wrong kind of value' GET user:1
+expect '(integer) 3' SADD tags a b c
+expect '(integer) 3' SADD tags2 b a z
+expect '1) "a"|2) "b"' SINTER tags tags2
+expect '(integer) 1' SISMEMBER tags c
+expect '(error) WRONGTYPE Operation against a key holding the wrong kind of value' HGET tags a
+expect '(error) WRONGTYPE Operation against a key holding the wrong kind of value' SADD k x
+check "SCAN TYPE hash finds the hashes only" test "$(redis-cli -p "$port" SCAN 0 TYPE hash COUNT 100000 | tail -n +2 | paste -sd' ' -)" == "user:1"
+expect '(integer) 1' EXPIRE tags 100
+expect '(integer) 100' TTL tags
+expect 'OK' SET tags now-a-string
+expect 'string' TYPE tags
+expect '(integer) -1' TTL tags
+expect '(integer) 2' DEL user:1 tags2
+expect '(integer) 0' EXISTS user:1 tags2
+expect '(nil)' HGET user:1 name
+check "EXEC runs hash and set writes" test "$(printf 'MULTI\nHSET mh f 1\nSADD ms x\nHINCRBY mh f 2\nEXEC\n' | cli)" == "OK QUEUED QUEUED QUEUED 1 1 3"
+expect 'OK' -n 3 HMSET kept f v
+
 # Pipelined input: 20000 SETs in RESP through --pipe, its summary checked.
 python3 - "$tmp/pipe.txt" <<'EOF'
 import sys
@@ -243,9 +270,10 @@ expect '"yes"' GET survivor
 check "benchmark keys survive" bash -c "[ \"\$(redis-cli -p $port STRLEN key:000000000001)\" == 3 ]"
 expect '"yes"' -n 1 GET after-flush
 expect '"7"' -n 2 GET k
+expect '"v"' -n 3 HGET kept f
 # FLUSHALL: every database at once (one batch of range deletes).
 expect 'OK' FLUSHALL
-for n in 0 1 2; do expect '(integer) 0' -n "$n" DBSIZE; done
+for n in 0 1 2 3; do expect '(integer) 0' -n "$n" DBSIZE; done
 expect '(nil)' -n 1 GET after-flush
 kill -TERM "$pid"; wait "$pid" || true; pid=""
 

@@ -81,6 +81,8 @@ fn hash_commands_answer_as_redis_does() {
     assert_eq!(run(&srv, s, "HINCRBYFLOAT h f 10.5"), bulk("10.5"));
     assert_eq!(run(&srv, s, "HINCRBYFLOAT h f 0.1"), bulk("10.6"));
     assert_eq!(run(&srv, s, "HINCRBY h f 1"), Reply::err("hash value is not an integer"));
+    assert_eq!(run(&srv, s, "HINCRBYFLOAT nohash f +inf"), Reply::err("value is NaN or Infinity"));
+    assert_eq!(run(&srv, s, "EXISTS nohash"), Reply::Int(0));
     assert_eq!(run(&srv, s, "HSET h big 9223372036854775807"), Reply::Int(1));
     assert_eq!(run(&srv, s, "HINCRBY h big 1"), Reply::err("increment or decrement would overflow"));
     assert_eq!(run(&srv, s, "HDEL h a a zz new f big"), Reply::Int(4));
@@ -93,6 +95,12 @@ fn hash_commands_answer_as_redis_does() {
     assert_eq!(sorted(run(&srv, s, "HRANDFIELD r 5")), [b"x".to_vec(), b"y".to_vec(), b"z".to_vec()]);
     let Reply::Array(with_values) = run(&srv, s, "HRANDFIELD r -4 WITHVALUES") else { panic!("an array") };
     assert_eq!(with_values.len(), 8);
+    // RESP3: each field with its value as a pair.
+    let s3 = &mut Session::new(2);
+    run(&srv, s3, "HELLO 3");
+    let Reply::Array(pairs) = run(&srv, s3, "HRANDFIELD r 2 WITHVALUES") else { panic!("an array") };
+    assert_eq!(pairs.len(), 2);
+    assert!(pairs.iter().all(|p| matches!(p, Reply::Array(fv) if fv.len() == 2)), "{pairs:?}");
 }
 
 #[test]
@@ -274,6 +282,16 @@ fn exec_runs_collection_writes_and_watch_sees_them() {
     run(&srv, a, "HSET h f 7");
     assert_eq!(run(&srv, a, "EXEC"), Reply::Null);
     assert_eq!(run(&srv, b, "HGET h f"), bulk("6"));
+    // SMOVE of a member the destination has leaves the destination as it was.
+    run(&srv, b, "SADD src x y");
+    run(&srv, b, "SADD dst x");
+    assert_eq!(run(&srv, a, "WATCH dst"), Reply::OK);
+    run(&srv, a, "MULTI");
+    run(&srv, a, "SADD dst z");
+    assert_eq!(run(&srv, b, "SMOVE src dst x"), Reply::Int(1));
+    assert_eq!(run(&srv, a, "EXEC"), Reply::Array(vec![Reply::Int(1)]));
+    assert_eq!(run(&srv, b, "SMEMBERS src"), bulks(&["y"]));
+    assert_eq!(run(&srv, b, "SMEMBERS dst"), bulks(&["x", "z"]));
 }
 
 #[test]

@@ -5,7 +5,7 @@
 
 use super::field_scan::{parse_count, pick, pick_one, scan_fields};
 use super::{arg, engine_error, is, not_an_integer, parse_int, selected, syntax_error, wrong_arity, Args, Spec, W};
-use crate::reply::Reply;
+use crate::reply::{Protocol, Reply};
 use crate::session::Ctx;
 use crate::store::Selected;
 use crate::types::{self, Kind, Meta, Write};
@@ -44,8 +44,11 @@ fn read(db: &Selected<'_>, key: &[u8], empty: Reply) -> Result<Meta, Reply> {
     }
 }
 
+/// A field and its value.
+type Pair = (Vec<u8>, Vec<u8>);
+
 /// Every field and value of a hash.
-fn all(db: &Selected<'_>, key: &[u8], meta: &Meta) -> Result<Vec<(Vec<u8>, Vec<u8>)>, Reply> {
+fn all(db: &Selected<'_>, key: &[u8], meta: &Meta) -> Result<Vec<Pair>, Reply> {
     types::fields(db, key, meta, None).collect::<shamba::Result<_>>().map_err(engine_error)
 }
 
@@ -300,6 +303,9 @@ fn hincrbyfloat(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
     let Some(by) = parse_float(arg(args, 3)) else {
         return Reply::err("value is not a valid float");
     };
+    if !by.is_finite() {
+        return Reply::err("value is NaN or Infinity");
+    }
     update_field(ctx, arg(args, 1), arg(args, 2), |old| {
         let current = match old {
             None => 0.0,
@@ -340,11 +346,14 @@ fn hrandfield(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
     let Some(count) = count else {
         return pick_one(&pairs).map_or(Reply::Null, |(f, _)| Reply::Bulk(f));
     };
+    let resp3 = ctx.session.proto == Protocol::Resp3;
     let mut out = Vec::new();
     for (f, v) in pick(&pairs, count) {
-        out.push(Reply::Bulk(f));
-        if with_values {
-            out.push(Reply::Bulk(v));
+        match (with_values, resp3) {
+            // RESP3: each field with its value, as a pair.
+            (true, true) => out.push(Reply::Array(vec![Reply::Bulk(f), Reply::Bulk(v)])),
+            (true, false) => out.extend([Reply::Bulk(f), Reply::Bulk(v)]),
+            (false, _) => out.push(Reply::Bulk(f)),
         }
     }
     Reply::Array(out)

@@ -253,29 +253,32 @@ fn smove(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
     if src == dst {
         return Reply::Int(1);
     }
+    let present = match read(&db, dst) {
+        Ok(Some(m)) => match types::get_field(&db, dst, &m, member) {
+            Ok(v) => v.is_some(),
+            Err(e) => return engine_error(e),
+        },
+        Ok(None) => false,
+        Err(r) => return r,
+    };
     let mut from = match Write::open(&db, src, Kind::Set) {
         Ok(w) => w,
         Err(r) => return r,
     };
     remove(&mut from, src, &[member.to_vec()]);
-    // One batch: the source's writes, then the destination's.
-    let mut to = match Write::open_with(&db, dst, Kind::Set, from.finish(src)) {
-        Ok(w) => w,
-        Err(r) => return r,
-    };
-    let present = if to.created {
-        false
-    } else {
-        match types::get_field(&db, dst, &to.meta, member) {
-            Ok(v) => v.is_some(),
-            Err(e) => return engine_error(e),
-        }
-    };
+    let mut batch = from.finish(src);
+    // A member the destination already has leaves it untouched (a WATCH of it holds).
     if !present {
+        // One batch: the source's writes, then the destination's.
+        let mut to = match Write::open_with(&db, dst, Kind::Set, batch) {
+            Ok(w) => w,
+            Err(r) => return r,
+        };
         to.put_field(dst, member, b"");
         to.meta.size += 1;
+        batch = to.finish(dst);
     }
-    db.write(to.finish(dst)).map_or_else(engine_error, |()| Reply::Int(1))
+    db.write(batch).map_or_else(engine_error, |()| Reply::Int(1))
 }
 
 /// How SINTER, SUNION and SDIFF combine their sets.
