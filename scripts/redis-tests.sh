@@ -271,6 +271,8 @@ check "benchmark keys survive" bash -c "[ \"\$(redis-cli -p $port STRLEN key:000
 expect '"yes"' -n 1 GET after-flush
 expect '"7"' -n 2 GET k
 expect '"v"' -n 3 HGET kept f
+expect '1) "d"|2) "a"|3) "b"|4) "c"' -n 5 ZRANGE z 0 -1
+expect '1) "w"|2) "x"|3) "x2"' -n 5 LRANGE l 0 -1
 # FLUSHALL: every database at once (one batch of range deletes).
 expect 'OK' FLUSHALL
 for n in 0 1 2 3; do expect '(integer) 0' -n "$n" DBSIZE; done
