@@ -3,10 +3,12 @@
 # hashes and sets, MULTI/EXEC/WATCH among them, a second connection racing WATCH), pipelined
 # input through `redis-cli --pipe`, bad frames through a raw socket, then
 # `redis-benchmark -t set,get,mset -n 100000 -P 16` to completion and its keys read back,
-# SELECT's databases kept apart (keys, DBSIZE, FLUSHDB per database), then SIGTERM and a
-# restart that still has the data (in every database), then FLUSHALL; then a server started
-# from a config file with a password: AUTH, HELLO's AUTH, CLIENT LIST/KILL, pub/sub, and
-# TLS through `redis-cli --tls` (with a certificate made by openssl, skipped without it). Installs Debian's redis-tools when
+# SELECT's databases kept apart (keys, DBSIZE, FLUSHDB per database), sorted sets and
+# lists (a blocked BLPOP served by a push among them), then SIGTERM and a restart that
+# still has the data (in every database), then FLUSHALL; then a server started from a
+# config file with a password: AUTH, HELLO's AUTH, CLIENT LIST/KILL, pub/sub, and TLS
+# through `redis-cli --tls` (with a certificate made by openssl, skipped without it).
+# Installs Debian's redis-tools when
 # redis-cli is missing. Run by CI after the cargo steps:
 #   scripts/redis-tests.sh [SHAMBA_BIN]     (default: target/debug/shamba, built if missing)
 set -euo pipefail
@@ -290,6 +292,32 @@ check "redis-benchmark's values read back" test "$bad" -eq 0
 check "DBSIZE counts the benchmark's keys" bash -c "n=\$(redis-cli -p $port DBSIZE); [ \$n -gt 0 ] && [ \$n -le 1000 ]"
 expect 'OK' SET survivor yes
 
+# Sorted sets and lists (database 5): scores in order, ranges by score and by member,
+# WRONGTYPE, pops, a blocked BLPOP served by another client's push.
+expect '(integer) 4' -n 5 ZADD z 1 a 2 b 2.5 c -inf d
+expect '1) "d"|2) "-inf"|3) "a"|4) "1"' -n 5 ZRANGE z 0 1 WITHSCORES
+expect '1) "c"|2) "b"' -n 5 ZRANGE z +inf '(1' BYSCORE REV
+expect '"3.5"' -n 5 ZINCRBY z 1 c
+expect '(integer) 2' -n 5 ZRANK z b
+expect '(integer) 3' -n 5 ZCOUNT z -inf 2
+expect '(integer) 4' -n 5 ZUNIONSTORE u 2 z z WEIGHTS 1 2
+expect '"6"' -n 5 ZSCORE u b
+expect 'zset' -n 5 TYPE z
+expect '(integer) 3' -n 5 RPUSH l x y z
+expect '(integer) 4' -n 5 LPUSH l w
+expect '1) "w"|2) "x"|3) "y"|4) "z"' -n 5 LRANGE l 0 -1
+expect '"y"' -n 5 LINDEX l -2
+expect '(integer) 5' -n 5 LINSERT l BEFORE y x2
+expect '1) "z"|2) "y"' -n 5 RPOP l 2
+expect 'list' -n 5 TYPE l
+expect '(error) WRONGTYPE Operation against a key holding the wrong kind of value' -n 5 LPUSH z v
+(sleep 0.5; redis-cli -p "$port" -n 5 RPUSH waited v >/dev/null) &
+pusher=$!
+expect '1) "waited"|2) "v"' -n 5 BLPOP waited 10
+wait "$pusher"
+expect '(nil)' -n 5 BLPOP nothing 0.1
+
+expect '1) "d"|2) "a"|3) "b"|4) "c"' -n 5 ZRANGE z 0 -1
 # SIGTERM: a clean stop that flushes; a restart still has the data.
 kill -TERM "$pid"
 status=0; wait "$pid" || status=$?
@@ -302,6 +330,8 @@ check "benchmark keys survive" bash -c "[ \"\$(redis-cli -p $port STRLEN key:000
 expect '"yes"' -n 1 GET after-flush
 expect '"7"' -n 2 GET k
 expect '"v"' -n 3 HGET kept f
+expect '1) "d"|2) "a"|3) "b"|4) "c"' -n 5 ZRANGE z 0 -1
+expect '1) "w"|2) "x"|3) "x2"' -n 5 LRANGE l 0 -1
 # FLUSHALL: every database at once (one batch of range deletes).
 expect 'OK' FLUSHALL
 for n in 0 1 2 3; do expect '(integer) 0' -n "$n" DBSIZE; done

@@ -46,19 +46,33 @@ fn deadline(word: &[u8]) -> Result<Option<Instant>, Reply> {
 
 /// Try `attempt` and, unless it answered or the command runs inside a transaction, wait
 /// for writes to `keys` and try again until `deadline`; a null array on a timeout (every
-/// blocking pop's, BLMOVE's too, as in Redis).
+/// blocking pop's, BLMOVE's too, as in Redis). `attempt` is told whether it is the first
+/// try (see [`waited_key_error`]).
 fn block(
     ctx: &Ctx<'_>,
     db: &Selected<'_>,
     keys: &[Vec<u8>],
     deadline: Option<Instant>,
-    attempt: impl FnMut() -> Option<Reply>,
+    mut attempt: impl FnMut(bool) -> Option<Reply>,
 ) -> Reply {
-    let mut attempt = attempt;
     if ctx.tx.is_some() {
-        return attempt().unwrap_or(Reply::NullArray);
+        return attempt(true).unwrap_or(Reply::NullArray);
     }
-    ctx.server.waiters.wait_for(db.index(), keys, deadline, attempt).unwrap_or(Reply::NullArray)
+    let mut first = true;
+    let tries = || {
+        let r = attempt(first);
+        first = false;
+        r
+    };
+    ctx.server.waiters.wait_for(db.index(), keys, deadline, tries).unwrap_or(Reply::NullArray)
+}
+
+/// The answer to an error about a key the client waits on: WRONGTYPE ends the command on
+/// the first try only; once blocked, a client keeps waiting while its key holds another
+/// type, as in Redis.
+fn waited_key_error(first: bool, r: Reply) -> Option<Reply> {
+    let wrong_type = matches!(&r, Reply::Error(e) if e.starts_with("WRONGTYPE"));
+    (first || !wrong_type).then_some(r)
 }
 
 /// The keys and the deadline of `key... timeout`.
@@ -77,11 +91,11 @@ fn list_pop(ctx: &mut Ctx<'_>, args: &Args, back: bool) -> Reply {
         Ok(db) => db,
         Err(r) => return r,
     };
-    block(ctx, &db, &keys, deadline, || {
+    block(ctx, &db, &keys, deadline, |first| {
         let _lock = db.lock(keys.iter().map(Vec::as_slice));
         for key in &keys {
             match pop_elements(&db, key, back, 1) {
-                Err(r) => return Some(r),
+                Err(r) => return waited_key_error(first, r),
                 Ok(Some(popped)) => {
                     if let Some(e) = popped.into_iter().next() {
                         return Some(Reply::Array(vec![Reply::Bulk(key.clone()), Reply::Bulk(e)]));
@@ -112,8 +126,13 @@ fn moving(ctx: &mut Ctx<'_>, src: &[u8], dst: &[u8], from_back: bool, to_back: b
         Err(r) => return r,
     };
     let server = ctx.server;
-    block(ctx, &db, &[src.to_vec()], deadline, || {
+    block(ctx, &db, &[src.to_vec()], deadline, |first| {
         let _lock = db.lock([src, dst]);
+        // The source is the key waited on; a destination of another type is an error
+        // whenever it is found.
+        if let Err(r) = super::list::read_list(&db, src) {
+            return waited_key_error(first, r);
+        }
         match move_element(&db, src, dst, from_back, to_back) {
             Err(r) => Some(r),
             Ok(Some(e)) => {
@@ -158,9 +177,9 @@ fn blmpop(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
         Ok(db) => db,
         Err(r) => return r,
     };
-    block(ctx, &db, &keys, deadline, || {
+    block(ctx, &db, &keys, deadline, |first| {
         let _lock = db.lock(keys.iter().map(Vec::as_slice));
-        mpop(&db, &keys, back, count).unwrap_or_else(Some)
+        mpop(&db, &keys, back, count).unwrap_or_else(|r| waited_key_error(first, r))
     })
 }
 
@@ -173,11 +192,11 @@ fn zset_pop(ctx: &mut Ctx<'_>, args: &Args, max: bool) -> Reply {
         Ok(db) => db,
         Err(r) => return r,
     };
-    block(ctx, &db, &keys, deadline, || {
+    block(ctx, &db, &keys, deadline, |first| {
         let _lock = db.lock(keys.iter().map(Vec::as_slice));
         for key in &keys {
             match pop(&db, key, max, 1) {
-                Err(r) => return Some(r),
+                Err(r) => return waited_key_error(first, r),
                 Ok(popped) => {
                     if let Some((m, s)) = popped.into_iter().next() {
                         return Some(Reply::Array(vec![Reply::Bulk(key.clone()), Reply::Bulk(m), score_reply(s)]));
@@ -210,11 +229,11 @@ fn bzmpop(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
         Ok(db) => db,
         Err(r) => return r,
     };
-    block(ctx, &db, &keys, deadline, || {
+    block(ctx, &db, &keys, deadline, |first| {
         let _lock = db.lock(keys.iter().map(Vec::as_slice));
         for key in &keys {
             match pop(&db, key, max, count) {
-                Err(r) => return Some(r),
+                Err(r) => return waited_key_error(first, r),
                 Ok(popped) if !popped.is_empty() => {
                     let pairs =
                         popped.into_iter().map(|(m, s)| Reply::Array(vec![Reply::Bulk(m), score_reply(s)])).collect();

@@ -166,7 +166,7 @@ impl ZaddOptions {
         if o.nx && o.xx {
             return Err(Reply::err("XX and NX options at the same time are not compatible"));
         }
-        if (o.gt && o.nx) || (o.lt && o.nx) || (o.gt && o.lt) {
+        if (o.nx && (o.gt || o.lt)) || (o.gt && o.lt) {
             return Err(Reply::err("GT, LT, and/or NX options at the same time are not compatible"));
         }
         if o.incr && rest.len() > 2 {
@@ -188,7 +188,7 @@ impl ZaddOptions {
     pub(super) fn allows(&self, old: Option<f64>, new: f64) -> bool {
         match old {
             None => !self.xx,
-            Some(old) => !self.nx && !(self.gt && new <= old) && !(self.lt && new >= old),
+            Some(old) => !(self.nx || (self.gt && new <= old) || (self.lt && new >= old)),
         }
     }
 }

@@ -24,9 +24,12 @@ pub(super) static SPECS: &[Spec] = &[
     Spec { name: "zintercard", arity: -3, flags: RS, keys: (0, 0, 0), group: "sorted-set", summary: "Size of the intersection of sorted sets (LIMIT)", run: zintercard },
 ];
 
+/// Members with their scores.
+type Members = Vec<(Vec<u8>, f64)>;
+
 /// One source's members and scores; `None` when absent. WRONGTYPE for a string, hash or
 /// list.
-fn source(db: &Selected<'_>, key: &[u8]) -> Result<Option<Vec<(Vec<u8>, f64)>>, Reply> {
+fn source(db: &Selected<'_>, key: &[u8]) -> Result<Option<Members>, Reply> {
     match eng(types::lookup(db, key))? {
         Entry::Absent => Ok(None),
         Entry::Collection(meta) if meta.kind == Kind::ZSet => {
