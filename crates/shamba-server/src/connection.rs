@@ -92,14 +92,34 @@ where
             if !requests.is_empty() {
                 let srv = Arc::clone(server);
                 let mut moved = std::mem::replace(session, Session::new(session.id));
-                let (s, o) = tokio::task::spawn_blocking(move || {
+                let task = tokio::task::spawn_blocking(move || {
                     srv.run_batch(&mut moved, requests.into(), &mut out);
                     (moved, out)
-                })
-                .await
-                .map_err(std::io::Error::other)?;
+                });
+                tokio::pin!(task);
+                // Meanwhile, watch the socket: a client that leaves while its request waits
+                // (a blocking pop) is marked killed, so the wait ends without popping an
+                // element nobody would receive. What it sends meanwhile is kept for later.
+                let mut gone = false;
+                let (s, o) = loop {
+                    buf.reserve(READ_CHUNK);
+                    tokio::select! {
+                        done = &mut task => break done.map_err(std::io::Error::other)?,
+                        read = stream.read_buf(&mut buf), if !gone => match read {
+                            Ok(0) | Err(_) => {
+                                gone = true;
+                                client.kill();
+                            }
+                            Ok(n) => ServerCounters::add(&server.counters.net_input_bytes, n as u64),
+                        },
+                    }
+                };
                 *session = s;
                 out = o;
+                if gone {
+                    let _ = stream.write_all(&out).await;
+                    return Ok(());
+                }
             }
             ServerCounters::add(&server.counters.net_output_bytes, out.len() as u64);
             stream.write_all(&out).await?;

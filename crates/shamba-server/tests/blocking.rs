@@ -133,3 +133,32 @@ fn a_client_blocked_over_tcp_leaves_the_others_served() {
     stop.send(()).expect("serving");
     rt.block_on(serving).expect("task").expect("clean stop");
 }
+
+#[test]
+fn a_client_that_leaves_while_blocked_pops_nothing() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let rt = runtime();
+    let listener = rt.block_on(Listener::bind(&config(dir.path()))).expect("bind");
+    let addr = listener.local_addr();
+    let srv = listener.server().clone();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let serving = rt.spawn(listener.serve(async {
+        let _ = stopped.await;
+    }));
+    let mut leaving = TcpStream::connect(addr).expect("connect");
+    leaving.write_all(b"BLPOP jobs 0\r\n").expect("send");
+    std::thread::sleep(Duration::from_millis(300));
+    drop(leaving);
+    // The connection notices the close and its wait ends (it retries every 100 ms).
+    std::thread::sleep(Duration::from_millis(500));
+    let s = &mut Session::new(1);
+    assert_eq!(run(&srv, s, "RPUSH jobs one"), Reply::Int(1));
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(
+        run(&srv, s, "LRANGE jobs 0 -1"),
+        Reply::Array(vec![bulk("one")]),
+        "the job waits for a client that is there"
+    );
+    stop.send(()).expect("serving");
+    rt.block_on(serving).expect("task").expect("clean stop");
+}

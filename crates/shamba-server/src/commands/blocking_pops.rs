@@ -59,7 +59,13 @@ fn block(
         return attempt(true).unwrap_or(Reply::NullArray);
     }
     let mut first = true;
+    // A client killed or gone while it waits (CLIENT KILL, or its connection closed: see
+    // `connection`) stops waiting before it pops what nobody would receive.
+    let client = ctx.session.client.clone();
     let tries = || {
+        if !first && client.as_ref().is_some_and(|c| c.is_killed()) {
+            return Some(Reply::NullArray);
+        }
         let r = attempt(first);
         first = false;
         r
