@@ -67,7 +67,7 @@ const CRATES: &[CrateRules] = &[
 const ENGINE_FLOORS: &[&[&str]] = &[
     &["error", "number_map", "filter", "key", "io", "cursor", "verify_report", "range_del", "expiry"],
     &["options"],
-    &["cache", "wal", "memtable", "stats", "table", "version"],
+    &["cache", "wal", "memtable", "stats", "read_tier", "table", "version"],
     &["manager"],
     &["compaction"],
     &["db"],
@@ -93,7 +93,7 @@ const CLI_FLOORS: &[&[&str]] = &[&["bench", "admin"], &["stress", "serve"], &["l
 
 /// shamba-compare: measuring and keys, the engines, the workloads, the plan, the entry point.
 const COMPARE_FLOORS: &[&[&str]] =
-    &[&["measure", "keys"], &["engine", "report"], &["workload"], &["config", "pressure_table"], &["main"]];
+    &[&["measure", "keys"], &["engine", "report"], &["workload"], &["config", "pressure_table", "tx_table"], &["main"]];
 
 // ---------------------------------------------------------------------------------------
 // Reading Rust: tokens without comments and literals.

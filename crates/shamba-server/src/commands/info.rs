@@ -217,6 +217,7 @@ fn rusage(who: libc::c_int) -> (f64, f64) {
         return (0.0, 0.0);
     }
     // SAFETY: zeroed is a valid `rusage` (plain integers), and getrusage filled it.
+    // Exercised by `tests::cpu_time_is_read`.
     let usage = unsafe { usage.assume_init() };
     let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
     (secs(usage.ru_utime), secs(usage.ru_stime))
