@@ -267,7 +267,18 @@ fn key_commands_scan_and_flushdb() {
     assert!(err_starts(&c.cmd("SCAN 987654321"), "ERR invalid cursor"));
     assert!(err_starts(&c.cmd("SCAN abc"), "ERR invalid cursor"));
     assert!(err_starts(&c.cmd("SCAN 0 COUNT 0"), "ERR syntax error"));
-    assert_eq!(c.cmd("SCAN 0 TYPE hash"), V::Array(vec![b("0"), V::Array(vec![])]));
+    // No hash among the keys: pages may come back empty before the cursor is 0, as Redis's.
+    let mut cursor = "0".to_string();
+    for _ in 0..1000 {
+        let V::Array(page) = c.cmd(&format!("SCAN {cursor} TYPE hash")) else { panic!("a page") };
+        assert_eq!(page[1], V::Array(vec![]), "no key is a hash");
+        let V::Bulk(next) = &page[0] else { panic!("a cursor") };
+        cursor = String::from_utf8(next.clone()).unwrap();
+        if cursor == "0" {
+            break;
+        }
+    }
+    assert_eq!(cursor, "0", "the scan ends");
 
     assert_eq!(c.cmd("DEL user:00 user:00 user:01 nope"), V::Int(2));
     assert_eq!(c.cmd("UNLINK user:02"), V::Int(1));
@@ -329,7 +340,7 @@ fn server_commands() {
     assert_eq!(c.cmd("CONFIG GET appendonly"), V::Array(vec![b("appendonly"), b("yes")]));
     assert_eq!(c.cmd("CONFIG GET nosuch"), V::Array(vec![]));
     assert!(err_starts(&c.cmd("GET"), "ERR wrong number of arguments for 'get' command"));
-    assert!(err_starts(&c.cmd("LPUSH l x"), "ERR unknown command 'LPUSH'"));
+    assert!(err_starts(&c.cmd("XADD s * f v"), "ERR unknown command 'XADD'"));
     assert_eq!(c.cmd("PING"), V::Simple("PONG".into()), "errors leave the connection usable");
     assert_eq!(c.cmd("QUIT"), ok());
     assert!(c.closed());
