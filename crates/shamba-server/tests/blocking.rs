@@ -150,7 +150,7 @@ fn a_client_that_leaves_while_blocked_pops_nothing() {
     std::thread::sleep(Duration::from_millis(300));
     drop(leaving);
     // The connection notices the close and its wait ends (it retries every 100 ms).
-    std::thread::sleep(Duration::from_millis(500));
+    std::thread::sleep(Duration::from_millis(1000));
     let s = &mut Session::new(1);
     assert_eq!(run(&srv, s, "RPUSH jobs one"), Reply::Int(1));
     std::thread::sleep(Duration::from_millis(300));
