@@ -13,7 +13,7 @@ pub enum Reply {
     /// An integer.
     Int(i64),
     /// A floating-point number (RESP3: a double; RESP2: a bulk string), printed as Redis
-    /// prints one ([`format_double`]).
+    /// prints one (`format_double`).
     Double(f64),
     /// A binary-safe string.
     Bulk(Vec<u8>),
