@@ -71,6 +71,7 @@ impl Default for RuntimeSettings {
             ("lua-time-limit", "5000"),
             ("notify-keyspace-events", ""),
             ("list-max-listpack-size", "-2"),
+            ("list-max-ziplist-size", "-2"),
             ("list-compress-depth", "0"),
             ("hash-max-listpack-entries", "128"),
             ("hash-max-listpack-value", "64"),
