@@ -3,28 +3,11 @@
 //! every read (GET, EXISTS, KEYS, SCAN, DBSIZE). Deadlines of a fraction of a second, so
 //! the tests sleep briefly.
 
-use shamba_server::{Listener, Reply, Server, ServerConfig, Session, SyncMode};
-use std::sync::Arc;
+mod common;
+
+use common::{bulk, run, server};
+use shamba_server::{Reply, Session};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
-
-fn words(line: &str) -> Vec<Vec<u8>> {
-    line.split(' ').map(|w| w.as_bytes().to_vec()).collect()
-}
-
-/// A server with no socket, its database in `dir`.
-fn server(dir: &std::path::Path) -> (tokio::runtime::Runtime, Arc<Server>) {
-    let mut config = ServerConfig::new(dir.join("db"));
-    config.bind = "127.0.0.1:0".parse().expect("address");
-    config.sync = SyncMode::Never;
-    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().expect("runtime");
-    let listener = rt.block_on(Listener::bind(&config)).expect("bind");
-    let server = listener.server().clone();
-    (rt, server)
-}
-
-fn run(server: &Server, s: &mut Session, line: &str) -> Reply {
-    server.execute(s, &words(line))
-}
 
 fn int(r: Reply) -> i64 {
     match r {
@@ -38,10 +21,6 @@ fn err(r: Reply) -> String {
         Reply::Error(e) => e,
         other => panic!("not an error: {other:?}"),
     }
-}
-
-fn bulk(s: &str) -> Reply {
-    Reply::Bulk(s.as_bytes().to_vec())
 }
 
 fn now_ms() -> i64 {

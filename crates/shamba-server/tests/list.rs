@@ -2,45 +2,13 @@
 //! WRONGTYPE, the key's life, and a model test: random commands against a `VecDeque`,
 //! every reply compared.
 
+mod common;
+
+use common::{run, script, server, show};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
-use shamba_server::{Listener, Reply, Server, ServerConfig, Session, SyncMode};
+use shamba_server::Session;
 use std::collections::VecDeque;
-use std::sync::Arc;
-
-fn server(dir: &std::path::Path) -> (tokio::runtime::Runtime, Arc<Server>) {
-    let mut config = ServerConfig::new(dir.join("db"));
-    config.bind = "127.0.0.1:0".parse().expect("address");
-    config.sync = SyncMode::Never;
-    config.databases = 2;
-    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().expect("runtime");
-    let listener = rt.block_on(Listener::bind(&config)).expect("bind");
-    let server = listener.server().clone();
-    (rt, server)
-}
-
-fn run(server: &Server, s: &mut Session, line: &str) -> Reply {
-    let words: Vec<Vec<u8>> = line.split(' ').map(|w| w.as_bytes().to_vec()).collect();
-    server.execute(s, &words)
-}
-
-fn show(r: &Reply) -> String {
-    match r {
-        Reply::Simple(s) => s.to_string(),
-        Reply::Error(e) => format!("!{e}"),
-        Reply::Int(i) => i.to_string(),
-        Reply::Bulk(b) => String::from_utf8_lossy(b).into_owned(),
-        Reply::Null | Reply::NullArray => "nil".into(),
-        Reply::Array(a) => format!("[{}]", a.iter().map(show).collect::<Vec<_>>().join(" ")),
-        other => format!("{other:?}"),
-    }
-}
-
-fn script(server: &Server, s: &mut Session, steps: &[(&str, &str)]) {
-    for (cmd, want) in steps {
-        assert_eq!(show(&run(server, s, cmd)), *want, "{cmd}");
-    }
-}
 
 #[test]
 fn pushes_pops_and_positions_answer_as_redis() {

@@ -2,33 +2,13 @@
 //! abort EXEC, reads in the queue that see its earlier writes, and WATCH against writes by
 //! another connection, by this one, and by expiry; one EXEC is all or nothing to a reader.
 
-use shamba_server::{Listener, Reply, Server, ServerConfig, Session, SyncMode};
+mod common;
+
+use common::{bulk, run, server};
+use shamba_server::{Reply, Session};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
-
-fn words(line: &str) -> Vec<Vec<u8>> {
-    line.split(' ').map(|w| w.as_bytes().to_vec()).collect()
-}
-
-fn server(dir: &std::path::Path) -> (tokio::runtime::Runtime, Arc<Server>) {
-    let mut config = ServerConfig::new(dir.join("db"));
-    config.bind = "127.0.0.1:0".parse().expect("address");
-    config.sync = SyncMode::Never;
-    config.databases = 4;
-    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().expect("runtime");
-    let listener = rt.block_on(Listener::bind(&config)).expect("bind");
-    let server = listener.server().clone();
-    (rt, server)
-}
-
-fn run(server: &Server, s: &mut Session, line: &str) -> Reply {
-    server.execute(s, &words(line))
-}
-
-fn bulk(s: &str) -> Reply {
-    Reply::Bulk(s.as_bytes().to_vec())
-}
 
 const QUEUED: Reply = Reply::Simple("QUEUED");
 

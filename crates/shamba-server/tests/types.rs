@@ -3,35 +3,14 @@
 //! EXISTS, SCAN, KEYS, DBSIZE, FLUSHDB, expiry), HSCAN/SSCAN cursors, EXEC and WATCH over
 //! collections, a restart, and a model test of random commands against a map of values.
 
+mod common;
+
+use common::{bulk, run, server};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
-use shamba_server::{Listener, Reply, Server, ServerConfig, Session, SyncMode};
+use shamba_server::{Reply, Session};
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::Arc;
 use std::time::Duration;
-
-fn words(line: &str) -> Vec<Vec<u8>> {
-    line.split(' ').map(|w| w.as_bytes().to_vec()).collect()
-}
-
-fn server(dir: &std::path::Path) -> (tokio::runtime::Runtime, Arc<Server>) {
-    let mut config = ServerConfig::new(dir.join("db"));
-    config.bind = "127.0.0.1:0".parse().expect("address");
-    config.sync = SyncMode::Never;
-    config.databases = 4;
-    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().expect("runtime");
-    let listener = rt.block_on(Listener::bind(&config)).expect("bind");
-    let server = listener.server().clone();
-    (rt, server)
-}
-
-fn run(server: &Server, s: &mut Session, line: &str) -> Reply {
-    server.execute(s, &words(line))
-}
-
-fn bulk(s: &str) -> Reply {
-    Reply::Bulk(s.as_bytes().to_vec())
-}
 
 fn bulks(items: &[&str]) -> Reply {
     Reply::Array(items.iter().map(|s| bulk(s)).collect())

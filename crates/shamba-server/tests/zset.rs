@@ -2,53 +2,13 @@
 //! options, WRONGTYPE, the key's life (TYPE, DEL, expiry, a STORE over another type), and
 //! a model test: random commands against an in-memory model, every reply compared.
 
+mod common;
+
+use common::{fmt_score, run, script, server, show};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
-use shamba_server::{Listener, Reply, Server, ServerConfig, Session, SyncMode};
+use shamba_server::{Reply, Session};
 use std::collections::HashMap;
-use std::sync::Arc;
-
-fn server(dir: &std::path::Path) -> (tokio::runtime::Runtime, Arc<Server>) {
-    let mut config = ServerConfig::new(dir.join("db"));
-    config.bind = "127.0.0.1:0".parse().expect("address");
-    config.sync = SyncMode::Never;
-    config.databases = 2;
-    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().expect("runtime");
-    let listener = rt.block_on(Listener::bind(&config)).expect("bind");
-    let server = listener.server().clone();
-    (rt, server)
-}
-
-fn run(server: &Server, s: &mut Session, line: &str) -> Reply {
-    let words: Vec<Vec<u8>> = line.split(' ').map(|w| w.as_bytes().to_vec()).collect();
-    server.execute(s, &words)
-}
-
-/// A reply as text, for comparing with what redis-cli would print (arrays as `[a b]`).
-fn show(r: &Reply) -> String {
-    match r {
-        Reply::Simple(s) => s.to_string(),
-        Reply::Error(e) => format!("!{e}"),
-        Reply::Int(i) => i.to_string(),
-        Reply::Bulk(b) => String::from_utf8_lossy(b).into_owned(),
-        Reply::Null | Reply::NullArray => "nil".into(),
-        Reply::Double(d) => fmt_score(*d),
-        Reply::Array(a) | Reply::Push(a) | Reply::Frames(a) => {
-            format!("[{}]", a.iter().map(show).collect::<Vec<_>>().join(" "))
-        }
-        Reply::Map(m) => {
-            format!("{{{}}}", m.iter().map(|(k, v)| format!("{}:{}", show(k), show(v))).collect::<Vec<_>>().join(" "))
-        }
-        Reply::Text(t) => t.clone(),
-    }
-}
-
-/// Run each `(command, expected reply as shown)` in order.
-fn script(server: &Server, s: &mut Session, steps: &[(&str, &str)]) {
-    for (cmd, want) in steps {
-        assert_eq!(show(&run(server, s, cmd)), *want, "{cmd}");
-    }
-}
 
 #[test]
 fn zadd_options_and_scores_answer_as_redis() {
@@ -274,18 +234,6 @@ fn sorted(m: &Model) -> Vec<(String, f64)> {
     let mut v: Vec<(String, f64)> = m.iter().map(|(k, s)| (k.clone(), *s)).collect();
     v.sort_by(|a, b| a.1.total_cmp(&b.1).then_with(|| a.0.cmp(&b.0)));
     v
-}
-
-fn fmt_score(s: f64) -> String {
-    if s == f64::INFINITY {
-        "inf".into()
-    } else if s == f64::NEG_INFINITY {
-        "-inf".into()
-    } else if s == 0.0 {
-        "0".into()
-    } else {
-        format!("{s}")
-    }
 }
 
 fn flat(items: &[(String, f64)], with_scores: bool) -> String {

@@ -1,0 +1,75 @@
+//! What the command-layer test files share: a server bound on an ephemeral port whose
+//! requests run without a socket (`Server::execute`), requests written as one line, and
+//! replies shown as redis-cli would print them. Each file uses a part of it.
+#![allow(dead_code)]
+
+use shamba_server::{Listener, Reply, Server, ServerConfig, Session, SyncMode};
+use std::sync::Arc;
+
+/// A request's words: `line` split at spaces.
+pub fn words(line: &str) -> Vec<Vec<u8>> {
+    line.split(' ').map(|w| w.as_bytes().to_vec()).collect()
+}
+
+/// A server on a database in `dir` (4 numbered databases, no syncs), with the runtime that
+/// must outlive it.
+pub fn server(dir: &std::path::Path) -> (tokio::runtime::Runtime, Arc<Server>) {
+    let mut config = ServerConfig::new(dir.join("db"));
+    config.bind = "127.0.0.1:0".parse().expect("address");
+    config.sync = SyncMode::Never;
+    config.databases = 4;
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().expect("runtime");
+    let listener = rt.block_on(Listener::bind(&config)).expect("bind");
+    let server = listener.server().clone();
+    (rt, server)
+}
+
+/// Run the request `line` for session `s`.
+pub fn run(server: &Server, s: &mut Session, line: &str) -> Reply {
+    server.execute(s, &words(line))
+}
+
+pub fn bulk(s: &str) -> Reply {
+    Reply::Bulk(s.as_bytes().to_vec())
+}
+
+/// A score as redis-cli prints one: `inf`, `-inf`, `0` for either zero, else the shortest
+/// decimal that reads back the same.
+pub fn fmt_score(s: f64) -> String {
+    if s == f64::INFINITY {
+        "inf".into()
+    } else if s == f64::NEG_INFINITY {
+        "-inf".into()
+    } else if s == 0.0 {
+        "0".into()
+    } else {
+        format!("{s}")
+    }
+}
+
+/// A reply as text, for comparing with what redis-cli would print (arrays as `[a b]`,
+/// errors as `!message`, nil as `nil`).
+pub fn show(r: &Reply) -> String {
+    match r {
+        Reply::Simple(s) => s.to_string(),
+        Reply::Error(e) => format!("!{e}"),
+        Reply::Int(i) => i.to_string(),
+        Reply::Bulk(b) => String::from_utf8_lossy(b).into_owned(),
+        Reply::Null | Reply::NullArray => "nil".into(),
+        Reply::Double(d) => fmt_score(*d),
+        Reply::Array(a) | Reply::Push(a) | Reply::Frames(a) => {
+            format!("[{}]", a.iter().map(show).collect::<Vec<_>>().join(" "))
+        }
+        Reply::Map(m) => {
+            format!("{{{}}}", m.iter().map(|(k, v)| format!("{}:{}", show(k), show(v))).collect::<Vec<_>>().join(" "))
+        }
+        Reply::Text(t) => t.clone(),
+    }
+}
+
+/// Run each `(command, expected reply as shown)` in order.
+pub fn script(server: &Server, s: &mut Session, steps: &[(&str, &str)]) {
+    for (cmd, want) in steps {
+        assert_eq!(show(&run(server, s, cmd)), *want, "{cmd}");
+    }
+}
