@@ -86,6 +86,8 @@ where
         let one_at_a_time = !session.authenticated;
         let (requests, malformed) = parse_all(server, &mut buf, !one_at_a_time);
         if !requests.is_empty() {
+            // Bytes read while the requests ran on the pool: parsed before reading again.
+            let mut read_meanwhile = false;
             let mut requests = VecDeque::from(requests);
             let mut out = Vec::new();
             server.run_without_waiting(session, &mut requests, &mut out);
@@ -110,7 +112,10 @@ where
                                 gone = true;
                                 client.kill();
                             }
-                            Ok(n) => ServerCounters::add(&server.counters.net_input_bytes, n as u64),
+                            Ok(n) => {
+                                read_meanwhile = true;
+                                ServerCounters::add(&server.counters.net_input_bytes, n as u64);
+                            }
                         },
                     }
                 };
@@ -128,6 +133,10 @@ where
             }
             if one_at_a_time && malformed.is_none() && !buf.is_empty() {
                 // Read before AUTH, one at a time: the next may be in `buf` already.
+                continue;
+            }
+            if read_meanwhile && malformed.is_none() {
+                // The client may be waiting for the replies to what it already sent.
                 continue;
             }
         }

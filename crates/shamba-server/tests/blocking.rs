@@ -162,3 +162,27 @@ fn a_client_that_leaves_while_blocked_pops_nothing() {
     stop.send(()).expect("serving");
     rt.block_on(serving).expect("task").expect("clean stop");
 }
+
+#[test]
+fn a_request_sent_while_another_waits_is_answered_after_it() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let rt = runtime();
+    let listener = rt.block_on(Listener::bind(&config(dir.path()))).expect("bind");
+    let addr = listener.local_addr();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let serving = rt.spawn(listener.serve(async {
+        let _ = stopped.await;
+    }));
+    let mut c = TcpStream::connect(addr).expect("connect");
+    c.set_read_timeout(Some(Duration::from_secs(10))).expect("timeout");
+    // The pop waits on the pool; the PING arrives meanwhile and nothing follows it.
+    c.write_all(b"BLPOP none 0.5\r\n").expect("send");
+    std::thread::sleep(Duration::from_millis(100));
+    c.write_all(b"PING\r\n").expect("send");
+    let want = b"*-1\r\n+PONG\r\n";
+    let mut got = vec![0u8; want.len()];
+    c.read_exact(&mut got).expect("both replies, without another request to wake the connection");
+    assert_eq!(&got, want);
+    stop.send(()).expect("serving");
+    rt.block_on(serving).expect("task").expect("clean stop");
+}
