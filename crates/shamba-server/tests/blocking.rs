@@ -29,6 +29,32 @@ fn bulk(s: &str) -> Reply {
     Reply::Bulk(s.as_bytes().to_vec())
 }
 
+/// A server listening on an ephemeral port until [`Serving::stop`].
+struct Serving {
+    addr: std::net::SocketAddr,
+    server: Arc<Server>,
+    stop: tokio::sync::oneshot::Sender<()>,
+    task: tokio::task::JoinHandle<Result<(), shamba_server::Error>>,
+}
+
+impl Serving {
+    fn start(rt: &tokio::runtime::Runtime, dir: &std::path::Path) -> Serving {
+        let listener = rt.block_on(Listener::bind(&config(dir))).expect("bind");
+        let (addr, server) = (listener.local_addr(), listener.server().clone());
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let task = rt.spawn(listener.serve(async {
+            let _ = stopped.await;
+        }));
+        Serving { addr, server, stop, task }
+    }
+
+    /// Stop it and check it stopped cleanly.
+    fn stop(self, rt: &tokio::runtime::Runtime) {
+        self.stop.send(()).expect("serving");
+        rt.block_on(self.task).expect("task").expect("clean stop");
+    }
+}
+
 /// Run `line` for a new session on another thread; its reply and how long it took.
 fn in_background(srv: &Arc<Server>, line: &'static str) -> std::thread::JoinHandle<(Reply, Duration)> {
     let srv = srv.clone();
@@ -94,12 +120,8 @@ fn inside_a_transaction_a_blocking_pop_never_waits() {
 fn a_client_blocked_over_tcp_leaves_the_others_served() {
     let dir = tempfile::tempdir().expect("tempdir");
     let rt = runtime();
-    let listener = rt.block_on(Listener::bind(&config(dir.path()))).expect("bind");
-    let addr = listener.local_addr();
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let serving = rt.spawn(listener.serve(async {
-        let _ = stopped.await;
-    }));
+    let serving = Serving::start(&rt, dir.path());
+    let addr = serving.addr;
     let connect = || {
         let c = TcpStream::connect(addr).expect("connect");
         c.set_read_timeout(Some(Duration::from_secs(30))).expect("timeout");
@@ -130,21 +152,15 @@ fn a_client_blocked_over_tcp_leaves_the_others_served() {
     let mut forever = connect();
     forever.write_all(b"BLPOP never 0\r\n").expect("send");
     std::thread::sleep(Duration::from_millis(100));
-    stop.send(()).expect("serving");
-    rt.block_on(serving).expect("task").expect("clean stop");
+    serving.stop(&rt);
 }
 
 #[test]
 fn a_client_that_leaves_while_blocked_pops_nothing() {
     let dir = tempfile::tempdir().expect("tempdir");
     let rt = runtime();
-    let listener = rt.block_on(Listener::bind(&config(dir.path()))).expect("bind");
-    let addr = listener.local_addr();
-    let srv = listener.server().clone();
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let serving = rt.spawn(listener.serve(async {
-        let _ = stopped.await;
-    }));
+    let serving = Serving::start(&rt, dir.path());
+    let (addr, srv) = (serving.addr, serving.server.clone());
     let mut leaving = TcpStream::connect(addr).expect("connect");
     leaving.write_all(b"BLPOP jobs 0\r\n").expect("send");
     std::thread::sleep(Duration::from_millis(300));
@@ -159,20 +175,15 @@ fn a_client_that_leaves_while_blocked_pops_nothing() {
         Reply::Array(vec![bulk("one")]),
         "the job waits for a client that is there"
     );
-    stop.send(()).expect("serving");
-    rt.block_on(serving).expect("task").expect("clean stop");
+    serving.stop(&rt);
 }
 
 #[test]
 fn a_request_sent_while_another_waits_is_answered_after_it() {
     let dir = tempfile::tempdir().expect("tempdir");
     let rt = runtime();
-    let listener = rt.block_on(Listener::bind(&config(dir.path()))).expect("bind");
-    let addr = listener.local_addr();
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let serving = rt.spawn(listener.serve(async {
-        let _ = stopped.await;
-    }));
+    let serving = Serving::start(&rt, dir.path());
+    let addr = serving.addr;
     let mut c = TcpStream::connect(addr).expect("connect");
     c.set_read_timeout(Some(Duration::from_secs(10))).expect("timeout");
     // The pop waits on the pool; the PING arrives meanwhile and nothing follows it.
@@ -183,6 +194,5 @@ fn a_request_sent_while_another_waits_is_answered_after_it() {
     let mut got = vec![0u8; want.len()];
     c.read_exact(&mut got).expect("both replies, without another request to wake the connection");
     assert_eq!(&got, want);
-    stop.send(()).expect("serving");
-    rt.block_on(serving).expect("task").expect("clean stop");
+    serving.stop(&rt);
 }
