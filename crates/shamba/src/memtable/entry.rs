@@ -5,12 +5,6 @@
 //! node, key, value) and every flushed entry three frees; with small pairs, allocation
 //! was a large part of the writer thread's CPU during a load. One buffer saves one
 //! allocation and one free of the three, and shrinks the node by 24 bytes.
-//!
-//! The entry also keeps its user key's first 16 bytes inline, in the skip-list node: a
-//! search compares those first and follows the pointer to the buffer only when they tie.
-//! Without them, every node a search passed cost two cache misses (the node, then its
-//! buffer); a server's insert or lookup in a memtable of a few hundred thousand entries
-//! spent a third of its CPU there.
 
 use crate::key::{compare_internal_keys, encode_internal_key, SeqNo, ValueKind};
 use std::borrow::Borrow;
@@ -48,30 +42,8 @@ impl Ord for InternalKey {
 /// One version of a key: `bytes[..key_len]` is the internal key, the rest the value.
 #[derive(Debug)]
 pub(crate) struct MemEntry {
-    /// The user key's first 16 bytes (see [`Head`]).
-    head: Head,
     bytes: Box<[u8]>,
     key_len: usize,
-}
-
-/// A user key's first 16 bytes, zero-padded, as two big-endian integers. Where two keys'
-/// heads differ they order the keys as a byte-wise compare does (a key that is a proper
-/// prefix of the other pads with zeros, which sort first or tie); where they tie, the keys
-/// must be compared whole.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-struct Head(u64, u64);
-
-impl Head {
-    fn of(user_key: &[u8]) -> Head {
-        let mut padded = [0u8; 16];
-        let n = user_key.len().min(16);
-        if let (Some(to), Some(from)) = (padded.get_mut(..n), user_key.get(..n)) {
-            to.copy_from_slice(from);
-        }
-        let (hi, lo) = padded.split_at(8);
-        let word = |b: &[u8]| b.try_into().map_or(0, u64::from_be_bytes);
-        Head(word(hi), word(lo))
-    }
 }
 
 impl MemEntry {
@@ -81,13 +53,7 @@ impl MemEntry {
         encode_internal_key(&mut bytes, user_key, seq, kind);
         let key_len = bytes.len();
         bytes.extend_from_slice(value);
-        MemEntry { head: Head::of(user_key), bytes: bytes.into_boxed_slice(), key_len }
-    }
-
-    /// A search target: the encoded internal key `seek` with no value. Searching with it
-    /// rather than with an [`InternalKey`] lets the search compare heads.
-    pub(crate) fn probe(seek: &[u8]) -> Self {
-        MemEntry { head: Head::of(crate::key::user_key(seek)), bytes: seek.into(), key_len: seek.len() }
+        MemEntry { bytes: bytes.into_boxed_slice(), key_len }
     }
 
     /// The encoded internal key.
@@ -127,13 +93,9 @@ impl PartialOrd for MemEntry {
 }
 
 impl Ord for MemEntry {
-    /// By internal key only, as the skip list needs: the order its `Borrow` form has, the
-    /// heads deciding first when they differ.
+    /// By internal key only, as the skip list needs: the order its `Borrow` form has.
     fn cmp(&self, other: &Self) -> Ordering {
-        match self.head.cmp(&other.head) {
-            Ordering::Equal => InternalKey::new(self.key()).cmp(InternalKey::new(other.key())),
-            decided => decided,
-        }
+        InternalKey::new(self.key()).cmp(InternalKey::new(other.key()))
     }
 }
 
@@ -163,36 +125,6 @@ mod tests {
         assert_eq!(borrowed, InternalKey::new(e.key()));
         let tombstone = MemEntry::new(b"", 1, ValueKind::Delete, b"");
         assert_eq!((tombstone.key().len(), tombstone.value()), (crate::key::TRAILER_LEN, &b""[..]));
-    }
-
-    #[test]
-    fn heads_order_entries_as_their_internal_keys() {
-        // Short keys, keys that are prefixes of others, keys tying on 16 bytes, zero bytes.
-        let users: [&[u8]; 10] = [
-            b"",
-            b"\0",
-            b"a",
-            b"a\0",
-            b"a\0\0b",
-            b"ab",
-            b"key:000000012345",
-            b"key:000000012345x",
-            b"key:000000012346",
-            b"key:00000001234\xff\xff",
-        ];
-        let mut entries = Vec::new();
-        for u in users {
-            for seq in [1, 300] {
-                entries.push(MemEntry::new(u, seq, ValueKind::Put, b"v"));
-            }
-        }
-        for x in &entries {
-            for y in &entries {
-                assert_eq!(x.cmp(y), compare_internal_keys(x.key(), y.key()), "{x:?} {y:?}");
-                let probe = MemEntry::probe(y.key());
-                assert_eq!(x.cmp(&probe), compare_internal_keys(x.key(), y.key()), "{x:?} {y:?}");
-            }
-        }
     }
 
     #[test]

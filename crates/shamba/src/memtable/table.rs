@@ -2,7 +2,7 @@
 //! tombstones written to it (few, kept in a list beside the skip list).
 
 use super::cursor::MemTableCursor;
-use super::entry::MemEntry;
+use super::entry::{InternalKey, MemEntry};
 use super::Lookup;
 use crate::cursor::Cursor;
 use crate::key::{parse_internal_key, SeqNo, ValueKind};
@@ -121,8 +121,7 @@ impl MemTable {
     /// [`MemTable::get`] with the lookup's [`seek_key`] already built (a lookup builds it
     /// once for every memtable and table it searches).
     pub(crate) fn get_at_seek_key(&self, seek: &[u8]) -> Lookup {
-        // A probe with its head: the search follows few pointers to keys' buffers.
-        let Some(found) = self.map.lower_bound(Bound::Included(&MemEntry::probe(seek))) else {
+        let Some(found) = self.map.lower_bound(Bound::Included(InternalKey::new(seek))) else {
             return Lookup::NotFound;
         };
         let entry = found.key();
