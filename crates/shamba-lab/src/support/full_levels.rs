@@ -62,7 +62,7 @@ pub fn level_ids(num: u64, levels: usize, ratio: u32, seed: u64) -> Vec<Vec<u64>
     let levels = levels.max(1);
     let weights: Vec<f64> = (0..levels).map(|i| f64::from(ratio).powi(i as i32)).collect();
     let total: f64 = weights.iter().sum();
-    let mut rng = rand::rngs::StdRng::seed_from_u64(seed ^ 0xF011_1E7E_15);
+    let mut rng = rand::rngs::StdRng::seed_from_u64(seed ^ 0x00F0_111E_7E15);
     let mut out: Vec<Vec<u64>> = vec![Vec::new(); levels];
     let last = num.saturating_sub(1);
     for i in 0..num {

@@ -227,7 +227,7 @@ fn fill_by_flushes(db: &Db, spec: &TreeSpec) -> Result<(), Box<dyn Error>> {
     // through them (it would cut the flush by key range, not at random), or if, tiered,
     // the runs it cuts are merged whole into one run anyway.
     let tiered = spec.options.compaction_style == shamba::CompactionStyle::Tiered;
-    let sort = spec.flush_every.is_some() && (tiered || fits_memtable(&spec, chunk as u64));
+    let sort = spec.flush_every.is_some() && (tiered || fits_memtable(spec, chunk as u64));
     let mut sorted = Vec::new();
     for part in ids.chunks(chunk) {
         if sort {
