@@ -53,6 +53,11 @@ pub struct ExpArgs {
     /// only: delete the directory after changing the engine).
     #[arg(long)]
     pub trees: Option<std::path::PathBuf>,
+    /// Load seed 000's trees (lookup-breakdown, hash-sharing --num) with five full levels,
+    /// each spanning the whole key range as a bulk load leaves them (an empty lookup visits
+    /// one table per level), instead of by the engine's leveled compaction.
+    #[arg(long)]
+    pub full_levels: bool,
 }
 
 impl ExpArgs {

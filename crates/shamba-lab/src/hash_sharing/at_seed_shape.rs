@@ -26,7 +26,7 @@ use shamba_filter::HashFn;
 
 use crate::args::ExpArgs;
 use crate::hash_sharing::on_engine::{digest_ns, hash_ns, pair};
-use crate::hash_sharing::seed_shape::{self, KEY_SIZE, VALUE_SIZE};
+use crate::hash_sharing::seed_shape::{self, Loader, KEY_SIZE, VALUE_SIZE};
 use crate::support::figures::{gain_pct, tables_per_op, MEASUREMENT_NOTE};
 use crate::support::lookups::ReadSpec;
 use crate::support::report::{Cell, Plot, Report, Table};
@@ -53,6 +53,15 @@ struct Plan {
 }
 
 impl Plan {
+    /// Fig. 5b's divisors: with full levels, powers of T, so each smaller tree is whole
+    /// levels fewer over the same L1.
+    fn height_divisors(&self, loader: Loader) -> Vec<u64> {
+        match loader {
+            Loader::Leveled => self.height_divisors.clone(),
+            Loader::Full(levels) => (1..levels.min(3) as u32).rev().map(|k| 10u64.pow(k)).collect(),
+        }
+    }
+
     fn new(quick: bool) -> Plan {
         let devices = vec!["none", "nvm", "pcie", "ssd", "disk"];
         if quick {
@@ -117,11 +126,14 @@ pub(crate) fn run(args: &ExpArgs, num: u64) -> Result<Report, Box<dyn Error>> {
     let mut report = Report::new("hash-sharing");
     let dist = args.workload.single(KeyDistribution::Uniform);
     let empty = args.workload.spec(dist, ReadSpec::empty(plan.warmup, plan.reads, args.seed));
-    let load = |n: u64, key: usize, value: usize, bits: f64, digest: HashFn| -> Result<LoadedTree, Box<dyn Error>> {
-        let tree = LoadedTree::load(seed_shape::tree_spec(n, key, value, bits, digest, args.seed))?;
+    let loader = Loader::of(args.full_levels);
+    let load_as = |n: u64, key: usize, value: usize, bits: f64, digest: HashFn, loader: Loader| {
+        let tree = seed_shape::load(n, key, value, bits, digest, args.seed, loader)?;
         report_tree(&tree, digest);
-        Ok(tree)
+        Ok::<LoadedTree, Box<dyn Error>>(tree)
     };
+    let load =
+        |n: u64, key: usize, value: usize, bits: f64, digest: HashFn| load_as(n, key, value, bits, digest, loader);
     let mut notes = Vec::new();
     let mut note_tree = |tree: &LoadedTree, what: &str| {
         notes.push(format!(
@@ -172,11 +184,12 @@ pub(crate) fn run(args: &ExpArgs, num: u64) -> Result<Report, Box<dyn Error>> {
         heights.push(Height { digest, num, mb: main_mb, levels: tree.levels(), p: top });
     }
 
-    // Fig. 5b: the smaller trees of each digest.
+    // Fig. 5b: the smaller trees of each digest (with full levels, each a level or two
+    // fewer over the same L1: N/10 keys make 4 levels, N/100 make 3).
     for digest in DIGESTS {
-        for &d in &plan.height_divisors {
+        for &d in &plan.height_divisors(loader) {
             let n = num / d;
-            let tree = load(n, KEY_SIZE, VALUE_SIZE, 10.0, digest)?;
+            let tree = load_as(n, KEY_SIZE, VALUE_SIZE, 10.0, digest, shorter(loader, d))?;
             note_tree(&tree, &format!("height tree N/{d}"));
             let p = point(&tree, "nvm", plan.repeats, &empty)?;
             heights.push(Height { digest, num: n, mb: mb(n, KEY_SIZE + VALUE_SIZE), levels: tree.levels(), p });
@@ -209,8 +222,16 @@ pub(crate) fn run(args: &ExpArgs, num: u64) -> Result<Report, Box<dyn Error>> {
     report.tables.push(fig7(&bits, &mut report.plots));
     report.tables.push(fig8_9(&fractions, &mut report.plots));
     report.notes.extend(notes);
-    report.note("the seed's shape (seed 000: 22 GB bulk-loaded, 5 levels, T = 10, 2 MB files, 512 B keys in 1 KB entries, 10 bits/key, a PCIe SSD with direct I/O by default) at this machine's scale: `lookup-breakdown`'s leveled trees (T = 10, 512 KiB files and memtable, 2 MiB L1), sized in data bytes; filters and indexes pinned, a 256 KiB block cache, so an empty lookup reads a data block only on a false positive");
-    report.note("tables/lookup: leveled partial compaction leaves an upper level's files covering parts of the key range (the seed bulk-loads full levels, one table per level per lookup), so an empty lookup visits fewer tables than there are levels, and the unshared baseline hashes once per table visited");
+    match loader {
+        Loader::Leveled => {
+            report.note("the seed's shape (seed 000: 22 GB bulk-loaded, 5 levels, T = 10, 2 MB files, 512 B keys in 1 KB entries, 10 bits/key, a PCIe SSD with direct I/O by default) at this machine's scale: `lookup-breakdown`'s leveled trees (T = 10, 512 KiB files and memtable, 2 MiB L1), sized in data bytes; filters and indexes pinned, a 256 KiB block cache, so an empty lookup reads a data block only on a false positive");
+            report.note("tables/lookup: leveled partial compaction leaves an upper level's files covering parts of the key range (the seed bulk-loads full levels, one table per level per lookup), so an empty lookup visits fewer tables than there are levels, and the unshared baseline hashes once per table visited");
+        }
+        Loader::Full(levels) => {
+            report.note(format!("the seed's shape (seed 000: 22 GB bulk-loaded, 5 levels, T = 10, 2 MB files, 512 B keys in 1 KB entries, 10 bits/key, a PCIe SSD with direct I/O by default) at this machine's scale: {levels} full levels, level i holding 10^(i-1) / 11111 of the keys (at random) and the first and last key, loaded level by level, the deepest first, through the engine's flushes and compactions, 512 KiB files; filters and indexes pinned, a 256 KiB block cache, so an empty lookup reads a data block only on a false positive"));
+            report.note("tables/lookup: every level spans the whole key range, so an empty lookup visits one table per level, as in the seed; Fig. 5b's smaller trees keep L1's size and have a level or two fewer (N/10 keys: 4 levels, N/100: 3)");
+        }
+    }
     report.note(format!(
         "gain % = unshared ns / shared ns - 1; digests: {} (ours) and {} (the seed's, RocksDB's 64-bit MurmurHash), each tree built and probed with its own; per point {} warm-up lookups, then {} alternating shared/unshared runs of the same {} lookups, fastest kept (found keys on ssd: half the lookups, a quarter of the runs); Figs. 5a, 5b and 7 are empty lookups on the NVM model (70 ns per block read)",
         HashFn::Xxh3_128.name(),
@@ -224,6 +245,15 @@ pub(crate) fn run(args: &ExpArgs, num: u64) -> Result<Report, Box<dyn Error>> {
     report.note(args.workload.describe(&[dist], num));
     report.note(MEASUREMENT_NOTE);
     Ok(report)
+}
+
+/// The loader of Fig. 5b's tree of N/`divisor` keys: with full levels, one level fewer per
+/// factor of 10.
+fn shorter(loader: Loader, divisor: u64) -> Loader {
+    match loader {
+        Loader::Leveled => Loader::Leveled,
+        Loader::Full(levels) => Loader::Full(levels.saturating_sub(divisor.max(1).ilog10() as usize).max(1)),
+    }
 }
 
 /// Data megabytes of `num` entries of `entry` bytes.

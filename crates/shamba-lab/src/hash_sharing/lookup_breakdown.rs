@@ -11,11 +11,10 @@ use shamba_cli::bench::keys::KeyDistribution;
 use shamba_filter::HashFn;
 
 use crate::args::ExpArgs;
-use crate::hash_sharing::seed_shape::{self, KEY_SIZE, VALUE_SIZE};
+use crate::hash_sharing::seed_shape::{self, Loader, KEY_SIZE, VALUE_SIZE};
 use crate::support::figures::{tables_per_op, MEASUREMENT_NOTE};
 use crate::support::lookups::ReadSpec;
 use crate::support::report::{Cell, Plot, Report, Table};
-use crate::support::tree::LoadedTree;
 
 /// Emulated devices; "memory" is `none` with a block cache holding the whole tree (the seed's
 /// in-memory case), where `none` reads each missed block through the OS page cache; "disk"
@@ -40,6 +39,7 @@ pub fn run(args: &ExpArgs) -> Result<Report, Box<dyn Error>> {
             "levels",
             "tables/lookup",
             "device",
+            "hash",
             "digest",
             "ours ns/lookup",
             "ours hash %",
@@ -57,14 +57,17 @@ pub fn run(args: &ExpArgs) -> Result<Report, Box<dyn Error>> {
         "hash % of lookup",
     )
     .log(true, false);
-    let mut series: Vec<(String, Vec<(f64, f64)>)> = DEVICES.iter().map(|d| (d.to_string(), Vec::new())).collect();
+    let loader = Loader::of(args.full_levels);
+    // With full levels, the seed's digest (MurmurHash64A) beside ours.
+    let digests: &[HashFn] =
+        if loader == Loader::Leveled { &[HashFn::Xxh3_128] } else { &[HashFn::Xxh3_128, HashFn::Murmur64A] };
+    let mut series: Vec<(String, Vec<(f64, f64)>)> = Vec::new();
     let mut trees = Vec::new();
-    for &num in sizes {
-        let tree =
-            LoadedTree::load(seed_shape::tree_spec(num, KEY_SIZE, VALUE_SIZE, 10.0, HashFn::Xxh3_128, args.seed))?;
+    for (&num, &hash) in sizes.iter().flat_map(|n| digests.iter().map(move |h| (n, h))) {
+        let tree = seed_shape::load(num, KEY_SIZE, VALUE_SIZE, 10.0, hash, args.seed, loader)?;
         let mb = (num * (KEY_SIZE + VALUE_SIZE) as u64) as f64 / 1e6;
-        trees.push(tree.describe());
-        for (d, device) in DEVICES.iter().enumerate() {
+        trees.push(format!("{} ({})", tree.describe(), hash.name()));
+        for device in DEVICES {
             for share in [false, true] {
                 let db = seed_shape::open(&tree, device)?;
                 // The least disturbed of a few runs (other processes share the machine); the
@@ -87,12 +90,13 @@ pub fn run(args: &ExpArgs) -> Result<Report, Box<dyn Error>> {
                 let total = r.ns_per_op;
                 let pct = |x: f64| 100.0 * x / total;
                 let other = total - c.hash - c.filter - c.index - c.data;
-                let seed = if !share && *device == "pcie" { "~80 (2 GB, 10 us PCIe)" } else { "-" };
+                let seed = if !share && device == "pcie" { "~80 (2 GB, 10 us PCIe)" } else { "-" };
                 table.row(vec![
                     Cell::num(mb, 1),
                     Cell::num(tree.levels() as f64, 0),
                     Cell::num(tables_per_op(&r), 2),
-                    Cell::text(*device),
+                    Cell::text(device),
+                    Cell::text(hash.name()),
                     Cell::text(if share { "shared (Shamba)" } else { "per table (seed)" }),
                     Cell::num(total, 0),
                     Cell::num(pct(c.hash), 1),
@@ -103,8 +107,10 @@ pub fn run(args: &ExpArgs) -> Result<Report, Box<dyn Error>> {
                     Cell::text(seed),
                 ]);
                 if !share {
-                    if let Some(s) = series.get_mut(d) {
-                        s.1.push((mb, pct(c.hash)));
+                    let name = format!("{device} ({})", hash.name());
+                    match series.iter_mut().find(|s| s.0 == name) {
+                        Some(s) => s.1.push((mb, pct(c.hash))),
+                        None => series.push((name, vec![(mb, pct(c.hash))])),
                     }
                 }
             }
@@ -125,7 +131,11 @@ pub fn run(args: &ExpArgs) -> Result<Report, Box<dyn Error>> {
     ));
     report.note(args.lookups_note(sizes.last().copied().unwrap_or(0)));
     report.note("ours: the data sizes of the trees above (the seed's reach 2 TB): levels and tables per lookup are what drive the hashing share, and they are printed; 'other' is memtable search, version and table lookup, and the loop");
-    report.note("an empty lookup visits fewer tables than there are levels: leveled partial compaction leaves an upper level's files covering parts of the key range (the seed bulk-loads full levels, one table per level per lookup), so the per-table digests grow with tables per lookup, printed above, not with levels");
+    report.note(format!("trees: {}", loader.describe()));
+    report.note(match loader {
+        Loader::Leveled => "an empty lookup visits fewer tables than there are levels: leveled partial compaction leaves an upper level's files covering parts of the key range (the seed bulk-loads full levels, one table per level per lookup), so the per-table digests grow with tables per lookup, printed above, not with levels",
+        Loader::Full(_) => "every level spans the whole key range, as the seed's bulk-loaded trees: an empty lookup visits one table per level (tables/lookup above counts the found keys' shorter walks too)",
+    });
     report.note(MEASUREMENT_NOTE);
     Ok(report)
 }

@@ -96,13 +96,23 @@ impl LoadedTree {
     /// `--trees DIR`, take the tree from there when a run loaded it before, and leave it
     /// there otherwise ([`tree_store`]).
     pub fn load(spec: TreeSpec) -> Result<LoadedTree, Box<dyn Error>> {
-        let entry = tree_store::Entry::of(&spec);
-        LoadedTree::load_or_take(spec, entry)
+        LoadedTree::load_filled(spec, fill_by_flushes)
     }
 
-    /// [`LoadedTree::load`] with the store's `entry` for `spec` (`None`: no store).
-    fn load_or_take(spec: TreeSpec, entry: Option<tree_store::Entry>) -> Result<LoadedTree, Box<dyn Error>> {
-        let Some(entry) = entry else { return LoadedTree::load_fresh(spec) };
+    /// [`LoadedTree::load`] with the keys written by `fill` instead of the ordinary load
+    /// (another loader must ask for options of its own, which name its trees in the store).
+    pub fn load_filled(spec: TreeSpec, fill: Fill) -> Result<LoadedTree, Box<dyn Error>> {
+        let entry = tree_store::Entry::of(&spec);
+        LoadedTree::load_or_take(spec, entry, fill)
+    }
+
+    /// [`LoadedTree::load_filled`] with the store's `entry` for `spec` (`None`: no store).
+    fn load_or_take(
+        spec: TreeSpec,
+        entry: Option<tree_store::Entry>,
+        fill: Fill,
+    ) -> Result<LoadedTree, Box<dyn Error>> {
+        let Some(entry) = entry else { return LoadedTree::load_fresh_filled(spec, fill) };
         if let Some(load_seconds) = entry.load_seconds() {
             let dir = tempfile::tempdir()?;
             entry.copy_to(dir.path())?;
@@ -114,7 +124,7 @@ impl LoadedTree {
             db.close()?;
             return Ok(LoadedTree { dir, pristine, spec, stats, load_seconds });
         }
-        let tree = LoadedTree::load_fresh(spec)?;
+        let tree = LoadedTree::load_fresh_filled(spec, fill)?;
         entry.put(tree.dir.path(), tree.load_seconds)?;
         Ok(tree)
     }
@@ -122,38 +132,18 @@ impl LoadedTree {
     /// [`LoadedTree::load`] without the store: always loads, and [`LoadedTree::stats`] has
     /// the load's own counters (bytes flushed and compacted).
     pub fn load_fresh(spec: TreeSpec) -> Result<LoadedTree, Box<dyn Error>> {
+        LoadedTree::load_fresh_filled(spec, fill_by_flushes)
+    }
+
+    /// [`LoadedTree::load_fresh`] with the keys written by `fill`.
+    fn load_fresh_filled(spec: TreeSpec, fill: Fill) -> Result<LoadedTree, Box<dyn Error>> {
         if spec.key_size < 8 {
             return Err("key size must be at least 8".into());
         }
         let dir = tempfile::tempdir()?;
         let start = Instant::now();
         let db = Db::open(dir.path(), without_sync(spec.options.clone()))?;
-        let ids = shuffled_ids(spec.num, spec.seed);
-        let chunk = spec.flush_every.unwrap_or(spec.num).max(1) as usize;
-        // Sorting a flush's keys keeps the tree only if the memtable does not fill half-way
-        // through them (it would cut the flush by key range, not at random), or if, tiered,
-        // the runs it cuts are merged whole into one run anyway.
-        let tiered = spec.options.compaction_style == shamba::CompactionStyle::Tiered;
-        let sort = spec.flush_every.is_some() && (tiered || fits_memtable(&spec, chunk as u64));
-        let mut sorted = Vec::new();
-        for part in ids.chunks(chunk) {
-            if sort {
-                // One flush's keys in key order: the same keys make the same tables, and a
-                // skiplist takes ascending inserts along one cached path, where random ones
-                // miss the cache at every node (most of a load of millions of keys).
-                sorted.clear();
-                sorted.extend_from_slice(part);
-                sorted.sort_unstable();
-                load_ids(&db, &sorted, spec.key_size, spec.value_size)?;
-            } else {
-                load_ids(&db, part, spec.key_size, spec.value_size)?;
-            }
-            if spec.flush_every.is_some() {
-                // Settle after each flush: a compaction then merges exactly the runs one flush
-                // made due, so the shape does not depend on background timing.
-                settle(&db)?;
-            }
-        }
+        fill(&db, &spec)?;
         settle(&db)?;
         let load_seconds = start.elapsed().as_secs_f64();
         let stats = db.stats();
@@ -222,6 +212,42 @@ impl LoadedTree {
     pub fn describe(&self) -> String {
         describe_tree(&self.stats, self.spec.num, self.spec.key_size, self.spec.value_size)
     }
+}
+
+/// Writes a spec's keys into an opened, empty database ([`LoadedTree::load_filled`]); the
+/// load flushes and waits for compactions after it.
+pub type Fill = fn(&Db, &TreeSpec) -> Result<(), Box<dyn Error>>;
+
+/// The ordinary load: the keys in a random order, flushed when the memtable fills (or
+/// every `flush_every` keys), compacted as the engine's own compactions choose.
+fn fill_by_flushes(db: &Db, spec: &TreeSpec) -> Result<(), Box<dyn Error>> {
+    let ids = shuffled_ids(spec.num, spec.seed);
+    let chunk = spec.flush_every.unwrap_or(spec.num).max(1) as usize;
+    // Sorting a flush's keys keeps the tree only if the memtable does not fill half-way
+    // through them (it would cut the flush by key range, not at random), or if, tiered,
+    // the runs it cuts are merged whole into one run anyway.
+    let tiered = spec.options.compaction_style == shamba::CompactionStyle::Tiered;
+    let sort = spec.flush_every.is_some() && (tiered || fits_memtable(spec, chunk as u64));
+    let mut sorted = Vec::new();
+    for part in ids.chunks(chunk) {
+        if sort {
+            // One flush's keys in key order: the same keys make the same tables, and a
+            // skiplist takes ascending inserts along one cached path, where random ones
+            // miss the cache at every node (most of a load of millions of keys).
+            sorted.clear();
+            sorted.extend_from_slice(part);
+            sorted.sort_unstable();
+            load_ids(db, &sorted, spec.key_size, spec.value_size)?;
+        } else {
+            load_ids(db, part, spec.key_size, spec.value_size)?;
+        }
+        if spec.flush_every.is_some() {
+            // Settle after each flush: a compaction then merges exactly the runs one flush
+            // made due, so the shape does not depend on background timing.
+            settle(db)?;
+        }
+    }
+    Ok(())
 }
 
 /// A copy of the files of the closed tree in `dir` that are not tables (manifest, CURRENT,
@@ -338,9 +364,9 @@ mod tests {
         let store = tempfile::tempdir().unwrap();
         let spec = tiny_tree().spec;
         let entry = || Some(crate::support::tree_store::Entry::in_store(store.path(), &spec));
-        let loaded = LoadedTree::load_or_take(spec.clone(), entry()).unwrap();
+        let loaded = LoadedTree::load_or_take(spec.clone(), entry(), fill_by_flushes).unwrap();
         // The stored copy: its load time is the first load's, not a second load's.
-        let taken = LoadedTree::load_or_take(spec.clone(), entry()).unwrap();
+        let taken = LoadedTree::load_or_take(spec.clone(), entry(), fill_by_flushes).unwrap();
         assert_eq!(taken.load_seconds, loaded.load_seconds);
         assert_eq!(taken.describe(), loaded.describe());
         assert_eq!(taken.metadata_bytes(), loaded.metadata_bytes());
