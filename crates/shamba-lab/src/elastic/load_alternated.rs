@@ -57,6 +57,28 @@ fn units_first(round: usize) -> bool {
     round.is_multiple_of(2)
 }
 
+/// The bits/key to load at and the rounds at each: `variants` names the bits/key (e.g.
+/// `4` or `2,6,8`, to split a long run), else 4, 2, 6 and 8; `--quick`: 4, two rounds.
+fn points(variants: &[String], quick: bool) -> Result<Vec<(u32, usize)>, Box<dyn Error>> {
+    if quick {
+        return Ok(vec![(4, 2)]);
+    }
+    let rounds = |bits: u32| if bits == 4 { ROUNDS_SEED_POINT } else { ROUNDS_OTHER };
+    if variants.is_empty() {
+        return Ok([4, 2, 6, 8].map(|b| (b, rounds(b))).to_vec());
+    }
+    variants
+        .iter()
+        .map(|v| {
+            let bits: u32 = v.parse().map_err(|_| format!("bits/key expected, not {v:?}"))?;
+            if bits == 0 || !bits.is_multiple_of(2) {
+                return Err(format!("bits/key must be a positive multiple of the 2 bits/key units, not {bits}").into());
+            }
+            Ok((bits, rounds(bits)))
+        })
+        .collect()
+}
+
 /// One load and the load average when it started.
 struct Timed {
     fill: Fill,
@@ -66,11 +88,7 @@ struct Timed {
 /// Run the experiment.
 pub fn run(args: &ExpArgs) -> Result<Report, Box<dyn Error>> {
     let num = args.num.unwrap_or(if args.quick { QUICK_NUM } else { MOMENTS[0].num });
-    let points: &[(u32, usize)] = if args.quick {
-        &[(4, 2)]
-    } else {
-        &[(4, ROUNDS_SEED_POINT), (2, ROUNDS_OTHER), (6, ROUNDS_OTHER), (8, ROUNDS_OTHER)]
-    };
+    let points = points(&args.variants, args.quick)?;
     let mut report = Report::new("elastic-load");
     let mut loads_table = Table::new(
         "loads",
@@ -95,7 +113,7 @@ pub fn run(args: &ExpArgs) -> Result<Report, Box<dyn Error>> {
             "seed",
         ],
     );
-    for &(bits, rounds) in points {
+    for (bits, rounds) in points {
         let count = (f64::from(bits) / UNIT_BITS) as u8;
         let whole_policy = BuildPolicy::uniform(f64::from(bits));
         let mut units_policy = whole_policy.clone();
@@ -170,6 +188,15 @@ mod tests {
         assert_eq!(spread(&[4.0, 1.0, 3.0, 2.0]), (1.0, 2.5, 4.0));
         assert_eq!(spread(&[5.0, 1.0, 3.0]), (1.0, 3.0, 5.0));
         assert!(spread(&[]).1.is_nan());
+    }
+
+    #[test]
+    fn variants_name_the_bits_per_key() {
+        let v = |s: &[&str]| s.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+        assert_eq!(points(&v(&["2", "6"]), false).unwrap(), [(2, ROUNDS_OTHER), (6, ROUNDS_OTHER)]);
+        assert_eq!(points(&[], false).unwrap()[0], (4, ROUNDS_SEED_POINT));
+        assert!(points(&v(&["3"]), false).is_err());
+        assert!(points(&v(&["x"]), false).is_err());
     }
 
     #[test]
