@@ -9,12 +9,12 @@
 //! the engine's own trigger: L0 compacts at 9 files, and the load stops one flush short of
 //! the ninth, so both systems' trees have the same 8 L0 files over the same levels.
 //!
-//! The set-up is `exp elastic-seed`'s ([`seed_setup`]): a cold start (each measurement
-//! opens the closed tree afresh: no filter in memory, an empty block cache, table reads
-//! with `O_DIRECT`, so neither the engine nor the OS page cache holds a table block), every
-//! filter load a counted read, the same resident filter bytes for both (4 bits/key),
-//! data blocks not cached, half the lookups for absent keys (and, to show the filters
-//! alone, all of them).
+//! The set-up is `exp elastic-seed`'s ([`seed_setup`](crate::elastic::seed_setup)): a
+//! cold start (each measurement opens the closed tree afresh: no filter in memory, an empty
+//! block cache, table reads with `O_DIRECT`, so neither the engine nor the OS page cache
+//! holds a table block), every filter load a counted read, the same resident filter bytes
+//! for both (4 bits/key), data blocks not cached, half the lookups for absent keys (and, to
+//! show the filters alone, all of them).
 
 use std::error::Error;
 
