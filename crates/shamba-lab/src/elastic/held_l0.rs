@@ -106,7 +106,7 @@ fn mean_ops(a: &PhaseResult, b: &PhaseResult) -> f64 {
 
 /// Run the experiment.
 pub fn run(args: &ExpArgs) -> Result<Report, Box<dyn Error>> {
-    let (cycles, reads) = if args.quick { (QUICK_CYCLES, 20_000) } else { (FULL_CYCLES, 100_000) };
+    let (cycles, reads) = if args.quick { (QUICK_CYCLES, 5_000) } else { (FULL_CYCLES, 100_000) };
     let num = held_num(cycles);
     let mut report = Report::new("elastic-l0");
     let plain = load_held(num, BuildPolicy::uniform(BUDGET_BITS), args.seed)?;
