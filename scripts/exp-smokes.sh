@@ -17,8 +17,8 @@ out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 start=$SECONDS
 # Each lane's order matters only where one experiment reads another's trees.
-lane1="prefetch multi-get headline elastic-seed elastic hash-sharing mbf hash-cost hash-fpr units-fpr filter-share ribbon filter-latency lookup-breakdown"
-lane2="memory-pressure memory-bound modules monkey sst-skew index-vs-filter ribbon-hybrid partitioned elastic-sweep latency"
+lane1="prefetch multi-get headline elastic-seed elastic elastic-l0 hash-sharing mbf hash-cost hash-fpr units-fpr filter-share ribbon filter-latency lookup-breakdown"
+lane2="memory-pressure memory-bound modules monkey sst-skew index-vs-filter ribbon-hybrid partitioned elastic-sweep elastic-load latency"
 # The lanes run every experiment the registry lists (`shamba-lab list`), each once.
 # shellcheck disable=SC2086 # the lanes are word lists
 for e in $("$lab" list --names); do

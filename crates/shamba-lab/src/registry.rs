@@ -155,6 +155,20 @@ pub const EXPERIMENTS: &[Experiment] = &[
         run: elastic::sweep::run,
     },
     Experiment {
+        name: "elastic-l0",
+        family: "elastic",
+        source: "003, Fig. 5",
+        about: "engine: elastic's seed set-up with L0 held at 8 files (LevelDB's slowdown mark), cold start, O_DIRECT",
+        run: elastic::held_l0::run,
+    },
+    Experiment {
+        name: "elastic-load",
+        family: "elastic",
+        source: "003, Fig. 7",
+        about: "engine: load throughput, units vs whole filters, in alternated loads (median and spread)",
+        run: elastic::load_alternated::run,
+    },
+    Experiment {
         name: "filter-share",
         family: "elastic",
         source: "003, overhead",

@@ -3,6 +3,8 @@
 //! bits per key, and the best any unit allocation could do ([`unit_oracle`]).
 
 pub mod filter_share;
+pub mod held_l0;
+pub mod load_alternated;
 pub mod seed_setup;
 pub mod sweep;
 pub mod unit_oracle;

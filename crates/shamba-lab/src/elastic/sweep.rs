@@ -78,16 +78,16 @@ fn seed_fig6(bits: u32) -> &'static str {
 /// process's CPU seconds over it, bytes written by flushes and compactions, and the
 /// filter bytes built.
 #[derive(Debug, Clone, Copy, PartialEq)]
-struct Fill {
-    keys_per_sec: f64,
-    cpu_seconds: Option<f64>,
-    written: u64,
-    filter_bytes: u64,
+pub(crate) struct Fill {
+    pub(crate) keys_per_sec: f64,
+    pub(crate) cpu_seconds: Option<f64>,
+    pub(crate) written: u64,
+    pub(crate) filter_bytes: u64,
 }
 
 impl Fill {
     /// Load `spec`, timing it.
-    fn load(spec: TreeSpec) -> Result<(LoadedTree, Fill), Box<dyn Error>> {
+    pub(crate) fn load(spec: TreeSpec) -> Result<(LoadedTree, Fill), Box<dyn Error>> {
         let before = process_cpu_seconds();
         // Never from `--trees`: the load is what Fig. 7 measures.
         let t = LoadedTree::load_fresh(spec)?;

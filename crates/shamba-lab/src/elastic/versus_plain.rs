@@ -44,7 +44,7 @@ pub(crate) const UNIT_BITS: f64 = 2.0;
 /// Block cache: small, like the seed's direct I/O.
 const CACHE: usize = 256 << 10;
 /// Keys per memtable flush: LevelDB's 4 MB memtable of 1 KB pairs.
-const FLUSH_KEYS: u64 = 4_000;
+pub(crate) const FLUSH_KEYS: u64 = 4_000;
 
 /// LevelDB's default shape in keys (1 KB pairs there, 32 B + 32 B here, about 75 B per
 /// entry in a table): 2 MB files = 2K keys, 10 MB L1 = 10K keys, size ratio 10, L0
