@@ -77,7 +77,8 @@ impl YcsbPlan {
         format!(
             "ycsb: workloads {:?} on {} records ({} B keys; records of {:?} B in {} fields) per engine, {} ops per \
              workload and thread count (1 and 2 client threads), Zipfian 0.99 scattered, seed {}; each run starts \
-             settled; an update reads the record, rewrites one field, writes it back; shamba, rocksdb, fjall",
+             settled; an update reads the record, rewrites one field, writes it back; WAL on, sync off; shamba, \
+             rocksdb, fjall",
             self.workloads, self.records, self.key_size, self.value_sizes, self.fields, self.ops, self.seed
         )
     }
