@@ -2,6 +2,7 @@
 //! `--deep`, and the "equal footing" text printed with every result.
 
 use crate::engine::{Setup, Variant};
+use crate::workload::ycsb::{YcsbArgs, YcsbPlan};
 use crate::workload::KeySpec;
 use std::path::PathBuf;
 
@@ -83,6 +84,8 @@ pub struct Args {
     /// Print one JSON object instead of tables.
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub ycsb: YcsbArgs,
 }
 
 /// Workload families (for `--skip`).
@@ -101,12 +104,22 @@ pub enum Family {
     /// Optimistic transactions (shamba, rocksdb and fjall rows only) and the same writes
     /// without a transaction.
     Transactions,
+    /// YCSB's workloads A-F (shamba, rocksdb and fjall rows only); runs only when named
+    /// (`--only ycsb` or `--ycsb a,b,..`).
+    Ycsb,
 }
 
 impl Family {
     /// Every family.
-    pub const ALL: [Family; 6] =
-        [Family::Point, Family::MultiGet, Family::Scan, Family::Pressure, Family::BigKeys, Family::Transactions];
+    pub const ALL: [Family; 7] = [
+        Family::Point,
+        Family::MultiGet,
+        Family::Scan,
+        Family::Pressure,
+        Family::BigKeys,
+        Family::Transactions,
+        Family::Ycsb,
+    ];
 
     /// Whether the family reads the main loaded key space.
     pub fn needs_main_load(self) -> bool {
@@ -139,6 +152,8 @@ pub struct Plan {
     pub tx_accounts: u64,
     /// Operations per transaction phase.
     pub tx_ops: u64,
+    /// The YCSB family.
+    pub ycsb: YcsbPlan,
 }
 
 impl Args {
@@ -151,10 +166,15 @@ impl Args {
         }
     }
 
-    /// The families to skip: `--skip`, or every family not in `--only`.
+    /// The families to skip: `--skip`, or every family not in `--only`. YCSB is skipped
+    /// unless named, by `--only` or by `--ycsb`.
     pub fn skipped(&self) -> Vec<Family> {
         if self.only.is_empty() {
-            self.skip.clone()
+            let mut skip = self.skip.clone();
+            if self.ycsb.workloads.is_empty() && !skip.contains(&Family::Ycsb) {
+                skip.push(Family::Ycsb);
+            }
+            skip
         } else {
             Family::ALL.into_iter().filter(|f| !self.only.contains(f)).collect()
         }
@@ -201,6 +221,7 @@ impl Plan {
             direct_io: a.direct_io,
             tx_accounts: a.tx_accounts.unwrap_or(tx_accounts).max(16),
             tx_ops: a.tx_ops.unwrap_or(tx_ops).max(16),
+            ycsb: a.ycsb.plan(a.quick, a.key_size, a.seed),
         })
     }
 
@@ -260,6 +281,9 @@ impl Plan {
                  keyspace's insert (a one-write transaction), the others' a plain put"
                     .into(),
             );
+        }
+        if !skip.contains(&Family::Ycsb) {
+            lines.push(self.ycsb.footing());
         }
         if self.direct_io {
             lines.push(

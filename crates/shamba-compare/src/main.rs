@@ -19,6 +19,10 @@ mod pressure_table;
 mod report;
 mod tx_table;
 mod workload;
+// YCSB's request streams, shared with `shamba bench --ycsb`.
+#[path = "../../shamba-cli/src/bench/ycsb_requests.rs"]
+mod ycsb_requests;
+mod ycsb_table;
 
 use clap::Parser;
 use config::{Args, Family, Plan};
@@ -29,6 +33,7 @@ use report::{EngineSummary, Measurement};
 use std::error::Error;
 use std::path::Path;
 use workload::transactions::{Accounts, Phases, TxMeasurement};
+use workload::ycsb::{YcsbMeasurement, YCSB_VARIANTS};
 use workload::{load, multi_get, point, pressure, scan};
 
 /// Results of one engine.
@@ -37,6 +42,7 @@ struct EngineRun {
     summary: Option<EngineSummary>,
     rows: Vec<Measurement>,
     tx_rows: Vec<TxMeasurement>,
+    ycsb_rows: Vec<YcsbMeasurement>,
 }
 
 fn main() -> Result<(), Box<dyn Error + Send + Sync>> {
@@ -72,12 +78,14 @@ fn main() -> Result<(), Box<dyn Error + Send + Sync>> {
     let mut summaries = Vec::new();
     let mut rows = Vec::new();
     let mut tx_rows = Vec::new();
+    let mut ycsb_rows = Vec::new();
     for &variant in &engines {
         let run =
             run_engine(variant, &plan, &skip, &root, &order, (&mut reference_bytes, &mut reference_filter_bytes))?;
         summaries.extend(run.summary);
         rows.extend(run.rows);
         tx_rows.extend(run.tx_rows);
+        ycsb_rows.extend(run.ycsb_rows);
     }
     let seconds = started.elapsed().as_secs_f64();
     if args.json {
@@ -88,6 +96,7 @@ fn main() -> Result<(), Box<dyn Error + Send + Sync>> {
             "engines": summaries,
             "results": rows,
             "transactions": tx_rows,
+            "ycsb": ycsb_rows,
             "seconds": seconds,
         });
         println!("{}", serde_json::to_string_pretty(&out)?);
@@ -100,6 +109,7 @@ fn main() -> Result<(), Box<dyn Error + Send + Sync>> {
         }
         pressure_table::print(&rows);
         tx_table::print(&tx_rows);
+        ycsb_table::print(&ycsb_rows);
         println!("total {seconds:.0} s");
     }
     Ok(())
@@ -115,7 +125,7 @@ fn run_engine(
     order: &[u64],
     references: (&mut Option<u64>, &mut Option<u64>),
 ) -> Result<EngineRun, Box<dyn Error + Send + Sync>> {
-    let mut run = EngineRun { summary: None, rows: Vec::new(), tx_rows: Vec::new() };
+    let mut run = EngineRun { summary: None, rows: Vec::new(), tx_rows: Vec::new(), ycsb_rows: Vec::new() };
     if Family::ALL.iter().any(|f| f.needs_main_load() && !skip.contains(f)) {
         let (summary, rows) = run_loaded(variant, plan, skip, root, order, references)?;
         run.summary = Some(summary);
@@ -126,6 +136,9 @@ fn run_engine(
     }
     if !skip.contains(&Family::Transactions) && TX_VARIANTS.contains(&variant) {
         run.tx_rows = transactions(variant, plan, root)?;
+    }
+    if !skip.contains(&Family::Ycsb) && YCSB_VARIANTS.contains(&variant) {
+        run.ycsb_rows = workload::ycsb::run(variant, &plan.ycsb, &plan.setup, root)?;
     }
     Ok(run)
 }

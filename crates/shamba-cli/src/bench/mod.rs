@@ -8,6 +8,7 @@
 pub mod keys;
 pub mod report;
 pub mod ycsb;
+pub mod ycsb_requests;
 
 use indicatif::{ProgressBar, ProgressStyle};
 use keys::{key_into, KeyDistribution, LookupIds, RankSampler, Values};

@@ -117,4 +117,8 @@ impl Engine for FjallEngine {
         drop(self);
         Ok(())
     }
+
+    fn read(&self, key: &[u8]) -> EngineResult<Option<Vec<u8>>> {
+        Ok(self.ks.get(key)?.map(|v| v.to_vec()))
+    }
 }

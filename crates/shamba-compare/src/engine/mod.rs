@@ -198,8 +198,8 @@ impl TreeShape {
     }
 }
 
-/// What a workload can ask of an engine.
-pub trait Engine {
+/// What a workload can ask of an engine (shared by client threads).
+pub trait Engine: Sync {
     /// Which configuration this is.
     fn variant(&self) -> Variant;
     /// Write one key (WAL on, no sync).
@@ -220,6 +220,8 @@ pub trait Engine {
     fn shape(&self) -> EngineResult<TreeShape>;
     /// Close cleanly (flushes what the engine flushes on close).
     fn close(self: Box<Self>) -> EngineResult<()>;
+    /// Point lookup returning the value (a YCSB update reads the record it rewrites).
+    fn read(&self, key: &[u8]) -> EngineResult<Option<Vec<u8>>>;
 }
 
 /// Open (or create) `variant` in `dir` with `setup`.

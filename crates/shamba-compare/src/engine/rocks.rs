@@ -157,6 +157,10 @@ impl Engine for RocksEngine {
         drop(self);
         Ok(())
     }
+
+    fn read(&self, key: &[u8]) -> EngineResult<Option<Vec<u8>>> {
+        Ok(self.db.get_pinned(key)?.map(|v| v.to_vec()))
+    }
 }
 
 #[cfg(test)]

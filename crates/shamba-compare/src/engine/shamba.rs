@@ -127,4 +127,8 @@ impl Engine for ShambaEngine {
     fn close(self: Box<Self>) -> EngineResult<()> {
         Ok(self.db.close()?)
     }
+
+    fn read(&self, key: &[u8]) -> EngineResult<Option<Vec<u8>>> {
+        Ok(self.db.get(key)?)
+    }
 }

@@ -12,6 +12,7 @@ pub mod point;
 pub mod pressure;
 pub mod scan;
 pub mod transactions;
+pub mod ycsb;
 
 use crate::engine::{Engine, EngineResult};
 use crate::keys::{key_into, value_into};
