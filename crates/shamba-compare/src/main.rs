@@ -9,6 +9,7 @@
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
 mod config;
+mod disk;
 mod engine;
 // Shared with `shamba bench`, which also uses the lookup-id streams the comparison does not.
 #[allow(dead_code)]
@@ -17,6 +18,8 @@ mod keys;
 mod measure;
 mod pressure_table;
 mod report;
+mod scale;
+mod scale_table;
 mod tx_table;
 mod workload;
 
@@ -79,6 +82,7 @@ fn main() -> Result<(), Box<dyn Error + Send + Sync>> {
         rows.extend(run.rows);
         tx_rows.extend(run.tx_rows);
     }
+    let scale = scale::run(&args, &plan, &engines, &root)?;
     let seconds = started.elapsed().as_secs_f64();
     if args.json {
         let out = serde_json::json!({
@@ -88,6 +92,7 @@ fn main() -> Result<(), Box<dyn Error + Send + Sync>> {
             "engines": summaries,
             "results": rows,
             "transactions": tx_rows,
+            "scale": scale,
             "seconds": seconds,
         });
         println!("{}", serde_json::to_string_pretty(&out)?);
@@ -100,6 +105,7 @@ fn main() -> Result<(), Box<dyn Error + Send + Sync>> {
         }
         pressure_table::print(&rows);
         tx_table::print(&tx_rows);
+        scale_table::print(&scale);
         println!("total {seconds:.0} s");
     }
     Ok(())

@@ -198,8 +198,28 @@ impl TreeShape {
     }
 }
 
-/// What a workload can ask of an engine.
-pub trait Engine {
+/// Write-side counters an engine keeps itself, cumulative since open; `None` where the
+/// engine does not expose one.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct WriteCounters {
+    /// Bytes appended to the write-ahead log.
+    pub wal_bytes: Option<u64>,
+    /// Bytes of tables written by flushes.
+    pub flush_bytes: Option<u64>,
+    /// Bytes of tables written by compactions.
+    pub compaction_bytes: Option<u64>,
+    /// Microseconds writers were slowed down or stopped.
+    pub stall_micros: Option<u64>,
+    /// Table files (or sorted runs) in L0 now.
+    pub l0_files: Option<u64>,
+    /// Bytes over the level targets that compactions still have to move down.
+    pub pending_compaction_bytes: Option<u64>,
+    /// Engine-specific counters by name (e.g. how the stall time splits).
+    pub detail: Vec<(&'static str, u64)>,
+}
+
+/// What a workload can ask of an engine (from several client threads at once).
+pub trait Engine: Send + Sync {
     /// Which configuration this is.
     fn variant(&self) -> Variant;
     /// Write one key (WAL on, no sync).
@@ -218,6 +238,10 @@ pub trait Engine {
     fn counters(&self) -> ReadCounters;
     /// Levels, files and metadata bytes.
     fn shape(&self) -> EngineResult<TreeShape>;
+    /// Write-side counters (bytes written, stalls, L0, compaction debt); none by default.
+    fn write_counters(&self) -> WriteCounters {
+        WriteCounters::default()
+    }
     /// Close cleanly (flushes what the engine flushes on close).
     fn close(self: Box<Self>) -> EngineResult<()>;
 }
