@@ -87,6 +87,10 @@ pub struct Args {
     /// sweep (and, without --only, nothing else).
     #[arg(long, value_delimiter = ',', value_parser = crate::workload::sizes::parse_count)]
     pub sizes: Vec<u64>,
+    /// Print the sustained-load and size-sweep tables of these earlier `--json` outputs, as
+    /// one (and draw `--plot` from them); runs nothing.
+    #[arg(long, value_delimiter = ',')]
+    pub tables_from: Vec<PathBuf>,
     /// Write the size sweep's plot (empty-lookup cost against levels, SVG) to this file.
     #[arg(long)]
     pub plot: Option<PathBuf>,

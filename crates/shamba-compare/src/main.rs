@@ -19,6 +19,7 @@ mod measure;
 mod pressure_table;
 mod report;
 mod scale;
+mod scale_plot;
 mod scale_table;
 mod tx_table;
 mod workload;
@@ -45,6 +46,10 @@ struct EngineRun {
 fn main() -> Result<(), Box<dyn Error + Send + Sync>> {
     let args = Args::parse();
     let plan = Plan::from_args(&args)?;
+    if !args.tables_from.is_empty() {
+        scale_table::print(&scale::from_json_files(&args.tables_from, args.plot.as_deref())?);
+        return Ok(());
+    }
     let temp;
     let root = match &args.dir {
         Some(d) => {

@@ -7,13 +7,13 @@ use crate::engine::{self, EngineError, Variant};
 use crate::workload::sizes::{SizePoint, SizeSweep};
 use crate::workload::sustained::{self, SustainedRun};
 use crate::workload::KeySpec;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// Key counts of the size sweep when `--only sizes` names no `--sizes`.
 pub const DEFAULT_SIZES: [u64; 2] = [2_000_000, 20_000_000];
 
 /// What the two families measured (empty where they did not run).
-#[derive(Debug, Default, serde::Serialize)]
+#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct ScaleRuns {
     /// How they ran, as printed above their tables.
     pub footing: Vec<String>,
@@ -69,9 +69,35 @@ pub fn run(args: &Args, plan: &Plan, engines: &[Variant], root: &Path) -> Result
             out.sizes.extend(sweep.at(n, engines, root)?);
         }
         if let Some(path) = &args.plot {
-            crate::scale_table::plot(&out.sizes, path)?;
+            crate::scale_plot::plot(&out.sizes, path)?;
             out.plot = Some(path.display().to_string());
         }
+    }
+    Ok(out)
+}
+
+/// The runs recorded in earlier `--json` outputs (their `scale` objects), joined in the
+/// order given, with the plot drawn again at `plot`: separate runs (one engine or one size
+/// per process) read as one.
+pub fn from_json_files(paths: &[PathBuf], plot: Option<&Path>) -> Result<ScaleRuns, EngineError> {
+    let mut out = ScaleRuns::default();
+    for path in paths {
+        let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let mut whole: serde_json::Value =
+            serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+        let runs: ScaleRuns = serde_json::from_value(whole["scale"].take())
+            .map_err(|e| format!("{}: no scale runs: {e}", path.display()))?;
+        for line in runs.footing {
+            if !out.footing.contains(&line) {
+                out.footing.push(line);
+            }
+        }
+        out.sustained.extend(runs.sustained);
+        out.sizes.extend(runs.sizes);
+    }
+    if let Some(path) = plot {
+        crate::scale_plot::plot(&out.sizes, path)?;
+        out.plot = Some(path.display().to_string());
     }
     Ok(out)
 }

@@ -117,10 +117,10 @@ impl Engine for FjallEngine {
         WriteCounters {
             l0_files: Some(self.ks.l0_table_count() as u64),
             detail: vec![
-                ("sealed_memtables", self.ks.sealed_memtable_count() as u64),
-                ("outstanding_flushes", self.db.outstanding_flushes() as u64),
-                ("active_compactions", self.db.active_compactions() as u64),
-                ("compactions_completed", self.db.compactions_completed() as u64),
+                ("sealed_memtables".into(), self.ks.sealed_memtable_count() as u64),
+                ("outstanding_flushes".into(), self.db.outstanding_flushes() as u64),
+                ("active_compactions".into(), self.db.active_compactions() as u64),
+                ("compactions_completed".into(), self.db.compactions_completed() as u64),
             ],
             ..WriteCounters::default()
         }

@@ -27,7 +27,7 @@ pub type EngineError = Box<dyn Error + Send + Sync>;
 pub type EngineResult<T> = Result<T, EngineError>;
 
 /// One engine configuration in the comparison.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Variant {
     /// Shamba with blocked Bloom filters on every level (its default).
@@ -200,7 +200,7 @@ impl TreeShape {
 
 /// Write-side counters an engine keeps itself, cumulative since open; `None` where the
 /// engine does not expose one.
-#[derive(Debug, Clone, Default, serde::Serialize)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct WriteCounters {
     /// Bytes appended to the write-ahead log.
     pub wal_bytes: Option<u64>,
@@ -215,7 +215,7 @@ pub struct WriteCounters {
     /// Bytes over the level targets that compactions still have to move down.
     pub pending_compaction_bytes: Option<u64>,
     /// Engine-specific counters by name (e.g. how the stall time splits).
-    pub detail: Vec<(&'static str, u64)>,
+    pub detail: Vec<(String, u64)>,
 }
 
 /// What a workload can ask of an engine (from several client threads at once).

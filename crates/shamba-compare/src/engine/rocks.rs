@@ -162,9 +162,9 @@ impl Engine for RocksEngine {
             l0_files: int("rocksdb.num-files-at-level0"),
             pending_compaction_bytes: int("rocksdb.estimate-pending-compaction-bytes"),
             detail: vec![
-                ("actual_delayed_write_rate", int("rocksdb.actual-delayed-write-rate").unwrap_or(0)),
-                ("immutable_memtables", int("rocksdb.num-immutable-mem-table").unwrap_or(0)),
-                ("running_compactions", int("rocksdb.num-running-compactions").unwrap_or(0)),
+                ("actual_delayed_write_rate".into(), int("rocksdb.actual-delayed-write-rate").unwrap_or(0)),
+                ("immutable_memtables".into(), int("rocksdb.num-immutable-mem-table").unwrap_or(0)),
+                ("running_compactions".into(), int("rocksdb.num-running-compactions").unwrap_or(0)),
             ],
         }
     }

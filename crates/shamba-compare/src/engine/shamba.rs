@@ -172,13 +172,13 @@ impl Engine for ShambaEngine {
             l0_files: s.levels.first().map(|l| l.files as u64),
             pending_compaction_bytes: Some(self.targets.debt(&s.levels)),
             detail: vec![
-                ("delayed_micros", s.delayed_micros),
-                ("stopped_for_flush_micros", s.stopped_for_flush_micros),
-                ("stopped_for_compaction_micros", s.stopped_for_compaction_micros),
-                ("immutable_memtables", s.immutable_memtables as u64),
-                ("compactions", s.compactions),
-                ("trivial_moves", s.trivial_moves),
-                ("flushes", s.flushes),
+                ("delayed_micros".into(), s.delayed_micros),
+                ("stopped_for_flush_micros".into(), s.stopped_for_flush_micros),
+                ("stopped_for_compaction_micros".into(), s.stopped_for_compaction_micros),
+                ("immutable_memtables".into(), s.immutable_memtables as u64),
+                ("compactions".into(), s.compactions),
+                ("trivial_moves".into(), s.trivial_moves),
+                ("flushes".into(), s.flushes),
             ],
         }
     }

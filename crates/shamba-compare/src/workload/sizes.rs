@@ -20,7 +20,7 @@ use std::path::Path;
 pub const PRESSURE_PERCENTS: [u64; 2] = [10, 40];
 
 /// A lookup phase's cost per lookup.
-#[derive(Debug, Clone, Copy, serde::Serialize)]
+#[derive(Debug, Clone, Copy, serde::Serialize, serde::Deserialize)]
 pub struct Cost {
     /// Client-thread CPU nanoseconds.
     pub cpu_ns: f64,
@@ -40,7 +40,7 @@ impl From<&Measurement> for Cost {
 }
 
 /// One engine at one size.
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct SizePoint {
     /// Engine configuration.
     pub engine: Variant,

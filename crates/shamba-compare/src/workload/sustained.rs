@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 pub const LOW_FRACTION: f64 = 0.1;
 
 /// The engine's state at the end of one second of the run.
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Sample {
     /// Seconds since the run began.
     pub second: u64,
@@ -30,7 +30,7 @@ pub struct Sample {
 }
 
 /// One sustained run of one engine.
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct SustainedRun {
     /// Engine configuration.
     pub engine: Variant,
