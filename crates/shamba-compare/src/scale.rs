@@ -3,11 +3,12 @@
 //! run after the other families, engine by engine.
 
 use crate::config::{Args, Family, Plan};
-use crate::engine::{self, EngineError, Variant};
+use crate::engine::{self, Engine, EngineError, Variant};
 use crate::workload::sizes::{SizePoint, SizeSweep};
 use crate::workload::sustained::{self, SustainedRun};
 use crate::workload::KeySpec;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// Key counts of the size sweep when `--only sizes` names no `--sizes`.
 pub const DEFAULT_SIZES: [u64; 2] = [2_000_000, 20_000_000];
@@ -47,11 +48,18 @@ pub fn run(args: &Args, plan: &Plan, engines: &[Variant], root: &Path) -> Result
                     let spec = KeySpec { n: 0, key_size: plan.spec.key_size, value_size };
                     let dir = root.join(format!("{}-sustained", variant.name()));
                     let _ = std::fs::remove_dir_all(&dir);
-                    let db = engine::open(variant, &dir, &plan.setup)?;
-                    let run = sustained::run(db.as_ref(), &spec, args.sustain_secs, threads, plan.seed);
-                    db.close()?;
+                    // Shared with the client threads; dropped, not closed (a halted engine's
+                    // stuck writer keeps its share: that engine is left open, and its files
+                    // are removed under it).
+                    let db: Arc<dyn Engine> = engine::open(variant, &dir, &plan.setup)?.into();
+                    let run = sustained::run(&db, &spec, args.sustain_secs, threads, plan.seed);
+                    drop(db);
                     let _ = std::fs::remove_dir_all(&dir);
-                    out.sustained.push(run?);
+                    let run = run?;
+                    // One line per run on stderr as it ends: a later run that hangs or fails
+                    // leaves the earlier ones on record.
+                    eprintln!("sustained: {}", serde_json::to_string(&run)?);
+                    out.sustained.push(run);
                 }
             }
         }
@@ -66,7 +74,10 @@ pub fn run(args: &Args, plan: &Plan, engines: &[Variant], root: &Path) -> Result
         ));
         let sweep = SizeSweep { setup: &plan.setup, shape: plan.spec, reads: plan.reads, seed: plan.seed };
         for n in sizes {
-            out.sizes.extend(sweep.at(n, engines, root)?);
+            for point in sweep.at(n, engines, root)? {
+                eprintln!("size point: {}", serde_json::to_string(&point)?);
+                out.sizes.push(point);
+            }
         }
         if let Some(path) = &args.plot {
             crate::scale_plot::plot(&out.sizes, path)?;

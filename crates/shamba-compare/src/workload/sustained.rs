@@ -10,11 +10,18 @@ use super::KeySpec;
 use crate::disk::process_written_bytes;
 use crate::engine::{Engine, EngineResult, Variant, WriteCounters};
 use crate::measure::progress;
+use parking_lot::Mutex;
 use rand::{Rng, SeedableRng};
+use std::sync::mpsc;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// A second counts as stalled below this fraction of the run's mean rate.
 pub const LOW_FRACTION: f64 = 0.1;
+
+/// How long past the end of the run a client thread's last put may take before the run
+/// is reported as halted (the engine stopped taking writes and never resumed).
+pub const HALT_GRACE: Duration = Duration::from_secs(30);
 
 /// The engine's state at the end of one second of the run.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
@@ -56,8 +63,13 @@ pub struct SustainedRun {
     pub p99_ns: u64,
     /// 99.9th percentile.
     pub p999_ns: u64,
-    /// The longest put.
+    /// The longest put (for a halted run, at least the time since its writer's last put
+    /// returned).
     pub max_ns: u64,
+    /// Seconds into the run when a client thread's last put returned, if one put then
+    /// never returned within [`HALT_GRACE`] past the end: the engine halted writes.
+    #[serde(default)]
+    pub halted_after_secs: Option<f64>,
     /// The longest run of consecutive seconds below [`LOW_FRACTION`] of the mean rate.
     pub longest_low_secs: u64,
     /// Key and value bytes put.
@@ -110,40 +122,78 @@ fn engine_bytes(c: &WriteCounters) -> Option<u64> {
 }
 
 /// What one client thread measured.
+#[derive(Clone, Default)]
 struct ThreadRun {
     hist: Histogram,
     per_second: Vec<u64>,
     samples: Vec<Sample>,
+    /// When its last put returned.
+    last_done: Option<Instant>,
 }
 
 /// Put for `secs` seconds from `threads` client threads (each its own seed), keys of
 /// `spec.key_size` bytes from random 40-bit ids (almost all new), values of
-/// `spec.value_size` bytes.
-pub fn run(engine: &dyn Engine, spec: &KeySpec, secs: u64, threads: usize, seed: u64) -> EngineResult<SustainedRun> {
+/// `spec.value_size` bytes. A client thread whose put has not returned [`HALT_GRACE`] after
+/// the end is left behind (it holds its `Arc` of the engine, which is then never closed),
+/// and the run reports what that thread had measured up to its last second, as halted.
+pub fn run(
+    engine: &Arc<dyn Engine>,
+    spec: &KeySpec,
+    secs: u64,
+    threads: usize,
+    seed: u64,
+) -> EngineResult<SustainedRun> {
     let threads = threads.max(1);
     let before = engine.write_counters();
     let written_before = process_written_bytes();
     let pb = progress(secs, engine.variant().name(), &format!("sustained {} B, {threads} thr", spec.value_size));
     let start = Instant::now();
     let deadline = start + Duration::from_secs(secs);
-    let runs: Vec<EngineResult<ThreadRun>> = std::thread::scope(|s| {
-        let handles: Vec<_> = (0..threads)
-            .map(|t| {
-                let pb = &pb;
-                s.spawn(move || {
-                    client(engine, spec, secs, start, deadline, seed.wrapping_add(t as u64), (t == 0).then_some(pb))
-                })
-            })
-            .collect();
-        handles.into_iter().map(|h| h.join().unwrap_or_else(|_| Err("a client thread panicked".into()))).collect()
-    });
-    let seconds = start.elapsed().as_secs_f64();
+    let (tx, rx) = mpsc::channel();
+    let mut published = Vec::new();
+    for t in 0..threads {
+        let (engine, spec, tx) = (Arc::clone(engine), *spec, tx.clone());
+        let pb = (t == 0).then(|| pb.clone());
+        let snapshot = Arc::new(Mutex::new(ThreadRun::default()));
+        published.push(Arc::clone(&snapshot));
+        let client = Client { engine, spec, secs, start, deadline, seed: seed.wrapping_add(t as u64), pb, snapshot };
+        std::thread::Builder::new().name(format!("sustained-{t}")).spawn(move || {
+            let _ = tx.send((t, client.run()));
+        })?;
+    }
+    let mut finished: Vec<Option<ThreadRun>> = vec![None; threads];
+    let mut received = 0;
+    while received < threads {
+        let wait = (deadline + HALT_GRACE).saturating_duration_since(Instant::now());
+        match rx.recv_timeout(wait) {
+            Ok((t, r)) => {
+                if let Some(slot) = finished.get_mut(t) {
+                    *slot = Some(r?);
+                }
+                received += 1;
+            }
+            Err(_) => break,
+        }
+    }
+    let seconds = start.elapsed().as_secs_f64().min(secs as f64);
     pb.finish_and_clear();
     let mut hist = Histogram::default();
     let mut per_second = vec![0u64; secs as usize];
     let mut samples = Vec::new();
-    for r in runs {
-        let r = r?;
+    let mut halted_after_secs: Option<f64> = None;
+    for (done, snapshot) in finished.into_iter().zip(&published) {
+        let r = match done {
+            Some(r) => r,
+            None => {
+                // Halted: what the thread published at its last whole second.
+                let r = snapshot.lock().clone();
+                let last = r.last_done.unwrap_or(start);
+                let after = last.duration_since(start).as_secs_f64();
+                halted_after_secs = Some(halted_after_secs.map_or(after, |h| h.min(after)));
+                hist.record(last.elapsed().as_nanos() as u64);
+                r
+            }
+        };
         hist.merge(&r.hist);
         for (a, b) in per_second.iter_mut().zip(&r.per_second) {
             *a += b;
@@ -170,6 +220,7 @@ pub fn run(engine: &dyn Engine, spec: &KeySpec, secs: u64, threads: usize, seed:
         p99_ns: hist.quantile(0.99),
         p999_ns: hist.quantile(0.999),
         max_ns: hist.max(),
+        halted_after_secs,
         user_bytes: puts * (spec.key_size + spec.value_size) as u64,
         process_written_bytes: written_after.zip(written_before).map(|(a, b)| a.saturating_sub(b)),
         engine_written_bytes: engine_bytes(&end).zip(engine_bytes(&before)).map(|(a, b)| a.saturating_sub(b)),
@@ -179,53 +230,61 @@ pub fn run(engine: &dyn Engine, spec: &KeySpec, secs: u64, threads: usize, seed:
     })
 }
 
-/// One client thread: puts until the deadline; the sampling thread (`pb` given) also
-/// samples the engine at each new second.
-fn client(
-    engine: &dyn Engine,
-    spec: &KeySpec,
+/// One client thread: puts until the deadline. The sampling thread (`pb` given) also
+/// samples the engine at each new second; every thread publishes what it has measured at
+/// each new second, for the run to report if a put of its never returns.
+struct Client {
+    engine: Arc<dyn Engine>,
+    spec: KeySpec,
     secs: u64,
     start: Instant,
     deadline: Instant,
     seed: u64,
-    pb: Option<&indicatif::ProgressBar>,
-) -> EngineResult<ThreadRun> {
-    let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
-    let mut key = spec.key_buf();
-    let mut value = vec![0u8; spec.value_size];
-    let mut run = ThreadRun { hist: Histogram::default(), per_second: vec![0; secs as usize], samples: Vec::new() };
-    let mut second = 0u64;
-    loop {
-        let id = rng.gen::<u64>() >> 24;
-        spec.key(id, &mut key);
-        spec.value(id, &mut value);
-        let t = Instant::now();
-        engine.put(&key, &value)?;
-        let done = Instant::now();
-        if done >= deadline {
-            // A put that ends past the deadline is outside every whole second: not counted.
-            break;
-        }
-        run.hist.record(done.duration_since(t).as_nanos() as u64);
-        let s = done.duration_since(start).as_secs();
-        if let Some(c) = run.per_second.get_mut(s as usize) {
-            *c += 1;
-        }
-        if s > second {
-            second = s;
-            if let Some(pb) = pb {
-                let c = engine.write_counters();
-                run.samples.push(Sample {
-                    second,
-                    l0_files: c.l0_files,
-                    pending_compaction_bytes: c.pending_compaction_bytes,
-                    stall_micros: c.stall_micros,
-                });
-                pb.set_position(second);
+    pb: Option<indicatif::ProgressBar>,
+    snapshot: Arc<Mutex<ThreadRun>>,
+}
+
+impl Client {
+    fn run(self) -> EngineResult<ThreadRun> {
+        let mut rng = rand::rngs::StdRng::seed_from_u64(self.seed);
+        let mut key = self.spec.key_buf();
+        let mut value = vec![0u8; self.spec.value_size];
+        let mut run = ThreadRun { per_second: vec![0; self.secs as usize], ..ThreadRun::default() };
+        let mut second = 0u64;
+        loop {
+            let id = rng.gen::<u64>() >> 24;
+            self.spec.key(id, &mut key);
+            self.spec.value(id, &mut value);
+            let t = Instant::now();
+            self.engine.put(&key, &value)?;
+            let done = Instant::now();
+            if done >= self.deadline {
+                // A put that ends past the deadline is outside every whole second: not counted.
+                break;
+            }
+            run.hist.record(done.duration_since(t).as_nanos() as u64);
+            run.last_done = Some(done);
+            let s = done.duration_since(self.start).as_secs();
+            if let Some(c) = run.per_second.get_mut(s as usize) {
+                *c += 1;
+            }
+            if s > second {
+                second = s;
+                if let Some(pb) = &self.pb {
+                    let c = self.engine.write_counters();
+                    run.samples.push(Sample {
+                        second,
+                        l0_files: c.l0_files,
+                        pending_compaction_bytes: c.pending_compaction_bytes,
+                        stall_micros: c.stall_micros,
+                    });
+                    pb.set_position(second);
+                }
+                *self.snapshot.lock() = run.clone();
             }
         }
+        Ok(run)
     }
-    Ok(run)
 }
 
 #[cfg(test)]
@@ -254,9 +313,10 @@ mod tests {
             direct_io: false,
             filter_memory_budget: None,
         };
-        let db = crate::engine::open(Variant::Shamba, dir.path(), &setup).unwrap();
+        let db: Arc<dyn Engine> = crate::engine::open(Variant::Shamba, dir.path(), &setup).unwrap().into();
         let spec = KeySpec { n: 0, key_size: 16, value_size: 32 };
-        let r = run(db.as_ref(), &spec, 2, 2, 1).unwrap();
+        let r = run(&db, &spec, 2, 2, 1).unwrap();
+        assert_eq!(r.halted_after_secs, None);
         assert_eq!(r.per_second.len(), 2);
         assert_eq!(r.per_second.iter().sum::<u64>(), r.puts);
         assert!(r.puts > 100, "{} puts", r.puts);
@@ -266,6 +326,57 @@ mod tests {
         assert!(r.engine_written_bytes.unwrap() >= r.user_bytes);
         assert!(r.process_written_bytes.unwrap() >= r.user_bytes);
         assert!(!r.samples.is_empty());
-        db.close().unwrap();
+    }
+
+    /// An engine whose puts stop returning 1.3 s after it opened.
+    struct Halting {
+        opened: Instant,
+    }
+
+    impl Engine for Halting {
+        fn variant(&self) -> Variant {
+            Variant::Fjall
+        }
+        fn put(&self, _: &[u8], _: &[u8]) -> EngineResult<()> {
+            if self.opened.elapsed() > Duration::from_millis(1300) {
+                std::thread::sleep(Duration::from_secs(3600));
+            }
+            std::thread::sleep(Duration::from_micros(200));
+            Ok(())
+        }
+        fn get(&self, _: &[u8]) -> EngineResult<bool> {
+            Ok(false)
+        }
+        fn multi_get(&self, _: &[Vec<u8>]) -> EngineResult<Option<usize>> {
+            Ok(None)
+        }
+        fn scan(&self, _: &[u8], _: usize) -> EngineResult<usize> {
+            Ok(0)
+        }
+        fn settle(&self) -> EngineResult<()> {
+            Ok(())
+        }
+        fn counters(&self) -> crate::engine::ReadCounters {
+            crate::engine::ReadCounters::default()
+        }
+        fn shape(&self) -> EngineResult<crate::engine::TreeShape> {
+            Ok(crate::engine::TreeShape::default())
+        }
+        fn close(self: Box<Self>) -> EngineResult<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    #[ignore = "waits out the halt grace (about 32 s)"]
+    fn a_put_that_never_returns_ends_the_run_as_halted() {
+        let db: Arc<dyn Engine> = Arc::new(Halting { opened: Instant::now() });
+        let spec = KeySpec { n: 0, key_size: 16, value_size: 16 };
+        let r = run(&db, &spec, 2, 1, 1).unwrap();
+        let halted = r.halted_after_secs.expect("halted");
+        assert!(halted > 1.0 && halted < 2.0, "{halted}");
+        assert!(r.max_ns >= HALT_GRACE.as_nanos() as u64, "{}", r.max_ns);
+        // What the writer published at its last whole second is kept.
+        assert!(r.per_second[0] > 0 && r.puts > r.per_second[0], "{:?}", r.per_second);
     }
 }
