@@ -86,6 +86,26 @@ pub struct Args {
     pub json: bool,
     #[command(flatten)]
     pub ycsb: YcsbArgs,
+    /// Key counts of the size sweep, run one after another (e.g. 2M,20M,100M); runs the
+    /// sweep (and, without --only, nothing else).
+    #[arg(long, value_delimiter = ',', value_parser = crate::workload::sizes::parse_count)]
+    pub sizes: Vec<u64>,
+    /// Print the sustained-load and size-sweep tables of these earlier `--json` outputs, as
+    /// one (and draw `--plot` from them); runs nothing.
+    #[arg(long, value_delimiter = ',')]
+    pub tables_from: Vec<PathBuf>,
+    /// Write the size sweep's plot (empty-lookup cost against levels, SVG) to this file.
+    #[arg(long)]
+    pub plot: Option<PathBuf>,
+    /// Seconds of each sustained-load run (`--only sustained`).
+    #[arg(long, default_value_t = 60)]
+    pub sustain_secs: u64,
+    /// Value sizes of the sustained-load runs.
+    #[arg(long, value_delimiter = ',', default_values_t = [32usize, 512])]
+    pub sustain_values: Vec<usize>,
+    /// Client threads of the sustained-load runs (each count a run of its own).
+    #[arg(long, value_delimiter = ',', default_values_t = [1usize])]
+    pub sustain_threads: Vec<usize>,
 }
 
 /// Workload families (for `--skip`).
@@ -107,6 +127,10 @@ pub enum Family {
     /// YCSB's workloads A-F (shamba, rocksdb and fjall rows only); runs only when named
     /// (`--only ycsb` or `--ycsb a,b,..`).
     Ycsb,
+    /// Sustained random puts for --sustain-secs on a fresh database (only with --only).
+    Sustained,
+    /// The size sweep over --sizes (default 2M,20M; only with --only or --sizes).
+    Sizes,
 }
 
 impl Family {
@@ -166,10 +190,16 @@ impl Args {
         }
     }
 
-    /// The families to skip: `--skip`, or every family not in `--only`. YCSB is skipped
-    /// unless named, by `--only` or by `--ycsb`.
+    /// Whether an opt-in family (sustained load, size sweep) runs: named in `--only`, or
+    /// the sweep given its `--sizes`.
+    pub fn opted_in(&self, family: Family) -> bool {
+        self.only.contains(&family) || (family == Family::Sizes && !self.sizes.is_empty())
+    }
+
+    /// The families to skip: `--skip`, or every family not in `--only` (all of them with
+    /// `--sizes` alone). YCSB is skipped unless named, by `--only` or by `--ycsb`.
     pub fn skipped(&self) -> Vec<Family> {
-        if self.only.is_empty() {
+        if self.only.is_empty() && self.sizes.is_empty() {
             let mut skip = self.skip.clone();
             if self.ycsb.workloads.is_empty() && !skip.contains(&Family::Ycsb) {
                 skip.push(Family::Ycsb);

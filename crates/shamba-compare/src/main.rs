@@ -9,6 +9,7 @@
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
 mod config;
+mod disk;
 mod engine;
 // Shared with `shamba bench`, which also uses the lookup-id streams the comparison does not.
 #[allow(dead_code)]
@@ -17,6 +18,9 @@ mod keys;
 mod measure;
 mod pressure_table;
 mod report;
+mod scale;
+mod scale_plot;
+mod scale_table;
 mod tx_table;
 mod workload;
 // YCSB's request streams, shared with `shamba bench --ycsb`.
@@ -48,6 +52,10 @@ struct EngineRun {
 fn main() -> Result<(), Box<dyn Error + Send + Sync>> {
     let args = Args::parse();
     let plan = Plan::from_args(&args)?;
+    if !args.tables_from.is_empty() {
+        scale_table::print(&scale::from_json_files(&args.tables_from, args.plot.as_deref())?);
+        return Ok(());
+    }
     let temp;
     let root = match &args.dir {
         Some(d) => {
@@ -87,6 +95,7 @@ fn main() -> Result<(), Box<dyn Error + Send + Sync>> {
         tx_rows.extend(run.tx_rows);
         ycsb_rows.extend(run.ycsb_rows);
     }
+    let scale = scale::run(&args, &plan, &engines, &root)?;
     let seconds = started.elapsed().as_secs_f64();
     if args.json {
         let out = serde_json::json!({
@@ -97,6 +106,7 @@ fn main() -> Result<(), Box<dyn Error + Send + Sync>> {
             "results": rows,
             "transactions": tx_rows,
             "ycsb": ycsb_rows,
+            "scale": scale,
             "seconds": seconds,
         });
         println!("{}", serde_json::to_string_pretty(&out)?);
@@ -110,6 +120,7 @@ fn main() -> Result<(), Box<dyn Error + Send + Sync>> {
         pressure_table::print(&rows);
         tx_table::print(&tx_rows);
         ycsb_table::print(&ycsb_rows);
+        scale_table::print(&scale);
         println!("total {seconds:.0} s");
     }
     Ok(())

@@ -92,8 +92,13 @@ const FILTER_FLOORS: &[&[&str]] = &[
 const CLI_FLOORS: &[&[&str]] = &[&["bench", "admin"], &["stress", "serve"], &["lib", "main"]];
 
 /// shamba-compare: measuring and keys, the engines, the workloads, the plan, the entry point.
-const COMPARE_FLOORS: &[&[&str]] =
-    &[&["measure", "keys"], &["engine", "report"], &["workload"], &["config", "pressure_table", "tx_table"], &["main"]];
+const COMPARE_FLOORS: &[&[&str]] = &[
+    &["measure", "keys", "disk"],
+    &["engine", "report"],
+    &["workload"],
+    &["config", "pressure_table", "tx_table", "scale_plot", "scale", "scale_table"],
+    &["main"],
+];
 
 // ---------------------------------------------------------------------------------------
 // Reading Rust: tokens without comments and literals.

@@ -7,7 +7,7 @@
 //! pinning policy (L0 filters, L0-L1 indexes held outside the cache) is a creation-time
 //! setting kept as is: the memory runs use its defaults with the same cache budget.
 
-use super::{Engine, EngineResult, ReadCounters, Setup, TreeShape};
+use super::{Engine, EngineResult, ReadCounters, Setup, TreeShape, WriteCounters};
 use fjall::compaction::Leveled;
 use fjall::config::{BlockSizePolicy, BloomConstructionPolicy, FilterPolicy, FilterPolicyEntry};
 use fjall::{AbstractTree, Database, Keyspace, KeyspaceCreateOptions};
@@ -110,6 +110,20 @@ impl Engine for FjallEngine {
             files_per_level.pop();
         }
         Ok(TreeShape { files_per_level, filter_bytes: self.ks.tree.filter_size(), index_bytes: None })
+    }
+
+    fn write_counters(&self) -> WriteCounters {
+        // fjall counts no bytes written and no stall time; its L0 and queues are visible.
+        WriteCounters {
+            l0_files: Some(self.ks.l0_table_count() as u64),
+            detail: vec![
+                ("sealed_memtables".into(), self.ks.sealed_memtable_count() as u64),
+                ("outstanding_flushes".into(), self.db.outstanding_flushes() as u64),
+                ("active_compactions".into(), self.db.active_compactions() as u64),
+                ("compactions_completed".into(), self.db.compactions_completed() as u64),
+            ],
+            ..WriteCounters::default()
+        }
     }
 
     fn close(self: Box<Self>) -> EngineResult<()> {

@@ -27,7 +27,7 @@ pub type EngineError = Box<dyn Error + Send + Sync>;
 pub type EngineResult<T> = Result<T, EngineError>;
 
 /// One engine configuration in the comparison.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Variant {
     /// Shamba with blocked Bloom filters on every level (its default).
@@ -198,8 +198,28 @@ impl TreeShape {
     }
 }
 
-/// What a workload can ask of an engine (shared by client threads).
-pub trait Engine: Sync {
+/// Write-side counters an engine keeps itself, cumulative since open; `None` where the
+/// engine does not expose one.
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
+pub struct WriteCounters {
+    /// Bytes appended to the write-ahead log.
+    pub wal_bytes: Option<u64>,
+    /// Bytes of tables written by flushes.
+    pub flush_bytes: Option<u64>,
+    /// Bytes of tables written by compactions.
+    pub compaction_bytes: Option<u64>,
+    /// Microseconds writers were slowed down or stopped.
+    pub stall_micros: Option<u64>,
+    /// Table files (or sorted runs) in L0 now.
+    pub l0_files: Option<u64>,
+    /// Bytes over the level targets that compactions still have to move down.
+    pub pending_compaction_bytes: Option<u64>,
+    /// Engine-specific counters by name (e.g. how the stall time splits).
+    pub detail: Vec<(String, u64)>,
+}
+
+/// What a workload can ask of an engine (from several client threads at once).
+pub trait Engine: Send + Sync {
     /// Which configuration this is.
     fn variant(&self) -> Variant;
     /// Write one key (WAL on, no sync).
@@ -218,6 +238,10 @@ pub trait Engine: Sync {
     fn counters(&self) -> ReadCounters;
     /// Levels, files and metadata bytes.
     fn shape(&self) -> EngineResult<TreeShape>;
+    /// Write-side counters (bytes written, stalls, L0, compaction debt); none by default.
+    fn write_counters(&self) -> WriteCounters {
+        WriteCounters::default()
+    }
     /// Close cleanly (flushes what the engine flushes on close).
     fn close(self: Box<Self>) -> EngineResult<()>;
     /// Point lookup returning the value (a YCSB update reads the record it rewrites).

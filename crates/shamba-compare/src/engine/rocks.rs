@@ -6,7 +6,7 @@
 //! read). Statistics are on at `ExceptHistogramOrTimers`: tickers only, the cheapest level
 //! that has them.
 
-use super::{Engine, EngineResult, ReadCounters, Setup, TreeShape, Variant};
+use super::{Engine, EngineResult, ReadCounters, Setup, TreeShape, Variant, WriteCounters};
 use rocksdb::statistics::{StatsLevel, Ticker};
 use rocksdb::{
     BlockBasedIndexType, BlockBasedOptions, Cache, ColumnFamilyDescriptor, DBCompressionType, IteratorMode, Options, DB,
@@ -150,6 +150,23 @@ impl Engine for RocksEngine {
             filter_bytes: table_property(&props, "filter block size").unwrap_or(0),
             index_bytes: table_property(&props, "index block size"),
         })
+    }
+
+    fn write_counters(&self) -> WriteCounters {
+        let int = |name: &str| self.db.property_int_value(name).ok().flatten();
+        WriteCounters {
+            wal_bytes: Some(self.ticker(Ticker::WalFileBytes)),
+            flush_bytes: Some(self.ticker(Ticker::FlushWriteBytes)),
+            compaction_bytes: Some(self.ticker(Ticker::CompactWriteBytes)),
+            stall_micros: Some(self.ticker(Ticker::StallMicros)),
+            l0_files: int("rocksdb.num-files-at-level0"),
+            pending_compaction_bytes: int("rocksdb.estimate-pending-compaction-bytes"),
+            detail: vec![
+                ("actual_delayed_write_rate".into(), int("rocksdb.actual-delayed-write-rate").unwrap_or(0)),
+                ("immutable_memtables".into(), int("rocksdb.num-immutable-mem-table").unwrap_or(0)),
+                ("running_compactions".into(), int("rocksdb.num-running-compactions").unwrap_or(0)),
+            ],
+        }
     }
 
     fn close(self: Box<Self>) -> EngineResult<()> {

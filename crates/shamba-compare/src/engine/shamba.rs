@@ -1,7 +1,7 @@
 //! Shamba behind [`Engine`]: counters come from `Db::stats()` (`io` = block cache misses
 //! that read the device, by block kind).
 
-use super::{Engine, EngineResult, ReadCounters, Setup, TreeShape, Variant};
+use super::{Engine, EngineResult, ReadCounters, Setup, TreeShape, Variant, WriteCounters};
 use shamba::filter::{Allocation, FilterLayout, ModuleSizes};
 use shamba::{Db, Options, Readable};
 use shamba::{ProbePolicy, ShambaPolicy, Skipping};
@@ -11,12 +11,50 @@ use std::path::Path;
 pub struct ShambaEngine {
     db: Db,
     variant: Variant,
+    /// Level targets, to estimate the compaction debt from the level sizes.
+    targets: LevelTargets,
+}
+
+/// L1's target size and the growth factor (level i targets `base * T^(i-1)`).
+#[derive(Debug, Clone, Copy)]
+struct LevelTargets {
+    base: u64,
+    ratio: u64,
+    l0_trigger: usize,
+}
+
+impl LevelTargets {
+    /// Bytes over the level targets: all of L0 once it reaches its compaction trigger,
+    /// and each deeper level's excess (RocksDB's `estimate-pending-compaction-bytes` counts
+    /// the same way, without the bytes each move rewrites below). `Db::stats` has no such
+    /// figure; this is computed from its per-level sizes.
+    fn debt(&self, levels: &[shamba::LevelStats]) -> u64 {
+        let mut debt = 0;
+        let mut target = self.base;
+        for (i, level) in levels.iter().enumerate() {
+            if i == 0 {
+                if level.files >= self.l0_trigger {
+                    debt += level.bytes;
+                }
+                continue;
+            }
+            debt += level.bytes.saturating_sub(target);
+            target = target.saturating_mul(self.ratio);
+        }
+        debt
+    }
 }
 
 impl ShambaEngine {
     /// Open `dir` with the shared setup and the variant's options ([`options`]).
     pub fn open(variant: Variant, dir: &Path, setup: &Setup) -> EngineResult<Self> {
-        Ok(ShambaEngine { db: Db::open(dir, options(variant, setup))?, variant })
+        let opts = options(variant, setup);
+        let targets = LevelTargets {
+            base: opts.max_bytes_for_level_base,
+            ratio: u64::from(opts.size_ratio),
+            l0_trigger: opts.level0_compaction_trigger,
+        };
+        Ok(ShambaEngine { db: Db::open(dir, opts)?, variant, targets })
     }
 }
 
@@ -122,6 +160,27 @@ impl Engine for ShambaEngine {
             filter_bytes: stats.levels.iter().map(|l| l.filter_bytes).sum(),
             index_bytes: Some(stats.levels.iter().map(|l| l.index_bytes).sum()),
         })
+    }
+
+    fn write_counters(&self) -> WriteCounters {
+        let s = self.db.stats();
+        WriteCounters {
+            wal_bytes: Some(s.wal_bytes),
+            flush_bytes: Some(s.flush_bytes),
+            compaction_bytes: Some(s.compaction_bytes_written),
+            stall_micros: Some(s.stall_micros()),
+            l0_files: s.levels.first().map(|l| l.files as u64),
+            pending_compaction_bytes: Some(self.targets.debt(&s.levels)),
+            detail: vec![
+                ("delayed_micros".into(), s.delayed_micros),
+                ("stopped_for_flush_micros".into(), s.stopped_for_flush_micros),
+                ("stopped_for_compaction_micros".into(), s.stopped_for_compaction_micros),
+                ("immutable_memtables".into(), s.immutable_memtables as u64),
+                ("compactions".into(), s.compactions),
+                ("trivial_moves".into(), s.trivial_moves),
+                ("flushes".into(), s.flushes),
+            ],
+        }
     }
 
     fn close(self: Box<Self>) -> EngineResult<()> {

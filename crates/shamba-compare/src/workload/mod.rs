@@ -6,11 +6,14 @@
 //! binary): the loaded keys are the even ids, missing keys the odd ids in between, so a
 //! missing key lies inside every file's key range and reaches the filters.
 
+pub mod latency;
 pub mod load;
 pub mod multi_get;
 pub mod point;
 pub mod pressure;
 pub mod scan;
+pub mod sizes;
+pub mod sustained;
 pub mod transactions;
 pub mod ycsb;
 

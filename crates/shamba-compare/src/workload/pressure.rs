@@ -36,8 +36,13 @@ pub struct Sweep<'a> {
 impl Sweep<'_> {
     /// Run every cache size; the engine must be closed before (the directory is reopened).
     pub fn run(&self, variant: Variant, table: &str) -> EngineResult<Vec<Measurement>> {
+        self.run_at(variant, table, &PERCENTS)
+    }
+
+    /// [`run`](Self::run) at the cache sizes `percents` only.
+    pub fn run_at(&self, variant: Variant, table: &str, percents: &[u64]) -> EngineResult<Vec<Measurement>> {
         let mut rows = Vec::new();
-        for pct in PERCENTS {
+        for &pct in percents {
             let cache = (self.reference_bytes * pct / 100).max(4096) as usize;
             let mut setup =
                 Setup { cache_bytes: cache, metadata_in_cache: true, direct_io: self.direct_io, ..self.setup.clone() };
