@@ -93,10 +93,10 @@ const CLI_FLOORS: &[&[&str]] = &[&["bench", "admin"], &["stress", "serve"], &["l
 
 /// shamba-compare: measuring and keys, the engines, the workloads, the plan, the entry point.
 const COMPARE_FLOORS: &[&[&str]] = &[
-    &["measure", "keys", "disk"],
+    &["measure", "keys", "disk", "ycsb_requests"],
     &["engine", "report"],
     &["workload"],
-    &["config", "pressure_table", "tx_table", "scale_plot", "scale", "scale_table"],
+    &["config", "pressure_table", "tx_table", "ycsb_table", "scale_plot", "scale", "scale_table"],
     &["main"],
 ];
 
