@@ -657,6 +657,7 @@ impl<'a> Selected<'a> {
             (Some(_), BatchInner::Failed(e)) => Err(e.into()),
             (_, inner) => self.store.write(Batch { inner }),
         }
+        .inspect(|()| crate::notify::wrote())
     }
 
     /// Add the delete of every key of this database to `batch`: one range delete.
