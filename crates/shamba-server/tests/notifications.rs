@@ -128,6 +128,8 @@ fn writes_publish_keyspace_and_keyevent_messages_in_order() {
         "EXPIRE h 100",
         "RENAME h h2",
         "DEL foo missing h2",
+        "ZADD z 1 a",
+        "ZREM z absent",
         "ZADD z INCR 2 m",
     ] {
         call(&mut c, req);
@@ -138,7 +140,7 @@ fn writes_publish_keyspace_and_keyevent_messages_in_order() {
             .flat_map(|(key, event)| [format!("__keyspace@0__:{key} {event}"), format!("__keyevent@0__:{event} {key}")])
             .collect()
     };
-    // SREM of an absent member writes nothing and publishes nothing; the pop that emptied
+    // SREM and ZREM of an absent member write nothing and publish nothing; the pop that emptied
     // the list is followed by its `del`.
     let want = pairs(&[
         ("foo", "set"),
@@ -151,6 +153,7 @@ fn writes_publish_keyspace_and_keyevent_messages_in_order() {
         ("h2", "rename_to"),
         ("foo", "del"),
         ("h2", "del"),
+        ("z", "zadd"),
         ("z", "zincr"),
     ]);
     assert_eq!(messages(&mut sub, want.len()), want);
