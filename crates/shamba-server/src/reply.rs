@@ -210,7 +210,7 @@ mod tests {
         assert_eq!(format_double(-2.0), "-2");
         assert_eq!(format_double(1.5), "1.5");
         assert_eq!(format_double(0.1), "0.10000000000000001");
-        assert_eq!(format_double(0.65643030016516812), "0.65643030016516812");
+        assert_eq!(format_double(0.656_430_300_165_168_1), "0.65643030016516812");
         assert_eq!(format_double(1.0 / 3.0), "0.33333333333333331");
         assert_eq!(format_double(0.0001), "0.0001");
         assert_eq!(format_double(0.00001), "1.0000000000000001e-05");
