@@ -3,7 +3,7 @@
 //! are applied after the file's lines as Redis applies its command line: port, bind,
 //! requirepass, protected-mode, maxclients, timeout, databases, tls-port, tls-cert-file,
 //! tls-key-file, tls-ca-cert-file, tls-auth-clients, proto-max-bulk-len,
-//! client-query-buffer-limit.
+//! client-query-buffer-limit, notify-keyspace-events.
 
 use crate::{ServerConfig, TlsConfig};
 use std::net::{IpAddr, SocketAddr};
@@ -25,6 +25,7 @@ const NAMES: &[&str] = &[
     "tls-auth-clients",
     "proto-max-bulk-len",
     "client-query-buffer-limit",
+    "notify-keyspace-events",
 ];
 
 /// Settings given so far; [`Settings::apply`] puts them in a [`ServerConfig`].
@@ -45,6 +46,7 @@ pub struct Settings {
     tls_auth_clients: Option<bool>,
     proto_max_bulk_len: Option<usize>,
     client_query_buffer_limit: Option<usize>,
+    notify_keyspace_events: Option<u32>,
 }
 
 /// A setting that is unknown or has a bad value, or a file that cannot be read; where
@@ -100,6 +102,10 @@ impl Settings {
             "proto-max-bulk-len" => self.proto_max_bulk_len = Some(memory(&text()).ok_or_else(|| bad("a size"))?),
             "client-query-buffer-limit" => {
                 self.client_query_buffer_limit = Some(memory(&text()).ok_or_else(|| bad("a size"))?);
+            }
+            "notify-keyspace-events" => {
+                self.notify_keyspace_events =
+                    Some(crate::notify::parse(value).ok_or_else(|| bad("a set of event classes"))?);
             }
             _ => return Err(SettingsError(format!("unknown setting '{name}'"))),
         }
@@ -178,6 +184,9 @@ impl Settings {
         }
         if self.client_query_buffer_limit.is_some() {
             config.client_query_buffer_limit = self.client_query_buffer_limit;
+        }
+        if let Some(n) = self.notify_keyspace_events {
+            config.notify_keyspace_events = n;
         }
         match self.tls_port {
             None | Some(0) => {}

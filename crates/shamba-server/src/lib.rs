@@ -81,6 +81,7 @@ mod glob;
 mod key_entry;
 mod metrics;
 mod no_wait;
+mod notify;
 mod pipeline;
 mod pubsub;
 mod reply;
@@ -158,6 +159,9 @@ pub struct ServerConfig {
     pub metrics_bind: Option<SocketAddr>,
     /// Whether DEBUG answers (Redis's `enable-debug-command`; off by default).
     pub enable_debug_command: bool,
+    /// Keyspace notifications' classes (`notify-keyspace-events`, as Redis numbers its
+    /// letters; 0: none, the default). Set from a config file's text.
+    pub(crate) notify_keyspace_events: u32,
 }
 
 impl ServerConfig {
@@ -181,6 +185,7 @@ impl ServerConfig {
             client_query_buffer_limit: None,
             metrics_bind: None,
             enable_debug_command: false,
+            notify_keyspace_events: 0,
         }
     }
 
@@ -341,6 +346,7 @@ impl Listener {
             waiters: crate::blocking::Waiters::default(),
         });
         server.settings.debug_command.store(config.enable_debug_command, std::sync::atomic::Ordering::Relaxed);
+        server.conns.pubsub.events.set_flags(config.notify_keyspace_events);
         if let Some((node, rpc, init)) = rpc {
             node.serve_rpc(rpc, Arc::downgrade(&server));
             if !init.is_empty() {
@@ -386,6 +392,7 @@ impl Listener {
         let (stop_tx, stop_rx) = watch::channel(false);
         let syncer =
             (server.store.sync_mode() == SyncMode::Everysec).then(|| tokio::spawn(sync_every_second(server.clone())));
+        let expiring = tokio::spawn(notify::expiring::run(server.clone()));
         let mut clients = JoinSet::new();
         tokio::pin!(shutdown);
         loop {
@@ -436,7 +443,7 @@ impl Listener {
         let _ = stop_tx.send(true);
         server.waiters.close();
         while clients.join_next().await.is_some() {}
-        for task in syncer.into_iter().chain(scraper) {
+        for task in syncer.into_iter().chain(scraper).chain([expiring]) {
             task.abort();
             let _ = task.await;
         }

@@ -42,7 +42,8 @@ impl Server {
     /// ([`Session::is_plain`]).
     pub(super) fn run_together(&self, session: &Session, requests: &mut VecDeque<Args>, out: &mut Vec<u8>) -> bool {
         // The connection layer's checks and records go one request at a time.
-        if session.multi.is_some() || !session.is_plain() {
+        // Keyspace notifications are published request by request (see `notify`).
+        if session.multi.is_some() || !session.is_plain() || self.conns.pubsub.events.flags() != 0 {
             return false;
         }
         let Some(first) = requests.front().map(kind) else {

@@ -59,6 +59,8 @@ type Subscribers = HashMap<Vec<u8>, HashMap<u64, Arc<Client>>>;
 #[derive(Debug, Default)]
 pub(crate) struct Hub {
     tables: Mutex<Tables>,
+    /// Keyspace notifications: the classes published (see `notify`).
+    pub(crate) events: crate::notify::Events,
 }
 
 #[derive(Debug, Default)]

@@ -134,32 +134,38 @@ impl Reply {
     }
 }
 
-/// A double as Redis prints one: `inf`/`-inf`, integers without a point, other numbers
-/// in their shortest exact decimal form (exponent notation outside 1e-5..1e17, as C's
-/// `%.17g` writes it).
+/// A double as Redis 7.0 prints one: `inf`/`-inf`, 0 as `0`, other numbers as C's
+/// `%.17g` writes them (17 significant digits, trailing zeros dropped, exponent notation
+/// below 1e-4 and from 1e17), so `0.1` is `0.10000000000000001`. (Redis 7.2 prints the
+/// shortest text that reads back the same; the Redis this server is compared against is
+/// 7.0.)
 pub(crate) fn format_double(d: f64) -> String {
     if d.is_infinite() {
         return if d > 0.0 { "inf".into() } else { "-inf".into() };
     }
-    let magnitude = d.abs();
-    if magnitude != 0.0 && !(1e-5..1e17).contains(&magnitude) {
-        // Rust writes `1e20` and `1.5e-7`; C writes `1e+20` and `1.5e-07`.
-        let s = format!("{d:e}");
-        return match s.split_once('e') {
-            Some((mantissa, exp)) => {
-                let (sign, digits) = match exp.strip_prefix('-') {
-                    Some(digits) => ('-', digits),
-                    None => ('+', exp),
-                };
-                format!("{mantissa}e{sign}{digits:0>2}")
-            }
-            None => s,
-        };
-    }
     if d == 0.0 {
         return "0".into();
     }
-    format!("{d}")
+    // %.17g: the exponent X of the %.16e form decides. -4 <= X < 17: fixed with 16 - X
+    // decimals; otherwise the %.16e form. Trailing zeros (and a bare point) go.
+    let sci = format!("{d:.16e}");
+    let (mantissa, exp) = sci.split_once('e').unwrap_or((sci.as_str(), "0"));
+    let x: i32 = exp.parse().unwrap_or(0);
+    if (-4..17).contains(&x) {
+        let decimals = usize::try_from(16 - x).unwrap_or(0);
+        return trim_zeros(&format!("{d:.decimals$}")).to_string();
+    }
+    let sign = if x < 0 { '-' } else { '+' };
+    format!("{}e{sign}{:02}", trim_zeros(mantissa), x.unsigned_abs())
+}
+
+/// `digits` without the zeros ending its fraction, nor a point left bare.
+fn trim_zeros(digits: &str) -> &str {
+    if digits.contains('.') {
+        digits.trim_end_matches('0').trim_end_matches('.')
+    } else {
+        digits
+    }
 }
 
 #[cfg(test)]
@@ -203,12 +209,19 @@ mod tests {
         assert_eq!(format_double(1.0), "1");
         assert_eq!(format_double(-2.0), "-2");
         assert_eq!(format_double(1.5), "1.5");
-        assert_eq!(format_double(0.1), "0.1");
+        assert_eq!(format_double(0.1), "0.10000000000000001");
+        assert_eq!(format_double(0.656_430_300_165_168_1), "0.65643030016516812");
+        assert_eq!(format_double(1.0 / 3.0), "0.33333333333333331");
+        assert_eq!(format_double(0.0001), "0.0001");
+        assert_eq!(format_double(0.00001), "1.0000000000000001e-05");
+        assert_eq!(format_double(1e16), "10000000000000000");
+        assert_eq!(format_double(1e17), "1e+17");
+        assert_eq!(format_double(-1e300), "-1.0000000000000001e+300");
         assert_eq!(format_double(-0.0), "0");
         assert_eq!(format_double(f64::INFINITY), "inf");
         assert_eq!(format_double(f64::NEG_INFINITY), "-inf");
         assert_eq!(format_double(1e20), "1e+20");
-        assert_eq!(format_double(1.5e-7), "1.5e-07");
+        assert_eq!(format_double(1.5e-7), "1.4999999999999999e-07");
         assert_eq!(format_double(123456789.0), "123456789");
     }
 

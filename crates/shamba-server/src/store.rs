@@ -647,6 +647,8 @@ impl<'a> Selected<'a> {
     ///
     /// As [`Store::write`].
     pub fn write(&self, batch: Batch) -> Result<(), WriteError> {
+        // An empty batch changed nothing: no keyspace notification for it.
+        let changes = !batch.is_empty();
         match (self.tx, batch.inner) {
             (Some(tx), BatchInner::InTransaction(ops)) => {
                 for op in ops {
@@ -657,6 +659,11 @@ impl<'a> Selected<'a> {
             (Some(_), BatchInner::Failed(e)) => Err(e.into()),
             (_, inner) => self.store.write(Batch { inner }),
         }
+        .inspect(|()| {
+            if changes {
+                crate::notify::wrote();
+            }
+        })
     }
 
     /// Add the delete of every key of this database to `batch`: one range delete.

@@ -50,6 +50,7 @@ fn all(ctx: &Ctx<'_>) -> Vec<(&'static str, String)> {
     v.extend(connections(ctx));
     v.push(("slowlog-log-slower-than", st.slowlog_slower_than.load(Relaxed).to_string()));
     v.push(("slowlog-max-len", st.slowlog_max_len.load(Relaxed).to_string()));
+    v.push(("notify-keyspace-events", crate::notify::format(ctx.server.conns.pubsub.events.flags())));
     let text: Vec<(&'static str, String)> =
         st.text.lock().iter().filter(|(k, _)| !v.iter().any(|(f, _)| f == *k)).map(|(k, v)| (*k, v.clone())).collect();
     v.extend(text);
@@ -146,6 +147,11 @@ fn set(ctx: &Ctx<'_>, words: &Args) -> Reply {
                     return bad("argument must be a memory value");
                 }
             }
+            "notify-keyspace-events" => {
+                if crate::notify::parse(raw).is_none() {
+                    return bad("Invalid event class character. Use 'Ag$lshzxeKEtmdn'.");
+                }
+            }
             "appendonly" if value.eq_ignore_ascii_case("yes") => {}
             "save" | "requirepass" => {}
             "maxclients" => {
@@ -180,6 +186,9 @@ fn set(ctx: &Ctx<'_>, words: &Args) -> Reply {
                 st.slowlog.lock().entries.truncate(n as usize);
             }
             "appendonly" => {}
+            "notify-keyspace-events" => {
+                ctx.server.conns.pubsub.events.set_flags(crate::notify::parse(raw).unwrap_or(0));
+            }
             "requirepass" | "protected-mode" | "maxclients" | "timeout" => {
                 // Checked above, so it applies (the password as given, bytes and all).
                 if let Some(Err(e)) = super::conn::set_setting(ctx, name.as_bytes(), raw) {

@@ -30,7 +30,7 @@ pub(super) fn time_of(ms: i64) -> SystemTime {
 
 /// A key's deadline in milliseconds since the epoch: `Ok(None)` when persistent, `Err(())`
 /// when absent (or expired).
-pub(super) fn deadline_of(db: &Selected<'_>, key: &[u8]) -> shamba::Result<Result<Option<i64>, ()>> {
+pub(crate) fn deadline_of(db: &Selected<'_>, key: &[u8]) -> shamba::Result<Result<Option<i64>, ()>> {
     let now = now_ms();
     Ok(match db.ttl(key)? {
         Ttl::Absent => match types::live_meta(db, key)? {

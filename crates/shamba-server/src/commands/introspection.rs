@@ -63,7 +63,7 @@ fn docs_entry(s: &Spec) -> Reply {
 }
 
 /// The keys of `args` by `spec`'s key positions (COMMAND GETKEYS, and EXEC's locks).
-pub(super) fn keys_of<'a>(spec: &Spec, args: &'a Args) -> Vec<&'a [u8]> {
+pub(crate) fn keys_of<'a>(spec: &Spec, args: &'a Args) -> Vec<&'a [u8]> {
     let (first, last, step) = spec.keys;
     if first <= 0 || step <= 0 {
         return Vec::new();

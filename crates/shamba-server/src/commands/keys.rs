@@ -28,7 +28,7 @@ pub(super) fn del(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
     };
     let mut batch = db.batch();
     let mut seen = std::collections::HashSet::new();
-    let mut n = 0;
+    let mut deleted = Vec::new();
     for (k, v) in keys.iter().zip(found) {
         // A key named twice is deleted (and counted) once, as in Redis.
         if !seen.insert(k.as_slice()) {
@@ -36,15 +36,23 @@ pub(super) fn del(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
         }
         if v.is_some() {
             batch.delete(&db, k);
-            n += 1;
+            deleted.push(k);
         } else {
             match types::delete_collection(&db, &mut batch, k) {
-                Ok(live) => n += i64::from(live),
+                Ok(true) => deleted.push(k),
+                Ok(false) => {}
                 Err(e) => return engine_error(e),
             }
         }
     }
-    db.write(batch).map_or_else(engine_error, |()| Reply::Int(n))
+    let n = deleted.len() as i64;
+    if let Err(e) = db.write(batch) {
+        return engine_error(e);
+    }
+    for k in deleted {
+        ctx.notify(crate::notify::class::GENERIC, "del", k);
+    }
+    Reply::Int(n)
 }
 
 pub(super) fn exists(ctx: &mut Ctx<'_>, args: &Args) -> Reply {

@@ -33,6 +33,8 @@ mod zset_args;
 mod zset_combine;
 mod zset_store;
 
+pub(crate) use introspection::keys_of;
+
 use super::reply::Reply;
 use super::session::Ctx;
 use super::store::WriteError;
@@ -246,6 +248,7 @@ pub(super) fn dispatch(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
     if let Some(r) = crate::types::check_string_command(ctx, spec, args) {
         return r;
     }
+    let noted = crate::notify::before(ctx, spec, args);
     let started = std::time::Instant::now();
     let reply = (spec.run)(ctx, args);
     let took = started.elapsed();
@@ -256,6 +259,7 @@ pub(super) fn dispatch(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
             crate::session::ServerCounters::add(&ctx.server.counters.dirty, 1);
         }
         ctx.server.settings.maybe_log(args, took);
+        crate::notify::after(ctx, spec, args, &reply, noted);
     }
     conn::after(ctx, spec, args, reply)
 }

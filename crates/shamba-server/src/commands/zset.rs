@@ -160,6 +160,10 @@ fn zrem(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
             removed += 1;
         }
     }
+    if removed == 0 {
+        // Nothing changed: nothing written (and no notification).
+        return Reply::Int(0);
+    }
     db.write(w.finish()).map_or_else(engine_error, |()| Reply::Int(removed))
 }
 
