@@ -44,6 +44,15 @@ pub struct ExpArgs {
     /// default 0.5): SHaMBa-prop assumes its first modules stay cached.
     #[arg(long)]
     pub high_priority_ratio: Option<f64>,
+    /// Give first filter modules a block cache pool of their own, sized to hold
+    /// SHaMBa-prop's first modules at each cache size (memory-pressure;
+    /// `Options::first_module_cache_ratio`), inside the same cache bytes.
+    #[arg(long)]
+    pub first_module_pool: bool,
+    /// Cache sizes, % of the metadata, comma-separated, replacing the grid's
+    /// (memory-pressure).
+    #[arg(long, value_delimiter = ',')]
+    pub cache_pcts: Vec<f64>,
     /// Warm-up lookups per cell (memory-pressure, memory-bound), instead of the grid's: a
     /// policy under a filter budget settles which parts stay resident over its warm-up.
     #[arg(long)]

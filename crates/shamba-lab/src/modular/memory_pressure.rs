@@ -16,9 +16,9 @@ use shamba_cli::bench::keys::KeyDistribution;
 use shamba_cli::bench::report::PhaseResult;
 
 use crate::args::ExpArgs;
+use crate::modular::first_pool::{self, measure_with_pool, pool_table, prop_first_module_bytes, PoolRow};
 use crate::modular::memory_bound::{bound_table, traces, BOUND_NOTE};
 use crate::modular::pressure_ordering::{ordering_table, same_ios_table, Panel};
-use crate::modular::variants::measure_cached;
 use crate::modular::variants::{build_options, Build, Variant, ALL, BUDGETED};
 use crate::support::figures::{ratio, tables_per_op, MEASUREMENT_NOTE};
 use crate::support::lookups::ReadSpec;
@@ -65,6 +65,9 @@ pub struct Grid {
     pub reads: u64,
     /// The block cache's high-priority share (`Options::high_priority_ratio`), when set.
     pub high_priority_ratio: Option<f64>,
+    /// A block cache pool for first filter modules, sized to hold SHaMBa-prop's
+    /// ([`first_pool`](crate::modular::first_pool)).
+    pub first_module_pool: bool,
 }
 
 impl Grid {
@@ -84,6 +87,7 @@ impl Grid {
             warmup: if quick { 5_000 } else { 10_000 },
             reads: if quick { 5_000 } else { 15_000 },
             high_priority_ratio: None,
+            first_module_pool: false,
         }
     }
 
@@ -92,6 +96,10 @@ impl Grid {
         grid.dists = args.workload.list(&grid.dists);
         grid.warmup = args.warmup.unwrap_or(grid.warmup);
         grid.high_priority_ratio = args.high_priority_ratio;
+        grid.first_module_pool = args.first_module_pool;
+        if !args.cache_pcts.is_empty() {
+            grid.pcts = args.cache_pcts.clone();
+        }
         if let Some(num) = args.num {
             grid.num = num;
         }
@@ -116,6 +124,7 @@ impl Grid {
                 warmup: 10_000,
                 reads: 15_000,
                 high_priority_ratio: None,
+                first_module_pool: false,
             }
         } else {
             Grid {
@@ -127,6 +136,7 @@ impl Grid {
                 warmup: 30_000,
                 reads: 30_000,
                 high_priority_ratio: None,
+                first_module_pool: false,
             }
         }
     }
@@ -184,6 +194,8 @@ pub struct GridRun {
     /// parts of one size per tree (not Monkey's per-level bits).
     /// Keyed by (variant, cache % in tenths): SHaMBa-prop's trees change with the budget.
     pub part_bits: BTreeMap<(&'static str, u64), Vec<f64>>,
+    /// The first-module pool of each variant and cache size (with `first_module_pool`).
+    pub pools: Vec<PoolRow>,
 }
 
 /// Run every variant of `grid` under `workload`'s distributions, loading one tree per
@@ -215,6 +227,7 @@ pub fn run_grid(
     let mut trees: BTreeMap<String, LoadedTree> = BTreeMap::new();
     let mut cells = Vec::new();
     let mut part_bits = BTreeMap::new();
+    let mut pools = Vec::new();
     for v in &grid.variants {
         for &pct in &grid.pcts {
             let key = tree_key(v.build, pct);
@@ -241,6 +254,9 @@ pub fn run_grid(
             // ~10K partitions, each read the first time a false positive lands in it, so a
             // short warm-up leaves most of them cold (Plain's few index blocks are warm).
             let warmup = if pct >= 100.0 { grid.warmup * 20 } else { grid.warmup };
+            let prop_first = prop_first_module_bytes(pct, filter_bytes, plain_files.len());
+            let first_ratio = if grid.first_module_pool { first_pool::share(v.build, cache, prop_first) } else { 0.0 };
+            let mut uses = Vec::new();
             for &dist in &grid.dists {
                 for &alpha in &grid.alphas {
                     let spec = ReadSpec {
@@ -248,13 +264,15 @@ pub fn run_grid(
                         direct_io,
                         ..workload.spec(dist, ReadSpec::empty(warmup, grid.reads, lookup_seed(seed, pct)))
                     };
-                    let result = measure_cached(tree, v, cache, elastic_budget, &spec)?;
+                    let (result, pool) = measure_with_pool(tree, v, cache, elastic_budget, first_ratio, &spec)?;
+                    uses.push(pool);
                     cells.push(CellResult { variant: v.name, pct, dist, alpha, result });
                 }
             }
+            pools.push(PoolRow { variant: v.name, pct, cache, prop_first, uses });
         }
     }
-    Ok(GridRun { cells, plain_files, metadata, part_bits })
+    Ok(GridRun { cells, plain_files, metadata, part_bits, pools })
 }
 
 /// The bits per key of each part of `build`'s filters (in probe order) at `bits` per key in
@@ -460,6 +478,10 @@ pub fn run(args: &ExpArgs) -> Result<Report, Box<dyn Error>> {
     report.tables.push(same_ios_table(&grid.pcts, &panels, cells));
     report.tables.push(bars);
     report.tables.push(scorecard(&grid, cells));
+    if grid.first_module_pool {
+        report.tables.push(pool_table(&run.pools));
+        report.note("--first-module-pool: the block cache gives first filter modules a pool of their own (Options::first_module_cache_ratio), sized to SHaMBa-prop's first modules at each cache size (their bytes and 64 B per block, x1.25 when the cache has several shards), for every variant with modular filters; Plain has none. The pool is part of the cache's bytes, and the high-priority ratio applies to the rest; table first-pool gives what it held");
+    }
     let traces = traces(&grid, &run, &args.workload, args.seed)?;
     report.tables.push(bound_table(&grid, &run, &traces));
     report.tables.push(long);

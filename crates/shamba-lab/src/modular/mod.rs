@@ -4,6 +4,7 @@
 //! they are measured against.
 
 pub mod filter_bound;
+pub mod first_pool;
 pub mod index_vs_filter;
 pub mod latency;
 pub mod mbf;

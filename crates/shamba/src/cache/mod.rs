@@ -4,9 +4,13 @@
 //! charged its length plus a fixed per-entry overhead, and the sum of charges never exceeds
 //! the capacity. The capacity is split over up to 16 shards chosen by a hash of the key,
 //! each with its own lock and its own two pools (see `shard.rs` for the eviction rules):
-//! a high-priority pool for index and filter blocks (and, later, first filter modules)
-//! limited to `high_priority_ratio` of the capacity, and a low-priority pool for the rest.
-//! Blocks evicted from the high pool get a second round at the head of the low pool.
+//! a high-priority pool for index and filter blocks limited to `high_priority_ratio` of the
+//! capacity, and a low-priority pool for the rest. Blocks evicted from the high pool get a
+//! second round at the head of the low pool. With a first-module share
+//! (`Options::first_module_cache_ratio`), first filter modules have a third pool of their
+//! own, up to that share of the capacity, which the other pools' traffic never evicts; the
+//! high-priority ratio then applies to the capacity left after that share. Without one they
+//! enter the high pool.
 //!
 //! Counters per block kind (hits, misses, bytes inserted, bytes and blocks resident) are kept under the
 //! shard locks and summed on demand; all byte figures are charged bytes.
@@ -22,7 +26,10 @@ use std::sync::Arc;
 /// Which pool a block enters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Priority {
-    /// Index and filter blocks, first filter modules.
+    /// First filter modules: their own pool when the cache has a first-module share, the
+    /// high pool otherwise.
+    First,
+    /// Index and filter blocks (first filter modules without a pool of their own).
     High,
     /// Data blocks, later filter modules.
     Low,
@@ -54,12 +61,22 @@ const MAX_SHARDS: usize = 16;
 /// (a block must fit its shard) and evict by shard rather than by global recency.
 const MIN_SHARD_CAPACITY: usize = 512 * 1024;
 
+/// The shards a cache of `capacity` bytes is split into: at most 16, at least 512 KiB each.
+fn shards_for(capacity: usize) -> usize {
+    let mut shards = MAX_SHARDS;
+    while shards > 1 && capacity / shards < MIN_SHARD_CAPACITY {
+        shards /= 2;
+    }
+    shards
+}
+
 /// A sharded, byte-charged LRU cache of uncompressed blocks.
 pub(crate) struct BlockCache {
     shards: Box<[Mutex<Shard>]>,
     capacity: usize,
     #[cfg_attr(not(test), expect(dead_code, reason = "read by the cache's tests only"))]
     high_capacity: usize,
+    first_capacity: usize,
 }
 
 impl BlockCache {
@@ -67,29 +84,47 @@ impl BlockCache {
     /// blocks. Small caches get fewer shards (at least 512 KiB each, at most 16 shards).
     /// A ratio outside `0..=1` is clamped (NaN counts as 0).
     pub(crate) fn new(capacity: usize, high_priority_ratio: f64) -> Self {
-        let mut shards = MAX_SHARDS;
-        while shards > 1 && capacity / shards < MIN_SHARD_CAPACITY {
-            shards /= 2;
-        }
-        Self::with_shards(capacity, high_priority_ratio, shards)
+        Self::with_shards(capacity, high_priority_ratio, shards_for(capacity))
     }
 
     /// Like [`BlockCache::new`] with an explicit number of shards (rounded up to a power of
     /// two, at least 1), for tests and experiments.
     pub(crate) fn with_shards(capacity: usize, high_priority_ratio: f64, shards: usize) -> Self {
+        Self::with_pools(capacity, high_priority_ratio, 0.0, shards)
+    }
+
+    /// Like [`BlockCache::new`] with `first_module_ratio` of the capacity a pool for first
+    /// filter modules (none at 0; a ratio outside `0..=1` is clamped, NaN counts as 0).
+    pub(crate) fn with_first_pool(capacity: usize, high_priority_ratio: f64, first_module_ratio: f64) -> Self {
+        Self::with_pools(capacity, high_priority_ratio, first_module_ratio, shards_for(capacity))
+    }
+
+    /// A cache of `shards` shards (rounded up to a power of two, at least 1) with its pools'
+    /// shares: `first_module_ratio` of each shard for first modules, `high_priority_ratio`
+    /// of the rest for high-priority blocks.
+    pub(crate) fn with_pools(
+        capacity: usize,
+        high_priority_ratio: f64,
+        first_module_ratio: f64,
+        shards: usize,
+    ) -> Self {
         let n = shards.clamp(1, 1 << 16).next_power_of_two();
-        let ratio = if high_priority_ratio.is_nan() { 0.0 } else { high_priority_ratio.clamp(0.0, 1.0) };
-        let mut high_capacity = 0;
+        let share = |r: f64| if r.is_nan() { 0.0 } else { r.clamp(0.0, 1.0) };
+        let (ratio, first_ratio) = (share(high_priority_ratio), share(first_module_ratio));
+        let (mut high_capacity, mut first_capacity) = (0, 0);
         let shards: Box<[Mutex<Shard>]> = (0..n)
             .map(|i| {
                 // Spread the remainder so the shard capacities add up to `capacity` exactly.
                 let cap = capacity / n + usize::from(i < capacity % n);
-                let high = (cap as f64 * ratio) as usize;
+                let first = (cap as f64 * first_ratio) as usize;
+                // With no first-module share this is `cap * ratio`, as before the third pool.
+                let high = ((cap - first) as f64 * ratio) as usize;
                 high_capacity += high;
-                Mutex::new(Shard::new(cap, high))
+                first_capacity += first;
+                Mutex::new(Shard::with_first_pool(cap, high, first))
             })
             .collect();
-        BlockCache { shards, capacity, high_capacity }
+        BlockCache { shards, capacity, high_capacity, first_capacity }
     }
 
     /// The block, if resident (counts a hit or a miss for `kind`).
@@ -135,6 +170,16 @@ impl BlockCache {
     /// Bytes resident.
     pub(crate) fn usage(&self) -> usize {
         self.shards.iter().map(|s| s.lock().usage()).sum()
+    }
+
+    /// Bytes resident in the first-module pools.
+    pub(crate) fn first_pool_usage(&self) -> usize {
+        self.shards.iter().map(|s| s.lock().first_usage()).sum()
+    }
+
+    /// Bytes the first-module pools may hold in total (0: first modules share the high pool).
+    pub(crate) fn first_pool_capacity(&self) -> usize {
+        self.first_capacity
     }
 
     /// Bytes resident in the high-priority pools.
@@ -202,5 +247,7 @@ impl std::fmt::Debug for BlockCache {
     }
 }
 
+#[cfg(test)]
+mod first_pool_tests;
 #[cfg(test)]
 mod tests;

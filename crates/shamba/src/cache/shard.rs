@@ -1,15 +1,22 @@
-//! One shard of the block cache: a map from block key to slot and two LRU pools.
+//! One shard of the block cache: a map from block key to slot and two or three LRU pools.
 //!
 //! Rules (the whole policy lives here, so research policies can replace it in one place):
 //! - Capacity is strict: before an insert, least recently used blocks are evicted until the
 //!   new block fits; the low pool's tail goes first, the high pool's tail only when the low
-//!   pool is empty. A block whose charge exceeds the shard's capacity is not kept.
+//!   pool is empty, the first-module pool's only when both are. A block whose charge exceeds the shard's capacity is not kept.
 //! - The high pool holds at most `high_capacity` bytes. When it overflows, its least
 //!   recently used block is not dropped but moved to the head of the low pool: a second
 //!   round, so an index or filter block is lost only if it stays cold for a whole low-pool
 //!   turnover as well.
 //! - A hit moves a block to the head of the pool its priority names: a demoted
 //!   high-priority block that is used again returns to the high pool.
+//! - First filter modules have a pool of their own when the shard has a first-module
+//!   share (`first_capacity > 0`; otherwise they enter the high pool, exactly as before the
+//!   third pool existed). It holds at most `first_capacity` bytes; its overflow gets a
+//!   second round at the head of the high pool (and from there the low one), and its
+//!   blocks are evicted only when both other pools are empty, so a scan or a burst of
+//!   index blocks cannot flush them. Its space is not reserved: bytes it does not hold
+//!   serve the other pools, and the capacity stays one strict bound for all three.
 
 use super::lru::{LruList, LruSlab};
 use super::{BlockKey, KindCounters, Priority};
@@ -37,28 +44,51 @@ struct Entry {
 pub(super) struct Shard {
     map: NumberMap<BlockKey, u32>,
     slab: LruSlab<Entry>,
+    first: LruList,
     high: LruList,
     low: LruList,
+    first_bytes: usize,
     high_bytes: usize,
     low_bytes: usize,
     capacity: usize,
+    first_capacity: usize,
     high_capacity: usize,
     counters: [KindCounters; 4],
 }
 
 impl Shard {
-    /// A shard of `capacity` bytes, at most `high_capacity` of them in the high pool.
+    /// A shard of `capacity` bytes, at most `high_capacity` of them in the high pool and no
+    /// pool for first modules.
+    #[cfg(test)]
     pub(super) fn new(capacity: usize, high_capacity: usize) -> Self {
+        Self::with_first_pool(capacity, high_capacity, 0)
+    }
+
+    /// A shard of `capacity` bytes, at most `high_capacity` of them in the high pool and at
+    /// most `first_capacity` in the first-module pool (none if 0).
+    pub(super) fn with_first_pool(capacity: usize, high_capacity: usize, first_capacity: usize) -> Self {
         Shard {
             map: NumberMap::default(),
             slab: LruSlab::default(),
+            first: LruList::default(),
             high: LruList::default(),
             low: LruList::default(),
+            first_bytes: 0,
             high_bytes: 0,
             low_bytes: 0,
             capacity,
+            first_capacity: first_capacity.min(capacity),
             high_capacity: high_capacity.min(capacity),
             counters: [KindCounters::default(); 4],
+        }
+    }
+
+    /// The pool a block of `priority` belongs in: first modules go to the high pool when
+    /// the shard has no pool for them.
+    fn home(&self, priority: Priority) -> Priority {
+        match priority {
+            Priority::First if self.first_capacity == 0 => Priority::High,
+            p => p,
         }
     }
 
@@ -80,8 +110,8 @@ impl Shard {
             None => return None,
         };
         self.unlink(slot, pool);
-        self.link(slot, priority);
-        self.rebalance_high_pool();
+        self.link(slot, self.home(priority));
+        self.rebalance();
         Some(block)
     }
 
@@ -110,14 +140,15 @@ impl Shard {
             return;
         }
         while self.usage() + charge > self.capacity {
-            let Some(victim) = self.low.tail().or_else(|| self.high.tail()) else {
+            let Some(victim) = self.low.tail().or_else(|| self.high.tail()).or_else(|| self.first.tail()) else {
                 break;
             };
             self.evict(victim);
         }
         // A shard full to its last slot index caches nothing more, as a block over the
         // capacity is not cached.
-        let Some(slot) = self.slab.alloc(Entry { key, block, charge, kind, priority, pool: priority }) else {
+        let pool = self.home(priority);
+        let Some(slot) = self.slab.alloc(Entry { key, block, charge, kind, priority, pool }) else {
             return;
         };
         let counters = &mut self.counters[kind as usize];
@@ -125,8 +156,8 @@ impl Shard {
         counters.bytes_resident += charge as u64;
         counters.entries_resident += 1;
         self.map.insert(key, slot);
-        self.link(slot, priority);
-        self.rebalance_high_pool();
+        self.link(slot, pool);
+        self.rebalance();
     }
 
     /// Drop every block of `file`.
@@ -139,7 +170,12 @@ impl Shard {
 
     /// Bytes charged for resident blocks.
     pub(super) fn usage(&self) -> usize {
-        self.high_bytes + self.low_bytes
+        self.first_bytes + self.high_bytes + self.low_bytes
+    }
+
+    /// Bytes charged for blocks in the first-module pool.
+    pub(super) fn first_usage(&self) -> usize {
+        self.first_bytes
     }
 
     /// Bytes charged for blocks in the high pool.
@@ -159,8 +195,14 @@ impl Shard {
         self.counters
     }
 
-    /// Move high-pool tails to the low pool until the high pool is within its limit.
-    fn rebalance_high_pool(&mut self) {
+    /// Move first-pool tails to the high pool and high-pool tails to the low pool until
+    /// both are within their limits.
+    fn rebalance(&mut self) {
+        while self.first_bytes > self.first_capacity {
+            let Some(slot) = self.first.tail() else { break };
+            self.unlink(slot, Priority::First);
+            self.link(slot, Priority::High);
+        }
         while self.high_bytes > self.high_capacity {
             let Some(slot) = self.high.tail() else { break };
             self.unlink(slot, Priority::High);
@@ -197,6 +239,10 @@ impl Shard {
         e.pool = pool;
         let charge = e.charge;
         match pool {
+            Priority::First => {
+                self.slab.push_front(&mut self.first, slot);
+                self.first_bytes += charge;
+            }
             Priority::High => {
                 self.slab.push_front(&mut self.high, slot);
                 self.high_bytes += charge;
@@ -214,6 +260,10 @@ impl Shard {
             return;
         };
         match pool {
+            Priority::First => {
+                self.slab.unlink(&mut self.first, slot);
+                self.first_bytes -= charge;
+            }
             Priority::High => {
                 self.slab.unlink(&mut self.high, slot);
                 self.high_bytes -= charge;
@@ -231,6 +281,7 @@ impl Shard {
     /// Keys of a pool from most to least recently used.
     pub(super) fn pool_order(&self, pool: Priority) -> Vec<BlockKey> {
         let list = match pool {
+            Priority::First => &self.first,
             Priority::High => &self.high,
             Priority::Low => &self.low,
         };
@@ -245,10 +296,12 @@ impl Shard {
                 .map(|k| self.map.get(k).and_then(|&s| self.slab.get(s)).map_or(0, |e| e.charge))
                 .sum::<usize>()
         };
+        assert_eq!(sum(Priority::First), self.first_bytes);
         assert_eq!(sum(Priority::High), self.high_bytes);
         assert_eq!(sum(Priority::Low), self.low_bytes);
-        assert_eq!(self.high.len() + self.low.len(), self.map.len());
+        assert_eq!(self.first.len() + self.high.len() + self.low.len(), self.map.len());
         assert!(self.usage() <= self.capacity, "usage {} > capacity {}", self.usage(), self.capacity);
+        assert!(self.first_bytes <= self.first_capacity);
         assert!(self.high_bytes <= self.high_capacity);
         let resident: u64 = self.counters.iter().map(|c| c.bytes_resident).sum();
         assert_eq!(resident, self.usage() as u64);

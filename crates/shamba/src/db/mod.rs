@@ -449,6 +449,8 @@ impl Db {
             cache: inner.block_cache.counters(),
             cache_usage: inner.block_cache.usage(),
             cache_capacity: inner.block_cache.capacity(),
+            cache_first_pool_usage: inner.block_cache.first_pool_usage(),
+            cache_first_pool_capacity: inner.block_cache.first_pool_capacity(),
             open_table_files,
             max_open_table_files,
             pinned_table_bytes: inner.tables.pinned_bytes(),

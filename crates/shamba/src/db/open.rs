@@ -59,7 +59,11 @@ pub(crate) fn open(dir: &Path, opts: Options) -> Result<Arc<DbInner>> {
     };
 
     let io = Arc::new(IoStats::default());
-    let block_cache = Arc::new(BlockCache::new(opts.cache_capacity, opts.high_priority_ratio));
+    let block_cache = Arc::new(BlockCache::with_first_pool(
+        opts.cache_capacity,
+        opts.high_priority_ratio,
+        opts.first_module_cache_ratio,
+    ));
     let ctx = TableContext {
         cache: block_cache.clone(),
         io: io.clone(),

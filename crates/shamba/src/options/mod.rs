@@ -154,6 +154,14 @@ pub struct Options {
     /// Fraction of the cache reserved for high-priority blocks (index, filter, first
     /// modules). Default: 0.5.
     pub high_priority_ratio: f64,
+    /// Fraction of the cache that first filter modules (the first module of a modular
+    /// filter; SHaMBa-prop's small one) may hold in a pool of their own, which data, index
+    /// and later-module blocks never evict: they stay cached as SHaMBa-prop assumes, within
+    /// this bound and within the cache's capacity. Space they do not use serves the other
+    /// pools; `high_priority_ratio` applies to the capacity outside this share. 0 (the
+    /// default): no such pool, first modules share the high-priority pool with index and
+    /// filter blocks. Counted in `Stats::cache_first_pool_usage`.
+    pub first_module_cache_ratio: f64,
     /// Keep index and filter blocks in the block cache (true) or pinned in each table
     /// reader (false). Default: false.
     pub cache_index_and_filter_blocks: bool,
@@ -267,6 +275,7 @@ impl Default for Options {
             prefetch_min_filter_bytes: 4 << 20,
             cache_capacity: 32 << 20,
             high_priority_ratio: 0.5,
+            first_module_cache_ratio: 0.0,
             cache_index_and_filter_blocks: false,
             pinned_metadata_limit: default_pinned_metadata_limit(),
             filter_memory_budget: None,
@@ -314,6 +323,7 @@ impl fmt::Debug for Options {
             .field("prefetch_min_filter_bytes", &self.prefetch_min_filter_bytes)
             .field("cache_capacity", &self.cache_capacity)
             .field("high_priority_ratio", &self.high_priority_ratio)
+            .field("first_module_cache_ratio", &self.first_module_cache_ratio)
             .field("cache_index_and_filter_blocks", &self.cache_index_and_filter_blocks)
             .field("pinned_metadata_limit", &self.pinned_metadata_limit)
             .field("filter_memory_budget", &self.filter_memory_budget)
@@ -512,6 +522,9 @@ impl Options {
         check((0.0..=1.0).contains(&self.high_priority_ratio), || {
             format!("high_priority_ratio must be in 0..=1, got {}", self.high_priority_ratio)
         })?;
+        check((0.0..=1.0).contains(&self.first_module_cache_ratio), || {
+            format!("first_module_cache_ratio must be in 0..=1, got {}", self.first_module_cache_ratio)
+        })?;
         check(self.metadata_partition_size >= 64 && self.metadata_partition_size <= (64 << 20), || {
             format!("metadata_partition_size must be in 64..=64 MiB, got {}", self.metadata_partition_size)
         })?;
@@ -659,6 +672,7 @@ mod tests {
         assert!(bad(|o| o.compression_per_level = vec![Compression::Zstd { level: 23 }]).contains("zstd level"));
         assert!(bad(|o| o.level0_stop_trigger = 1).contains("level0_stop_trigger"));
         assert!(bad(|o| o.high_priority_ratio = 1.5).contains("high_priority_ratio"));
+        assert!(bad(|o| o.first_module_cache_ratio = -0.1).contains("first_module_cache_ratio"));
         assert!(bad(|o| o.metadata_partition_size = 63).contains("metadata_partition_size"));
         assert!(bad(|o| o.metadata_partition_size = (64 << 20) + 1).contains("metadata_partition_size"));
         assert!(bad(|o| o.filter_policy.bits_per_key = -1.0).contains("bits_per_key"));

@@ -163,6 +163,11 @@ pub struct Stats {
     pub cache_usage: usize,
     /// Block cache capacity.
     pub cache_capacity: usize,
+    /// Block cache bytes held in the first filter modules' pool (part of `cache_usage`; 0
+    /// without `Options::first_module_cache_ratio`).
+    pub cache_first_pool_usage: usize,
+    /// Most bytes that pool may hold (part of `cache_capacity`).
+    pub cache_first_pool_capacity: usize,
     /// Table files open now (reads in flight may hold a few more that were just closed
     /// to make room).
     pub open_table_files: usize,

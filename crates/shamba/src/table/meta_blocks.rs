@@ -196,12 +196,14 @@ impl TableReader {
         self.ctx.pool_filters && !self.ctx.cache_index_and_filter_blocks
     }
 
-    /// The cache pool filter part `i` belongs in: low for modules after the first.
+    /// The cache pool filter part `i` belongs in: the first module's pool for a modular
+    /// filter's first module (the high pool when the cache has no such pool), low for the
+    /// modules after it, high for every other filter part.
     pub(super) fn filter_priority(&self, i: usize) -> Priority {
-        if i > 0 && self.filter_role == Some(Role::Module) {
-            Priority::Low
-        } else {
-            Priority::High
+        match (i, self.filter_role) {
+            (0, Some(Role::Module)) => Priority::First,
+            (_, Some(Role::Module)) => Priority::Low,
+            _ => Priority::High,
         }
     }
 

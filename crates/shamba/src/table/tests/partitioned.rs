@@ -224,7 +224,7 @@ fn at_a_cache_of_a_tenth_of_metadata_a_partitioned_empty_lookup_reads_far_fewer_
 }
 
 #[test]
-fn filter_modules_after_the_first_go_to_the_low_pool_and_the_rest_to_the_high_pool() {
+fn first_modules_go_to_their_pool_later_modules_to_the_low_pool_and_the_rest_to_the_high_pool() {
     let modular = FilterSpec::ModularBloom {
         bits_per_key: 12.0,
         modules: ModuleSizes::Equal { count: 3 },
@@ -232,13 +232,21 @@ fn filter_modules_after_the_first_go_to_the_low_pool_and_the_rest_to_the_high_po
     };
     let units = FilterSpec::Elastic { bits_per_key: 12.0, units: 3, layout: BloomLayout::Blocked };
     let whole = FilterSpec::Bloom { bits_per_key: 10.0 };
-    for (spec, later_parts) in [(modular, Priority::Low), (units, Priority::High), (whole, Priority::High)] {
-        for partitioned in [false, true] {
+    let cases = [
+        (modular, Priority::First, Priority::Low),
+        (units, Priority::High, Priority::High),
+        (whole, Priority::High, Priority::High),
+    ];
+    for (spec, first_part, later_parts) in cases {
+        for (partitioned, first_pool) in [(false, false), (true, false), (false, true), (true, true)] {
             let f = build(versioned_entries(3000), table_opts(spec.clone(), partitioned, 1024, 1024));
-            let c = ctx(4 << 20, true);
+            let mut c = ctx(4 << 20, true);
+            if first_pool {
+                c.cache = Arc::new(crate::cache::BlockCache::with_first_pool(4 << 20, 0.5, 0.25));
+            }
             let cache = c.cache.clone();
             let r = open(&f.path, c).unwrap();
-            let what = format!("{spec:?} partitioned={partitioned}");
+            let what = format!("{spec:?} partitioned={partitioned} first_pool={first_pool}");
             // A present key passes every part, so every part of its partition is read.
             let (k, _) = &f.entries[f.entries.len() / 2];
             let p = parse_internal_key(k).unwrap();
@@ -251,7 +259,12 @@ fn filter_modules_after_the_first_go_to_the_low_pool_and_the_rest_to_the_high_po
             assert_eq!(outcome.parts_probed as usize, parts.len(), "{what}");
             assert_eq!(outcome.filter_blocks_read_from_device as usize, parts.len(), "{what}");
             for (i, h) in parts.iter().enumerate() {
-                let want = if i == 0 { Priority::High } else { later_parts };
+                // Without a pool of their own, first modules share the high pool.
+                let want = match i {
+                    0 if first_pool => first_part,
+                    0 => Priority::High,
+                    _ => later_parts,
+                };
                 assert_eq!(cache.pool_of((7, h.offset)), Some(want), "{what}: part {i}");
             }
             let index = r.index_handle_of(q).unwrap();
