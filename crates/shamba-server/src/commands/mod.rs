@@ -256,6 +256,11 @@ pub(super) fn dispatch(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
             crate::session::ServerCounters::add(&ctx.server.counters.dirty, 1);
         }
         ctx.server.settings.maybe_log(args, took);
+        // Clients blocked on keys this command (or this EXEC) filled are served before
+        // its reply goes out; a command inside EXEC leaves that to the EXEC.
+        if ctx.tx.is_none() {
+            ctx.server.waiters.serve_ready();
+        }
     }
     conn::after(ctx, spec, args, reply)
 }
