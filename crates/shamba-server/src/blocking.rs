@@ -35,6 +35,9 @@ use std::time::{Duration, Instant};
 /// How often a waiter looks at its keys, its client and its timeout without being woken.
 const RETRY: Duration = Duration::from_millis(100);
 
+/// How long a blocking command waits for the ones that arrived before it to block.
+const ARRIVAL_WAIT: Duration = Duration::from_millis(100);
+
 /// A key of one database.
 type Key = (usize, Vec<u8>);
 
@@ -59,6 +62,10 @@ struct State {
     turns: HashMap<u64, Turn>,
     /// The waiter of each blocked client that has a client id (CLIENT UNBLOCK).
     by_client: HashMap<u64, u64>,
+    /// Blocking commands read from a connection and not yet blocked or answered, by
+    /// arrival: ticket → client (see [`Waiters::arrive`]).
+    arrivals: std::collections::BTreeMap<u64, u64>,
+    next_ticket: u64,
     /// Keys written since the last round, in order, each once.
     ready: VecDeque<Key>,
     closed: bool,
@@ -122,6 +129,50 @@ impl Waiters {
         self.blocked.load(Ordering::Acquire)
     }
 
+    /// A connection read a blocking command of client `client`: it takes its first try
+    /// after the blocking commands read before it (of any client) have blocked or
+    /// answered, waiting at most [`ARRIVAL_WAIT`], so clients that block together are
+    /// queued in the order they sent their commands, as on Redis's one thread.
+    pub(crate) fn arrive(&self, client: u64) {
+        let mut s = self.state.lock();
+        let t = s.next_ticket;
+        s.next_ticket += 1;
+        s.arrivals.insert(t, client);
+    }
+
+    /// The requests of `client` read together are over: its arrivals left are dropped.
+    pub(crate) fn departed(&self, client: u64) {
+        let mut s = self.state.lock();
+        if s.arrivals.values().any(|&c| c == client) {
+            s.arrivals.retain(|_, c| *c != client);
+            self.changed.notify_all();
+        }
+    }
+
+    /// Wait until the blocking commands read before `client`'s oldest arrival are done
+    /// with their first try; that arrival's ticket.
+    fn first_in_line(&self, client: Option<u64>) -> Option<u64> {
+        let client = client?;
+        let mut s = self.state.lock();
+        let ticket = s.arrivals.iter().find(|&(_, &c)| c == client).map(|(&t, _)| t)?;
+        let until = Instant::now() + ARRIVAL_WAIT;
+        while s.arrivals.range(..ticket).next().is_some() && !s.closed {
+            if self.changed.wait_until(&mut s, until).timed_out() {
+                break;
+            }
+        }
+        Some(ticket)
+    }
+
+    /// The command of `ticket` blocked or answered.
+    fn leave_line(&self, ticket: Option<u64>) {
+        if let Some(t) = ticket {
+            if self.state.lock().arrivals.remove(&t).is_some() {
+                self.changed.notify_all();
+            }
+        }
+    }
+
     /// CLIENT UNBLOCK: end the wait of client `client`; `false` if it is not blocked (or
     /// its turn has come: it is being served).
     pub(crate) fn unblock(&self, client: u64, how: Unblock) -> bool {
@@ -155,29 +206,39 @@ impl Waiters {
         gone: impl Fn() -> bool,
         mut attempt: impl FnMut() -> Option<T>,
     ) -> Result<Option<T>, Unblock> {
+        let ticket = self.first_in_line(client);
         // The common case first, without registering or leaving the runtime.
         if let Some(done) = attempt() {
+            self.leave_line(ticket);
             return Ok(Some(done));
         }
         match tokio::runtime::Handle::try_current() {
             Ok(h) if h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => {
-                tokio::task::block_in_place(|| self.wait_registered(client, db, keys, deadline, &gone, &mut attempt))
+                tokio::task::block_in_place(|| {
+                    self.wait_registered(client, ticket, db, keys, deadline, &gone, &mut attempt)
+                })
             }
-            Ok(_) => Ok(None),
-            Err(_) => self.wait_registered(client, db, keys, deadline, &gone, &mut attempt),
+            Ok(_) => {
+                self.leave_line(ticket);
+                Ok(None)
+            }
+            Err(_) => self.wait_registered(client, ticket, db, keys, deadline, &gone, &mut attempt),
         }
     }
 
     fn wait_registered<T>(
         &self,
         client: Option<u64>,
+        ticket: Option<u64>,
         db: usize,
         keys: &[Vec<u8>],
         deadline: Option<Instant>,
         gone: &dyn Fn() -> bool,
         attempt: &mut dyn FnMut() -> Option<T>,
     ) -> Result<Option<T>, Unblock> {
-        let Some((id, keys)) = self.register(client, db, keys) else { return Ok(None) };
+        let registered = self.register(client, db, keys);
+        self.leave_line(ticket);
+        let Some((id, keys)) = registered else { return Ok(None) };
         // The first tick at once: a write between the first try and the registration
         // woke nobody.
         let mut tick = Instant::now();

@@ -79,6 +79,21 @@ fn block(
     }
 }
 
+/// Requests read together by a connection: each blocking command among them takes its
+/// place in line (see `blocking::Waiters::arrive`).
+pub(crate) fn arrive(
+    server: &crate::session::Server,
+    client: u64,
+    requests: &std::collections::VecDeque<Vec<Vec<u8>>>,
+) {
+    for r in requests {
+        if r.first().and_then(|name| super::lookup(name)).is_some_and(|spec| SPECS.iter().any(|b| b.name == spec.name))
+        {
+            server.waiters.arrive(client);
+        }
+    }
+}
+
 /// CLIENT UNBLOCK id [TIMEOUT|ERROR]: 1 if the client was blocked (its wait ends as on a
 /// timeout, or with the error `UNBLOCKED`), 0 if not.
 pub(super) fn client_unblock(ctx: &mut Ctx<'_>, args: &Args) -> Reply {

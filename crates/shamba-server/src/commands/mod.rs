@@ -5,7 +5,7 @@
 mod admin;
 mod bitfield;
 mod bits;
-mod blocking_pops;
+pub(super) mod blocking_pops;
 pub(crate) mod cluster;
 mod config;
 mod conn;
