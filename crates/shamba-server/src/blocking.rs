@@ -41,6 +41,17 @@ const ARRIVAL_WAIT: Duration = Duration::from_millis(100);
 /// A key of one database.
 type Key = (usize, Vec<u8>);
 
+/// A round's own client, when a waiter runs the round: its id, its keys, its try.
+type Mine<'a, T> = Option<(u64, &'a [Key], &'a mut dyn FnMut() -> Option<T>)>;
+
+/// Who waits: the client (for CLIENT UNBLOCK) and its place in line (see
+/// [`Waiters::arrive`]).
+#[derive(Clone, Copy)]
+struct Caller {
+    client: Option<u64>,
+    ticket: Option<u64>,
+}
+
 /// The blocked clients of one server.
 #[derive(Default)]
 pub(crate) struct Waiters {
@@ -215,29 +226,28 @@ impl Waiters {
         match tokio::runtime::Handle::try_current() {
             Ok(h) if h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => {
                 tokio::task::block_in_place(|| {
-                    self.wait_registered(client, ticket, db, keys, deadline, &gone, &mut attempt)
+                    self.wait_registered(Caller { client, ticket }, db, keys, deadline, &gone, &mut attempt)
                 })
             }
             Ok(_) => {
                 self.leave_line(ticket);
                 Ok(None)
             }
-            Err(_) => self.wait_registered(client, ticket, db, keys, deadline, &gone, &mut attempt),
+            Err(_) => self.wait_registered(Caller { client, ticket }, db, keys, deadline, &gone, &mut attempt),
         }
     }
 
     fn wait_registered<T>(
         &self,
-        client: Option<u64>,
-        ticket: Option<u64>,
+        caller: Caller,
         db: usize,
         keys: &[Vec<u8>],
         deadline: Option<Instant>,
         gone: &dyn Fn() -> bool,
         attempt: &mut dyn FnMut() -> Option<T>,
     ) -> Result<Option<T>, Unblock> {
-        let registered = self.register(client, db, keys);
-        self.leave_line(ticket);
+        let registered = self.register(caller.client, db, keys);
+        self.leave_line(caller.ticket);
         let Some((id, keys)) = registered else { return Ok(None) };
         // The first tick at once: a write between the first try and the registration
         // woke nobody.
@@ -336,7 +346,7 @@ impl Waiters {
     /// One round, with `serving` held: every ready key's clients served in queue order
     /// while they find something. `me` is the round's own client when a waiter runs it
     /// (its turn is taken inline); its reply, if it was served, is the result.
-    fn round<T>(&self, mut me: Option<(u64, &[Key], &mut dyn FnMut() -> Option<T>)>) -> Option<T> {
+    fn round<T>(&self, mut me: Mine<'_, T>) -> Option<T> {
         let mut mine = None;
         loop {
             let Some(key) = self.state.lock().ready.pop_front() else {
@@ -347,12 +357,7 @@ impl Waiters {
     }
 
     /// Give the turn on `key` to its oldest client and wait for its answer.
-    fn serve_one<T>(
-        &self,
-        key: &Key,
-        me: &mut Option<(u64, &[Key], &mut dyn FnMut() -> Option<T>)>,
-        mine: &mut Option<T>,
-    ) -> Answer {
+    fn serve_one<T>(&self, key: &Key, me: &mut Mine<'_, T>, mine: &mut Option<T>) -> Answer {
         let mut s = self.state.lock();
         if s.closed {
             return Answer::Empty;
