@@ -94,8 +94,10 @@ where
             if !requests.is_empty() {
                 let srv = Arc::clone(server);
                 let mut moved = std::mem::replace(session, Session::new(session.id));
+                crate::commands::blocking_pops::arrive(server, moved.id, &requests);
                 let task = tokio::task::spawn_blocking(move || {
                     srv.run_batch(&mut moved, requests.into(), &mut out);
+                    srv.waiters.departed(moved.id);
                     (moved, out)
                 });
                 tokio::pin!(task);

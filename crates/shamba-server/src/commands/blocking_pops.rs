@@ -1,12 +1,13 @@
 //! The blocking pops: BLPOP, BRPOP, BLMOVE, BRPOPLPUSH, BLMPOP, BZPOPMIN, BZPOPMAX,
 //! BZMPOP. Each tries its non-blocking form under its keys' locks; when nothing is there
-//! it waits in the server's `blocking::Waiters` with no lock held, and tries again when a
-//! write to one of its keys wakes it, until its timeout (0: forever). Inside MULTI/EXEC it
-//! never waits, as in Redis.
+//! it joins its keys' queues in the server's `blocking::Waiters` with no lock held, and
+//! tries again when its turn comes after a write to one of its keys, until its timeout
+//! (0: forever). Inside MULTI/EXEC it never waits, as in Redis.
 
 use super::list::{move_element, mpop, pop_elements};
 use super::zset::{parse_mpop, pop, score_reply};
 use super::{arg, is, syntax_error, Args, Spec, W};
+use crate::blocking::Unblock;
 use crate::reply::Reply;
 use crate::session::Ctx;
 use crate::store::Selected;
@@ -60,17 +61,55 @@ fn block(
     }
     let mut first = true;
     // A client killed or gone while it waits (CLIENT KILL, or its connection closed: see
-    // `connection`) stops waiting before it pops what nobody would receive.
+    // `connection`) stops waiting, and if its turn comes first it pops nothing nobody
+    // would receive.
     let client = ctx.session.client.clone();
+    let gone = || client.as_ref().is_some_and(|c| c.is_killed());
     let tries = || {
-        if !first && client.as_ref().is_some_and(|c| c.is_killed()) {
+        if !first && gone() {
             return Some(Reply::NullArray);
         }
         let r = attempt(first);
         first = false;
         r
     };
-    ctx.server.waiters.wait_for(db.index(), keys, deadline, tries).unwrap_or(Reply::NullArray)
+    match ctx.server.waiters.wait_for(Some(ctx.session.id), db.index(), keys, deadline, gone, tries) {
+        Ok(r) => r.unwrap_or(Reply::NullArray),
+        Err(_) => Reply::Error("UNBLOCKED client unblocked via CLIENT UNBLOCK".into()),
+    }
+}
+
+/// Requests read together by a connection: each blocking command among them takes its
+/// place in line (see `blocking::Waiters::arrive`).
+pub(crate) fn arrive(
+    server: &crate::session::Server,
+    client: u64,
+    requests: &std::collections::VecDeque<Vec<Vec<u8>>>,
+) {
+    for r in requests {
+        if r.first().and_then(|name| super::lookup(name)).is_some_and(|spec| SPECS.iter().any(|b| b.name == spec.name))
+        {
+            server.waiters.arrive(client);
+        }
+    }
+}
+
+/// CLIENT UNBLOCK id [TIMEOUT|ERROR]: 1 if the client was blocked (its wait ends as on a
+/// timeout, or with the error `UNBLOCKED`), 0 if not.
+pub(super) fn client_unblock(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
+    if !(3..=4).contains(&args.len()) {
+        return Reply::err("wrong number of arguments for 'client|unblock' command");
+    }
+    let Some(id) = std::str::from_utf8(arg(args, 2)).ok().and_then(|s| s.parse::<u64>().ok()) else {
+        return Reply::err("value is not an integer or out of range");
+    };
+    let how = match args.get(3) {
+        None => Unblock::Timeout,
+        Some(w) if is(w, "TIMEOUT") => Unblock::Timeout,
+        Some(w) if is(w, "ERROR") => Unblock::Error,
+        Some(_) => return Reply::err("CLIENT UNBLOCK reason should be TIMEOUT or ERROR"),
+    };
+    Reply::Int(i64::from(ctx.server.waiters.unblock(id, how)))
 }
 
 /// The answer to an error about a key the client waits on: WRONGTYPE ends the command on

@@ -267,6 +267,9 @@ fn client(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
     if is(sub, "KILL") {
         return kill(ctx, args);
     }
+    if is(sub, "UNBLOCK") {
+        return super::blocking_pops::client_unblock(ctx, args);
+    }
     Reply::err(format!("unknown subcommand '{}'. Try CLIENT HELP.", printable(sub)))
 }
 

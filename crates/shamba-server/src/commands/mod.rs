@@ -5,7 +5,7 @@
 mod admin;
 mod bitfield;
 mod bits;
-mod blocking_pops;
+pub(super) mod blocking_pops;
 pub(crate) mod cluster;
 mod config;
 mod conn;
@@ -260,6 +260,11 @@ pub(super) fn dispatch(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
         }
         ctx.server.settings.maybe_log(args, took);
         crate::notify::after(ctx, spec, args, &reply, noted);
+        // Clients blocked on keys this command (or this EXEC) filled are served before
+        // its reply goes out; a command inside EXEC leaves that to the EXEC.
+        if ctx.tx.is_none() {
+            ctx.server.waiters.serve_ready();
+        }
     }
     conn::after(ctx, spec, args, reply)
 }
