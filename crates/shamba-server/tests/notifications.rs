@@ -194,3 +194,26 @@ fn a_passed_deadline_publishes_expired_without_a_request_but_a_deleted_key_does_
         ["__keyevent@0__:expired foo", "__keyevent@0__:expired h", "__keyevent@0__:expired renewed"]
     );
 }
+
+#[test]
+fn a_served_blocked_pop_publishes_its_pop_after_the_push_that_woke_it() {
+    let srv = start();
+    let mut c = connect(srv.addr);
+    assert_eq!(call(&mut c, "CONFIG SET notify-keyspace-events KEA"), "OK");
+    let mut sub = listener(srv.addr);
+    let mut blocked = connect(srv.addr);
+    blocked.write_all(b"*3\r\n$5\r\nBLPOP\r\n$2\r\nbl\r\n$1\r\n0\r\n").expect("send");
+    // The BLPOP must be waiting before the push, or it pops at once without blocking.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !call(&mut c, "INFO clients").contains("blocked_clients:1") {
+        assert!(std::time::Instant::now() < deadline, "BLPOP never blocked");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    call(&mut c, "LPUSH bl x");
+    assert_eq!(reply(&mut blocked), "bl x");
+    let want: Vec<String> = [("bl", "lpush"), ("bl", "lpop"), ("bl", "del")]
+        .iter()
+        .flat_map(|(key, event)| [format!("__keyspace@0__:{key} {event}"), format!("__keyevent@0__:{event} {key}")])
+        .collect();
+    assert_eq!(messages(&mut sub, want.len()), want);
+}

@@ -188,6 +188,24 @@ fn events_of<'a>(name: &str, args: &'a [Vec<u8>], reply: &'a Reply) -> Vec<Event
         "lmpop" => popped_from(reply).map_or_else(Vec::new, |k| {
             vec![ev(k, L, if has(args, 2, &["left"]) { "lpop" } else { "rpop" }, ThenDel)]
         }),
+        // The blocking pops publish what their non-blocking forms do, once they pop.
+        "blpop" | "brpop" => popped_from(reply).map_or_else(Vec::new, |k| {
+            vec![ev(k, L, if name == "blpop" { "lpop" } else { "rpop" }, ThenDel)]
+        }),
+        "brpoplpush" => vec![ev(k1, L, "rpop", ThenDel), ev(at(args, 2), L, "lpush", P)],
+        "blmove" => vec![
+            ev(k1, L, side(args, 3, "lpop", "rpop"), ThenDel),
+            ev(at(args, 2), L, side(args, 4, "lpush", "rpush"), P),
+        ],
+        "blmpop" => popped_from(reply).map_or_else(Vec::new, |k| {
+            vec![ev(k, L, if has(args, 3, &["left"]) { "lpop" } else { "rpop" }, ThenDel)]
+        }),
+        "bzpopmin" | "bzpopmax" => popped_from(reply).map_or_else(Vec::new, |k| {
+            vec![ev(k, Z, if name == "bzpopmin" { "zpopmin" } else { "zpopmax" }, ThenDel)]
+        }),
+        "bzmpop" => popped_from(reply).map_or_else(Vec::new, |k| {
+            vec![ev(k, Z, if has(args, 3, &["min"]) { "zpopmin" } else { "zpopmax" }, ThenDel)]
+        }),
         "sadd" => one(S, "sadd"),
         "srem" => emptied(S, "srem"),
         "spop" => emptied(S, "spop"),
