@@ -154,6 +154,12 @@ fn every_key_command_covers_every_type() {
     assert_eq!(run(&srv, s, "SET t now-a-string"), Reply::OK);
     assert_eq!(run(&srv, s, "TYPE t"), Reply::Simple("string"));
     assert_eq!(run(&srv, s, "SADD t m"), wrong_type());
+    // So does SET XX: the key exists, whatever its type.
+    assert_eq!(run(&srv, s, "SET h replaced XX"), Reply::OK, "XX sees the hash");
+    assert_eq!(run(&srv, s, "TYPE h"), Reply::Simple("string"));
+    assert_eq!(run(&srv, s, "GET h"), bulk("replaced"));
+    assert_eq!(run(&srv, s, "HGET h f"), wrong_type());
+    assert_eq!(run(&srv, s, "SET missing v XX"), Reply::Null);
     assert_eq!(run(&srv, s, "DEL s h t none"), Reply::Int(3));
     assert_eq!(run(&srv, s, "DBSIZE"), Reply::Int(0));
     run(&srv, s, "HSET h f v");

@@ -78,7 +78,16 @@ pub(super) fn set(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
     } else {
         None
     };
-    let allowed = !(opts.nx && old.is_some() || opts.xx && old.is_none());
+    // XX over a collection: the key exists, and the string replaces it (`Batch::put`), as
+    // in Redis. (NX and GET over a collection are answered by the type check before this.)
+    let exists = match (old.is_some(), opts.xx) {
+        (false, true) => match crate::types::live_meta(&db, key) {
+            Ok(meta) => meta.is_some(),
+            Err(e) => return engine_error(e),
+        },
+        (found, _) => found,
+    };
+    let allowed = !(opts.nx && exists || opts.xx && !exists);
     if allowed {
         let expires = match (opts.expires, opts.keep_ttl) {
             (Some(at), _) => Some(at),
