@@ -161,6 +161,26 @@ pub struct Setup {
     pub filter_memory_budget: Option<u64>,
 }
 
+#[cfg(test)]
+impl Setup {
+    /// A small footing for tests: 64 KiB memtables and tables, a 1 MiB cache, so a few
+    /// thousand keys make several levels.
+    pub fn small() -> Setup {
+        Setup {
+            bits_per_key: 10.0,
+            block_size: 4096,
+            cache_bytes: 1 << 20,
+            metadata_in_cache: false,
+            write_buffer_size: 64 << 10,
+            target_file_size: 64 << 10,
+            level_base: 256 << 10,
+            size_ratio: 4,
+            direct_io: false,
+            filter_memory_budget: None,
+        }
+    }
+}
+
 /// Cumulative block reads that missed the block cache and went to a file.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
 pub struct ReadCounters {

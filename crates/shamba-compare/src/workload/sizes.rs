@@ -191,18 +191,7 @@ mod tests {
     #[test]
     fn a_small_sweep_measures_every_column() {
         let dir = tempfile::tempdir().unwrap();
-        let setup = Setup {
-            bits_per_key: 10.0,
-            block_size: 4096,
-            cache_bytes: 1 << 20,
-            metadata_in_cache: false,
-            write_buffer_size: 64 << 10,
-            target_file_size: 64 << 10,
-            level_base: 256 << 10,
-            size_ratio: 4,
-            direct_io: false,
-            filter_memory_budget: None,
-        };
+        let setup = Setup::small();
         let sweep =
             SizeSweep { setup: &setup, shape: KeySpec { n: 0, key_size: 16, value_size: 16 }, reads: 2000, seed: 3 };
         let small = sweep.at(2_000, &[Variant::Shamba], dir.path()).unwrap();

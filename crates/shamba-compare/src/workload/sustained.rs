@@ -301,18 +301,7 @@ mod tests {
     #[test]
     fn a_short_run_counts_every_put_in_its_seconds() {
         let dir = tempfile::tempdir().unwrap();
-        let setup = crate::engine::Setup {
-            bits_per_key: 10.0,
-            block_size: 4096,
-            cache_bytes: 1 << 20,
-            metadata_in_cache: false,
-            write_buffer_size: 64 << 10,
-            target_file_size: 64 << 10,
-            level_base: 256 << 10,
-            size_ratio: 4,
-            direct_io: false,
-            filter_memory_budget: None,
-        };
+        let setup = crate::engine::Setup::small();
         let db: Arc<dyn Engine> = crate::engine::open(Variant::Shamba, dir.path(), &setup).unwrap().into();
         let spec = KeySpec { n: 0, key_size: 16, value_size: 32 };
         let r = run(&db, &spec, 2, 2, 1).unwrap();

@@ -410,21 +410,6 @@ mod tests {
     use crate::engine::txn::{open_tx, TX_VARIANTS};
     use crate::engine::Setup;
 
-    fn setup() -> Setup {
-        Setup {
-            bits_per_key: 10.0,
-            block_size: 4096,
-            cache_bytes: 1 << 20,
-            metadata_in_cache: false,
-            write_buffer_size: 64 << 10,
-            target_file_size: 64 << 10,
-            level_base: 256 << 10,
-            size_ratio: 4,
-            direct_io: false,
-            filter_memory_budget: None,
-        }
-    }
-
     #[test]
     fn percentile_is_nearest_rank() {
         assert_eq!(percentile(&[], 0.5), 0);
@@ -458,7 +443,7 @@ mod tests {
     fn every_engine_refuses_a_commit_over_a_changed_key() {
         for variant in TX_VARIANTS.into_iter().filter(|v| v.compiled_in()) {
             let dir = tempfile::tempdir().expect("tempdir");
-            let db = open_tx(variant, dir.path(), &setup()).expect("open");
+            let db = open_tx(variant, dir.path(), &Setup::small()).expect("open");
             db.put(b"k", &7u64.to_le_bytes()).expect("put");
             let mut inner = |read: &[Option<Vec<u8>>]| {
                 // While the outer transaction is between its read and its commit, another
@@ -483,7 +468,7 @@ mod tests {
     fn every_engine_runs_every_phase_and_its_sums_add_up() {
         for variant in TX_VARIANTS.into_iter().filter(|v| v.compiled_in()) {
             let dir = tempfile::tempdir().expect("tempdir");
-            let db = open_tx(variant, dir.path(), &setup()).expect("open");
+            let db = open_tx(variant, dir.path(), &Setup::small()).expect("open");
             let accounts = Accounts { n: 500, spec: KeySpec { n: 500, key_size: 16, value_size: 24 } };
             let rows = Phases { engine: db.as_ref(), accounts, ops: 2000, seed: 3 }
                 .run()

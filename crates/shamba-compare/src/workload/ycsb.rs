@@ -302,21 +302,6 @@ impl Run<'_> {
 mod tests {
     use super::*;
 
-    fn small_setup() -> Setup {
-        Setup {
-            bits_per_key: 10.0,
-            block_size: 4096,
-            cache_bytes: 1 << 20,
-            metadata_in_cache: false,
-            write_buffer_size: 64 << 10,
-            target_file_size: 64 << 10,
-            level_base: 256 << 10,
-            size_ratio: 4,
-            direct_io: false,
-            filter_memory_budget: None,
-        }
-    }
-
     /// Every engine compiled in answers every workload, one and two threads, with every
     /// record it is asked for found, and runs each operation kind the mix names.
     #[test]
@@ -332,7 +317,7 @@ mod tests {
         };
         for variant in YCSB_VARIANTS.into_iter().filter(|v| v.compiled_in()) {
             let dir = tempfile::tempdir().expect("tempdir");
-            let rows = run(variant, &plan, &small_setup(), dir.path()).expect("ycsb run");
+            let rows = run(variant, &plan, &Setup::small(), dir.path()).expect("ycsb run");
             assert_eq!(rows.len(), Workload::ALL.len() * THREADS.len(), "{}", variant.name());
             for r in &rows {
                 assert_eq!(r.not_found, 0, "{} {:?} {} threads", variant.name(), r.workload, r.threads);
@@ -353,7 +338,7 @@ mod tests {
     #[test]
     fn an_update_writes_back_the_record_with_one_field_changed() {
         let dir = tempfile::tempdir().expect("tempdir");
-        let db = engine::open(Variant::Shamba, dir.path(), &small_setup()).expect("open");
+        let db = engine::open(Variant::Shamba, dir.path(), &Setup::small()).expect("open");
         let spec = KeySpec { n: 10, key_size: 16, value_size: 100 };
         let mut key = spec.key_buf();
         spec.key(2 * 3, &mut key);
