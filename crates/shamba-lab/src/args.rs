@@ -28,13 +28,15 @@ pub struct ExpArgs {
     #[arg(long, default_value_t = 42)]
     pub seed: u64,
     /// Keys to load, replacing the experiment's own count (memory-pressure, latency,
-    /// lookup-breakdown): the seed's 1 GB tree of 64 B entries is 16M keys. For
+    /// lookup-breakdown; elastic-load: keys per load): the seed's 1 GB tree of 64 B entries
+    /// is 16M keys. For
     /// hash-sharing, the keys of the main tree of a run at seed 000's shape (leveled,
     /// T = 10, 512 B keys; 4M keys: 2.3 GB, 5 levels) instead of its tiered trees.
     #[arg(long)]
     pub num: Option<u64>,
     /// Variants to run, comma-separated, replacing the experiment's own list
-    /// (memory-pressure; names as in its tables, e.g. plain,eq,eq-P,eq-F,prop,prop-P,prop-F).
+    /// (memory-pressure: names as in its tables, e.g. plain,eq,eq-P,eq-F,prop,prop-P,prop-F;
+    /// elastic-load: the bits/key to load at, e.g. 4 or 2,6,8).
     #[arg(long, value_delimiter = ',')]
     pub variants: Vec<String>,
     /// Which lookups run.
