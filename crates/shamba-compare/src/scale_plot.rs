@@ -37,7 +37,15 @@ fn draw(points: &[SizePoint], path: &Path) -> Result<(), Box<dyn Error>> {
         .x_label_area_size(40)
         .y_label_area_size(60)
         .build_cartesian_2d(x_min..x_max, 0.0..y_max)?;
-    chart.configure_mesh().x_desc("levels holding files").y_desc("CPU ns per empty lookup").draw()?;
+    // Levels are whole numbers: one label per level, none between.
+    let x_labels = (x_max - x_min).round() as usize;
+    chart
+        .configure_mesh()
+        .x_labels(x_labels)
+        .x_label_formatter(&|x| if x.fract().abs() < 1e-9 { format!("{x:.0}") } else { String::new() })
+        .x_desc("levels holding files")
+        .y_desc("CPU ns per empty lookup")
+        .draw()?;
     for (i, e) in engines.iter().enumerate() {
         let pts = series(points, *e);
         let color = Palette99::pick(i).to_rgba();
