@@ -8,14 +8,15 @@
 //! for a flush, the L0 runs, the compaction debt; they change when a memtable is switched,
 //! a flush or a compaction installs), as RocksDB's write controller does:
 //!
-//! - what caused the slowdown grew (or a flush finished under an L0 slowdown, which adds a
-//!   run): the rate falls to [`LOWER`] of the rate writes actually came at since the last
-//!   change, if that was below the rate (so the first step already slows a writer that the
-//!   rate did not), else of the rate;
+//! - what caused the slowdown grew (a flush added an L0 run, the debt rose): the rate falls
+//!   by [`LOWER`];
 //! - it shrank: the rate rises by [`RAISE`];
-//! - writes stopped anyway: the rate falls to [`STOPPED`] of the same base, a penalty
-//!   larger than the reward below, so that a load that keeps reaching the stop is paced
-//!   lower and lower until it no longer does;
+//! - writes stopped anyway: the rate falls to [`STOPPED`] of the rate writes actually came
+//!   at since the last change, if that was below the rate, else of the rate. A stop shows
+//!   the load outran the background work at the rate it came at, which may be far below
+//!   the configured rate: lowering from that, the next slowdown slows the writer at once.
+//!   The penalty is larger than the reward below, so that a load that keeps reaching the
+//!   stop is paced lower and lower until it no longer does;
 //! - a slowdown ends without having stopped: the rate rises by [`RECOVERED`].
 //!
 //! The rate stays within [`RateBounds`]: never above the configured rate (the rate the first
@@ -144,7 +145,7 @@ impl DelayRate {
             }
             Some(before) if before != pressure => {
                 rate = match trend(before, pressure, causes) {
-                    Trend::Grew => self.lowered(rate, LOWER, now),
+                    Trend::Grew => rate as f64 * LOWER,
                     Trend::Shrank => rate as f64 * RAISE,
                     Trend::Same => rate as f64,
                 }
@@ -162,7 +163,8 @@ impl DelayRate {
     }
 
     /// Writes stopped (a stop trigger was reached) under the slowdown: lower the rate by
-    /// the stop's penalty. Called once per stop.
+    /// the stop's penalty, from the rate writes came at if that was lower. Called once per
+    /// stop.
     pub(crate) fn stopped(&mut self, now: Instant, bounds: RateBounds) {
         let rate = self.rate(bounds);
         self.rate = self.lowered(rate, STOPPED, now).clamp(bounds.floor as f64, bounds.ceiling as f64) as u64;
@@ -244,17 +246,23 @@ mod tests {
     }
 
     #[test]
-    fn a_lowering_starts_from_the_rate_writes_came_at() {
-        // Writes come at 1 MB/s, far under the ceiling: the first lowering takes the rate
-        // to 0.8 MB/s at once, not to 0.8 of a ceiling they never reached.
+    fn a_stop_lowers_from_the_rate_writes_came_at() {
+        // Writes come at 1 MB/s, far under the ceiling, and still reach the stop: the rate
+        // falls to 0.6 MB/s at once, not to 0.6 of a ceiling they never reached.
         let mut d = DelayRate::default();
         let t0 = Instant::now();
         d.observe(l0(20), L0, 0, t0, BOUNDS);
         for ms in 1..=100u64 {
             d.observe(l0(20), L0, 1000, t0 + Duration::from_millis(ms), BOUNDS);
         }
-        let rate = d.observe(l0(21), L0, 0, t0 + Duration::from_millis(100), BOUNDS);
-        assert!((790_000..=810_000).contains(&rate), "{rate}");
+        d.stopped(t0 + Duration::from_millis(100), BOUNDS);
+        let rate = d.rate(BOUNDS);
+        assert!((590_000..=610_000).contains(&rate), "{rate}");
+        // Measured over less than a few milliseconds, the rate writes came at says
+        // nothing: a stop then lowers the rate itself.
+        d.observe(l0(20), L0, 1, t0 + Duration::from_millis(100), BOUNDS);
+        d.stopped(t0 + Duration::from_millis(101), BOUNDS);
+        assert_eq!(d.rate(BOUNDS), (rate as f64 * STOPPED) as u64);
     }
 
     #[test]
