@@ -252,8 +252,9 @@ fn writers_are_slowed_before_slow_flushes_stop_them_and_then_never_wait_a_whole_
         write_buffer_size: 64 << 10,
         max_immutable_memtables: 2,
         // A debug build's writer, checking the stats after each put, may come at less
-        // than the default 16 MiB/s: a slowdown at that rate would not slow it.
-        delayed_write_rate: 4 << 20,
+        // than the default 16 MiB/s: a slowdown at that rate would not slow it before the
+        // first stop.
+        delayed_write_rate: 2 << 20,
         ..options(Arc::new(SyncHook { inner: Arc::new(FsStorage), before_sync }))
     };
     let db = Db::open(dir.path(), opts).expect("open");
