@@ -2,7 +2,9 @@
 //! of the next WAL and flushes sync nothing on its path. A synced write (and
 //! `Db::sync_wal`) syncs every earlier live log first, so it never outlives an unsynced
 //! write acknowledged before it. Reads during a stalled flush are answered from the frozen
-//! memtables. A failed creation of the next WAL stops writes until `Db::resume`.
+//! memtables. A failed creation of the next WAL stops writes until `Db::resume`. When
+//! flushes (slow syncs) fall behind a writer, it is slowed down before it is stopped, and
+//! once paced it no longer waits out whole flushes.
 
 use shamba::lab::{CrashKeeps, FaultPlan, FaultyStorage, SimFault, SimStorage};
 use shamba::storage::{DirLock, FsStorage, RandomRead, SequentialWrite, Storage};
@@ -234,6 +236,74 @@ fn a_failed_creation_of_the_next_wal_stops_writes_until_resumed() {
         assert_eq!(db.get(key(i)).expect("get").as_deref(), Some(&big(i)[..]), "key {i}");
     }
     assert_eq!(db.get(key(3)).expect("get"), None, "the failed write is not applied");
+    db.close().expect("close");
+}
+
+/// Flushes whose syncs take 15 ms each fall behind a writer that never waits for a sync.
+/// The writer is paced while the last memtable slot is taken, before any stop; the paced
+/// rate falls each time it still reaches the stop; and once it has adapted (after a
+/// second), no put waits for as long as half a flush, where without the slowdown every
+/// memtable's worth of puts waits out a whole one.
+#[test]
+fn writers_are_slowed_before_slow_flushes_stop_them_and_then_never_wait_a_whole_flush() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let before_sync: BeforeSync = Arc::new(|| std::thread::sleep(Duration::from_millis(15)));
+    let opts = Options {
+        write_buffer_size: 64 << 10,
+        max_immutable_memtables: 2,
+        // A debug build's writer, checking the stats after each put, may come at less
+        // than the default 16 MiB/s: a slowdown at that rate would not slow it before the
+        // first stop.
+        delayed_write_rate: 2 << 20,
+        ..options(Arc::new(SyncHook { inner: Arc::new(FsStorage), before_sync }))
+    };
+    let db = Db::open(dir.path(), opts).expect("open");
+    // How long one flush takes with nothing else running: its syncs, mostly.
+    for i in 0..64 {
+        db.put(key(i), value(i)).expect("write");
+    }
+    let t = Instant::now();
+    db.flush().expect("flush");
+    let flush = t.elapsed();
+
+    const ADAPTING: Duration = Duration::from_secs(1);
+    const RUN: Duration = Duration::from_millis(2500);
+    let t0 = Instant::now();
+    let mut first_stall = None;
+    let mut longest_adapted = Duration::ZERO;
+    let mut i = 0u32;
+    while t0.elapsed() < RUN {
+        let t = Instant::now();
+        db.put(key(i % 100_000), value(i)).expect("write");
+        let took = t.elapsed();
+        if first_stall.is_none() {
+            let s = db.stats();
+            if s.stall_micros() > 0 {
+                first_stall = Some((s.delayed_micros, s.stopped_for_flush_micros));
+            }
+        }
+        if t.duration_since(t0) >= ADAPTING {
+            longest_adapted = longest_adapted.max(took);
+        }
+        i += 1;
+    }
+    let s = db.stats();
+    let (delayed, stopped) = first_stall.expect("the flushes kept up: no stall at all");
+    assert!(delayed > 0 && stopped == 0, "the first stall was a stop: {delayed} us delayed, {stopped} us stopped");
+    assert!(
+        longest_adapted < flush / 2,
+        "a put waited {longest_adapted:?} after the first second, against flushes of {flush:?} \
+         ({} puts, {} us delayed, {} us stopped for a flush, rate now {} B/s)",
+        i,
+        s.delayed_micros,
+        s.stopped_for_flush_micros,
+        s.delayed_write_rate,
+    );
+    println!(
+        "flush {flush:?}; {i} puts; longest after {ADAPTING:?}: {longest_adapted:?}; {} us delayed ({} for a flush), \
+         {} us stopped for a flush; rate now {} B/s",
+        s.delayed_micros, s.delayed_for_flush_micros, s.stopped_for_flush_micros, s.delayed_write_rate
+    );
     db.close().expect("close");
 }
 

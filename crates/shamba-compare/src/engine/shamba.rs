@@ -173,6 +173,8 @@ impl Engine for ShambaEngine {
             pending_compaction_bytes: Some(self.targets.debt(&s.levels)),
             detail: vec![
                 ("delayed_micros".into(), s.delayed_micros),
+                ("delayed_for_flush_micros".into(), s.delayed_for_flush_micros),
+                ("delayed_write_rate".into(), s.delayed_write_rate),
                 ("stopped_for_flush_micros".into(), s.stopped_for_flush_micros),
                 ("stopped_for_compaction_micros".into(), s.stopped_for_compaction_micros),
                 ("immutable_memtables".into(), s.immutable_memtables as u64),

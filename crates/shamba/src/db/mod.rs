@@ -2,7 +2,7 @@
 //! compaction, statistics, close.
 
 // Imports flow one way (the floors are checked by `tests::the_folder_imports_flow_one_way`):
-// plain data and the parts that own their locks (`batch`, `pacer`, `table_slots`,
+// plain data and the parts that own their locks (`batch`, `delay_rate`, `pacer`, `table_slots`,
 // `sequence`, `file_book`, `live_wal`, `workers`, then `write_queue` and
 // `super_version`), then `tree`, then `trees`, then `inner`, which holds the parts; then the
 // paths that coordinate them (`write`, `background`, `resume`, `checkpoint`, `open`,
@@ -12,6 +12,7 @@ mod background;
 mod batch;
 mod checkpoint;
 mod commit_check;
+mod delay_rate;
 mod file_book;
 mod file_info;
 mod inner;
@@ -466,6 +467,7 @@ impl Db {
             filter_resident_peak_bytes: residency.peak_bytes,
             filter_loads: residency.loads,
             filter_evictions: residency.evictions,
+            delayed_write_rate: inner.queue.pacer.rate(inner.rate_bounds()),
             ..Stats::default()
         }
         .with_counters(&inner.counters, tree.sv.lookup_totals())
@@ -587,7 +589,7 @@ mod tests {
     /// or below, and the floors below the handles hold no circle. The handles (`Db` here,
     /// `Keyspace`, `Snapshot`) refer to each other, as the public API does.
     const FLOORS: &[&[&str]] = &[
-        &["batch", "file_info", "pacer", "table_slots", "sequence", "file_book", "live_wal", "workers"],
+        &["batch", "file_info", "delay_rate", "pacer", "table_slots", "sequence", "file_book", "live_wal", "workers"],
         &["write_queue", "super_version"],
         &["tree"],
         &["trees"],

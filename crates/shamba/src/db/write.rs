@@ -7,6 +7,7 @@
 //! publishes their sequence numbers. The others sleep until their result is posted.
 
 use super::batch::WriteBatch;
+use super::delay_rate::{Causes, Pressure, RateBounds};
 use super::inner::DbInner;
 use super::live_wal::wal_path;
 use super::super_version::SuperVersion;
@@ -194,37 +195,58 @@ impl DbInner {
     fn make_room(&self, force: bool, bytes: usize, no_slowdown: bool) -> Result<()> {
         let would_block = |why| if no_slowdown { Err(Error::WouldBlock(why)) } else { Ok(()) };
         let stalled = StallMark { queue: &self.queue, marked: std::cell::Cell::new(false) };
+        let bounds = self.rate_bounds();
         let mut delayed = false;
+        let mut stopped = false;
         loop {
             self.check_writable()?;
             let load = WriteLoad::of(&self.trees.all());
             let o = &self.opts;
-            if load.l0_runs >= o.level0_slowdown_trigger || load.debt >= o.pending_compaction_slowdown_bytes {
-                // Slow down: pace writes at the delayed rate (see `pacer`), so compaction
-                // gains ground without stopping any writer for long.
+            // The last memtable slot before the stop is taken: slow down while the
+            // memtable fills, so that the flush under way may finish before it is full.
+            let causes = Causes {
+                memtables: load.pressure.memtables_waiting >= o.max_immutable_memtables,
+                l0: load.pressure.l0_runs >= o.level0_slowdown_trigger,
+                debt: load.pressure.debt >= o.pending_compaction_slowdown_bytes,
+            };
+            if causes.any() {
+                // Slow down: pace writes at the delayed rate (see `pacer`, `delay_rate`), so
+                // flushes and compactions gain ground without stopping any writer for long.
                 if !delayed {
                     delayed = true;
                     let t = Instant::now();
-                    let wait = self.queue.pacer.delay(bytes, t);
+                    let wait = self.queue.pacer.delay(bytes, t, load.pressure, causes, bounds);
                     if !wait.is_zero() {
                         would_block("writes are being slowed down")?;
                         stalled.mark();
                         std::thread::sleep(wait);
-                        DbCounters::add(&self.counters.delayed_micros, t.elapsed().as_micros() as u64);
+                        let slept = t.elapsed().as_micros() as u64;
+                        DbCounters::add(&self.counters.delayed_micros, slept);
+                        if causes.memtables {
+                            DbCounters::add(&self.counters.delayed_for_flush_micros, slept);
+                        }
                         continue;
                     }
                 }
             } else {
-                self.queue.pacer.reset();
+                self.queue.pacer.reset(bounds);
             }
             if load.all_empty || (!force && load.memtable_bytes < o.write_buffer_size) {
                 return Ok(());
             }
-            let for_flush = load.most_immutable >= o.max_immutable_memtables;
-            if for_flush || load.l0_runs >= o.level0_stop_trigger || load.debt >= o.pending_compaction_stop_bytes {
+            let for_flush = load.pressure.memtables_waiting >= o.max_immutable_memtables;
+            if for_flush
+                || load.pressure.l0_runs >= o.level0_stop_trigger
+                || load.pressure.debt >= o.pending_compaction_stop_bytes
+            {
                 would_block("writes are stopped until a flush or compaction catches up")?;
                 stalled.mark();
                 let t = Instant::now();
+                // The slowdown did not hold the load back: pace lower once writes resume.
+                if !stopped {
+                    stopped = true;
+                    self.queue.pacer.stopped(t, bounds);
+                }
                 self.bg.wake_and_wait(Duration::from_millis(50))?;
                 let waited = if for_flush {
                     &self.counters.stopped_for_flush_micros
@@ -239,6 +261,11 @@ impl DbInner {
             self.switch_memtable(false)?;
             return Ok(());
         }
+    }
+
+    /// The bounds of the delayed write rate, from the options.
+    pub(super) fn rate_bounds(&self) -> RateBounds {
+        RateBounds { ceiling: self.opts.delayed_write_rate, floor: self.opts.min_delayed_write_rate }
     }
 
     /// Freeze every keyspace's memtable that holds anything, start a new WAL and a new
@@ -308,21 +335,20 @@ impl Drop for StallMark<'_> {
 struct WriteLoad {
     memtable_bytes: usize,
     all_empty: bool,
-    most_immutable: usize,
-    l0_runs: usize,
-    debt: u64,
+    pressure: Pressure,
 }
 
 impl WriteLoad {
     fn of(trees: &[Arc<Tree>]) -> WriteLoad {
-        let mut load = WriteLoad { memtable_bytes: 0, all_empty: true, most_immutable: 0, l0_runs: 0, debt: 0 };
+        let mut load = WriteLoad { memtable_bytes: 0, all_empty: true, pressure: Pressure::default() };
         for tree in trees {
             let sv = tree.super_version();
             load.memtable_bytes += sv.mem.approximate_size();
             load.all_empty &= sv.mem.is_empty();
-            load.most_immutable = load.most_immutable.max(sv.imm.len());
-            load.l0_runs = load.l0_runs.max(sv.version.runs(0).len());
-            load.debt = load.debt.max(picker::pending_compaction_bytes(&sv.version, &tree.opts));
+            let p = &mut load.pressure;
+            p.memtables_waiting = p.memtables_waiting.max(sv.imm.len());
+            p.l0_runs = p.l0_runs.max(sv.version.runs(0).len());
+            p.debt = p.debt.max(picker::pending_compaction_bytes(&sv.version, &tree.opts));
         }
         load
     }

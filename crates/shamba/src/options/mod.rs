@@ -86,7 +86,8 @@ pub struct Options {
     pub error_if_exists: bool,
     /// Memtable size at which it is frozen and flushed. Default: 8 MiB.
     pub write_buffer_size: usize,
-    /// Frozen memtables waiting for flush before writes stop. Default: 2.
+    /// Frozen memtables waiting for flush before writes stop; writes are slowed down (see
+    /// `delayed_write_rate`) once this many wait, while the memtable fills. Default: 2.
     pub max_immutable_memtables: usize,
     /// Target uncompressed size of a data block. Default: 4096.
     pub block_size: usize,
@@ -129,7 +130,7 @@ pub struct Options {
     pub max_bytes_for_level_base: u64,
     /// L0 files that trigger a compaction into L1. Default: 4.
     pub level0_compaction_trigger: usize,
-    /// L0 files at which writes are paced at 16 MiB/s. Default: 20.
+    /// L0 files at which writes are slowed down (see `delayed_write_rate`). Default: 20.
     pub level0_slowdown_trigger: usize,
     /// L0 files at which writes wait for compaction. Default: 36.
     pub level0_stop_trigger: usize,
@@ -137,6 +138,14 @@ pub struct Options {
     pub pending_compaction_slowdown_bytes: u64,
     /// Bytes over level targets at which writes wait. Default: 16 GiB.
     pub pending_compaction_stop_bytes: u64,
+    /// Bytes per second writes are paced at when a slowdown begins (RocksDB's
+    /// `delayed_write_rate`), and the most the rate rises to. Under a slowdown the rate
+    /// falls while what caused it (memtables waiting, L0 runs, compaction debt) keeps
+    /// growing or writes stop anyway, and rises as it shrinks. Default: 16 MiB/s.
+    pub delayed_write_rate: u64,
+    /// The least bytes per second a slowdown lowers the rate to. Default: 16 KiB/s
+    /// (RocksDB's).
+    pub min_delayed_write_rate: u64,
     /// Which filter each level gets. Default: 10 bits/key blocked Bloom everywhere.
     pub filter_policy: BuildPolicy,
     /// How lookups decide which filter parts to probe. Default: plain (probe everything).
@@ -270,6 +279,8 @@ impl Default for Options {
             level0_stop_trigger: 36,
             pending_compaction_slowdown_bytes: 4 << 30,
             pending_compaction_stop_bytes: 16 << 30,
+            delayed_write_rate: 16 << 20,
+            min_delayed_write_rate: 16 << 10,
             filter_policy: BuildPolicy::default(),
             probe_policy: ProbePolicy::Plain,
             prefetch_min_filter_bytes: 4 << 20,
@@ -318,6 +329,8 @@ impl fmt::Debug for Options {
             .field("level0_compaction_trigger", &self.level0_compaction_trigger)
             .field("level0_slowdown_trigger", &self.level0_slowdown_trigger)
             .field("level0_stop_trigger", &self.level0_stop_trigger)
+            .field("delayed_write_rate", &self.delayed_write_rate)
+            .field("min_delayed_write_rate", &self.min_delayed_write_rate)
             .field("filter_policy", &self.filter_policy)
             .field("probe_policy", &self.probe_policy)
             .field("prefetch_min_filter_bytes", &self.prefetch_min_filter_bytes)
@@ -519,6 +532,13 @@ impl Options {
         check(self.pending_compaction_stop_bytes >= self.pending_compaction_slowdown_bytes, || {
             "pending_compaction_stop_bytes must be >= pending_compaction_slowdown_bytes".into()
         })?;
+        check(self.min_delayed_write_rate >= 1, || "min_delayed_write_rate must be at least 1 byte/s".into())?;
+        check(self.delayed_write_rate >= self.min_delayed_write_rate, || {
+            format!(
+                "delayed_write_rate ({}) must be >= min_delayed_write_rate ({})",
+                self.delayed_write_rate, self.min_delayed_write_rate
+            )
+        })?;
         check((0.0..=1.0).contains(&self.high_priority_ratio), || {
             format!("high_priority_ratio must be in 0..=1, got {}", self.high_priority_ratio)
         })?;
@@ -671,6 +691,8 @@ mod tests {
         assert!(bad(|o| o.bottommost_compression = Some(Compression::Zstd { level: 99 })).contains("zstd level"));
         assert!(bad(|o| o.compression_per_level = vec![Compression::Zstd { level: 23 }]).contains("zstd level"));
         assert!(bad(|o| o.level0_stop_trigger = 1).contains("level0_stop_trigger"));
+        assert!(bad(|o| o.min_delayed_write_rate = 0).contains("min_delayed_write_rate"));
+        assert!(bad(|o| o.delayed_write_rate = 1 << 10).contains("delayed_write_rate"));
         assert!(bad(|o| o.high_priority_ratio = 1.5).contains("high_priority_ratio"));
         assert!(bad(|o| o.first_module_cache_ratio = -0.1).contains("first_module_cache_ratio"));
         assert!(bad(|o| o.metadata_partition_size = 63).contains("metadata_partition_size"));

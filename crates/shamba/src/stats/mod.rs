@@ -33,9 +33,12 @@ pub(crate) struct DbCounters {
     pub compaction_bytes_read: AtomicU64,
     /// Bytes written by compactions.
     pub compaction_bytes_written: AtomicU64,
-    /// Microseconds writers spent paced (slowdown: too many L0 files or too much
-    /// compaction debt).
+    /// Microseconds writers spent paced (slowdown: the last memtable slot taken, too many
+    /// L0 files or too much compaction debt).
     pub delayed_micros: AtomicU64,
+    /// The part of `delayed_micros` spent while memtables waited for a flush (the last
+    /// slot before the stop taken).
+    pub delayed_for_flush_micros: AtomicU64,
     /// Microseconds writers spent stopped, waiting for a flush (every memtable full).
     pub stopped_for_flush_micros: AtomicU64,
     /// Microseconds writers spent stopped, waiting for a compaction (L0 or debt at the
@@ -244,8 +247,16 @@ pub struct Stats {
     pub compaction_bytes_read: u64,
     /// Bytes written by compactions.
     pub compaction_bytes_written: u64,
-    /// Microseconds writers were paced by a slowdown.
+    /// Microseconds writers were paced by a slowdown, for any cause.
     pub delayed_micros: u64,
+    /// The part of `delayed_micros` paced while the last memtable slot before the stop
+    /// was taken (memtables waiting for a flush); the rest was paced for L0 or the
+    /// compaction debt only.
+    pub delayed_for_flush_micros: u64,
+    /// The rate, in bytes per second, a slowdown paces writes at now: it adapts under
+    /// slowdowns between `Options::min_delayed_write_rate` and
+    /// `Options::delayed_write_rate`.
+    pub delayed_write_rate: u64,
     /// Microseconds writers were stopped until a flush finished.
     pub stopped_for_flush_micros: u64,
     /// Microseconds writers were stopped until a compaction finished.
@@ -277,6 +288,7 @@ impl Stats {
         self.compaction_bytes_read = g(&c.compaction_bytes_read);
         self.compaction_bytes_written = g(&c.compaction_bytes_written);
         self.delayed_micros = g(&c.delayed_micros);
+        self.delayed_for_flush_micros = g(&c.delayed_for_flush_micros);
         self.stopped_for_flush_micros = g(&c.stopped_for_flush_micros);
         self.stopped_for_compaction_micros = g(&c.stopped_for_compaction_micros);
         self
