@@ -25,6 +25,8 @@ mod ranks;
 mod score;
 mod scripting;
 mod set;
+mod sort;
+mod sort_args;
 pub(crate) mod stats;
 mod strings;
 mod strings2;
@@ -34,6 +36,7 @@ mod zset_combine;
 mod zset_store;
 
 pub(crate) use introspection::keys_of;
+pub(crate) use sort_args::keys as sort_keys;
 
 use super::reply::Reply;
 use super::session::Ctx;
@@ -151,6 +154,7 @@ pub(super) static TABLES: &[&[Spec]] = &[
     zset_combine::SPECS,
     list::SPECS,
     blocking_pops::SPECS,
+    sort::SPECS,
 ];
 
 /// Every command the server knows, in table order.

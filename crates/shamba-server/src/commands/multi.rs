@@ -140,18 +140,7 @@ fn keys_of<'k>(args: &'k Args, db: &mut usize, out: &mut Vec<(usize, &'k [u8])>)
         }
         return;
     }
-    let (first, last, step) = spec.keys;
-    if first <= 0 || step <= 0 {
-        return;
-    }
-    let last = if last < 0 { args.len() as i64 + last } else { last };
-    let mut i = first;
-    while i <= last {
-        if let Some(k) = args.get(i as usize) {
-            out.push((*db, k.as_slice()));
-        }
-        i += step;
-    }
+    out.extend(super::keys_of(spec, args).into_iter().map(|k| (*db, k)));
 }
 
 pub(super) fn exec(ctx: &mut Ctx<'_>, _args: &Args) -> Reply {
