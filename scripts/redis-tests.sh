@@ -311,6 +311,17 @@ expect '(integer) 5' -n 5 LINSERT l BEFORE y x2
 expect '1) "z"|2) "y"' -n 5 RPOP l 2
 expect 'list' -n 5 TYPE l
 expect '(error) WRONGTYPE Operation against a key holding the wrong kind of value' -n 5 LPUSH z v
+# SORT: numbers, BY another key and a hash's field, GET, STORE as a list.
+expect '(integer) 4' -n 5 RPUSH ids 3 1 10 2
+expect '1) "1"|2) "2"|3) "3"|4) "10"' -n 5 SORT ids
+expect '1) "1"|2) "10"|3) "2"|4) "3"' -n 5 SORT ids ALPHA
+expect 'OK' -n 5 MSET w_1 4 w_2 3 w_3 2 w_10 1
+expect '1) "10"|2) "3"' -n 5 SORT ids BY w_* LIMIT 0 2
+expect '(integer) 2' -n 5 HSET o_3 name three weight 9
+expect '1) "3"|2) "three"|3) "2"|4) (nil)' -n 5 SORT ids BY o_*->weight DESC GET # GET o_*->name LIMIT 0 2
+expect '(integer) 4' -n 5 SORT ids DESC STORE sorted
+expect '1) "10"|2) "3"|3) "2"|4) "1"' -n 5 LRANGE sorted 0 -1
+expect "(error) ERR One or more scores can't be converted into double" -n 5 SORT z
 (sleep 0.5; redis-cli -p "$port" -n 5 RPUSH waited v >/dev/null) &
 pusher=$!
 expect '1) "waited"|2) "v"' -n 5 BLPOP waited 10
