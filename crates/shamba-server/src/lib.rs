@@ -73,6 +73,7 @@ mod commands;
 mod config_file;
 mod connection;
 mod cursor;
+mod database_map;
 mod databases;
 mod durability;
 #[doc(hidden)]

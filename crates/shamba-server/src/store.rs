@@ -15,7 +15,7 @@
 //! databases is two keys.
 
 use super::cluster::{Cluster, ClusterError};
-use super::databases::{keyspace_name, Collections, Databases};
+use super::databases::{Collections, Databases};
 use super::durability::{SyncMode, WriteTracker};
 use super::no_wait;
 use parking_lot::{Mutex, MutexGuard};
@@ -110,7 +110,7 @@ impl Batch {
                 b.put_in(db.ks, key, value);
             }
             BatchInner::Replicated(ops) => {
-                ops.push(Op::Put { keyspace: op_keyspace(db.index), key: key.to_vec(), value: value.to_vec() })
+                ops.push(Op::Put { keyspace: named_keyspace(db.ks), key: key.to_vec(), value: value.to_vec() })
             }
             BatchInner::InTransaction(ops) => {
                 ops.push(TxOp::Put { ks: db.ks.clone(), key: key.to_vec(), value: value.to_vec(), expires: None })
@@ -141,7 +141,7 @@ impl Batch {
             BatchInner::Local(b) => {
                 b.delete_in(db.ks, key);
             }
-            BatchInner::Replicated(ops) => ops.push(Op::Delete { keyspace: op_keyspace(db.index), key: key.to_vec() }),
+            BatchInner::Replicated(ops) => ops.push(Op::Delete { keyspace: named_keyspace(db.ks), key: key.to_vec() }),
             BatchInner::InTransaction(ops) => ops.push(TxOp::Delete { ks: db.ks.clone(), key: key.to_vec() }),
             BatchInner::Refused(_) | BatchInner::Failed(_) => {}
         }
@@ -242,11 +242,6 @@ impl Batch {
 /// The keyspace a replicated op names for keyspace `ks` (`None`: the default one).
 fn named_keyspace(ks: &Keyspace) -> Option<String> {
     (ks.name() != "default").then(|| ks.name().to_string())
-}
-
-/// The keyspace a replicated op names for database `index` (`None`: the default one).
-fn op_keyspace(index: usize) -> Option<String> {
-    (index != 0).then(|| keyspace_name(index))
 }
 
 /// Held stripe locks ([`Selected::lock`]); the keys stay locked until it drops.

@@ -30,6 +30,7 @@ mod sort_args;
 pub(crate) mod stats;
 mod strings;
 mod strings2;
+mod swapdb;
 mod zset;
 mod zset_args;
 mod zset_combine;
@@ -155,6 +156,7 @@ pub(super) static TABLES: &[&[Spec]] = &[
     list::SPECS,
     blocking_pops::SPECS,
     sort::SPECS,
+    swapdb::SPECS,
 ];
 
 /// Every command the server knows, in table order.
@@ -249,6 +251,10 @@ pub(super) fn dispatch(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
     if queuing && !multi::runs_at_once(spec.name) {
         return multi::queue(ctx, args);
     }
+    // No SWAPDB while a command runs (a blocking command holds this only while it tries;
+    // SWAPDB takes it exclusively).
+    let _databases =
+        (spec.name != "swapdb" && !blocking_pops::is_blocking(spec)).then(|| ctx.server.store.databases().hold());
     if let Some(r) = crate::types::check_string_command(ctx, spec, args) {
         return r;
     }
