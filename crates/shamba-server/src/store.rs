@@ -246,7 +246,19 @@ fn named_keyspace(ks: &Keyspace) -> Option<String> {
 
 /// Held stripe locks ([`Selected::lock`]); the keys stay locked until it drops.
 pub struct KeyLocks<'a> {
-    _guards: Vec<MutexGuard<'a, ()>>,
+    guards: Vec<(usize, MutexGuard<'a, ()>)>,
+}
+
+thread_local! {
+    /// The stripes this thread holds: a command asking again for a stripe the type check
+    /// before it locked (see `types::string_guard`) is not made to wait on itself.
+    static HELD: std::cell::RefCell<Vec<usize>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+impl Drop for KeyLocks<'_> {
+    fn drop(&mut self) {
+        HELD.with_borrow_mut(|held| held.retain(|i| !self.guards.iter().any(|(g, _)| g == i)));
+    }
 }
 
 /// One database as a command sees it: the one its connection selected.
@@ -480,19 +492,24 @@ impl<'a> Selected<'a> {
     /// EXEC, a no-op: EXEC holds the locks of every key its queue names.
     pub fn lock<'k>(&self, keys: impl IntoIterator<Item = &'k [u8]>) -> KeyLocks<'a> {
         if self.tx.is_some() {
-            return KeyLocks { _guards: Vec::new() };
+            return KeyLocks { guards: Vec::new() };
         }
         self.store.lock_stripes(keys.into_iter().map(|k| (self.index, k)))
     }
 }
 
 impl Store {
-    /// Lock the stripes of `keys` (database, key), in stripe order, each once.
+    /// Lock the stripes of `keys` (database, key), in stripe order, each once; the ones
+    /// this thread already holds are left to their holder.
     pub(crate) fn lock_stripes<'k>(&self, keys: impl IntoIterator<Item = (usize, &'k [u8])>) -> KeyLocks<'_> {
         let mut idx: Vec<usize> = keys.into_iter().map(|(db, k)| Store::stripe(db, k)).collect();
         idx.sort_unstable();
         idx.dedup();
-        KeyLocks { _guards: idx.into_iter().filter_map(|i| self.stripes.get(i)).map(|m| m.lock()).collect() }
+        HELD.with_borrow(|held| idx.retain(|i| !held.contains(i)));
+        let guards: Vec<(usize, MutexGuard<'_, ()>)> =
+            idx.into_iter().filter_map(|i| self.stripes.get(i).map(|m| (i, m.lock()))).collect();
+        HELD.with_borrow_mut(|held| held.extend(guards.iter().map(|(i, _)| *i)));
+        KeyLocks { guards }
     }
 }
 

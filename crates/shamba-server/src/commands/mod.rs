@@ -255,12 +255,15 @@ pub(super) fn dispatch(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
     // SWAPDB takes it exclusively).
     let _databases =
         (spec.name != "swapdb" && !blocking_pops::is_blocking(spec)).then(|| ctx.server.store.databases().hold());
-    if let Some(r) = crate::types::check_string_command(ctx, spec, args) {
-        return r;
-    }
+    let checked = match crate::types::check_string_command(ctx, spec, args) {
+        Ok(locks) => locks,
+        Err(r) => return r,
+    };
     let noted = crate::notify::before(ctx, spec, args);
     let started = std::time::Instant::now();
     let reply = (spec.run)(ctx, args);
+    // Before blocked clients are served: they take key locks of their own.
+    drop(checked);
     let took = started.elapsed();
     // A request refused on the connection's task runs again on the pool: counted there.
     if !crate::no_wait::refused() {
