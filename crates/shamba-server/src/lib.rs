@@ -79,6 +79,7 @@ mod durability;
 #[doc(hidden)]
 pub mod fuzz;
 mod glob;
+mod input_probe;
 mod key_entry;
 mod metrics;
 mod no_wait;
@@ -475,7 +476,8 @@ async fn accept_on(tls: &Option<(TcpListener, TlsAcceptor)>) -> std::io::Result<
 fn peer_of(stream: &tokio::net::TcpStream, addr: SocketAddr, listening: SocketAddr) -> connection::Peer {
     use std::os::fd::AsRawFd;
     let local = stream.local_addr().unwrap_or(listening);
-    connection::Peer { addr, local, listening, fd: i64::from(stream.as_raw_fd()) }
+    let input = input_probe::InputProbe::of(stream);
+    connection::Peer { addr, local, listening, fd: i64::from(stream.as_raw_fd()), input }
 }
 
 /// `--sync everysec`: once a second, if anything was written since the last sync, make it
