@@ -309,8 +309,13 @@ impl Listener {
         let databases = usize::from(config.databases);
         let (store, rpc) = match &config.cluster {
             None => {
+                // Expired collections are reclaimed by compaction (see `types`).
+                let filters = types::CollectionFilters::default();
+                let mut opts = opts;
+                filters.install(&mut opts, databases);
                 let db =
                     tokio::task::spawn_blocking(move || Db::open(dir, opts)).await.map_err(std::io::Error::other)??;
+                filters.attach(&db);
                 (Store::new(db, config.sync, databases)?, None)
             }
             Some(cc) => {
