@@ -310,13 +310,17 @@ impl Listener {
         let (store, rpc) = match &config.cluster {
             None => {
                 // Expired collections are reclaimed by compaction (see `types`).
-                let filters = types::CollectionFilters::default();
+                let filters = Arc::new(types::CollectionFilters::default());
                 let mut opts = opts;
                 filters.install(&mut opts, databases);
                 let db =
                     tokio::task::spawn_blocking(move || Db::open(dir, opts)).await.map_err(std::io::Error::other)??;
                 filters.attach(&db);
-                (Store::new(db, config.sync, databases)?, None)
+                let store = Store::new(db, config.sync, databases);
+                if store.is_err() {
+                    filters.detach();
+                }
+                (store?.with_filters(filters), None)
             }
             Some(cc) => {
                 let (max_key, max_value) = (opts.max_key_size, opts.max_value_size);

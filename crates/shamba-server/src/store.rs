@@ -38,6 +38,16 @@ pub struct Store {
     tracker: WriteTracker,
     /// Set in cluster mode: writes are proposed to the group.
     cluster: Option<Replication>,
+    /// The compaction filters that read the database (let go of it on drop).
+    filters: Option<Arc<crate::types::CollectionFilters>>,
+}
+
+impl Drop for Store {
+    fn drop(&mut self) {
+        if let Some(f) = &self.filters {
+            f.detach();
+        }
+    }
 }
 
 /// What a replicated store writes through.
@@ -287,7 +297,15 @@ impl Store {
             sync,
             tracker: WriteTracker::default(),
             cluster: None,
+            filters: None,
         })
+    }
+
+    /// The compaction filters installed in `db`'s options, which the store lets go of
+    /// the database when it drops.
+    pub(crate) fn with_filters(mut self, filters: Arc<crate::types::CollectionFilters>) -> Store {
+        self.filters = Some(filters);
+        self
     }
 
     /// The store of a cluster node over `db` (the database of its Raft storage): its

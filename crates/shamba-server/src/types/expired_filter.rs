@@ -6,14 +6,17 @@
 //! A filter is a setting of the process, given at every open (`Options::keyspace_options`),
 //! before the keyspaces it reads exist: the fields filter finds its metadata keyspace once
 //! the database is open ([`CollectionFilters::attach`]) and the keyspace made, and keeps
-//! every entry until then. A field whose metadata cannot be read or decoded is kept.
+//! every entry until then. A field whose metadata cannot be read or decoded is kept. The
+//! filters live in the database's options, so their handle of the database is released
+//! when the server's store drops ([`CollectionFilters::detach`]): a handle kept there
+//! would keep the database open.
 
 use super::encoding::Meta;
 use crate::commands::expiry::now_ms;
 use crate::databases::{fields_keyspace_name, meta_keyspace_name};
-use parking_lot::Mutex;
+use parking_lot::{Mutex, RwLock};
 use shamba::{CompactionFilter, Db, FilterDecision, Keyspace, KeyspaceOptions, Options, Readable};
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 /// Removes expired metadata.
 struct ExpiredMeta;
@@ -33,26 +36,29 @@ impl CompactionFilter for ExpiredMeta {
 
 /// Removes the fields of collections that are no longer live.
 struct OrphanFields {
-    db: Arc<OnceLock<Db>>,
+    db: Arc<RwLock<Option<Db>>>,
     meta_name: String,
-    meta: OnceLock<Keyspace>,
+    meta: Mutex<Option<Keyspace>>,
     /// The last collection decided: its key, version and whether it is live (a
     /// collection's fields are read one after another).
     last: Mutex<Option<(Vec<u8>, u64, bool)>>,
 }
 
 impl OrphanFields {
-    fn meta(&self) -> Option<&Keyspace> {
-        if let Some(ks) = self.meta.get() {
-            return Some(ks);
+    fn meta(&self) -> Option<Keyspace> {
+        let mut meta = self.meta.lock();
+        if let Some(ks) = meta.as_ref() {
+            return Some(ks.clone());
         }
-        let db = self.db.get()?;
+        let db = self.db.read();
+        let db = db.as_ref()?;
         // Only found, never made here.
         if !db.keyspace_names().contains(&self.meta_name) {
             return None;
         }
         let ks = db.keyspace(&self.meta_name).ok()?;
-        Some(self.meta.get_or_init(|| ks))
+        *meta = Some(ks.clone());
+        Some(ks)
     }
 
     /// Whether the collection `key` of `version` is live; `None` when its metadata cannot
@@ -99,7 +105,8 @@ impl CompactionFilter for OrphanFields {
 /// The filters of every database's collection keyspaces.
 #[derive(Default)]
 pub(crate) struct CollectionFilters {
-    db: Arc<OnceLock<Db>>,
+    db: Arc<RwLock<Option<Db>>>,
+    fields: Mutex<Vec<Arc<OrphanFields>>>,
 }
 
 impl CollectionFilters {
@@ -107,12 +114,14 @@ impl CollectionFilters {
     pub(crate) fn install(&self, opts: &mut Options, databases: usize) {
         let meta: Arc<dyn CompactionFilter> = Arc::new(ExpiredMeta);
         for n in 0..databases {
-            let fields: Arc<dyn CompactionFilter> = Arc::new(OrphanFields {
+            let orphans = Arc::new(OrphanFields {
                 db: self.db.clone(),
                 meta_name: meta_keyspace_name(n),
-                meta: OnceLock::new(),
+                meta: Mutex::new(None),
                 last: Mutex::new(None),
             });
+            self.fields.lock().push(orphans.clone());
+            let fields: Arc<dyn CompactionFilter> = orphans;
             let with = |filter: &Arc<dyn CompactionFilter>| KeyspaceOptions {
                 compaction_filter: Some(filter.clone()),
                 ..KeyspaceOptions::of(opts)
@@ -125,7 +134,16 @@ impl CollectionFilters {
 
     /// The database is open: the fields filters may read its metadata keyspaces.
     pub(crate) fn attach(&self, db: &Db) {
-        let _ = self.db.set(db.clone());
+        *self.db.write() = Some(db.clone());
+    }
+
+    /// The server is done with the database: the filters let go of it (and keep every
+    /// entry from then on).
+    pub(crate) fn detach(&self) {
+        *self.db.write() = None;
+        for f in self.fields.lock().iter() {
+            f.meta.lock().take();
+        }
     }
 }
 
