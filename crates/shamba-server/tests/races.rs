@@ -42,8 +42,8 @@ fn a_string_command_and_a_collection_write_on_a_new_key_never_both_succeed() {
         let key = format!("k{i}");
         let kind = run(&srv, s, &format!("TYPE {key}"));
         match (h, c) {
-            (Reply::Int(1), c) if wrong_type(c) => assert_eq!(kind, Reply::Simple("hash".into()), "{key}"),
-            (h, Reply::Int(1)) if wrong_type(h) => assert_eq!(kind, Reply::Simple("string".into()), "{key}"),
+            (Reply::Int(1), c) if wrong_type(c) => assert_eq!(kind, Reply::Simple("hash"), "{key}"),
+            (h, Reply::Int(1)) if wrong_type(h) => assert_eq!(kind, Reply::Simple("string"), "{key}"),
             _ => panic!("{key}: HSET answered {h:?} and INCR {c:?}; the key is a {kind:?}"),
         }
     }

@@ -149,7 +149,7 @@ fn list_pop(ctx: &mut Ctx<'_>, args: &Args, back: bool) -> Reply {
     block(ctx, &keys, deadline, |first, db| {
         let _lock = db.lock(keys.iter().map(Vec::as_slice));
         for key in &keys {
-            match pop_elements(&db, key, back, 1) {
+            match pop_elements(db, key, back, 1) {
                 Err(r) => return waited_key_error(first, r),
                 Ok(Some(popped)) => {
                     if let Some(e) = popped.into_iter().next() {
@@ -181,10 +181,10 @@ fn moving(ctx: &mut Ctx<'_>, src: &[u8], dst: &[u8], from_back: bool, to_back: b
         let _lock = db.lock([src, dst]);
         // The source is the key waited on; a destination of another type is an error
         // whenever it is found.
-        if let Err(r) = super::list::read_list(&db, src) {
+        if let Err(r) = super::list::read_list(db, src) {
             return waited_key_error(first, r);
         }
-        match move_element(&db, src, dst, from_back, to_back) {
+        match move_element(db, src, dst, from_back, to_back) {
             Err(r) => Some(r),
             Ok(Some(e)) => {
                 server.waiters.wake(db.index(), dst);
@@ -226,7 +226,7 @@ fn blmpop(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
     };
     block(ctx, &keys, deadline, |first, db| {
         let _lock = db.lock(keys.iter().map(Vec::as_slice));
-        mpop(&db, &keys, back, count).unwrap_or_else(|r| waited_key_error(first, r))
+        mpop(db, &keys, back, count).unwrap_or_else(|r| waited_key_error(first, r))
     })
 }
 
@@ -238,7 +238,7 @@ fn zset_pop(ctx: &mut Ctx<'_>, args: &Args, max: bool) -> Reply {
     block(ctx, &keys, deadline, |first, db| {
         let _lock = db.lock(keys.iter().map(Vec::as_slice));
         for key in &keys {
-            match pop(&db, key, max, 1) {
+            match pop(db, key, max, 1) {
                 Err(r) => return waited_key_error(first, r),
                 Ok(popped) => {
                     if let Some((m, s)) = popped.into_iter().next() {
@@ -271,7 +271,7 @@ fn bzmpop(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
     block(ctx, &keys, deadline, |first, db| {
         let _lock = db.lock(keys.iter().map(Vec::as_slice));
         for key in &keys {
-            match pop(&db, key, max, count) {
+            match pop(db, key, max, count) {
                 Err(r) => return waited_key_error(first, r),
                 Ok(popped) if !popped.is_empty() => {
                     let pairs =
