@@ -15,7 +15,7 @@
 
 use parking_lot::{Mutex, RwLock, RwLockReadGuard};
 use shamba::{Db, Keyspace, WriteOptions};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::OnceLock;
 
 /// The name of database `n`'s keyspace.
@@ -52,6 +52,8 @@ pub(super) struct Databases {
     homes: Box<[AtomicUsize]>,
     // Shared by running commands, exclusive for a swap.
     swapping: RwLock<()>,
+    // Per database number: how many swaps it took part in (WATCH compares).
+    swaps: Box<[AtomicU64]>,
     // The stored map's keyspace, once a swap made it.
     map: OnceLock<Keyspace>,
     // By keyspace set. Read without a lock once set: the lookup every command makes.
@@ -93,12 +95,18 @@ impl Databases {
         if existing.iter().any(|n| n == crate::database_map::KEYSPACE) {
             let _ = map.set(db.keyspace(crate::database_map::KEYSPACE)?);
         }
-        Ok(Databases { db, homes, swapping: RwLock::new(()), map, slots, collections, creating: Mutex::new(()) })
+        let swaps = (0..slots.len()).map(|_| AtomicU64::new(0)).collect();
+        Ok(Databases { db, homes, swapping: RwLock::new(()), swaps, map, slots, collections, creating: Mutex::new(()) })
     }
 
     /// The keyspace set serving database `n` (`n` itself unless a SWAPDB moved it).
     pub(super) fn home(&self, n: usize) -> Option<usize> {
         self.homes.get(n).map(|h| h.load(Ordering::Acquire))
+    }
+
+    /// How many swaps database `n` took part in since the start (0 when out of range).
+    pub(super) fn swaps(&self, n: usize) -> u64 {
+        self.swaps.get(n).map_or(0, |s| s.load(Ordering::Acquire))
     }
 
     /// Held while a command runs: no SWAPDB happens meanwhile. Taken again by the same
@@ -129,6 +137,9 @@ impl Databases {
         }
         self.homes.get(a)?.store(hb, Ordering::Release);
         self.homes.get(b)?.store(ha, Ordering::Release);
+        for n in [a, b] {
+            self.swaps.get(n)?.fetch_add(1, Ordering::AcqRel);
+        }
         Some(Ok(()))
     }
 

@@ -135,3 +135,28 @@ fn commands_beside_swaps_see_one_database_or_the_other() {
     let zero = run(&srv, s, "GET a");
     assert!(zero == bulk("zero") || zero == bulk("one"));
 }
+
+#[test]
+fn a_swap_touches_watched_keys_that_exist_on_either_side() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (_rt, srv) = server(dir.path());
+    let s = &mut Session::new(1);
+    let exec_after_swap = |s: &mut Session| {
+        script(&srv, s, &[("SWAPDB 0 1", "OK"), ("MULTI", "OK"), ("PING", "QUEUED")]);
+        show(&run(&srv, s, "EXEC"))
+    };
+    // A watched key that existed is gone after the swap; one that did not now exists.
+    script(&srv, s, &[("SET x 30", "OK"), ("WATCH x", "OK")]);
+    assert_eq!(exec_after_swap(s), "nil");
+    script(
+        &srv,
+        s,
+        &[("FLUSHALL", "OK"), ("SELECT 1", "OK"), ("SET x 30", "OK"), ("SELECT 0", "OK"), ("WATCH x", "OK")],
+    );
+    assert_eq!(exec_after_swap(s), "nil");
+    // Absent on both sides, or in a database not swapped: untouched.
+    script(&srv, s, &[("FLUSHALL", "OK"), ("WATCH x", "OK")]);
+    assert_eq!(exec_after_swap(s), "[PONG]");
+    script(&srv, s, &[("SELECT 2", "OK"), ("SET x 1", "OK"), ("WATCH x", "OK")]);
+    assert_eq!(exec_after_swap(s), "[PONG]");
+}
