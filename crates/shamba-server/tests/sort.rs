@@ -129,6 +129,7 @@ fn store_replaces_the_destination_with_a_list_or_deletes_it() {
             ("SORT_RO s STORE d", "!ERR syntax error"),
             ("COMMAND GETKEYS SORT abc STORE invalid STORE stillbad STORE def", "[abc def]"),
             ("COMMAND GETKEYS SORT_RO abc", "[abc]"),
+            ("COMMAND INFO SORT", "[[sort -2 [write denyoom movablekeys] 1 1 1 [@keyspace] [] [] []]]"),
         ],
     );
 }

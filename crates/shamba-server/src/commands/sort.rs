@@ -9,18 +9,18 @@
 use super::list_store::{self, ListWrite};
 use super::sort_args::SortArgs;
 use super::zset::eng;
-use super::{arg, engine_error, selected, Args, Spec, RS, W};
+use super::{arg, engine_error, selected, Args, Spec};
 use crate::reply::Reply;
 use crate::session::Ctx;
 use crate::store::Selected;
 use crate::types::{self, Kind};
 use std::cmp::Ordering;
 
-/// SORT and SORT_RO.
+/// SORT and SORT_RO (`movablekeys`: STORE's destination is among the options).
 #[rustfmt::skip]
 pub(super) static SPECS: &[Spec] = &[
-    Spec { name: "sort", arity: -2, flags: W, keys: (1, 1, 1), group: "generic", summary: "Sort a list, set or sorted set (BY, LIMIT, GET, ASC|DESC, ALPHA, STORE)", run: sort },
-    Spec { name: "sort_ro", arity: -2, flags: RS, keys: (1, 1, 1), group: "generic", summary: "SORT without STORE", run: sort_ro },
+    Spec { name: "sort", arity: -2, flags: &["write", "denyoom", "movablekeys"], keys: (1, 1, 1), group: "generic", summary: "Sort a list, set or sorted set (BY, LIMIT, GET, ASC|DESC, ALPHA, STORE)", run: sort },
+    Spec { name: "sort_ro", arity: -2, flags: &["readonly", "movablekeys"], keys: (1, 1, 1), group: "generic", summary: "SORT without STORE", run: sort_ro },
 ];
 
 /// Redis's error when an element or a BY value is not a number.
