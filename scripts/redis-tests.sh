@@ -316,9 +316,9 @@ expect '(integer) 4' -n 5 RPUSH ids 3 1 10 2
 expect '1) "1"|2) "2"|3) "3"|4) "10"' -n 5 SORT ids
 expect '1) "1"|2) "10"|3) "2"|4) "3"' -n 5 SORT ids ALPHA
 expect 'OK' -n 5 MSET w_1 4 w_2 3 w_3 2 w_10 1
-expect '1) "10"|2) "3"' -n 5 SORT ids BY w_* LIMIT 0 2
+expect '1) "10"|2) "3"' -n 5 SORT ids BY 'w_*' LIMIT 0 2
 expect '(integer) 2' -n 5 HSET o_3 name three weight 9
-expect '1) "3"|2) "three"|3) "2"|4) (nil)' -n 5 SORT ids BY o_*->weight DESC GET # GET o_*->name LIMIT 0 2
+expect '1) "3"|2) "three"|3) "2"|4) (nil)' -n 5 SORT ids BY 'o_*->weight' DESC GET '#' GET 'o_*->name' LIMIT 0 2
 expect '(integer) 4' -n 5 SORT ids DESC STORE sorted
 expect '1) "10"|2) "3"|3) "2"|4) "1"' -n 5 LRANGE sorted 0 -1
 expect "(error) ERR One or more scores can't be converted into double" -n 5 SORT z
