@@ -4,8 +4,8 @@
 # input through `redis-cli --pipe`, bad frames through a raw socket, then
 # `redis-benchmark -t set,get,mset -n 100000 -P 16` to completion and its keys read back,
 # SELECT's databases kept apart (keys, DBSIZE, FLUSHDB per database), sorted sets and
-# lists (a blocked BLPOP served by a push among them), then SIGTERM and a restart that
-# still has the data (in every database), then FLUSHALL; then a server started from a
+# lists (a blocked BLPOP served by a push among them), SORT, SWAPDB, then SIGTERM and a
+# restart that still has the data (in every database, swapped ones too), then FLUSHALL; then a server started from a
 # config file with a password: AUTH, HELLO's AUTH, CLIENT LIST/KILL, pub/sub, and TLS
 # through `redis-cli --tls` (with a certificate made by openssl, skipped without it).
 # Installs Debian's redis-tools when
@@ -311,6 +311,17 @@ expect '(integer) 5' -n 5 LINSERT l BEFORE y x2
 expect '1) "z"|2) "y"' -n 5 RPOP l 2
 expect 'list' -n 5 TYPE l
 expect '(error) WRONGTYPE Operation against a key holding the wrong kind of value' -n 5 LPUSH z v
+# SORT: numbers, BY another key and a hash's field, GET, STORE as a list.
+expect '(integer) 4' -n 5 RPUSH ids 3 1 10 2
+expect '1) "1"|2) "2"|3) "3"|4) "10"' -n 5 SORT ids
+expect '1) "1"|2) "10"|3) "2"|4) "3"' -n 5 SORT ids ALPHA
+expect 'OK' -n 5 MSET w_1 4 w_2 3 w_3 2 w_10 1
+expect '1) "10"|2) "3"' -n 5 SORT ids BY 'w_*' LIMIT 0 2
+expect '(integer) 2' -n 5 HSET o_3 name three weight 9
+expect '1) "3"|2) "three"|3) "2"|4) (nil)' -n 5 SORT ids BY 'o_*->weight' DESC GET '#' GET 'o_*->name' LIMIT 0 2
+expect '(integer) 4' -n 5 SORT ids DESC STORE sorted
+expect '1) "10"|2) "3"|3) "2"|4) "1"' -n 5 LRANGE sorted 0 -1
+expect "(error) ERR One or more scores can't be converted into double" -n 5 SORT z
 (sleep 0.5; redis-cli -p "$port" -n 5 RPUSH waited v >/dev/null) &
 pusher=$!
 expect '1) "waited"|2) "v"' -n 5 BLPOP waited 10
@@ -318,6 +329,11 @@ wait "$pusher"
 expect '(nil)' -n 5 BLPOP nothing 0.1
 
 expect '1) "d"|2) "a"|3) "b"|4) "c"' -n 5 ZRANGE z 0 -1
+# SWAPDB: databases 7 and 8 exchange their keys (checked again after the restart).
+expect 'OK' -n 7 SET swapped seven
+expect 'OK' SWAPDB 7 8
+expect '"seven"' -n 8 GET swapped
+expect '(nil)' -n 7 GET swapped
 # SIGTERM: a clean stop that flushes; a restart still has the data.
 kill -TERM "$pid"
 status=0; wait "$pid" || status=$?
@@ -331,6 +347,7 @@ expect '"yes"' -n 1 GET after-flush
 expect '"7"' -n 2 GET k
 expect '"v"' -n 3 HGET kept f
 expect '1) "d"|2) "a"|3) "b"|4) "c"' -n 5 ZRANGE z 0 -1
+expect '"seven"' -n 8 GET swapped
 expect '1) "w"|2) "x"|3) "x2"' -n 5 LRANGE l 0 -1
 # FLUSHALL: every database at once (one batch of range deletes).
 expect 'OK' FLUSHALL

@@ -125,6 +125,21 @@ impl Waiters {
         }
     }
 
+    /// Mark ready every key of database `db` that clients wait on (SWAPDB: each of the
+    /// database's keys may hold something else now).
+    pub(crate) fn wake_db(&self, db: usize) {
+        if self.blocked.load(Ordering::Acquire) == 0 {
+            return;
+        }
+        let mut s = self.state.lock();
+        let waited: Vec<Key> = s.queues.keys().filter(|(d, _)| *d == db).cloned().collect();
+        for k in waited {
+            if !s.ready.contains(&k) {
+                s.ready.push_back(k);
+            }
+        }
+    }
+
     /// A command (or an EXEC) is over: serve the clients blocked on the keys it made
     /// ready, oldest first, before its own reply goes out. Called with no key lock held.
     pub(crate) fn serve_ready(&self) {

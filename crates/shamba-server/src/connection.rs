@@ -29,7 +29,7 @@ const UNAUTHENTICATED_BULK: usize = 16 << 10;
 const READ_CHUNK: usize = 64 << 10;
 
 /// Where a connection comes from and arrives: what protected mode and CLIENT LIST look at.
-#[derive(Clone, Copy, Debug)]
+#[derive(Debug)]
 pub(super) struct Peer {
     pub(super) addr: SocketAddr,
     pub(super) local: SocketAddr,
@@ -37,6 +37,8 @@ pub(super) struct Peer {
     pub(super) listening: SocketAddr,
     /// The socket's descriptor (CLIENT LIST's `fd`).
     pub(super) fd: i64,
+    /// The socket, for PUBLISH to see whether the client sent something not yet read.
+    pub(super) input: crate::input_probe::InputProbe,
 }
 
 /// Serve one connection until the client leaves, sends QUIT or a malformed request, is
@@ -50,7 +52,7 @@ where
         let _ = stream.write_all(super::auth::DENIED.as_bytes()).await;
         return;
     }
-    let Ok((client, outbox)) = server.conns.registry.register(peer.addr, peer.local, peer.fd) else {
+    let Ok((client, outbox)) = server.conns.registry.register(peer.addr, peer.local, peer.fd, peer.input) else {
         ServerCounters::add(&server.counters.rejected_connections, 1);
         let _ = stream.write_all(b"-ERR max number of clients reached\r\n").await;
         return;
@@ -62,6 +64,7 @@ where
     let _ = run(&server, &mut stream, &mut session, &client, outbox, &mut stopping).await;
     let _ = stream.shutdown().await;
     ServerCounters::sub(&server.counters.connected, 1);
+    client.input_done();
     server.end_session(&mut session);
     if client.ever_subscribed.load(std::sync::atomic::Ordering::Relaxed) {
         // A session lost to a failed batch leaves its subscriptions behind: drop them by id.
@@ -161,8 +164,12 @@ where
             }
         };
         buf.reserve(READ_CHUNK);
+        // Everything read so far is answered: waiting for more (marked as reading from
+        // each read of the socket until its requests are answered; see `input_probe`).
+        client.set_reading(false);
+        let mut marked = crate::input_probe::MarkedRead { stream: &mut *stream, client };
         tokio::select! {
-            read = stream.read_buf(&mut buf) => {
+            read = marked.read_buf(&mut buf) => {
                 let n = read?;
                 if n == 0 {
                     return Ok(());

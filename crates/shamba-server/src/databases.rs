@@ -7,9 +7,15 @@
 //! keyspaces per database, `db{n}.meta` and `db{n}.fields` (see `types`), created on the
 //! first collection write: a database that never held a collection has neither, and its
 //! string commands never probe for one (the flag is whether they exist).
+//!
+//! SWAPDB exchanges the keyspaces two numbers are served by (`database_map`): the slots
+//! below are indexed by keyspace set, and `homes` maps a number to its set. Every command
+//! runs holding [`Databases::hold`] (a shared lock; blocking commands only while they
+//! try), and a swap takes it exclusively, so no command sees a database change under it.
 
-use parking_lot::Mutex;
-use shamba::{Db, Keyspace};
+use parking_lot::{Mutex, RwLock, RwLockReadGuard};
+use shamba::{Db, Keyspace, WriteOptions};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::OnceLock;
 
 /// The name of database `n`'s keyspace.
@@ -42,7 +48,15 @@ pub(crate) struct Collections {
 /// Databases `0..count`, each its keyspace once it exists.
 pub(super) struct Databases {
     db: Db,
-    // Read without a lock once set: the lookup every command makes.
+    // Database number → the keyspace set serving it (the identity until a SWAPDB).
+    homes: Box<[AtomicUsize]>,
+    // Shared by running commands, exclusive for a swap.
+    swapping: RwLock<()>,
+    // Per database number: how many swaps it took part in (WATCH compares).
+    swaps: Box<[AtomicU64]>,
+    // The stored map's keyspace, once a swap made it.
+    map: OnceLock<Keyspace>,
+    // By keyspace set. Read without a lock once set: the lookup every command makes.
     slots: Box<[OnceLock<Keyspace>]>,
     // Set once the database's collection keyspaces exist (found at open or made by the
     // first collection write): unset, a string command knows there is no collection.
@@ -76,7 +90,57 @@ impl Databases {
                 });
             }
         }
-        Ok(Databases { db, slots, collections, creating: Mutex::new(()) })
+        let homes = crate::database_map::load(&db, slots.len())?.into_iter().map(AtomicUsize::new).collect();
+        let map = OnceLock::new();
+        if existing.iter().any(|n| n == crate::database_map::KEYSPACE) {
+            let _ = map.set(db.keyspace(crate::database_map::KEYSPACE)?);
+        }
+        let swaps = (0..slots.len()).map(|_| AtomicU64::new(0)).collect();
+        Ok(Databases { db, homes, swapping: RwLock::new(()), swaps, map, slots, collections, creating: Mutex::new(()) })
+    }
+
+    /// The keyspace set serving database `n` (`n` itself unless a SWAPDB moved it).
+    pub(super) fn home(&self, n: usize) -> Option<usize> {
+        self.homes.get(n).map(|h| h.load(Ordering::Acquire))
+    }
+
+    /// How many swaps database `n` took part in since the start (0 when out of range).
+    pub(super) fn swaps(&self, n: usize) -> u64 {
+        self.swaps.get(n).map_or(0, |s| s.load(Ordering::Acquire))
+    }
+
+    /// Held while a command runs: no SWAPDB happens meanwhile. Taken again by the same
+    /// thread (EXEC's commands, a served blocked client) without waiting for a swap.
+    pub(super) fn hold(&self) -> RwLockReadGuard<'_, ()> {
+        self.swapping.read_recursive()
+    }
+
+    /// SWAPDB: databases `a` and `b` exchange their keyspaces, the stored map first (one
+    /// synced batch with `wo`), then the one in memory, while no command runs. The caller
+    /// must not [`hold`](Databases::hold).
+    ///
+    /// # Errors
+    ///
+    /// As [`Db::keyspace`] and [`Db::write_opt`]; `None` when either is out of range.
+    pub(super) fn swap(&self, a: usize, b: usize, wo: &WriteOptions) -> Option<shamba::Result<()>> {
+        let (ha, hb) = (self.home(a)?, self.home(b)?);
+        let _alone = self.swapping.write();
+        let map = match self.map.get() {
+            Some(ks) => ks,
+            None => match self.db.keyspace(crate::database_map::KEYSPACE) {
+                Ok(ks) => self.map.get_or_init(|| ks),
+                Err(e) => return Some(Err(e)),
+            },
+        };
+        if let Err(e) = crate::database_map::store(&self.db, map, [(a, hb), (b, ha)], wo) {
+            return Some(Err(e));
+        }
+        self.homes.get(a)?.store(hb, Ordering::Release);
+        self.homes.get(b)?.store(ha, Ordering::Release);
+        for n in [a, b] {
+            self.swaps.get(n)?.fetch_add(1, Ordering::AcqRel);
+        }
+        Some(Ok(()))
     }
 
     /// Create every database's collection keyspaces now (cluster mode: a node that
@@ -92,7 +156,7 @@ impl Databases {
 
     /// Database `n`'s collection keyspaces, if it ever held a collection.
     pub(crate) fn collections(&self, n: usize) -> Option<&Collections> {
-        self.collections.get(n)?.get()
+        self.collections.get(self.home(n)?)?.get()
     }
 
     /// Database `n`'s collection keyspaces, created if they do not exist yet; `None` when
@@ -102,6 +166,7 @@ impl Databases {
     ///
     /// As [`Db::keyspace`] when they must be created.
     pub(super) fn collections_or_create(&self, n: usize) -> Option<shamba::Result<&Collections>> {
+        let n = self.home(n)?;
         let slot = self.collections.get(n)?;
         if let Some(c) = slot.get() {
             return Some(Ok(c));
@@ -131,6 +196,7 @@ impl Databases {
     /// As [`Db::keyspace`] when it must be created (a database made read-only by a
     /// background error, say).
     pub(super) fn get(&self, n: usize) -> Option<shamba::Result<&Keyspace>> {
+        let n = self.home(n)?;
         let slot = self.slots.get(n)?;
         if let Some(ks) = slot.get() {
             return Some(Ok(ks));
@@ -144,7 +210,7 @@ impl Databases {
 
     /// Every database whose keyspace exists, with its number.
     pub(super) fn existing(&self) -> impl Iterator<Item = (usize, &Keyspace)> {
-        self.slots.iter().enumerate().filter_map(|(n, s)| s.get().map(|ks| (n, ks)))
+        (0..self.count()).filter_map(|n| Some((n, self.slots.get(self.home(n)?)?.get()?)))
     }
 }
 

@@ -73,11 +73,13 @@ mod commands;
 mod config_file;
 mod connection;
 mod cursor;
+mod database_map;
 mod databases;
 mod durability;
 #[doc(hidden)]
 pub mod fuzz;
 mod glob;
+mod input_probe;
 mod key_entry;
 mod metrics;
 mod no_wait;
@@ -307,9 +309,18 @@ impl Listener {
         let databases = usize::from(config.databases);
         let (store, rpc) = match &config.cluster {
             None => {
+                // Expired collections are reclaimed by compaction (see `types`).
+                let filters = Arc::new(types::CollectionFilters::default());
+                let mut opts = opts;
+                filters.install(&mut opts, databases);
                 let db =
                     tokio::task::spawn_blocking(move || Db::open(dir, opts)).await.map_err(std::io::Error::other)??;
-                (Store::new(db, config.sync, databases)?, None)
+                filters.attach(&db);
+                let store = Store::new(db, config.sync, databases);
+                if store.is_err() {
+                    filters.detach();
+                }
+                (store?.with_filters(filters), None)
             }
             Some(cc) => {
                 let (max_key, max_value) = (opts.max_key_size, opts.max_value_size);
@@ -474,7 +485,8 @@ async fn accept_on(tls: &Option<(TcpListener, TlsAcceptor)>) -> std::io::Result<
 fn peer_of(stream: &tokio::net::TcpStream, addr: SocketAddr, listening: SocketAddr) -> connection::Peer {
     use std::os::fd::AsRawFd;
     let local = stream.local_addr().unwrap_or(listening);
-    connection::Peer { addr, local, listening, fd: i64::from(stream.as_raw_fd()) }
+    let input = input_probe::InputProbe::of(stream);
+    connection::Peer { addr, local, listening, fd: i64::from(stream.as_raw_fd()), input }
 }
 
 /// `--sync everysec`: once a second, if anything was written since the last sync, make it

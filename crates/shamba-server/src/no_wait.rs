@@ -78,6 +78,11 @@ pub(crate) fn saw<T>(result: &shamba::Result<T>) {
     }
 }
 
+/// Whether the request running here may wait (it is not on a connection's task).
+pub(crate) fn may_wait() -> bool {
+    MODE.get() == Mode::MayWait
+}
+
 /// Whether the request running here has been refused (its reply will be dropped and it
 /// runs again on the blocking pool): state it changes besides the engine's must not change.
 pub(crate) fn refused() -> bool {

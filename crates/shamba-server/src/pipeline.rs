@@ -56,6 +56,8 @@ impl Server {
         if n < 2 {
             return false;
         }
+        // No SWAPDB while the run is served (see `databases`).
+        let _databases = self.store.databases().hold();
         let Some(Ok(db)) = self.store.select(session.db) else {
             return false;
         };

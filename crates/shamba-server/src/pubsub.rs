@@ -135,6 +135,22 @@ impl Hub {
         received
     }
 
+    /// The subscribers a message to `channel` would reach (other than client `publisher`)
+    /// that sent something the server has not answered yet (see `input_probe`).
+    pub(crate) fn receivers_with_input(&self, channel: &[u8], publisher: u64) -> Vec<Arc<Client>> {
+        let t = self.tables.lock();
+        let by_channel = t.channels.get(channel).into_iter().flat_map(HashMap::values);
+        let by_pattern =
+            t.patterns.iter().filter(|(p, _)| glob::matches(p, channel)).flat_map(|(_, subs)| subs.values());
+        let mut out: Vec<Arc<Client>> = Vec::new();
+        for c in by_channel.chain(by_pattern) {
+            if c.id != publisher && !out.iter().any(|o| o.id == c.id) && c.has_input() {
+                out.push(c.clone());
+            }
+        }
+        out
+    }
+
     /// PUBSUB CHANNELS: the channels with a subscriber, those matching `pattern` if given.
     pub(crate) fn channels(&self, pattern: Option<&[u8]>) -> Vec<Vec<u8>> {
         let t = self.tables.lock();

@@ -15,7 +15,7 @@
 //! databases is two keys.
 
 use super::cluster::{Cluster, ClusterError};
-use super::databases::{keyspace_name, Collections, Databases};
+use super::databases::{Collections, Databases};
 use super::durability::{SyncMode, WriteTracker};
 use super::no_wait;
 use parking_lot::{Mutex, MutexGuard};
@@ -38,6 +38,16 @@ pub struct Store {
     tracker: WriteTracker,
     /// Set in cluster mode: writes are proposed to the group.
     cluster: Option<Replication>,
+    /// The compaction filters that read the database (let go of it on drop).
+    filters: Option<Arc<crate::types::CollectionFilters>>,
+}
+
+impl Drop for Store {
+    fn drop(&mut self) {
+        if let Some(f) = &self.filters {
+            f.detach();
+        }
+    }
 }
 
 /// What a replicated store writes through.
@@ -110,7 +120,7 @@ impl Batch {
                 b.put_in(db.ks, key, value);
             }
             BatchInner::Replicated(ops) => {
-                ops.push(Op::Put { keyspace: op_keyspace(db.index), key: key.to_vec(), value: value.to_vec() })
+                ops.push(Op::Put { keyspace: named_keyspace(db.ks), key: key.to_vec(), value: value.to_vec() })
             }
             BatchInner::InTransaction(ops) => {
                 ops.push(TxOp::Put { ks: db.ks.clone(), key: key.to_vec(), value: value.to_vec(), expires: None })
@@ -141,7 +151,7 @@ impl Batch {
             BatchInner::Local(b) => {
                 b.delete_in(db.ks, key);
             }
-            BatchInner::Replicated(ops) => ops.push(Op::Delete { keyspace: op_keyspace(db.index), key: key.to_vec() }),
+            BatchInner::Replicated(ops) => ops.push(Op::Delete { keyspace: named_keyspace(db.ks), key: key.to_vec() }),
             BatchInner::InTransaction(ops) => ops.push(TxOp::Delete { ks: db.ks.clone(), key: key.to_vec() }),
             BatchInner::Refused(_) | BatchInner::Failed(_) => {}
         }
@@ -244,14 +254,21 @@ fn named_keyspace(ks: &Keyspace) -> Option<String> {
     (ks.name() != "default").then(|| ks.name().to_string())
 }
 
-/// The keyspace a replicated op names for database `index` (`None`: the default one).
-fn op_keyspace(index: usize) -> Option<String> {
-    (index != 0).then(|| keyspace_name(index))
-}
-
 /// Held stripe locks ([`Selected::lock`]); the keys stay locked until it drops.
 pub struct KeyLocks<'a> {
-    _guards: Vec<MutexGuard<'a, ()>>,
+    guards: Vec<(usize, MutexGuard<'a, ()>)>,
+}
+
+thread_local! {
+    /// The stripes this thread holds: a command asking again for a stripe the type check
+    /// before it locked (see `types::string_guard`) is not made to wait on itself.
+    static HELD: std::cell::RefCell<Vec<usize>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+impl Drop for KeyLocks<'_> {
+    fn drop(&mut self) {
+        HELD.with_borrow_mut(|held| held.retain(|i| !self.guards.iter().any(|(g, _)| g == i)));
+    }
 }
 
 /// One database as a command sees it: the one its connection selected.
@@ -280,7 +297,15 @@ impl Store {
             sync,
             tracker: WriteTracker::default(),
             cluster: None,
+            filters: None,
         })
+    }
+
+    /// The compaction filters installed in `db`'s options, which the store lets go of
+    /// the database when it drops.
+    pub(crate) fn with_filters(mut self, filters: Arc<crate::types::CollectionFilters>) -> Store {
+        self.filters = Some(filters);
+        self
     }
 
     /// The store of a cluster node over `db` (the database of its Raft storage): its
@@ -485,19 +510,24 @@ impl<'a> Selected<'a> {
     /// EXEC, a no-op: EXEC holds the locks of every key its queue names.
     pub fn lock<'k>(&self, keys: impl IntoIterator<Item = &'k [u8]>) -> KeyLocks<'a> {
         if self.tx.is_some() {
-            return KeyLocks { _guards: Vec::new() };
+            return KeyLocks { guards: Vec::new() };
         }
         self.store.lock_stripes(keys.into_iter().map(|k| (self.index, k)))
     }
 }
 
 impl Store {
-    /// Lock the stripes of `keys` (database, key), in stripe order, each once.
+    /// Lock the stripes of `keys` (database, key), in stripe order, each once; the ones
+    /// this thread already holds are left to their holder.
     pub(crate) fn lock_stripes<'k>(&self, keys: impl IntoIterator<Item = (usize, &'k [u8])>) -> KeyLocks<'_> {
         let mut idx: Vec<usize> = keys.into_iter().map(|(db, k)| Store::stripe(db, k)).collect();
         idx.sort_unstable();
         idx.dedup();
-        KeyLocks { _guards: idx.into_iter().filter_map(|i| self.stripes.get(i)).map(|m| m.lock()).collect() }
+        HELD.with_borrow(|held| idx.retain(|i| !held.contains(i)));
+        let guards: Vec<(usize, MutexGuard<'_, ()>)> =
+            idx.into_iter().filter_map(|i| self.stripes.get(i).map(|m| (i, m.lock()))).collect();
+        HELD.with_borrow_mut(|held| held.extend(guards.iter().map(|(i, _)| *i)));
+        KeyLocks { guards }
     }
 }
 

@@ -173,3 +173,38 @@ fn expiry_survives_a_restart() {
     assert!((990..=1000).contains(&int(run(&srv, s, "TTL k"))));
     assert_eq!(run(&srv, s, "GET short"), Reply::Null);
 }
+
+#[test]
+fn compaction_reclaims_an_expired_collection_without_a_later_write() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (_rt, srv) = server(dir.path());
+    let s = &mut Session::new(1);
+    let value = "v".repeat(200);
+    for chunk in 0..20 {
+        let mut cmd = String::from("HSET gone");
+        for f in 0..100 {
+            cmd.push_str(&format!(" f{chunk}_{f} {value}"));
+        }
+        run(&srv, s, &cmd);
+        run(&srv, s, &cmd.replacen("HSET gone", "HSET kept", 1));
+    }
+    assert_eq!(run(&srv, s, "PEXPIRE gone 1"), Reply::Int(1));
+    std::thread::sleep(Duration::from_millis(20));
+    let db = srv.store().db().clone();
+    let fields = db.keyspace("db0.fields").expect("fields keyspace");
+    let meta = db.keyspace("db0.meta").expect("metadata keyspace");
+    let bytes = |ks: &shamba::Keyspace| ks.files().iter().map(|f| f.size).sum::<u64>();
+    db.flush().expect("flush");
+    let before = bytes(&fields);
+    assert!(before > 2 * 2000 * 200, "both hashes' fields on disk: {before} bytes");
+    fields.compact().expect("compact");
+    meta.compact().expect("compact");
+    let after = bytes(&fields);
+    // The live hash's fields stay, the expired one's are gone.
+    assert!(after < before * 6 / 10, "{before} bytes before, {after} after");
+    assert_eq!(shamba::Readable::iter(&fields).count(), 2000, "only the live hash's fields");
+    assert_eq!(shamba::Readable::iter(&meta).count(), 1, "only the live hash's metadata");
+    assert_eq!(run(&srv, s, "HLEN kept"), Reply::Int(2000));
+    assert_eq!(run(&srv, s, "HGET kept f19_99"), bulk(&value));
+    assert_eq!(run(&srv, s, "EXISTS gone"), Reply::Int(0));
+}

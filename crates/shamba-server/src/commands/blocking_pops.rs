@@ -51,13 +51,21 @@ fn deadline(word: &[u8]) -> Result<Option<Instant>, Reply> {
 /// try (see [`waited_key_error`]).
 fn block(
     ctx: &Ctx<'_>,
-    db: &Selected<'_>,
     keys: &[Vec<u8>],
     deadline: Option<Instant>,
-    mut attempt: impl FnMut(bool) -> Option<Reply>,
+    mut attempt: impl FnMut(bool, &Selected<'_>) -> Option<Reply>,
 ) -> Reply {
+    // Each try holds the databases and finds the selected one again: a SWAPDB while the
+    // client waits changes what its keys hold, as in Redis.
+    let mut try_once = |first: bool| {
+        let _databases = ctx.server.store.databases().hold();
+        match ctx.selected() {
+            Ok(db) => attempt(first, &db),
+            Err(r) => Some(r),
+        }
+    };
     if ctx.tx.is_some() {
-        return attempt(true).unwrap_or(Reply::NullArray);
+        return try_once(true).unwrap_or(Reply::NullArray);
     }
     let mut first = true;
     // A client killed or gone while it waits (CLIENT KILL, or its connection closed: see
@@ -69,11 +77,11 @@ fn block(
         if !first && gone() {
             return Some(Reply::NullArray);
         }
-        let r = attempt(first);
+        let r = try_once(first);
         first = false;
         r
     };
-    match ctx.server.waiters.wait_for(Some(ctx.session.id), db.index(), keys, deadline, gone, tries) {
+    match ctx.server.waiters.wait_for(Some(ctx.session.id), ctx.session.db, keys, deadline, gone, tries) {
         Ok(r) => r.unwrap_or(Reply::NullArray),
         Err(_) => Reply::Error("UNBLOCKED client unblocked via CLIENT UNBLOCK".into()),
     }
@@ -81,6 +89,12 @@ fn block(
 
 /// Requests read together by a connection: each blocking command among them takes its
 /// place in line (see `blocking::Waiters::arrive`).
+/// Whether `spec` is one of the blocking commands (they hold the databases only while
+/// they try, see [`block`]).
+pub(super) fn is_blocking(spec: &Spec) -> bool {
+    SPECS.iter().any(|b| b.name == spec.name)
+}
+
 pub(crate) fn arrive(
     server: &crate::session::Server,
     client: u64,
@@ -132,14 +146,10 @@ fn list_pop(ctx: &mut Ctx<'_>, args: &Args, back: bool) -> Reply {
         Ok(k) => k,
         Err(r) => return r,
     };
-    let db = match ctx.selected() {
-        Ok(db) => db,
-        Err(r) => return r,
-    };
-    block(ctx, &db, &keys, deadline, |first| {
+    block(ctx, &keys, deadline, |first, db| {
         let _lock = db.lock(keys.iter().map(Vec::as_slice));
         for key in &keys {
-            match pop_elements(&db, key, back, 1) {
+            match pop_elements(db, key, back, 1) {
                 Err(r) => return waited_key_error(first, r),
                 Ok(Some(popped)) => {
                     if let Some(e) = popped.into_iter().next() {
@@ -166,19 +176,15 @@ fn moving(ctx: &mut Ctx<'_>, src: &[u8], dst: &[u8], from_back: bool, to_back: b
         Ok(d) => d,
         Err(r) => return r,
     };
-    let db = match ctx.selected() {
-        Ok(db) => db,
-        Err(r) => return r,
-    };
     let server = ctx.server;
-    block(ctx, &db, &[src.to_vec()], deadline, |first| {
+    block(ctx, &[src.to_vec()], deadline, |first, db| {
         let _lock = db.lock([src, dst]);
         // The source is the key waited on; a destination of another type is an error
         // whenever it is found.
-        if let Err(r) = super::list::read_list(&db, src) {
+        if let Err(r) = super::list::read_list(db, src) {
             return waited_key_error(first, r);
         }
-        match move_element(&db, src, dst, from_back, to_back) {
+        match move_element(db, src, dst, from_back, to_back) {
             Err(r) => Some(r),
             Ok(Some(e)) => {
                 server.waiters.wake(db.index(), dst);
@@ -218,13 +224,9 @@ fn blmpop(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
         Ok(p) => p,
         Err(r) => return r,
     };
-    let db = match ctx.selected() {
-        Ok(db) => db,
-        Err(r) => return r,
-    };
-    block(ctx, &db, &keys, deadline, |first| {
+    block(ctx, &keys, deadline, |first, db| {
         let _lock = db.lock(keys.iter().map(Vec::as_slice));
-        mpop(&db, &keys, back, count).unwrap_or_else(|r| waited_key_error(first, r))
+        mpop(db, &keys, back, count).unwrap_or_else(|r| waited_key_error(first, r))
     })
 }
 
@@ -233,14 +235,10 @@ fn zset_pop(ctx: &mut Ctx<'_>, args: &Args, max: bool) -> Reply {
         Ok(k) => k,
         Err(r) => return r,
     };
-    let db = match ctx.selected() {
-        Ok(db) => db,
-        Err(r) => return r,
-    };
-    block(ctx, &db, &keys, deadline, |first| {
+    block(ctx, &keys, deadline, |first, db| {
         let _lock = db.lock(keys.iter().map(Vec::as_slice));
         for key in &keys {
-            match pop(&db, key, max, 1) {
+            match pop(db, key, max, 1) {
                 Err(r) => return waited_key_error(first, r),
                 Ok(popped) => {
                     if let Some((m, s)) = popped.into_iter().next() {
@@ -270,14 +268,10 @@ fn bzmpop(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
         Ok(p) => p,
         Err(r) => return r,
     };
-    let db = match ctx.selected() {
-        Ok(db) => db,
-        Err(r) => return r,
-    };
-    block(ctx, &db, &keys, deadline, |first| {
+    block(ctx, &keys, deadline, |first, db| {
         let _lock = db.lock(keys.iter().map(Vec::as_slice));
         for key in &keys {
-            match pop(&db, key, max, count) {
+            match pop(db, key, max, count) {
                 Err(r) => return waited_key_error(first, r),
                 Ok(popped) if !popped.is_empty() => {
                     let pairs =

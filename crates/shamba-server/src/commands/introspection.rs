@@ -64,6 +64,10 @@ fn docs_entry(s: &Spec) -> Reply {
 
 /// The keys of `args` by `spec`'s key positions (COMMAND GETKEYS, and EXEC's locks).
 pub(crate) fn keys_of<'a>(spec: &Spec, args: &'a Args) -> Vec<&'a [u8]> {
+    if spec.name == "sort" {
+        // STORE's destination is found among the options.
+        return super::sort_args::keys(args);
+    }
     let (first, last, step) = spec.keys;
     if first <= 0 || step <= 0 {
         return Vec::new();

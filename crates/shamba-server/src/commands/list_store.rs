@@ -112,6 +112,13 @@ impl<'a> ListWrite<'a> {
         Ok(ListWrite { w, key: key.to_vec(), ends })
     }
 
+    /// A new list at `key` written into `batch` (which deletes whatever `key` held): SORT
+    /// STORE's destination.
+    pub(super) fn fresh(db: &Selected<'a>, key: &[u8], batch: Batch) -> Result<ListWrite<'a>, Reply> {
+        let w = types::Write::open_fresh(db, Kind::List, batch)?;
+        Ok(ListWrite { w, key: key.to_vec(), ends: Ends::of(&Meta::new(Kind::List)) })
+    }
+
     pub(super) fn len(&self) -> u64 {
         self.ends.len()
     }

@@ -25,15 +25,19 @@ mod ranks;
 mod score;
 mod scripting;
 mod set;
+mod sort;
+mod sort_args;
 pub(crate) mod stats;
 mod strings;
 mod strings2;
+mod swapdb;
 mod zset;
 mod zset_args;
 mod zset_combine;
 mod zset_store;
 
 pub(crate) use introspection::keys_of;
+pub(crate) use sort_args::keys as sort_keys;
 
 use super::reply::Reply;
 use super::session::Ctx;
@@ -151,6 +155,8 @@ pub(super) static TABLES: &[&[Spec]] = &[
     zset_combine::SPECS,
     list::SPECS,
     blocking_pops::SPECS,
+    sort::SPECS,
+    swapdb::SPECS,
 ];
 
 /// Every command the server knows, in table order.
@@ -245,12 +251,19 @@ pub(super) fn dispatch(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
     if queuing && !multi::runs_at_once(spec.name) {
         return multi::queue(ctx, args);
     }
-    if let Some(r) = crate::types::check_string_command(ctx, spec, args) {
-        return r;
-    }
+    // No SWAPDB while a command runs (a blocking command holds this only while it tries;
+    // SWAPDB takes it exclusively).
+    let _databases =
+        (spec.name != "swapdb" && !blocking_pops::is_blocking(spec)).then(|| ctx.server.store.databases().hold());
+    let checked = match crate::types::check_string_command(ctx, spec, args) {
+        Ok(locks) => locks,
+        Err(r) => return r,
+    };
     let noted = crate::notify::before(ctx, spec, args);
     let started = std::time::Instant::now();
     let reply = (spec.run)(ctx, args);
+    // Before blocked clients are served: they take key locks of their own.
+    drop(checked);
     let took = started.elapsed();
     // A request refused on the connection's task runs again on the pool: counted there.
     if !crate::no_wait::refused() {

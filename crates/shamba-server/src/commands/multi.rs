@@ -42,6 +42,9 @@ const EXEC_ATTEMPTS: usize = 16;
 pub(crate) struct Watch {
     tx: Transaction,
     keys: Vec<(usize, Vec<u8>, Option<i64>)>,
+    /// Per watched key: its database's swap count and whether the key existed, when
+    /// watched (a SWAPDB touches the keys that exist on either side, as in Redis).
+    swaps: Vec<(u64, bool)>,
 }
 
 impl Watch {
@@ -101,8 +104,11 @@ pub(super) fn watch(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
         Ok(db) => db,
         Err(r) => return r,
     };
-    let watch =
-        ctx.session.watch.get_or_insert_with(|| Watch { tx: ctx.server.store.db().transaction(), keys: Vec::new() });
+    let watch = ctx.session.watch.get_or_insert_with(|| Watch {
+        tx: ctx.server.store.db().transaction(),
+        keys: Vec::new(),
+        swaps: Vec::new(),
+    });
     for key in args.iter().skip(1) {
         if let Err(e) = watch.tx.keyspace(db.keyspace()).get_for_update(key) {
             return engine_error(e);
@@ -118,6 +124,11 @@ pub(super) fn watch(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
             Ok(d) => d.ok().flatten(),
             Err(e) => return engine_error(e),
         };
+        let existed = match crate::types::lookup(&db, key) {
+            Ok(e) => e != crate::types::Entry::Absent,
+            Err(e) => return engine_error(e),
+        };
+        watch.swaps.push((ctx.server.store.databases().swaps(db.index()), existed));
         watch.keys.push((db.index(), key.clone(), deadline));
     }
     Reply::OK
@@ -140,18 +151,22 @@ fn keys_of<'k>(args: &'k Args, db: &mut usize, out: &mut Vec<(usize, &'k [u8])>)
         }
         return;
     }
-    let (first, last, step) = spec.keys;
-    if first <= 0 || step <= 0 {
-        return;
-    }
-    let last = if last < 0 { args.len() as i64 + last } else { last };
-    let mut i = first;
-    while i <= last {
-        if let Some(k) = args.get(i as usize) {
-            out.push((*db, k.as_slice()));
+    out.extend(super::keys_of(spec, args).into_iter().map(|k| (*db, k)));
+}
+
+/// Whether a SWAPDB since WATCH touched a watched key: one that existed when watched,
+/// or exists now, in a database swapped since.
+fn swapped_touched(store: &crate::store::Store, w: &Watch) -> bool {
+    w.keys.iter().zip(&w.swaps).any(|((db, key, _), &(swaps, existed))| {
+        if store.databases().swaps(*db) == swaps {
+            return false;
         }
-        i += step;
-    }
+        existed
+            || store
+                .select(*db)
+                .and_then(Result::ok)
+                .is_some_and(|s| crate::types::lookup(&s, key).is_ok_and(|e| e != crate::types::Entry::Absent))
+    })
 }
 
 pub(super) fn exec(ctx: &mut Ctx<'_>, _args: &Args) -> Reply {
@@ -176,6 +191,9 @@ pub(super) fn exec(ctx: &mut Ctx<'_>, _args: &Args) -> Reply {
     if let Some(w) = watch {
         let now = now_ms();
         if w.keys.iter().any(|(_, _, deadline)| deadline.is_some_and(|d| d <= now)) {
+            return Reply::Null;
+        }
+        if swapped_touched(store, &w) {
             return Reply::Null;
         }
         match w.tx.commit() {

@@ -5,6 +5,7 @@ use super::{arg, is, printable, Args, Spec};
 use crate::pubsub::Kind;
 use crate::reply::Reply;
 use crate::session::Ctx;
+use std::time::{Duration, Instant};
 
 const SUB: &[&str] = &["pubsub", "noscript", "loading", "stale"];
 
@@ -101,8 +102,28 @@ pub(crate) fn unsubscribe_all(ctx: &mut Ctx<'_>) {
     }
 }
 
+/// The longest PUBLISH waits for subscribers to be done with what they sent.
+const INPUT_WAIT: Duration = Duration::from_millis(50);
+
+/// PUBLISH: first, subscribers that sent something not yet answered (an UNSUBSCRIBE,
+/// maybe) are given up to [`INPUT_WAIT`] to be done with it, so that a message published
+/// after a client's UNSUBSCRIBE reached the server does not reach that client (Redis's one
+/// thread serves the two in arrival order; connections here run in parallel).
 fn publish(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
-    Reply::Int(ctx.server.conns.pubsub.publish(arg(args, 1), arg(args, 2)) as i64)
+    let hub = &ctx.server.conns.pubsub;
+    let channel = arg(args, 1);
+    let busy = hub.receivers_with_input(channel, ctx.session.id);
+    if !busy.is_empty() {
+        if !crate::no_wait::may_wait() {
+            // On the connection's task: the request runs again on the blocking pool.
+            return super::engine_error(crate::no_wait::refuse("a publish waiting for a subscriber's input"));
+        }
+        let until = Instant::now() + INPUT_WAIT;
+        while busy.iter().any(|c| c.has_input() && !c.is_killed()) && Instant::now() < until {
+            std::thread::sleep(Duration::from_micros(200));
+        }
+    }
+    Reply::Int(hub.publish(channel, arg(args, 2)) as i64)
 }
 
 /// PUBSUB CHANNELS [pattern] / NUMSUB [channel ...] / NUMPAT.

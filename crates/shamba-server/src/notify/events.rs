@@ -229,6 +229,8 @@ fn events_of<'a>(name: &str, args: &'a [Vec<u8>], reply: &'a Reply) -> Vec<Event
         "zunionstore" => store(Z, "zunionstore"),
         "zinterstore" => store(Z, "zinterstore"),
         "zdiffstore" => store(Z, "zdiffstore"),
+        // Only SORT ... STORE writes: its destination is the second key.
+        "sort" => crate::commands::sort_keys(args).get(1).map_or_else(Vec::new, |dst| vec![ev(dst, L, "sortstore", Del)]),
         "move" => vec![ev(k1, G, "move_from", P), Event {
             key: k1,
             db: crate::commands::parse_int(at(args, 2)).and_then(|n| usize::try_from(n).ok()),

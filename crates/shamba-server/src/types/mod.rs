@@ -5,10 +5,12 @@
 //!
 //! `encoding` is the bytes (with the format version), `access` the reads and writes
 //! through a database, `string_guard` the type check string commands get, `walk` every
-//! key of a database whatever its type.
+//! key of a database whatever its type, `expired_filter` the compaction filters that
+//! reclaim expired collections.
 
 mod access;
 mod encoding;
+mod expired_filter;
 mod string_guard;
 mod walk;
 
@@ -21,6 +23,7 @@ pub(crate) use access::{
 };
 #[allow(unused_imports, reason = "the encoding's API for every collection type")]
 pub(crate) use encoding::{field_key, fields_prefix, prefix_end, Kind, Meta, FORMAT_VERSION};
+pub(crate) use expired_filter::CollectionFilters;
 pub(crate) use string_guard::{absent_string, check as check_string_command};
 pub(crate) use walk::keys as walk_keys;
 

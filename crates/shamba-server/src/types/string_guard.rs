@@ -4,23 +4,47 @@
 //! string replaces the collection, see `Batch::put`), MGET (nil for a non-string) and GET
 //! (which probes only on a miss, so a hit pays nothing; see `absent_string`).
 //!
-//! The check reads before the command takes its key's lock: a collection written between
-//! the two by another connection is not seen.
+//! The check takes the keys' locks and the command runs holding them (its own lock of the
+//! same keys is then no wait), so a collection cannot be written between the check and the
+//! command: an INCR racing an HSET on a new key makes one of the two, never both.
 
 use super::access::{live_meta, wrong_type};
 use crate::commands::{engine_error, is, Args, Spec};
 use crate::reply::Reply;
 use crate::session::Ctx;
-use crate::store::Selected;
+use crate::store::{KeyLocks, Selected};
+
+/// Lock the keys of a string command that the type check applies to, and check them:
+/// the locks to hold while the command runs, or the reply that replaces the command's
+/// (a key it names is a collection).
+pub(crate) fn check<'a>(ctx: &Ctx<'a>, spec: &Spec, args: &Args) -> Result<Option<KeyLocks<'a>>, Reply> {
+    if !matches!(spec.group, "string" | "bitmap") {
+        return Ok(None);
+    }
+    let Ok(db) = ctx.selected() else { return Ok(None) };
+    if db.collections().is_none() || !checked(spec, args) {
+        return Ok(None);
+    }
+    let locks = db.lock(key_args(spec, args));
+    match answer(&db, spec, args) {
+        Some(reply) => Err(reply),
+        None => Ok(Some(locks)),
+    }
+}
+
+/// Whether the command is checked at all: not the ones that overwrite any type (SET
+/// without GET or NX, MSET, SETEX, PSETEX) nor the reads that answer for themselves (GET, MGET).
+fn checked(spec: &Spec, args: &Args) -> bool {
+    match spec.name {
+        "get" | "mget" | "mset" | "setex" | "psetex" => false,
+        "set" => args.get(3..).unwrap_or_default().iter().any(|o| is(o, "GET") || is(o, "NX")),
+        _ => true,
+    }
+}
 
 /// The reply that replaces the command's, when a key it names is a collection.
-pub(crate) fn check(ctx: &Ctx<'_>, spec: &Spec, args: &Args) -> Option<Reply> {
-    if !matches!(spec.group, "string" | "bitmap") {
-        return None;
-    }
-    let db = ctx.selected().ok()?;
-    db.collections()?;
-    let is_collection = |key: &[u8]| match live_meta(&db, key) {
+fn answer(db: &Selected<'_>, spec: &Spec, args: &Args) -> Option<Reply> {
+    let is_collection = |key: &[u8]| match live_meta(db, key) {
         Ok(m) => Ok(m.is_some()),
         Err(e) => Err(engine_error(e)),
     };
