@@ -41,8 +41,14 @@ pub fn dump_table(storage: &dyn Storage, path: &Path, max_entries: usize) -> Res
     };
     let file = TableFile::new(path.to_path_buf(), file, ctx.io.clone(), ctx.device);
     let reader = Arc::new(TableReader::open(file, 0, ctx)?);
+    dump_reader(&reader, max_entries)
+}
+
+/// The dump of a table already open (what [`dump_table`] writes once it has opened the
+/// file), for a caller that has a reader and would otherwise open the file twice.
+pub(crate) fn dump_reader(reader: &Arc<TableReader>, max_entries: usize) -> Result<String> {
     let mut out = String::new();
-    write_all(&mut out, &reader, max_entries)?;
+    write_all(&mut out, reader, max_entries)?;
     Ok(out)
 }
 

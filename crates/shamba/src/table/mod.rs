@@ -56,6 +56,8 @@ mod tests;
 pub(crate) use block::Block;
 pub(crate) use block_batch::read_data_blocks;
 pub(crate) use builder::TableBuilder;
+#[cfg(feature = "lab")]
+pub(crate) use dump::dump_reader;
 pub use dump::dump_table;
 pub(crate) use format::BlockHandle;
 pub(crate) use format::BLOCK_TRAILER_LEN;
