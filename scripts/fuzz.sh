@@ -6,6 +6,7 @@
 #   scripts/fuzz.sh [SECONDS] [TARGET...]
 #   FUZZ_RUNS=10000000 scripts/fuzz.sh 86400    # a campaign: 10^7 executions per target
 #                                               # (or a day each, whichever comes first)
+#   FUZZ_TIMEOUT=900 ...                        # an input's time limit (default 10 s)
 #
 # The committed corpus fuzz/corpus/<target>/ is read, never written: new inputs go to a
 # scratch directory (merge them with `cargo fuzz cmin` if worth keeping). A crash, an
@@ -33,6 +34,10 @@ export ASAN_OPTIONS="detect_stack_use_after_return=0:malloc_context_size=0${ASAN
 secs="${1:-60}"
 # Executions per target, -1 for no limit (the time limit alone).
 runs="${FUZZ_RUNS:--1}"
+# Seconds one input may run before it counts as a hang. libFuzzer measures it by the wall
+# clock, so a campaign whose processes may be paused (SIGSTOP, a suspended VM) sets it
+# above the longest pause: FUZZ_TIMEOUT=900.
+timeout="${FUZZ_TIMEOUT:-10}"
 shift || true
 targets=("$@")
 if [ "${#targets[@]}" -eq 0 ]; then
@@ -66,7 +71,7 @@ for t in "${targets[@]}"; do
   status=0
   # shellcheck disable=SC2046 # the options are words
   cargo fuzz run "$t" "$scratch/$t" "fuzz/corpus/$t" "fuzz/regressions/$t" -- \
-    -max_total_time="$secs" -runs="$runs" -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=512 \
+    -max_total_time="$secs" -runs="$runs" -timeout="$timeout" -rss_limit_mb=2048 -malloc_limit_mb=512 \
     $(target_opts "$t") -print_final_stats=1 >"$log" 2>&1 || status=$?
   execs="$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' | tail -1)"
   rate="$(grep -o 'stat::average_exec_per_sec: *[0-9]*' "$log" | grep -o '[0-9]*$' | tail -1)"
