@@ -57,12 +57,12 @@ fn raise_soft_limit(want: u64) -> Option<u64> {
     if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) } != 0 {
         return None;
     }
-    let current = u64::from(lim.rlim_cur);
-    let target = want.min(u64::from(lim.rlim_max));
+    let current = lim.rlim_cur;
+    let target = want.min(lim.rlim_max);
     if target <= current {
         return Some(current);
     }
-    let raised = libc::rlimit { rlim_cur: target as libc::rlim_t, rlim_max: lim.rlim_max };
+    let raised = libc::rlimit { rlim_cur: target, rlim_max: lim.rlim_max };
     // SAFETY: `raised` is a valid rlimit read for the call; its soft limit is at most the
     // hard one (same test as above).
     if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &raised) } == 0 {
@@ -93,7 +93,7 @@ mod tests {
         // SAFETY: a valid, writable rlimit.
         assert_eq!(unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut before) }, 0);
         let got = raise_soft_limit(1).unwrap();
-        assert_eq!(got, u64::from(before.rlim_cur), "asking for less keeps the limit");
+        assert_eq!(got, before.rlim_cur, "asking for less keeps the limit");
         let f = fit_to_process(1);
         assert_eq!(f.maxclients, 1);
         assert!(open_descriptors() > 0);
