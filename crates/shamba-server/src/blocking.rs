@@ -35,9 +35,6 @@ use std::time::{Duration, Instant};
 /// How often a waiter looks at its keys, its client and its timeout without being woken.
 const RETRY: Duration = Duration::from_millis(100);
 
-/// How long a blocking command waits for the ones that arrived before it to block.
-const ARRIVAL_WAIT: Duration = Duration::from_millis(100);
-
 /// A key of one database.
 type Key = (usize, Vec<u8>);
 
@@ -157,8 +154,9 @@ impl Waiters {
 
     /// A connection read a blocking command of client `client`: it takes its first try
     /// after the blocking commands read before it (of any client) have blocked or
-    /// answered, waiting at most [`ARRIVAL_WAIT`], so clients that block together are
-    /// queued in the order they sent their commands, as on Redis's one thread.
+    /// answered, so clients that block together are queued in the order the server read
+    /// their commands, as on Redis's one thread, however long the earlier ones take to
+    /// get there.
     pub(crate) fn arrive(&self, client: u64) {
         let mut s = self.state.lock();
         let t = s.next_ticket;
@@ -176,16 +174,17 @@ impl Waiters {
     }
 
     /// Wait until the blocking commands read before `client`'s oldest arrival are done
-    /// with their first try; that arrival's ticket.
+    /// with their first try; that arrival's ticket. No timer: an earlier arrival leaves
+    /// the line when its command blocks or answers, or when its client's requests are over
+    /// ([`Waiters::departed`]). The arrivals of a client blocked now are not waited for:
+    /// they are its later commands, which run only once it is served (Redis reads them
+    /// only then), so a pipeline of blocking commands holds nobody else up.
     fn first_in_line(&self, client: Option<u64>) -> Option<u64> {
         let client = client?;
         let mut s = self.state.lock();
         let ticket = s.arrivals.iter().find(|&(_, &c)| c == client).map(|(&t, _)| t)?;
-        let until = Instant::now() + ARRIVAL_WAIT;
-        while s.arrivals.range(..ticket).next().is_some() && !s.closed {
-            if self.changed.wait_until(&mut s, until).timed_out() {
-                break;
-            }
+        while !s.closed && s.arrivals.range(..ticket).any(|(_, c)| !s.by_client.contains_key(c)) {
+            self.changed.wait(&mut s);
         }
         Some(ticket)
     }
@@ -338,6 +337,8 @@ impl Waiters {
         s.turns.insert(id, Turn::Waiting);
         if let Some(c) = client {
             s.by_client.insert(c, id);
+            // Its later arrivals no longer hold anyone up (see `first_in_line`).
+            self.changed.notify_all();
         }
         self.blocked.fetch_add(1, Ordering::AcqRel);
         Some((id, mine))
@@ -356,6 +357,8 @@ impl Waiters {
         s.turns.remove(&id);
         s.by_client.retain(|_, w| *w != id);
         self.blocked.fetch_sub(1, Ordering::AcqRel);
+        // Its later arrivals count again for those waiting in line.
+        self.changed.notify_all();
     }
 
     /// One round, with `serving` held: every ready key's clients served in queue order

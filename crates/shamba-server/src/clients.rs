@@ -47,8 +47,8 @@ pub(crate) struct Client {
     /// Set on the first subscription: only such clients are looked for in the pub/sub
     /// tables when they leave.
     pub(crate) ever_subscribed: AtomicBool,
-    /// Its socket, peeked for bytes not yet read.
-    input: crate::input_probe::InputProbe,
+    /// Its socket while it is subscribed, peeked for bytes not yet read.
+    pub(crate) input: crate::input_probe::InputProbe,
     /// Set while requests it sent are read and not all answered.
     reading: AtomicBool,
 }
@@ -141,13 +141,12 @@ impl Registry {
         addr: SocketAddr,
         laddr: SocketAddr,
         fd: i64,
-        input: crate::input_probe::InputProbe,
     ) -> Result<(Arc<Client>, mpsc::UnboundedReceiver<Message>), TooManyClients> {
         let mut clients = self.clients.lock();
         if clients.len() >= self.max() {
             return Err(TooManyClients);
         }
-        let (client, rx) = Client::new(self.next_id(), Some(addr), Some(laddr), fd, input);
+        let (client, rx) = Client::new(self.next_id(), Some(addr), Some(laddr), fd);
         clients.insert(client.id, client.clone());
         Ok((client, rx))
     }
@@ -169,7 +168,6 @@ impl Client {
         addr: Option<SocketAddr>,
         laddr: Option<SocketAddr>,
         fd: i64,
-        input: crate::input_probe::InputProbe,
     ) -> (Arc<Client>, mpsc::UnboundedReceiver<Message>) {
         let (outbox, rx) = mpsc::unbounded_channel();
         let now = Instant::now();
@@ -198,7 +196,7 @@ impl Client {
             outbox,
             queued: AtomicUsize::new(0),
             ever_subscribed: AtomicBool::new(false),
-            input,
+            input: crate::input_probe::InputProbe::default(),
             reading: AtomicBool::new(false),
         };
         (Arc::new(client), rx)
@@ -207,7 +205,7 @@ impl Client {
     /// A client for a session with no connection (the command layer used directly):
     /// messages published to it are dropped.
     pub(crate) fn detached(id: u64) -> Arc<Client> {
-        Client::new(id, None, None, -1, crate::input_probe::InputProbe::default()).0
+        Client::new(id, None, None, -1).0
     }
 
     /// Close its connection: at once if it waits for input, after its current requests
@@ -395,21 +393,21 @@ mod tests {
     #[test]
     fn maxclients_bounds_the_registry_and_leaving_frees_a_place() {
         let r = Registry::new(2);
-        let (a, _rx) = r.register(addr("127.0.0.1:1"), addr("127.0.0.1:9"), 5, Default::default()).unwrap();
-        let (_b, _rx2) = r.register(addr("127.0.0.1:2"), addr("127.0.0.1:9"), 6, Default::default()).unwrap();
-        assert!(r.register(addr("127.0.0.1:3"), addr("127.0.0.1:9"), 7, Default::default()).is_err());
+        let (a, _rx) = r.register(addr("127.0.0.1:1"), addr("127.0.0.1:9"), 5).unwrap();
+        let (_b, _rx2) = r.register(addr("127.0.0.1:2"), addr("127.0.0.1:9"), 6).unwrap();
+        assert!(r.register(addr("127.0.0.1:3"), addr("127.0.0.1:9"), 7).is_err());
         r.remove(a.id);
         assert_eq!(r.len(), 1);
-        assert!(r.register(addr("127.0.0.1:3"), addr("127.0.0.1:9"), 7, Default::default()).is_ok());
+        assert!(r.register(addr("127.0.0.1:3"), addr("127.0.0.1:9"), 7).is_ok());
         r.set_max(3);
         assert_eq!(r.max(), 3);
-        assert!(r.register(addr("127.0.0.1:4"), addr("127.0.0.1:9"), 8, Default::default()).is_ok());
+        assert!(r.register(addr("127.0.0.1:4"), addr("127.0.0.1:9"), 8).is_ok());
     }
 
     #[test]
     fn a_line_shows_what_the_session_last_did() {
         let r = Registry::new(10);
-        let (c, _rx) = r.register(addr("10.0.0.1:5000"), addr("127.0.0.1:6380"), 9, Default::default()).unwrap();
+        let (c, _rx) = r.register(addr("10.0.0.1:5000"), addr("127.0.0.1:6380"), 9).unwrap();
         let mut s = Session::new(c.id);
         s.name = Some(b"worker".to_vec());
         s.db = 3;
@@ -424,7 +422,7 @@ mod tests {
 
     #[test]
     fn a_full_queue_drops_the_subscriber() {
-        let (c, mut rx) = Client::new(1, None, None, -1, Default::default());
+        let (c, mut rx) = Client::new(1, None, None, -1);
         let big: Arc<[u8]> = vec![0u8; PUBSUB_QUEUE_LIMIT / 2].into();
         let msg = || Message { pattern: None, channel: b"ch"[..].into(), payload: big.clone() };
         assert!(c.deliver(msg()));

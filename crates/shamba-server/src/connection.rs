@@ -15,6 +15,7 @@ use super::resp::{parse_request, Limits, ProtocolError};
 use super::session::{Server, ServerCounters, Session};
 use std::collections::VecDeque;
 use std::net::SocketAddr;
+use std::os::fd::AsRawFd;
 use std::sync::Arc;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::{mpsc, watch};
@@ -37,8 +38,6 @@ pub(super) struct Peer {
     pub(super) listening: SocketAddr,
     /// The socket's descriptor (CLIENT LIST's `fd`).
     pub(super) fd: i64,
-    /// The socket, for PUBLISH to see whether the client sent something not yet read.
-    pub(super) input: crate::input_probe::InputProbe,
 }
 
 /// Serve one connection until the client leaves, sends QUIT or a malformed request, is
@@ -46,13 +45,13 @@ pub(super) struct Peer {
 /// first). A client refused by protected mode or `maxclients` is told why first.
 pub(super) async fn serve<S>(server: Arc<Server>, mut stream: S, peer: Peer, mut stopping: watch::Receiver<bool>)
 where
-    S: AsyncRead + AsyncWrite + Unpin + Send,
+    S: AsyncRead + AsyncWrite + AsRawFd + Unpin + Send,
 {
     if server.conns.auth.refuses(&peer.listening, &peer.addr) {
         let _ = stream.write_all(super::auth::DENIED.as_bytes()).await;
         return;
     }
-    let Ok((client, outbox)) = server.conns.registry.register(peer.addr, peer.local, peer.fd, peer.input) else {
+    let Ok((client, outbox)) = server.conns.registry.register(peer.addr, peer.local, peer.fd) else {
         ServerCounters::add(&server.counters.rejected_connections, 1);
         let _ = stream.write_all(b"-ERR max number of clients reached\r\n").await;
         return;
@@ -82,7 +81,7 @@ async fn run<S>(
     stopping: &mut watch::Receiver<bool>,
 ) -> std::io::Result<()>
 where
-    S: AsyncRead + AsyncWrite + Unpin + Send,
+    S: AsyncRead + AsyncWrite + AsRawFd + Unpin + Send,
 {
     let mut buf: Vec<u8> = Vec::with_capacity(READ_CHUNK);
     loop {
@@ -93,14 +92,21 @@ where
             let mut read_meanwhile = false;
             let mut requests = VecDeque::from(requests);
             let mut out = Vec::new();
+            // Blocking commands take their place in line as they are read, before anything
+            // runs (see `blocking`).
+            let arrived = crate::commands::blocking_pops::arrive(server, session.id, &requests);
             server.run_without_waiting(session, &mut requests, &mut out);
+            if requests.is_empty() && arrived {
+                // All answered here (a QUIT before them): they leave the line.
+                server.waiters.departed(session.id);
+            }
             if !requests.is_empty() {
                 let srv = Arc::clone(server);
                 let mut moved = std::mem::replace(session, Session::new(session.id));
-                crate::commands::blocking_pops::arrive(server, moved.id, &requests);
                 let task = tokio::task::spawn_blocking(move || {
+                    let line = LeavesLine(&srv, moved.id);
                     srv.run_batch(&mut moved, requests.into(), &mut out);
-                    srv.waiters.departed(moved.id);
+                    drop(line);
                     (moved, out)
                 });
                 tokio::pin!(task);
@@ -131,6 +137,9 @@ where
                     return Ok(());
                 }
             }
+            // A subscriber's socket is probed from before its replies go out (see
+            // `input_probe`); a client subscribed to nothing holds no probe.
+            client.input.follow(&*stream, session.subs.count() > 0);
             ServerCounters::add(&server.counters.net_output_bytes, out.len() as u64);
             stream.write_all(&out).await?;
             if session.closing || client.is_killed() {
@@ -181,6 +190,17 @@ where
             () = idle => return Ok(()),
             _ = stopping.changed() => return Ok(()),
         }
+    }
+}
+
+/// The blocking commands of a client's requests that did not block or answer leave the
+/// line when the requests are over, even if running them failed: nobody behind them waits
+/// for ever (see `blocking`).
+struct LeavesLine<'a>(&'a Server, u64);
+
+impl Drop for LeavesLine<'_> {
+    fn drop(&mut self) {
+        self.0.waiters.departed(self.1);
     }
 }
 

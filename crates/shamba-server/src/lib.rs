@@ -65,6 +65,7 @@
 #![warn(clippy::expect_used)]
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
+mod accept_failures;
 mod auth;
 mod blocking;
 mod clients;
@@ -75,6 +76,7 @@ mod connection;
 mod cursor;
 mod database_map;
 mod databases;
+mod descriptor_limit;
 mod durability;
 #[doc(hidden)]
 pub mod fuzz;
@@ -345,6 +347,10 @@ impl Listener {
             Some(addr) => Some(TcpListener::bind(addr).await?),
             None => None,
         };
+        let fitted = descriptor_limit::fit_to_process(config.maxclients);
+        if let Some(why) = &fitted.lowered {
+            eprintln!("shamba serve: {why}");
+        }
         let server = Arc::new(Server {
             store,
             cursors: cursor::CursorTable::new(),
@@ -352,7 +358,7 @@ impl Listener {
             bind,
             started: Instant::now(),
             counters: ServerCounters::default(),
-            conns: clients::Connections::new(auth, config.maxclients, config.timeout),
+            conns: clients::Connections::new(auth, fitted.maxclients, config.timeout),
             settings: runtime_settings::RuntimeSettings::default(),
             waiters: crate::blocking::Waiters::default(),
         });
@@ -405,6 +411,7 @@ impl Listener {
             (server.store.sync_mode() == SyncMode::Everysec).then(|| tokio::spawn(sync_every_second(server.clone())));
         let expiring = tokio::spawn(notify::expiring::run(server.clone()));
         let mut clients = JoinSet::new();
+        let mut failures = accept_failures::AcceptFailures::default();
         tokio::pin!(shutdown);
         loop {
             tokio::select! {
@@ -417,8 +424,10 @@ impl Listener {
                     }
                     // Out of descriptors and the like: the listener stays; wait a little.
                     Err(e) => {
-                        eprintln!("shamba serve: accept failed: {e}");
-                        tokio::time::sleep(Duration::from_millis(10)).await;
+                        if let Some(line) = failures.failed(&e, clients.len(), Instant::now()) {
+                            eprintln!("shamba serve: {line}");
+                        }
+                        tokio::time::sleep(accept_failures::RETRY_AFTER).await;
                     }
                 },
                 accepted = accept_on(&tls) => {
@@ -437,8 +446,10 @@ impl Listener {
                             });
                         }
                         (Err(e), _) => {
-                            eprintln!("shamba serve: accept failed: {e}");
-                            tokio::time::sleep(Duration::from_millis(10)).await;
+                            if let Some(line) = failures.failed(&e, clients.len(), Instant::now()) {
+                                eprintln!("shamba serve: {line}");
+                            }
+                            tokio::time::sleep(accept_failures::RETRY_AFTER).await;
                         }
                         (Ok(_), None) => {}
                     }
@@ -485,8 +496,7 @@ async fn accept_on(tls: &Option<(TcpListener, TlsAcceptor)>) -> std::io::Result<
 fn peer_of(stream: &tokio::net::TcpStream, addr: SocketAddr, listening: SocketAddr) -> connection::Peer {
     use std::os::fd::AsRawFd;
     let local = stream.local_addr().unwrap_or(listening);
-    let input = input_probe::InputProbe::of(stream);
-    connection::Peer { addr, local, listening, fd: i64::from(stream.as_raw_fd()), input }
+    connection::Peer { addr, local, listening, fd: i64::from(stream.as_raw_fd()) }
 }
 
 /// `--sync everysec`: once a second, if anything was written since the last sync, make it

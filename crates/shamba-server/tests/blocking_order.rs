@@ -286,3 +286,52 @@ fn every_pushed_element_is_popped_exactly_once() {
     let s = &mut Session::new(1);
     assert_eq!(run(&srv, s, "EXISTS q1 q2"), Reply::Int(0));
 }
+
+/// Two clients block on one key; the first one's blocking command was read first but
+/// takes long to get to its first try (a slow command before it, on the connection or
+/// inside an EXEC): it is still served first, as on Redis's one thread.
+#[test]
+fn the_blocking_command_read_first_is_served_first_however_late_it_runs() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let rt = runtime();
+    let mut cfg = config(dir.path());
+    cfg.enable_debug_command = true;
+    let listener = rt.block_on(Listener::bind(&cfg)).expect("bind");
+    let (addr, srv) = (listener.local_addr(), listener.server().clone());
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let task = rt.spawn(listener.serve(async {
+        let _ = stopped.await;
+    }));
+    let connect = || {
+        let c = TcpStream::connect(addr).expect("connect");
+        c.set_read_timeout(Some(Duration::from_secs(30))).expect("timeout");
+        c
+    };
+    let s = &mut Session::new(1);
+    let slow_first = [
+        ("DEBUG SLEEP 1\r\nBRPOPLPUSH src first 0\r\n", "+OK\r\n$1\r\nx\r\n"),
+        ("MULTI\r\nDEBUG SLEEP 1\r\nEXEC\r\nBRPOPLPUSH src first 0\r\n", "+OK\r\n+QUEUED\r\n*1\r\n+OK\r\n$1\r\nx\r\n"),
+    ];
+    for (request, reply) in slow_first {
+        let mut first = connect();
+        let mut second = connect();
+        first.write_all(request.as_bytes()).expect("send");
+        // Read by the server well before the second client's command, which then waits.
+        std::thread::sleep(Duration::from_millis(300));
+        second.write_all(b"BRPOPLPUSH src second 0\r\n").expect("send");
+        until_blocked(&srv, 2);
+        assert_eq!(run(&srv, s, "RPUSH src x"), Reply::Int(1));
+        let mut got = vec![0u8; reply.len()];
+        first.read_exact(&mut got).expect("the first client is served");
+        assert_eq!(String::from_utf8_lossy(&got), reply, "{request:?}");
+        assert_eq!(run(&srv, s, "LLEN first"), Reply::Int(1));
+        assert_eq!(run(&srv, s, "LLEN second"), Reply::Int(0));
+        assert_eq!(run(&srv, s, "RPUSH src y"), Reply::Int(1));
+        let mut got = vec![0u8; 7];
+        second.read_exact(&mut got).expect("then the second");
+        assert_eq!(&got, b"$1\r\ny\r\n");
+        assert_eq!(run(&srv, s, "DEL first second"), Reply::Int(2));
+    }
+    stop.send(()).expect("serving");
+    rt.block_on(task).expect("task").expect("clean stop");
+}

@@ -85,3 +85,61 @@ fn replies_stay_right_and_in_order_when_some_requests_move_to_the_pool() {
 fn with_every_write_synced_the_writes_move_to_the_pool_and_still_answer_in_order() {
     check(SyncMode::Always);
 }
+
+/// A server on the database in `dir`, serving until the sender is used.
+fn serve_on(
+    rt: &tokio::runtime::Runtime,
+    dir: &std::path::Path,
+) -> (std::net::SocketAddr, tokio::sync::oneshot::Sender<()>, tokio::task::JoinHandle<Result<(), shamba_server::Error>>)
+{
+    let mut config = ServerConfig::new(dir.to_path_buf());
+    config.bind = "127.0.0.1:0".parse().expect("address");
+    config.sync = SyncMode::Never;
+    let listener = rt.block_on(Listener::bind(&config)).expect("bind");
+    let addr = listener.local_addr();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let serving = rt.spawn(listener.serve(async {
+        let _ = stopped.await;
+    }));
+    (addr, stop, serving)
+}
+
+#[test]
+fn a_rank_range_over_a_sorted_set_not_in_memory_answers_its_members() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("db");
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("runtime");
+    // A sorted set of 3,000 members with scores 0..3000, written, flushed to a table and
+    // the server stopped: the next server has none of its blocks in memory.
+    let (addr, stop, serving) = serve_on(&rt, &db);
+    let mut c = TcpStream::connect(addr).expect("connect");
+    c.set_read_timeout(Some(Duration::from_secs(30))).expect("timeout");
+    for chunk in 0..30 {
+        let mut zadd = String::from("ZADD z");
+        for i in chunk * 100..(chunk + 1) * 100 {
+            zadd.push_str(&format!(" {i} m{i}"));
+        }
+        zadd.push_str("\r\n");
+        c.write_all(zadd.as_bytes()).expect("send");
+        expect_bytes(&mut c, b":100\r\n");
+    }
+    drop(c);
+    let _ = stop.send(());
+    rt.block_on(serving).expect("join").expect("serve");
+
+    let (addr, stop, serving) = serve_on(&rt, &db);
+    let mut c = TcpStream::connect(addr).expect("connect");
+    c.set_read_timeout(Some(Duration::from_secs(30))).expect("timeout");
+    // ZCARD alone reads the set's metadata (on the pool: it is not in memory either), so
+    // the next request finds it in memory and only the set's members are cold.
+    c.write_all(b"ZCARD z\r\n").expect("send");
+    expect_bytes(&mut c, b":3000\r\n");
+    // The walk to rank 2500 meets a block not in memory before it gets there: that
+    // request moves to the pool and answers the member, never an empty range.
+    c.write_all(b"ZRANGE z 2500 2500\r\n").expect("send");
+    expect_bytes(&mut c, b"*1\r\n$5\r\nm2500\r\n");
+    c.write_all(b"ZRANGE z 2998 -1 WITHSCORES\r\nZRANK z m2999\r\n").expect("send");
+    expect_bytes(&mut c, b"*4\r\n$5\r\nm2998\r\n$4\r\n2998\r\n$5\r\nm2999\r\n$4\r\n2999\r\n:2999\r\n");
+    let _ = stop.send(());
+    rt.block_on(serving).expect("join").expect("serve");
+}

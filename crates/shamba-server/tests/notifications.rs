@@ -196,6 +196,20 @@ fn a_passed_deadline_publishes_expired_without_a_request_but_a_deleted_key_does_
 }
 
 #[test]
+fn a_key_swapped_into_another_database_expires_under_that_database_number() {
+    let srv = start();
+    let mut c = connect(srv.addr);
+    assert_eq!(call(&mut c, "CONFIG SET notify-keyspace-events Ex"), "OK");
+    let mut sub = listener(srv.addr);
+    call(&mut c, "SET moved 1 PX 200");
+    assert_eq!(call(&mut c, "SWAPDB 0 1"), "OK");
+    assert_eq!(call(&mut c, "EXISTS moved"), "0", "it is in database 1 now");
+    assert_eq!(messages(&mut sub, 1), ["__keyevent@1__:expired moved"]);
+    assert_eq!(call(&mut c, "SELECT 1"), "OK");
+    assert_eq!(call(&mut c, "EXISTS moved"), "0", "and gone from there");
+}
+
+#[test]
 fn a_served_blocked_pop_publishes_its_pop_after_the_push_that_woke_it() {
     let srv = start();
     let mut c = connect(srv.addr);

@@ -87,25 +87,28 @@ fn block(
     }
 }
 
-/// Requests read together by a connection: each blocking command among them takes its
-/// place in line (see `blocking::Waiters::arrive`).
 /// Whether `spec` is one of the blocking commands (they hold the databases only while
 /// they try, see [`block`]).
 pub(super) fn is_blocking(spec: &Spec) -> bool {
     SPECS.iter().any(|b| b.name == spec.name)
 }
 
+/// Requests read together by a connection: each blocking command among them takes its
+/// place in line (see `blocking::Waiters::arrive`); whether there was one.
 pub(crate) fn arrive(
     server: &crate::session::Server,
     client: u64,
     requests: &std::collections::VecDeque<Vec<Vec<u8>>>,
-) {
+) -> bool {
+    let mut arrived = false;
     for r in requests {
         if r.first().and_then(|name| super::lookup(name)).is_some_and(|spec| SPECS.iter().any(|b| b.name == spec.name))
         {
             server.waiters.arrive(client);
+            arrived = true;
         }
     }
+    arrived
 }
 
 /// CLIENT UNBLOCK id [TIMEOUT|ERROR]: 1 if the client was blocked (its wait ends as on a

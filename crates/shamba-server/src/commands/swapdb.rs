@@ -45,6 +45,7 @@ fn swapdb(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
         Some(Err(e)) => return engine_error(e),
         None => return Reply::err("DB index is out of range"),
     }
+    ctx.server.conns.pubsub.events.expiring.swap_dbs(a, b);
     // Dispatch serves them once this command is over.
     ctx.server.waiters.wake_db(a);
     ctx.server.waiters.wake_db(b);

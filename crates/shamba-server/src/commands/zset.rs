@@ -275,11 +275,17 @@ pub(super) fn select(
             let Some((first, last)) = clamp_range(*start, *stop, meta.size) else {
                 return Ok(out);
             };
-            for item in
-                ByScore::new(db, key, meta, req.rev, None).skip(first as usize).take((last - first + 1) as usize)
-            {
+            // Every item is looked at, those before `first` too: a step of the walk that
+            // fails (a block not in memory, on a connection's task: see `no_wait`) comes as
+            // an item, and `Iterator::skip` would drop it and answer from a cut walk.
+            for (rank, item) in (0u64..).zip(ByScore::new(db, key, meta, req.rev, None)) {
                 let (s, m) = item?;
-                out.push((m, s));
+                if rank >= first {
+                    out.push((m, s));
+                }
+                if rank >= last {
+                    break;
+                }
             }
         }
         RangeBy::Score(range) => {

@@ -64,6 +64,25 @@ impl Expiring {
         self.state.lock().current.retain(|(n, _), _| *n != db);
     }
 
+    /// SWAPDB `a` `b`: the keys watched in each database now live in the other, and are
+    /// checked and reported there.
+    pub(crate) fn swap_dbs(&self, a: usize, b: usize) {
+        let other = |n: usize| {
+            if n == a {
+                b
+            } else if n == b {
+                a
+            } else {
+                n
+            }
+        };
+        let mut guard = self.state.lock();
+        let s = &mut *guard;
+        s.current = std::mem::take(&mut s.current).into_iter().map(|((n, k), d)| ((other(n), k), d)).collect();
+        s.queue =
+            std::mem::take(&mut s.queue).into_iter().map(|Reverse((d, n, k))| Reverse((d, other(n), k))).collect();
+    }
+
     /// Take the keys whose deadline is at or before `now_ms` and was not replaced since.
     fn take_due(&self, now_ms: i64) -> Vec<(usize, Vec<u8>)> {
         let mut s = self.state.lock();
@@ -131,5 +150,16 @@ mod tests {
         assert_eq!(e.take_due(25), vec![(1, b"b".to_vec())], "a's first deadline was replaced, c's removed");
         assert_eq!(e.take_due(25), Vec::<(usize, Vec<u8>)>::new());
         assert_eq!(e.take_due(30), vec![(0, b"a".to_vec())]);
+    }
+
+    #[test]
+    fn a_swap_moves_the_watched_keys_to_the_other_database() {
+        let e = Expiring::default();
+        e.note(0, b"a", Some(10));
+        e.note(1, b"b", Some(20));
+        e.note(2, b"c", Some(30));
+        e.swap_dbs(0, 1);
+        e.note(0, b"b", None);
+        assert_eq!(e.take_due(30), vec![(1, b"a".to_vec()), (2, b"c".to_vec())], "b moved to 0, then dropped there");
     }
 }
