@@ -89,6 +89,7 @@ mod pubsub;
 mod reply;
 mod resp;
 mod runtime_settings;
+mod scripting;
 mod session;
 mod store;
 mod tls;
@@ -355,6 +356,7 @@ impl Listener {
             conns: clients::Connections::new(auth, config.maxclients, config.timeout),
             settings: runtime_settings::RuntimeSettings::default(),
             waiters: crate::blocking::Waiters::default(),
+            scripts: crate::scripting::Scripts::default(),
         });
         server.settings.debug_command.store(config.enable_debug_command, std::sync::atomic::Ordering::Relaxed);
         server.conns.pubsub.events.set_flags(config.notify_keyspace_events);

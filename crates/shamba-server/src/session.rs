@@ -31,6 +31,8 @@ pub struct Server {
     pub(crate) settings: crate::runtime_settings::RuntimeSettings,
     /// Clients blocked in BLPOP, BZPOPMIN, ... (see `blocking`).
     pub(super) waiters: crate::blocking::Waiters,
+    /// The Lua state and the scripts it knows (see `scripting`).
+    pub(super) scripts: crate::scripting::Scripts,
 }
 
 /// Counters INFO reports beside the engine's.

@@ -195,6 +195,13 @@ fn set(ctx: &Ctx<'_>, words: &Args) -> Reply {
                     return e;
                 }
             }
+            // One setting under two names (Redis 7.0's new one and its old one).
+            "busy-reply-threshold" | "lua-time-limit" => {
+                let mut text = st.text.lock();
+                for alias in ["busy-reply-threshold", "lua-time-limit"] {
+                    text.insert(alias, value.clone());
+                }
+            }
             _ => {
                 let mut text = st.text.lock();
                 if let Some(slot) = text.get_mut(name.as_str()) {
