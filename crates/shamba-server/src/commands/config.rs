@@ -202,6 +202,11 @@ fn set(ctx: &Ctx<'_>, words: &Args) -> Reply {
                     text.insert(alias, value.clone());
                 }
             }
+            "maxmemory" => {
+                let bytes = parse_memory(&value).unwrap_or(0);
+                st.maxmemory.store(bytes, Relaxed);
+                st.text.lock().insert("maxmemory", bytes.to_string());
+            }
             _ => {
                 let mut text = st.text.lock();
                 if let Some(slot) = text.get_mut(name.as_str()) {

@@ -18,6 +18,7 @@ mod keys;
 mod keys2;
 mod list;
 mod list_store;
+mod memory_limit;
 pub(crate) mod multi;
 mod persistence;
 mod pubsub;
@@ -292,6 +293,10 @@ pub(super) fn dispatch(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
     if let Some(busy) = crate::scripting::refuse_while_busy(ctx, spec, args) {
         ctx.server.counters.by_command.rejected(spec, &busy);
         return busy;
+    }
+    if let Some(oom) = memory_limit::refuse_over_limit(ctx, spec) {
+        ctx.server.counters.by_command.rejected(spec, &oom);
+        return oom;
     }
     if queuing && !multi::runs_at_once(spec.name) {
         return multi::queue(ctx, args);
