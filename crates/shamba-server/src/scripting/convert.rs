@@ -65,7 +65,7 @@ fn to_reply_at(value: &Value, depth: usize) -> Reply {
     }
     match value {
         Value::Boolean(true) => Reply::Int(1),
-        Value::Integer(i) => Reply::Int(*i as i64),
+        Value::Integer(i) => Reply::Int(*i),
         // Truncated toward zero, as C's cast (out of range saturates).
         Value::Number(n) => Reply::Int(*n as i64),
         Value::String(s) => Reply::Bulk(s.as_bytes().to_vec()),

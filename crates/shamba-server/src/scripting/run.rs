@@ -80,8 +80,11 @@ pub(crate) fn eval(ctx: &mut Ctx<'_>, source: Source<'_>, args: &[Vec<u8>], read
     reply
 }
 
+/// A request's words.
+type Words = Vec<Vec<u8>>;
+
 /// The keys and the arguments after `numkeys`.
-fn split_keys(args: &[Vec<u8>]) -> Result<(Vec<Vec<u8>>, Vec<Vec<u8>>), Reply> {
+fn split_keys(args: &[Vec<u8>]) -> Result<(Words, Words), Reply> {
     let count = args.get(2).and_then(|n| parse_int(n)).ok_or_else(not_an_integer)?;
     let rest = args.get(3..).unwrap_or_default();
     let count = usize::try_from(count).map_err(|_| Reply::err("Number of keys can't be negative"))?;
