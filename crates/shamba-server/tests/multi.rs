@@ -169,6 +169,20 @@ fn watch_counts_expiry_expire_and_flushdb_as_changes() {
 }
 
 #[test]
+fn save_and_shutdown_are_refused_inside_multi_and_abort_exec() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (_rt, srv) = server(dir.path());
+    let a = &mut Session::new(1);
+    for cmd in ["SAVE", "SHUTDOWN"] {
+        assert_eq!(run(&srv, a, "MULTI"), Reply::OK);
+        assert_eq!(run(&srv, a, "SET foo bar"), QUEUED);
+        assert_eq!(run(&srv, a, cmd), Reply::Error("ERR Command not allowed inside a transaction".into()));
+        assert!(matches!(run(&srv, a, "EXEC"), Reply::Error(e) if e.starts_with("EXECABORT")));
+        assert_eq!(run(&srv, a, "GET foo"), Reply::Null);
+    }
+}
+
+#[test]
 fn a_flush_that_finds_no_watched_key_does_not_fail_exec() {
     let dir = tempfile::tempdir().expect("tempdir");
     let (_rt, srv) = server(dir.path());

@@ -264,6 +264,12 @@ pub(super) fn dispatch(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
         return Reply::err("empty command");
     };
     let queuing = ctx.session.multi.is_some();
+    if queuing && multi::refused_in_multi(name) {
+        if let Some(q) = &mut ctx.session.multi {
+            q.refused = true;
+        }
+        return Reply::err("Command not allowed inside a transaction");
+    }
     let Some(spec) = lookup(name) else {
         if let Some(q) = &mut ctx.session.multi {
             q.refused = true;

@@ -61,6 +61,12 @@ pub(super) fn runs_at_once(name: &str) -> bool {
     matches!(name, "multi" | "exec" | "discard" | "watch" | "unwatch" | "quit")
 }
 
+/// Whether `name` is refused between MULTI and EXEC (and makes EXEC abort), as Redis
+/// refuses SAVE and SHUTDOWN there (SHUTDOWN is refused even though it is not served).
+pub(super) fn refused_in_multi(name: &[u8]) -> bool {
+    name.eq_ignore_ascii_case(b"save") || name.eq_ignore_ascii_case(b"shutdown")
+}
+
 /// Queue a command for EXEC.
 pub(super) fn queue(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
     if let Some(q) = &mut ctx.session.multi {
