@@ -49,6 +49,11 @@ pub(crate) fn eval(ctx: &mut Ctx<'_>, source: Source<'_>, args: &[Vec<u8>], read
             }
         }
     };
+    // The keys' locks before the Lua state's, in the order EXEC takes them (its queue's
+    // keys, then the state for an EVAL in it): two orders could wait on each other forever.
+    let server = ctx.server;
+    let db = ctx.session.db;
+    let _locks = ctx.tx.is_none().then(|| server.store.lock_stripes(keys.iter().map(|k| (db, k.as_slice()))));
     let mut guard = match scripts.lock_state() {
         Ok(g) => g,
         Err(r) => return r,
@@ -68,7 +73,6 @@ pub(crate) fn eval(ctx: &mut Ctx<'_>, source: Source<'_>, args: &[Vec<u8>], read
         ctx.server.settings.text.lock().get("busy-reply-threshold").and_then(|v| v.parse::<u64>().ok()).unwrap_or(5000);
     let running = &scripts.running;
     running.start(ctx.session.id, threshold);
-    let db = ctx.session.db;
     let script = Script { state, function: &function, keys: &keys, argv: &argv, read_only, running };
     let reply = match ctx.tx {
         Some(_) => script.run(ctx),
@@ -106,12 +110,11 @@ struct Script<'a> {
 }
 
 impl Script<'_> {
-    /// Run in a transaction of its own under its keys' locks, and commit it.
+    /// Run in a transaction of its own (its keys' locks are held), and commit it.
     fn run_committed(&self, ctx: &mut Ctx<'_>) -> Reply {
         let server = ctx.server;
         let store = &server.store;
         let db = ctx.session.db;
-        let _locks = store.lock_stripes(self.keys.iter().map(|k| (db, k.as_slice())));
         let mut attempt = 0;
         loop {
             attempt += 1;
