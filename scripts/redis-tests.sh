@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # `shamba serve` driven by Redis's own tools: every command through redis-cli (expiry,
-# hashes and sets, MULTI/EXEC/WATCH among them, a second connection racing WATCH), pipelined
+# hashes and sets, MULTI/EXEC/WATCH among them, a second connection racing WATCH, Lua
+# scripts and SCRIPT KILL), pipelined
 # input through `redis-cli --pipe`, bad frames through a raw socket, then
 # `redis-benchmark -t set,get,mset -n 100000 -P 16` to completion and its keys read back,
 # SELECT's databases kept apart (keys, DBSIZE, FLUSHDB per database), sorted sets and
@@ -227,6 +228,34 @@ redis-cli -p "$port" SET m theirs >/dev/null
 wait "$watcher"
 check "WATCH: another connection's write makes EXEC nil" bash -c "tail -1 $tmp/watch.out | grep -q '(nil)'"
 expect '"theirs"' GET m
+
+# Lua scripts: EVAL with KEYS and ARGV, redis-cli --eval of a file, the script cache
+# (EVALSHA, SCRIPT LOAD/EXISTS/FLUSH), the sandbox, a read-only script, and a script that
+# loops answered BUSY to another client until SCRIPT KILL stops it.
+expect '1) "k1"|2) "a1"' EVAL 'return {KEYS[1], ARGV[1]}' 1 k1 a1
+printf "redis.call('set', KEYS[1], ARGV[1])\nreturn redis.call('incrby', KEYS[1], ARGV[2])\n" >"$tmp/incr.lua"
+check "redis-cli --eval of a file" test "$(redis-cli -p "$port" --eval "$tmp/incr.lua" ek , 40 2)" == "42"
+expect '"OK"' EVAL "return redis.call('set', KEYS[1], 'v')['ok']" 1 ek
+expect '1) (integer) 1|2) (integer) 2' EVAL 'return {1.9, 2, nil, 3}' 0
+expect '(error) ERR value is not an integer or out of range' EVAL "return redis.call('incr', KEYS[1])" 1 ek
+sha=$(redis-cli -p "$port" SCRIPT LOAD "return redis.call('get', KEYS[1])")
+expect '"v"' EVALSHA "$sha" 1 ek
+expect '1) (integer) 1|2) (integer) 0' SCRIPT EXISTS "$sha" 0000000000000000000000000000000000000000
+expect 'OK' SCRIPT FLUSH
+expect '(error) NOSCRIPT No matching script. Please use EVAL.' EVALSHA "$sha" 1 ek
+check "scripts cannot create globals" bash -c "redis-cli -p $port EVAL 'x = 1' 0 2>&1 | grep -q 'Attempt to modify a readonly table'"
+check "scripts have no os library" bash -c "redis-cli -p $port EVAL 'return os.time()' 0 2>&1 | grep -q \"nonexistent global variable 'os'\""
+expect '(error) ERR Write commands are not allowed from read-only scripts.' EVAL_RO "return redis.call('set', KEYS[1], 'w')" 1 ek
+expect 'OK' CONFIG SET lua-time-limit 100
+redis-cli -p "$port" EVAL 'while true do end' 0 >"$tmp/killed.out" 2>&1 &
+looper=$!
+sleep 1
+check "a busy script: BUSY to others" bash -c "redis-cli -p $port PING 2>&1 | grep -q '^BUSY'"
+expect 'OK' SCRIPT KILL
+wait "$looper" || true
+check "SCRIPT KILL: the script ends killed" grep -q 'killed by user' "$tmp/killed.out"
+expect 'PONG' PING
+expect 'OK' CONFIG SET lua-time-limit 5000
 
 # Hashes and sets (a metadata entry per key, an entry per field): their commands, TYPE,
 # WRONGTYPE both ways, SCAN's TYPE, expiry, SET and DEL over a collection, EXEC.

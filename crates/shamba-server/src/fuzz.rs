@@ -57,6 +57,9 @@ pub fn server_in(dir: &Path) -> shamba::Result<Server> {
         conns: Connections::new(Auth::new(Some(FUZZ_PASSWORD.to_vec()), true), 64, 0),
         settings: crate::runtime_settings::RuntimeSettings::default(),
         waiters: crate::blocking::Waiters::default(),
+        // No scripts: one that loops forever would stop the campaign (a script is never
+        // stopped by time alone, as in Redis).
+        scripts: crate::scripting::Scripts::disabled(),
     })
 }
 

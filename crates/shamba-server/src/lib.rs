@@ -91,6 +91,7 @@ mod pubsub;
 mod reply;
 mod resp;
 mod runtime_settings;
+mod scripting;
 mod session;
 mod store;
 mod tls;
@@ -361,6 +362,7 @@ impl Listener {
             conns: clients::Connections::new(auth, fitted.maxclients, config.timeout),
             settings: runtime_settings::RuntimeSettings::default(),
             waiters: crate::blocking::Waiters::default(),
+            scripts: crate::scripting::Scripts::default(),
         });
         server.settings.debug_command.store(config.enable_debug_command, std::sync::atomic::Ordering::Relaxed);
         server.conns.pubsub.events.set_flags(config.notify_keyspace_events);

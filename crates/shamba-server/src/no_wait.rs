@@ -34,9 +34,24 @@ enum Mode {
 
 /// Commands that always run on the blocking pool: a transaction's reads (WATCH's, and
 /// EXEC's) go through its snapshot, which takes no read options, and its commit may sync;
-/// the blocking pops wait for a push (see `blocking`), which must not hold a runtime worker.
-pub(crate) const RUNS_ON_THE_POOL: &[&str] =
-    &["watch", "exec", "blpop", "brpop", "blmove", "brpoplpush", "blmpop", "bzpopmin", "bzpopmax", "bzmpop"];
+/// the blocking pops wait for a push (see `blocking`), which must not hold a runtime worker,
+/// and neither may a script, which runs a transaction and may run for long.
+pub(crate) const RUNS_ON_THE_POOL: &[&str] = &[
+    "watch",
+    "exec",
+    "blpop",
+    "brpop",
+    "blmove",
+    "brpoplpush",
+    "blmpop",
+    "bzpopmin",
+    "bzpopmax",
+    "bzmpop",
+    "eval",
+    "evalsha",
+    "eval_ro",
+    "evalsha_ro",
+];
 
 thread_local! {
     static MODE: Cell<Mode> = const { Cell::new(Mode::MayWait) };

@@ -8,6 +8,8 @@ use std::io::Write;
 pub enum Reply {
     /// `+OK`.
     Simple(&'static str),
+    /// A status line made at run time (a script's `{ok=...}`); one line, as `Simple`.
+    Status(String),
     /// An error line; the text starts with its code (`ERR`, `WRONGTYPE`, ...).
     Error(String),
     /// An integer.
@@ -77,6 +79,10 @@ impl Reply {
     fn write_to(&self, proto: Protocol, out: &mut Vec<u8>) -> std::io::Result<()> {
         match self {
             Reply::Simple(s) => write!(out, "+{s}\r\n"),
+            Reply::Status(s) => {
+                let line: String = s.chars().map(|c| if c == '\r' || c == '\n' { ' ' } else { c }).collect();
+                write!(out, "+{line}\r\n")
+            }
             Reply::Error(e) => {
                 // An error is one line: a newline inside would end it early.
                 let line: String = e.chars().map(|c| if c == '\r' || c == '\n' { ' ' } else { c }).collect();

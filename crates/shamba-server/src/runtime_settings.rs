@@ -14,6 +14,8 @@ pub(crate) struct RuntimeSettings {
     /// Microseconds over which a command is logged (negative: none is; 0: every one).
     pub(crate) slowlog_slower_than: AtomicI64,
     pub(crate) slowlog_max_len: AtomicU64,
+    /// `maxmemory` in bytes (0: no limit), read by every write (`commands::memory_limit`).
+    pub(crate) maxmemory: AtomicU64,
     /// RuntimeSettings kept as text (CONFIG SET of a setting with no effect here beyond its value).
     pub(crate) text: Mutex<BTreeMap<&'static str, String>>,
     /// When the memtables were last flushed by SAVE (Unix seconds; the start before).
@@ -127,6 +129,7 @@ impl Default for RuntimeSettings {
         RuntimeSettings {
             slowlog_slower_than: AtomicI64::new(10_000),
             slowlog_max_len: AtomicU64::new(128),
+            maxmemory: AtomicU64::new(0),
             text: Mutex::new(text.into_iter().map(|(k, v)| (k, v.to_string())).collect()),
             last_save: AtomicI64::new(unix_now()),
             debug_command: AtomicBool::new(false),

@@ -31,6 +31,8 @@ pub struct Server {
     pub(crate) settings: crate::runtime_settings::RuntimeSettings,
     /// Clients blocked in BLPOP, BZPOPMIN, ... (see `blocking`).
     pub(super) waiters: crate::blocking::Waiters,
+    /// The Lua state and the scripts it knows (see `scripting`).
+    pub(super) scripts: crate::scripting::Scripts,
 }
 
 /// Counters INFO reports beside the engine's.
@@ -45,6 +47,8 @@ pub(super) struct ServerCounters {
     /// Bytes read from and written to clients.
     pub(crate) net_input_bytes: AtomicU64,
     pub(crate) net_output_bytes: AtomicU64,
+    /// FLUSHDB and FLUSHALL run so far (EXEC tells their conflicts from other writes').
+    pub(crate) flushes: AtomicU64,
     /// Writes since the start or the last SAVE (INFO's `rdb_changes_since_last_save`).
     pub(crate) dirty: AtomicU64,
     /// Calls, time and errors per command (INFO commandstats and errorstats).

@@ -169,6 +169,79 @@ fn watch_counts_expiry_expire_and_flushdb_as_changes() {
 }
 
 #[test]
+fn save_and_shutdown_are_refused_inside_multi_and_abort_exec() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (_rt, srv) = server(dir.path());
+    let a = &mut Session::new(1);
+    for cmd in ["SAVE", "SHUTDOWN"] {
+        assert_eq!(run(&srv, a, "MULTI"), Reply::OK);
+        assert_eq!(run(&srv, a, "SET foo bar"), QUEUED);
+        assert_eq!(run(&srv, a, cmd), Reply::Error("ERR Command not allowed inside a transaction".into()));
+        assert!(matches!(run(&srv, a, "EXEC"), Reply::Error(e) if e.starts_with("EXECABORT")));
+        assert_eq!(run(&srv, a, "GET foo"), Reply::Null);
+    }
+}
+
+#[test]
+fn a_flush_that_finds_no_watched_key_does_not_fail_exec() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (_rt, srv) = server(dir.path());
+    let (a, b) = (&mut Session::new(1), &mut Session::new(2));
+    for flush in ["FLUSHALL", "FLUSHDB"] {
+        assert_eq!(run(&srv, a, "SET other 1"), Reply::OK);
+        assert_eq!(run(&srv, a, "DEL x"), Reply::Int(0));
+        assert_eq!(run(&srv, a, "WATCH x"), Reply::OK);
+        assert_eq!(run(&srv, b, flush), Reply::OK);
+        assert_eq!(run(&srv, a, "MULTI"), Reply::OK);
+        assert_eq!(run(&srv, a, "PING"), QUEUED);
+        assert_eq!(run(&srv, a, "EXEC"), Reply::Array(vec![Reply::Simple("PONG")]), "{flush} of an absent key");
+    }
+    // A key written after WATCH still fails EXEC, flush or not.
+    assert_eq!(run(&srv, a, "WATCH x"), Reply::OK);
+    assert_eq!(run(&srv, b, "FLUSHALL"), Reply::OK);
+    assert_eq!(run(&srv, b, "SET x 1"), Reply::OK);
+    assert_eq!(run(&srv, a, "MULTI"), Reply::OK);
+    assert_eq!(run(&srv, a, "PING"), QUEUED);
+    assert_eq!(run(&srv, a, "EXEC"), Reply::Null);
+}
+
+#[test]
+fn over_maxmemory_growing_writes_are_refused_and_abort_exec() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (_rt, srv) = server(dir.path());
+    let (a, b) = (&mut Session::new(1), &mut Session::new(2));
+    assert_eq!(run(&srv, a, "SET x value"), Reply::OK);
+    const OOM: &str = "OOM command not allowed when used memory > 'maxmemory'.";
+    // Refused while queuing: EXEC aborts, and DISCARD still works.
+    assert_eq!(run(&srv, a, "MULTI"), Reply::OK);
+    assert_eq!(run(&srv, a, "SET foo1 bar1"), QUEUED);
+    assert_eq!(run(&srv, b, "CONFIG SET maxmemory 1"), Reply::OK);
+    assert_eq!(run(&srv, a, "LPUSH l v"), Reply::Error(OOM.into()));
+    assert_eq!(run(&srv, b, "CONFIG SET maxmemory 0"), Reply::OK);
+    assert_eq!(run(&srv, a, "SET foo2 bar2"), QUEUED);
+    assert!(matches!(run(&srv, a, "EXEC"), Reply::Error(e) if e.starts_with("EXECABORT")));
+    assert_eq!(run(&srv, a, "EXISTS foo1 foo2"), Reply::Int(0));
+    assert_eq!(run(&srv, b, "CONFIG SET maxmemory 1"), Reply::OK);
+    assert_eq!(run(&srv, a, "MULTI"), Reply::OK);
+    assert_eq!(run(&srv, a, "SET y 1"), Reply::Error(OOM.into()));
+    assert_eq!(run(&srv, a, "DISCARD"), Reply::OK);
+    // Reads and deletes pass; an EXEC of reads passes, one with a growing write does not.
+    assert_eq!(run(&srv, a, "GET x"), bulk("value"));
+    assert_eq!(run(&srv, b, "CONFIG SET maxmemory 0"), Reply::OK);
+    assert_eq!(run(&srv, a, "MULTI"), Reply::OK);
+    assert_eq!(run(&srv, a, "GET x"), QUEUED);
+    assert_eq!(run(&srv, a, "SET z 1"), QUEUED);
+    assert_eq!(run(&srv, b, "CONFIG SET maxmemory 1"), Reply::OK);
+    assert_eq!(run(&srv, a, "EXEC"), Reply::Error(format!("EXECABORT Transaction discarded because of: {OOM}")));
+    assert_eq!(run(&srv, a, "MULTI"), Reply::OK);
+    assert_eq!(run(&srv, a, "GET x"), QUEUED);
+    assert_eq!(run(&srv, a, "EXEC"), Reply::Array(vec![bulk("value")]));
+    assert_eq!(run(&srv, a, "DEL x"), Reply::Int(1));
+    assert_eq!(run(&srv, b, "CONFIG SET maxmemory 0"), Reply::OK);
+    assert_eq!(run(&srv, a, "SET y 1"), Reply::OK);
+}
+
+#[test]
 fn racing_incrs_through_watch_and_exec_lose_nothing() {
     let dir = tempfile::tempdir().expect("tempdir");
     let (_rt, srv) = server(dir.path());

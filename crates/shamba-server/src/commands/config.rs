@@ -195,6 +195,18 @@ fn set(ctx: &Ctx<'_>, words: &Args) -> Reply {
                     return e;
                 }
             }
+            // One setting under two names (Redis 7.0's new one and its old one).
+            "busy-reply-threshold" | "lua-time-limit" => {
+                let mut text = st.text.lock();
+                for alias in ["busy-reply-threshold", "lua-time-limit"] {
+                    text.insert(alias, value.clone());
+                }
+            }
+            "maxmemory" => {
+                let bytes = parse_memory(&value).unwrap_or(0);
+                st.maxmemory.store(bytes, Relaxed);
+                st.text.lock().insert("maxmemory", bytes.to_string());
+            }
             _ => {
                 let mut text = st.text.lock();
                 if let Some(slot) = text.get_mut(name.as_str()) {

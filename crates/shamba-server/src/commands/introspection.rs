@@ -68,6 +68,11 @@ pub(crate) fn keys_of<'a>(spec: &Spec, args: &'a Args) -> Vec<&'a [u8]> {
         // STORE's destination is found among the options.
         return super::sort_args::keys(args);
     }
+    if matches!(spec.name, "eval" | "evalsha" | "eval_ro" | "evalsha_ro" | "fcall" | "fcall_ro") {
+        // The keys follow their count.
+        let count = args.get(2).and_then(|n| super::parse_int(n)).and_then(|n| usize::try_from(n).ok()).unwrap_or(0);
+        return args.iter().skip(3).take(count).map(Vec::as_slice).collect();
+    }
     let (first, last, step) = spec.keys;
     if first <= 0 || step <= 0 {
         return Vec::new();

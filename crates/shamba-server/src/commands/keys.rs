@@ -210,6 +210,7 @@ pub(super) fn flushdb(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
         return r;
     }
     let db = selected!(ctx);
+    crate::session::ServerCounters::add(&ctx.server.counters.flushes, 1);
     let mut batch = db.batch();
     db.delete_all(&mut batch);
     db.write(batch).map_or_else(engine_error, |()| Reply::OK)
@@ -222,6 +223,7 @@ pub(super) fn flushall(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
         return r;
     }
     let store = &ctx.server.store;
+    crate::session::ServerCounters::add(&ctx.server.counters.flushes, 1);
     if let Some(tx) = ctx.tx {
         // Inside EXEC: into its transaction, database by database.
         for (index, _) in store.databases().existing() {

@@ -18,6 +18,7 @@ mod keys;
 mod keys2;
 mod list;
 mod list_store;
+mod memory_limit;
 pub(crate) mod multi;
 mod persistence;
 mod pubsub;
@@ -189,6 +190,47 @@ impl Spec {
     pub fn is_write(&self) -> bool {
         self.flags.contains(&"write")
     }
+
+    /// Whether a request of `words` words (the name included) has its arity.
+    pub(crate) fn arity_allows(&self, words: usize) -> bool {
+        let n = words as i64;
+        (self.arity >= 0 && n == self.arity) || (self.arity < 0 && n >= -self.arity)
+    }
+}
+
+/// Whether a script may call `spec`: not the commands Redis flags `noscript` (a
+/// transaction's, another script's, pub/sub's, the connection's), not SWAPDB (the script
+/// holds the databases), and not the blocking pops, as Redis 7.0.
+pub(crate) fn allowed_in_scripts(spec: &Spec) -> bool {
+    const REFUSED: &[&str] = &[
+        "multi",
+        "exec",
+        "discard",
+        "watch",
+        "unwatch",
+        "eval",
+        "evalsha",
+        "eval_ro",
+        "evalsha_ro",
+        "script",
+        "function",
+        "fcall",
+        "fcall_ro",
+        "auth",
+        "hello",
+        "reset",
+        "quit",
+        "client",
+        "swapdb",
+        "monitor",
+        "subscribe",
+        "psubscribe",
+        "unsubscribe",
+        "punsubscribe",
+        "ssubscribe",
+        "sunsubscribe",
+    ];
+    !spec.flags.contains(&"noscript") && !REFUSED.contains(&spec.name) && !blocking_pops::is_blocking(spec)
 }
 
 /// `spec`'s position among [`all`] (where its statistics are kept): found by its
@@ -222,6 +264,12 @@ pub(super) fn dispatch(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
         return Reply::err("empty command");
     };
     let queuing = ctx.session.multi.is_some();
+    if queuing && multi::refused_in_multi(name) {
+        if let Some(q) = &mut ctx.session.multi {
+            q.refused = true;
+        }
+        return Reply::err("Command not allowed inside a transaction");
+    }
     let Some(spec) = lookup(name) else {
         if let Some(q) = &mut ctx.session.multi {
             q.refused = true;
@@ -247,6 +295,14 @@ pub(super) fn dispatch(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
     }
     if let Some(refused) = conn::refuse(ctx, spec, args) {
         return refused;
+    }
+    if let Some(busy) = crate::scripting::refuse_while_busy(ctx, spec, args) {
+        ctx.server.counters.by_command.rejected(spec, &busy);
+        return busy;
+    }
+    if let Some(oom) = memory_limit::refuse_over_limit(ctx, spec) {
+        ctx.server.counters.by_command.rejected(spec, &oom);
+        return oom;
     }
     if queuing && !multi::runs_at_once(spec.name) {
         return multi::queue(ctx, args);

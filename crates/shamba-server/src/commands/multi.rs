@@ -30,7 +30,7 @@ use super::expiry::{deadline_of, now_ms};
 use super::{engine_error, lookup, Args};
 use crate::durability::SyncMode;
 use crate::reply::Reply;
-use crate::session::{Ctx, Queued};
+use crate::session::{Ctx, Queued, ServerCounters};
 use shamba::{Transaction, TransactionOptions};
 
 /// How many times EXEC runs its queue when the commit meets a write that took no lock.
@@ -45,6 +45,8 @@ pub(crate) struct Watch {
     /// Per watched key: its database's swap count and whether the key existed, when
     /// watched (a SWAPDB touches the keys that exist on either side, as in Redis).
     swaps: Vec<(u64, bool)>,
+    /// FLUSHDB/FLUSHALL count when the first key was watched.
+    flushes: u64,
 }
 
 impl Watch {
@@ -57,6 +59,12 @@ impl Watch {
 /// Whether the command runs at once even between MULTI and EXEC.
 pub(super) fn runs_at_once(name: &str) -> bool {
     matches!(name, "multi" | "exec" | "discard" | "watch" | "unwatch" | "quit")
+}
+
+/// Whether `name` is refused between MULTI and EXEC (and makes EXEC abort), as Redis
+/// refuses SAVE and SHUTDOWN there (SHUTDOWN is refused even though it is not served).
+pub(super) fn refused_in_multi(name: &[u8]) -> bool {
+    name.eq_ignore_ascii_case(b"save") || name.eq_ignore_ascii_case(b"shutdown")
 }
 
 /// Queue a command for EXEC.
@@ -108,6 +116,7 @@ pub(super) fn watch(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
         tx: ctx.server.store.db().transaction(),
         keys: Vec::new(),
         swaps: Vec::new(),
+        flushes: ServerCounters::get(&ctx.server.counters.flushes),
     });
     for key in args.iter().skip(1) {
         if let Err(e) = watch.tx.keyspace(db.keyspace()).get_for_update(key) {
@@ -169,6 +178,23 @@ fn swapped_touched(store: &crate::store::Store, w: &Watch) -> bool {
     })
 }
 
+/// Whether a conflict at EXEC can be put down to a FLUSHDB or FLUSHALL that found none of
+/// the watched keys: one ran since WATCH, no watched key existed when watched and none exists
+/// now (Redis's flushes touch only the keys they delete). A key both written and deleted
+/// again in the same window is then missed.
+fn only_flushed(server: &crate::session::Server, w: &Watch) -> bool {
+    if ServerCounters::get(&server.counters.flushes) == w.flushes || w.swaps.iter().any(|(_, existed)| *existed) {
+        return false;
+    }
+    w.keys.iter().all(|(db, key, _)| {
+        server
+            .store
+            .select(*db)
+            .and_then(Result::ok)
+            .is_some_and(|s| crate::types::lookup(&s, key).is_ok_and(|e| e == crate::types::Entry::Absent))
+    })
+}
+
 pub(super) fn exec(ctx: &mut Ctx<'_>, _args: &Args) -> Reply {
     let Some(queued) = ctx.session.multi.take() else {
         return Reply::err("EXEC without MULTI");
@@ -196,9 +222,11 @@ pub(super) fn exec(ctx: &mut Ctx<'_>, _args: &Args) -> Reply {
         if swapped_touched(store, &w) {
             return Reply::Null;
         }
+        let flushed_only = only_flushed(server, &w);
         match w.tx.commit() {
             Ok(()) => {}
-            Err(e) if e.is_conflict() => return Reply::Null,
+            Err(e) if e.is_conflict() && !flushed_only => return Reply::Null,
+            Err(e) if e.is_conflict() => {}
             Err(e) => return engine_error(e),
         }
     }

@@ -1,22 +1,28 @@
-//! FUNCTION, FCALL, SCRIPT, EVAL and EVALSHA answered as Redis answers them when it holds
-//! no functions and no scripts: there is no scripting engine, so nothing can be loaded.
+//! EVAL, EVALSHA, EVAL_RO, EVALSHA_RO and SCRIPT (run by `crate::scripting`), and
+//! FUNCTION and FCALL answered as Redis answers them when it holds no functions: functions
+//! (Redis 7's libraries) are not supported.
 
 use super::{arg, is, printable, Args, Spec};
 use crate::reply::Reply;
+use crate::scripting::Source;
 use crate::session::Ctx;
 
 const S: &[&str] = &["noscript", "stale"];
 /// EVAL and FCALL name their keys by a count argument: `movablekeys`, as Redis flags them.
 const SK: &[&str] = &["noscript", "stale", "movablekeys"];
+/// The read-only forms.
+const SKR: &[&str] = &["noscript", "stale", "movablekeys", "readonly"];
 
 #[rustfmt::skip]
 pub(super) static SPECS: &[Spec] = &[
     Spec { name: "function", arity: -2, flags: S, keys: (0, 0, 0), group: "scripting", summary: "LIST (none), FLUSH, STATS, DELETE, LOAD (refused: no scripting engine)", run: function },
     Spec { name: "fcall", arity: -3, flags: SK, keys: (0, 0, 0), group: "scripting", summary: "Call a function (there are none)", run: fcall },
     Spec { name: "fcall_ro", arity: -3, flags: SK, keys: (0, 0, 0), group: "scripting", summary: "Call a read-only function (there are none)", run: fcall },
-    Spec { name: "script", arity: -2, flags: S, keys: (0, 0, 0), group: "scripting", summary: "FLUSH, EXISTS (none), KILL, LOAD (refused)", run: script },
-    Spec { name: "eval", arity: -3, flags: SK, keys: (0, 0, 0), group: "scripting", summary: "Refused: no scripting engine", run: eval },
-    Spec { name: "evalsha", arity: -3, flags: SK, keys: (0, 0, 0), group: "scripting", summary: "Run a loaded script (there are none)", run: evalsha },
+    Spec { name: "script", arity: -2, flags: S, keys: (0, 0, 0), group: "scripting", summary: "LOAD, EXISTS, FLUSH [ASYNC|SYNC], KILL", run: script },
+    Spec { name: "eval", arity: -3, flags: SK, keys: (0, 0, 0), group: "scripting", summary: "Run a Lua script atomically (script numkeys key... arg...)", run: eval },
+    Spec { name: "evalsha", arity: -3, flags: SK, keys: (0, 0, 0), group: "scripting", summary: "Run a script known by its SHA1", run: evalsha },
+    Spec { name: "eval_ro", arity: -3, flags: SKR, keys: (0, 0, 0), group: "scripting", summary: "Run a Lua script that may not write", run: eval_ro },
+    Spec { name: "evalsha_ro", arity: -3, flags: SKR, keys: (0, 0, 0), group: "scripting", summary: "Run a script known by its SHA1 that may not write", run: evalsha_ro },
 ];
 
 const NO_ENGINE: &str = "scripting is not supported by this server (no Lua engine)";
@@ -56,25 +62,37 @@ fn fcall(_ctx: &mut Ctx<'_>, _args: &Args) -> Reply {
     Reply::err("Function not found")
 }
 
-fn script(_ctx: &mut Ctx<'_>, args: &Args) -> Reply {
+fn script(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
     let sub = arg(args, 1);
-    if is(sub, "FLUSH") && args.len() <= 3 {
-        Reply::OK
-    } else if is(sub, "EXISTS") && args.len() >= 3 {
-        Reply::Array(args.iter().skip(2).map(|_| Reply::Int(0)).collect())
-    } else if is(sub, "KILL") && args.len() == 2 {
-        Reply::Error("NOTBUSY No scripts in execution right now.".into())
-    } else if is(sub, "LOAD") && args.len() == 3 {
-        Reply::err(NO_ENGINE)
+    let scripts = &ctx.server.scripts;
+    let n = args.len();
+    if is(sub, "FLUSH") && (n == 2 || (n == 3 && (is(arg(args, 2), "ASYNC") || is(arg(args, 2), "SYNC")))) {
+        scripts.flush()
+    } else if is(sub, "FLUSH") && n == 3 {
+        Reply::err("SCRIPT FLUSH only support SYNC|ASYNC option")
+    } else if is(sub, "EXISTS") && n >= 3 {
+        scripts.exists(args.iter().skip(2).map(Vec::as_slice))
+    } else if is(sub, "KILL") && n == 2 {
+        scripts.kill()
+    } else if is(sub, "LOAD") && n == 3 {
+        scripts.load(arg(args, 2))
     } else {
         unknown(sub, "SCRIPT")
     }
 }
 
-fn eval(_ctx: &mut Ctx<'_>, _args: &Args) -> Reply {
-    Reply::err(NO_ENGINE)
+fn eval(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
+    crate::scripting::eval(ctx, Source::Body(arg(args, 1)), args, false)
 }
 
-fn evalsha(_ctx: &mut Ctx<'_>, _args: &Args) -> Reply {
-    Reply::Error("NOSCRIPT No matching script. Please use EVAL.".into())
+fn evalsha(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
+    crate::scripting::eval(ctx, Source::Sha(arg(args, 1)), args, false)
+}
+
+fn eval_ro(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
+    crate::scripting::eval(ctx, Source::Body(arg(args, 1)), args, true)
+}
+
+fn evalsha_ro(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
+    crate::scripting::eval(ctx, Source::Sha(arg(args, 1)), args, true)
 }

@@ -52,6 +52,7 @@ pub fn fmt_score(s: f64) -> String {
 pub fn show(r: &Reply) -> String {
     match r {
         Reply::Simple(s) => s.to_string(),
+        Reply::Status(s) => s.clone(),
         Reply::Error(e) => format!("!{e}"),
         Reply::Int(i) => i.to_string(),
         Reply::Bulk(b) => String::from_utf8_lossy(b).into_owned(),
