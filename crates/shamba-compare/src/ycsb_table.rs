@@ -185,6 +185,7 @@ mod tests {
             not_found: 0,
             latencies: Vec::new(),
             engine_stats: Default::default(),
+            files_per_level: Vec::new(),
         }
     }
 

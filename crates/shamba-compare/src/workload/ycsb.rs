@@ -130,6 +130,8 @@ pub struct YcsbMeasurement {
     pub latencies: Vec<OpLatency>,
     /// The engine's counters over the run: block reads, compactions, stalls.
     pub engine_stats: RunStats,
+    /// Table files per level (L0 first) when the run started, settled.
+    pub files_per_level: Vec<usize>,
 }
 
 impl YcsbMeasurement {
@@ -137,7 +139,8 @@ impl YcsbMeasurement {
     /// e.g. an engine that stops taking writes, keeps the rows it finished).
     pub fn progress_line(&self) -> String {
         format!(
-            "ycsb row: {} {:?} {} thread(s) {} B: {:.0} ops/s, {:.2} cpu us/op, not found {}, {:.2} blocks read/op",
+            "ycsb row: {} {:?} {} thread(s) {} B: {:.0} ops/s, {:.2} cpu us/op, not found {}, {:.2} blocks read/op, \
+             files per level at the start {:?}",
             self.engine.name(),
             self.workload,
             self.threads,
@@ -145,7 +148,8 @@ impl YcsbMeasurement {
             self.ops_per_sec,
             self.cpu_us_per_op(),
             self.not_found,
-            self.blocks_per_op()
+            self.blocks_per_op(),
+            self.files_per_level
         )
     }
 
@@ -221,6 +225,7 @@ impl Run<'_> {
         let sampler = sampler(self.spec.n)?;
         let phase = format!("ycsb {workload:?}, {threads} thread(s), {} B", self.spec.value_size);
         let pb = progress(ops, self.engine.variant().name(), &phase);
+        let files_per_level = self.engine.shape()?.files_per_level;
         let before = Snapshot::of(self.engine);
         let start = Instant::now();
         let per_thread: Vec<EngineResult<Thread>> = std::thread::scope(|s| {
@@ -268,6 +273,7 @@ impl Run<'_> {
             not_found,
             latencies: summarize(all),
             engine_stats,
+            files_per_level,
         })
     }
 
@@ -354,6 +360,7 @@ mod tests {
             assert_eq!(rows.len(), Workload::ALL.len() * THREADS.len(), "{}", variant.name());
             for r in &rows {
                 assert_eq!(r.not_found, 0, "{} {:?} {} threads", variant.name(), r.workload, r.threads);
+                assert!(!r.files_per_level.is_empty(), "{} {:?}: no tables before the run", variant.name(), r.workload);
                 assert_eq!(r.latencies.iter().map(|l| l.count).sum::<u64>(), r.ops);
                 let ran: Vec<&str> = r.latencies.iter().map(|l| l.op).collect();
                 let named: Vec<&str> = OPS
