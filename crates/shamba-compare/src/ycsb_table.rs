@@ -86,6 +86,7 @@ pub fn print(rows: &[YcsbMeasurement]) {
             }
         }
     }
+    print_engine_stats(rows, &sizes, &threads, &workloads, &engines);
     let peers: Vec<Variant> = engines.iter().copied().filter(|e| *e != Variant::Shamba).collect();
     if peers.is_empty() || !engines.contains(&Variant::Shamba) {
         return;
@@ -114,6 +115,59 @@ pub fn print(rows: &[YcsbMeasurement]) {
     println!("back). cpu us/op: client threads only, summed (steadier than ops/s on a loaded machine).");
 }
 
+/// "12.3", or "-" where the engine does not count it.
+fn scaled(v: Option<u64>, unit: f64) -> String {
+    v.map_or_else(|| "-".into(), |v| format!("{:.1}", v as f64 / unit))
+}
+
+/// What each engine's counters say about each run: blocks read past the cache per op,
+/// compactions and their bytes, and write-stall time during the run.
+fn print_engine_stats(
+    rows: &[YcsbMeasurement],
+    sizes: &[usize],
+    threads: &[usize],
+    workloads: &[Workload],
+    engines: &[Variant],
+) {
+    println!();
+    println!("== YCSB: engine counters over each run (blocks read past the block cache; background work) ==");
+    println!(
+        "{:<8} {:<9} {:>7} {:<9} {:>10} {:>11} {:>11} {:>14} {:>10}",
+        "records",
+        "workload",
+        "threads",
+        "engine",
+        "blocks/op",
+        "KiB read/op",
+        "compactions",
+        "compaction MiB",
+        "stall ms"
+    );
+    for &size in sizes {
+        for &w in workloads {
+            for &t in threads {
+                for &e in engines {
+                    let Some(r) = row_of(rows, e, (w, t, size)) else { continue };
+                    let s = &r.engine_stats;
+                    let kib_per_op = if r.ops == 0 { 0.0 } else { s.bytes_read as f64 / 1024.0 / r.ops as f64 };
+                    println!(
+                        "{:<8} {:<9} {:>7} {:<9} {:>10.3} {:>11.2} {:>11} {:>14} {:>10}",
+                        format!("{size} B"),
+                        format!("{w:?}"),
+                        t,
+                        e.name(),
+                        r.blocks_per_op(),
+                        kib_per_op,
+                        s.compactions.map_or_else(|| "-".into(), |c| c.to_string()),
+                        scaled(s.compaction_bytes, 1024.0 * 1024.0),
+                        scaled(s.stall_micros, 1e3)
+                    );
+                }
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -130,6 +184,8 @@ mod tests {
             ops_per_sec,
             not_found: 0,
             latencies: Vec::new(),
+            engine_stats: Default::default(),
+            files_per_level: Vec::new(),
         }
     }
 

@@ -11,6 +11,7 @@ pub mod load;
 pub mod multi_get;
 pub mod point;
 pub mod pressure;
+pub mod run_stats;
 pub mod scan;
 pub mod sizes;
 pub mod sustained;

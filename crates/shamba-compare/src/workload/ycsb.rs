@@ -13,6 +13,7 @@
 //! differs. An update reads the record, rewrites one field and writes it back (as YCSB's
 //! RocksDB binding does); a read copies the value out (every engine once).
 
+use super::run_stats::{RunStats, Snapshot};
 use super::{load, KeySpec};
 use crate::engine::{self, Engine, EngineResult, Setup, Variant};
 use crate::keys::key_into;
@@ -127,9 +128,40 @@ pub struct YcsbMeasurement {
     pub not_found: u64,
     /// Per operation kind.
     pub latencies: Vec<OpLatency>,
+    /// The engine's counters over the run: block reads, compactions, stalls.
+    pub engine_stats: RunStats,
+    /// Table files per level (L0 first) when the run started, settled.
+    pub files_per_level: Vec<usize>,
 }
 
 impl YcsbMeasurement {
+    /// One line on the run just finished, printed as it ends (a run that is stopped later,
+    /// e.g. an engine that stops taking writes, keeps the rows it finished).
+    pub fn progress_line(&self) -> String {
+        format!(
+            "ycsb row: {} {:?} {} thread(s) {} B: {:.0} ops/s, {:.2} cpu us/op, not found {}, {:.2} blocks read/op, \
+             files per level at the start {:?}",
+            self.engine.name(),
+            self.workload,
+            self.threads,
+            self.value_size,
+            self.ops_per_sec,
+            self.cpu_us_per_op(),
+            self.not_found,
+            self.blocks_per_op(),
+            self.files_per_level
+        )
+    }
+
+    /// Blocks the engine read from files per operation during the run.
+    pub fn blocks_per_op(&self) -> f64 {
+        if self.ops == 0 {
+            0.0
+        } else {
+            self.engine_stats.blocks_read as f64 / self.ops as f64
+        }
+    }
+
     /// Client CPU microseconds per operation.
     pub fn cpu_us_per_op(&self) -> f64 {
         if self.ops == 0 {
@@ -160,7 +192,9 @@ pub fn run(variant: Variant, plan: &YcsbPlan, setup: &Setup, root: &Path) -> Eng
             for threads in THREADS {
                 db.settle()?;
                 let run = Run { engine: db.as_ref(), spec, fields, inserted: &inserted, seed: plan.seed };
-                rows.push(run.workload(workload, threads, plan.ops)?);
+                let row = run.workload(workload, threads, plan.ops)?;
+                eprintln!("{}", row.progress_line());
+                rows.push(row);
             }
         }
         db.close()?;
@@ -191,6 +225,8 @@ impl Run<'_> {
         let sampler = sampler(self.spec.n)?;
         let phase = format!("ycsb {workload:?}, {threads} thread(s), {} B", self.spec.value_size);
         let pb = progress(ops, self.engine.variant().name(), &phase);
+        let files_per_level = self.engine.shape()?.files_per_level;
+        let before = Snapshot::of(self.engine);
         let start = Instant::now();
         let per_thread: Vec<EngineResult<Thread>> = std::thread::scope(|s| {
             let handles: Vec<_> = (0..threads as u64)
@@ -213,6 +249,7 @@ impl Run<'_> {
             handles.into_iter().map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))).collect()
         });
         let seconds = start.elapsed().as_secs_f64();
+        let engine_stats = RunStats::between(&before, &Snapshot::of(self.engine));
         pb.finish_and_clear();
         let mut all: Vec<Vec<u64>> = vec![Vec::new(); OPS.len()];
         let (mut not_found, mut cpu_seconds) = (0, 0.0);
@@ -235,6 +272,8 @@ impl Run<'_> {
             ops_per_sec: if seconds > 0.0 { ops as f64 / seconds } else { 0.0 },
             not_found,
             latencies: summarize(all),
+            engine_stats,
+            files_per_level,
         })
     }
 
@@ -321,6 +360,7 @@ mod tests {
             assert_eq!(rows.len(), Workload::ALL.len() * THREADS.len(), "{}", variant.name());
             for r in &rows {
                 assert_eq!(r.not_found, 0, "{} {:?} {} threads", variant.name(), r.workload, r.threads);
+                assert!(!r.files_per_level.is_empty(), "{} {:?}: no tables before the run", variant.name(), r.workload);
                 assert_eq!(r.latencies.iter().map(|l| l.count).sum::<u64>(), r.ops);
                 let ran: Vec<&str> = r.latencies.iter().map(|l| l.op).collect();
                 let named: Vec<&str> = OPS
