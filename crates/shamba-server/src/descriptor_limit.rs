@@ -64,7 +64,7 @@ fn raise_soft_limit(want: u64) -> Option<u64> {
     }
     let raised = libc::rlimit { rlim_cur: target, rlim_max: lim.rlim_max };
     // SAFETY: `raised` is a valid rlimit read for the call; its soft limit is at most the
-    // hard one (same test as above).
+    // hard one (exercised by `descriptor_limit::tests::the_process_limit_is_read_and_never_lowered`).
     if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &raised) } == 0 {
         Some(target)
     } else {
@@ -90,7 +90,8 @@ mod tests {
     #[test]
     fn the_process_limit_is_read_and_never_lowered() {
         let mut before = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
-        // SAFETY: a valid, writable rlimit.
+        // SAFETY: a valid, writable rlimit (exercised by this test,
+        // `descriptor_limit::tests::the_process_limit_is_read_and_never_lowered`).
         assert_eq!(unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut before) }, 0);
         let got = raise_soft_limit(1).unwrap();
         assert_eq!(got, before.rlim_cur, "asking for less keeps the limit");
