@@ -156,9 +156,11 @@ impl Registry {
         self.clients.lock().remove(&id);
     }
 
-    /// Every client, by id.
+    /// Every client still served, by id. A killed client is left out at once, as Redis
+    /// frees it at once, though its connection may take a moment to close and leave the
+    /// registry: a CLIENT LIST or KILL right after a KILL must not see it again.
     pub(crate) fn all(&self) -> Vec<Arc<Client>> {
-        self.clients.lock().values().cloned().collect()
+        self.clients.lock().values().filter(|c| !c.is_killed()).cloned().collect()
     }
 }
 
@@ -418,6 +420,16 @@ mod tests {
         assert!(line.contains(" cmd=get user=default redir=-1 resp=2 lib-name= lib-ver="), "{line}");
         c.record(&s, "client", Some(b"LIST"));
         assert!(c.line(None).contains(" cmd=client|list "));
+    }
+
+    #[test]
+    fn a_killed_client_is_no_longer_listed_while_its_connection_closes() {
+        let r = Registry::new(10);
+        let (a, _rx) = r.register(addr("127.0.0.1:1"), addr("127.0.0.1:9"), 5).unwrap();
+        let (b, _rx2) = r.register(addr("127.0.0.1:2"), addr("127.0.0.1:9"), 6).unwrap();
+        a.kill();
+        let ids: Vec<u64> = r.all().iter().map(|c| c.id).collect();
+        assert_eq!(ids, [b.id], "the killed client is still registered but not listed");
     }
 
     #[test]
