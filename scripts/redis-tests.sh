@@ -435,7 +435,13 @@ if [ ${#tls[@]} -gt 0 ]; then
   check "TLS: without the password" bash -c "redis-cli --tls --cacert $tmp/cert.pem -h 127.0.0.1 -p $tls_port GET k | grep -q NOAUTH"
   check "TLS: a client that does not trust the certificate fails" bash -c "! redis-cli --tls -h 127.0.0.1 -p $tls_port ${pw[*]@Q} PING >/dev/null 2>&1"
 fi
-kill -TERM "$pid"; wait "$pid" || true; pid=""
+# SHUTDOWN from redis-cli stops the server as SIGTERM does: no reply, the process exits 0.
+redis-cli -p "$port" "${pw[@]}" SHUTDOWN NOSAVE >"$tmp/shutdown.out" 2>&1 || true
+check "SHUTDOWN: redis-cli prints no error" bash -c "! grep -qi err $tmp/shutdown.out"
+status=1
+for _ in $(seq 100); do if ! kill -0 "$pid" 2>/dev/null; then wait "$pid"; status=$?; break; fi; sleep 0.1; done
+check "SHUTDOWN: the server exited by itself, with status 0" test "$status" == 0
+[ "$status" == 0 ] || kill -TERM "$pid" 2>/dev/null; wait "$pid" 2>/dev/null || true; pid=""
 
 echo "redis-tests: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

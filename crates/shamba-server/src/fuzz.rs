@@ -60,6 +60,7 @@ pub fn server_in(dir: &Path) -> shamba::Result<Server> {
         // No scripts: one that loops forever would stop the campaign (a script is never
         // stopped by time alone, as in Redis).
         scripts: crate::scripting::Scripts::disabled(),
+        shutdown: tokio::sync::Notify::new(),
     })
 }
 

@@ -363,6 +363,7 @@ impl Listener {
             settings: runtime_settings::RuntimeSettings::default(),
             waiters: crate::blocking::Waiters::default(),
             scripts: crate::scripting::Scripts::default(),
+            shutdown: tokio::sync::Notify::new(),
         });
         server.settings.debug_command.store(config.enable_debug_command, std::sync::atomic::Ordering::Relaxed);
         server.conns.pubsub.events.set_flags(config.notify_keyspace_events);
@@ -396,7 +397,7 @@ impl Listener {
         &self.server
     }
 
-    /// Accept clients until `shutdown` completes; then stop accepting, let every
+    /// Accept clients until `shutdown` completes or a client sends SHUTDOWN; then stop accepting, let every
     /// connection finish the requests it has read, and flush and close the database.
     /// With [`SyncMode::Everysec`], syncs the WAL once a second meanwhile when anything was
     /// written. Failures that do not stop the server (an accept, a background sync) are
@@ -458,6 +459,7 @@ impl Listener {
                 },
                 Some(_) = clients.join_next(), if !clients.is_empty() => {}
                 () = &mut shutdown => break,
+                () = server.shutdown.notified() => break,
             }
         }
         // Stop accepting, let every connection finish the requests it has read, then flush.

@@ -33,6 +33,9 @@ pub struct Server {
     pub(super) waiters: crate::blocking::Waiters,
     /// The Lua state and the scripts it knows (see `scripting`).
     pub(super) scripts: crate::scripting::Scripts,
+    /// SHUTDOWN asked the server to stop: [`Listener::serve`](crate::Listener::serve) stops
+    /// as it does when its shutdown future completes.
+    pub(super) shutdown: tokio::sync::Notify,
 }
 
 /// Counters INFO reports beside the engine's.

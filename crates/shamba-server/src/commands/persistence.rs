@@ -1,6 +1,7 @@
-//! SAVE, BGSAVE, BGREWRITEAOF, LASTSAVE and DEBUG. Every acknowledged write is already in
-//! the WAL, so a save here flushes the memtables to tables (so a restart replays no WAL)
-//! and records the time LASTSAVE reports. DEBUG answers only when the server was started
+//! SAVE, BGSAVE, BGREWRITEAOF, LASTSAVE, SHUTDOWN and DEBUG. Every acknowledged write is
+//! already in the WAL, so a save here flushes the memtables to tables (so a restart
+//! replays no WAL) and records the time LASTSAVE reports; SHUTDOWN, with or without SAVE,
+//! stops the server as SIGTERM does (the final flush keeps every acknowledged write). DEBUG answers only when the server was started
 //! with `--enable-debug-command`, as Redis's `enable-debug-command`.
 
 use super::keys2::string_encoding;
@@ -20,6 +21,7 @@ pub(super) static SPECS: &[Spec] = &[
     Spec { name: "save", arity: 1, flags: ADMIN, keys: (0, 0, 0), group: "server", summary: "Flush the memtables to tables", run: save },
     Spec { name: "bgsave", arity: -1, flags: ADMIN, keys: (0, 0, 0), group: "server", summary: "Flush the memtables to tables (before replying)", run: bgsave },
     Spec { name: "bgrewriteaof", arity: 1, flags: ADMIN, keys: (0, 0, 0), group: "server", summary: "Flush the memtables to tables (before replying)", run: bgrewriteaof },
+    Spec { name: "shutdown", arity: -1, flags: &["admin", "noscript", "loading", "stale", "no_multi", "allow_busy"], keys: (0, 0, 0), group: "server", summary: "Stop the server as SIGTERM does: finish what clients sent, flush, close", run: shutdown },
     Spec { name: "lastsave", arity: 1, flags: &["loading", "stale", "fast"], keys: (0, 0, 0), group: "server", summary: "Unix time of the last SAVE (the start before one)", run: lastsave },
     Spec { name: "debug", arity: -2, flags: ADMIN, keys: (0, 0, 0), group: "server", summary: "SLEEP, SET-ACTIVE-EXPIRE, RELOAD, OBJECT, DIGEST, JMAP (with --enable-debug-command)", run: debug },
 ];
@@ -45,6 +47,35 @@ fn bgsave(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
 
 fn bgrewriteaof(ctx: &mut Ctx<'_>, _args: &Args) -> Reply {
     flush(ctx).map_or_else(|r| r, |()| Reply::Simple("Background append only file rewriting started"))
+}
+
+/// SHUTDOWN [NOSAVE|SAVE] [NOW] [FORCE] [ABORT]. The server stops as on SIGTERM: it stops
+/// accepting, lets every connection answer what it has read, flushes and closes the
+/// database; a running script is stopped and none of its writes kept. As in Redis, the
+/// client that asked gets no reply: its connection is closed. NOSAVE keeps the
+/// acknowledged writes all the same (they are in the WAL); ABORT has no shutdown to abort
+/// (a stop here never waits for replicas).
+fn shutdown(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
+    let (mut save, mut nosave) = (false, false);
+    for a in args.iter().skip(1) {
+        if is(a, "SAVE") {
+            save = true;
+        } else if is(a, "NOSAVE") {
+            nosave = true;
+        } else if is(a, "ABORT") {
+            return Reply::err("No shutdown in progress.");
+        } else if !is(a, "NOW") && !is(a, "FORCE") {
+            return super::syntax_error();
+        }
+    }
+    if save && nosave {
+        return super::syntax_error();
+    }
+    ctx.server.scripts.stop_for_shutdown();
+    ctx.server.shutdown.notify_one();
+    ctx.session.closing = true;
+    // No frame at all: the connection closes, as Redis's does.
+    Reply::Frames(Vec::new())
 }
 
 fn lastsave(ctx: &mut Ctx<'_>, _args: &Args) -> Reply {

@@ -24,8 +24,11 @@ pub(crate) struct Running {
     runner: AtomicU64,
     /// It has run past the threshold: other clients are answered BUSY.
     busy: AtomicBool,
-    /// SCRIPT KILL asked it to stop.
+    /// SCRIPT KILL (or SHUTDOWN) asked it to stop.
     killed: AtomicBool,
+    /// SHUTDOWN stopped it: its writes are not committed (as Redis, stopping without
+    /// saving, keeps none of a script it interrupted).
+    discarded: AtomicBool,
     /// It ran a write command (SCRIPT KILL then refuses).
     wrote: AtomicBool,
     /// When it started, and the threshold, in microseconds since `epoch`.
@@ -40,6 +43,7 @@ impl Default for Running {
             runner: AtomicU64::new(0),
             busy: AtomicBool::new(false),
             killed: AtomicBool::new(false),
+            discarded: AtomicBool::new(false),
             wrote: AtomicBool::new(false),
             started: AtomicU64::new(0),
             threshold: AtomicU64::new(0),
@@ -56,6 +60,7 @@ impl Running {
     /// A script of session `session` starts (the Lua state's lock is held: one at a time).
     pub(crate) fn start(&self, session: u64, threshold_ms: u64) {
         self.killed.store(false, Relaxed);
+        self.discarded.store(false, Relaxed);
         self.wrote.store(false, Relaxed);
         self.busy.store(false, Relaxed);
         self.threshold.store(threshold_ms.saturating_mul(1000), Relaxed);
@@ -92,6 +97,20 @@ impl Running {
             }
         }
         self.is_killed()
+    }
+
+    /// SHUTDOWN: stop the running script, if any, written or not; its transaction is then
+    /// dropped rather than committed.
+    pub(crate) fn stop_for_shutdown(&self) {
+        if self.runner.load(Relaxed) != 0 {
+            self.discarded.store(true, Relaxed);
+            self.killed.store(true, Relaxed);
+        }
+    }
+
+    /// Whether SHUTDOWN stopped the script: its writes must not be committed.
+    pub(crate) fn is_discarded(&self) -> bool {
+        self.discarded.load(Relaxed)
     }
 
     /// SCRIPT KILL: stop the running script unless it wrote.

@@ -127,6 +127,11 @@ impl Scripts {
     pub(crate) fn kill(&self) -> Reply {
         self.running.kill()
     }
+
+    /// SHUTDOWN: stop the running script, if any, and keep none of its writes.
+    pub(crate) fn stop_for_shutdown(&self) {
+        self.running.stop_for_shutdown();
+    }
 }
 
 /// SHA1 of `bytes` in lowercase hex, as Redis names scripts.

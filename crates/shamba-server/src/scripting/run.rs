@@ -122,6 +122,10 @@ impl Script<'_> {
             let sync = store.sync_mode() == SyncMode::Always;
             let tx = store.db().transaction_with(TransactionOptions { sync, ..TransactionOptions::default() });
             let reply = self.run(&mut Ctx { server, session: &mut *ctx.session, tx: Some(&tx) });
+            if self.running.is_discarded() {
+                // SHUTDOWN stopped it: the transaction is dropped, none of its writes kept.
+                return reply;
+            }
             match tx.commit() {
                 Ok(()) => {
                     store.tracker().wrote();
