@@ -173,6 +173,10 @@ impl Script<'_> {
 
     /// `redis.call` / `redis.pcall`: run one command; its reply and whether it is an error.
     fn call(&self, ctx: &mut Ctx<'_>, lua: &Lua, words: MultiValue) -> (Reply, bool) {
+        // Busy is judged at each call too, not only at the hook's instruction counts: a
+        // script that spends its time in commands runs few Lua instructions between them
+        // (a stop SCRIPT KILL asked for is still taken at the hook).
+        let _ = self.running.tick();
         let refused = |msg: &str| (Reply::err(msg), true);
         if words.is_empty() {
             return refused("Please specify at least one argument for this redis lib call");
