@@ -284,8 +284,7 @@ pub(super) fn dispatch(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
         }
         return reply;
     };
-    let n = args.len() as i64;
-    if (spec.arity >= 0 && n != spec.arity) || (spec.arity < 0 && n < -spec.arity) {
+    if !spec.arity_allows(args.len()) {
         if let Some(q) = &mut ctx.session.multi {
             q.refused = true;
         }
