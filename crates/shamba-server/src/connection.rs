@@ -175,7 +175,7 @@ where
         buf.reserve(READ_CHUNK);
         // Everything read so far is answered: waiting for more (marked as reading from
         // each read of the socket until its requests are answered; see `input_probe`).
-        client.set_reading(false);
+        client.answered_all();
         let mut marked = crate::input_probe::MarkedRead { stream: &mut *stream, client };
         tokio::select! {
             read = marked.read_buf(&mut buf) => {

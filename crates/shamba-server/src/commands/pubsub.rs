@@ -102,13 +102,19 @@ pub(crate) fn unsubscribe_all(ctx: &mut Ctx<'_>) {
     }
 }
 
-/// The longest PUBLISH waits for subscribers to be done with what they sent.
-const INPUT_WAIT: Duration = Duration::from_millis(50);
+/// The longest PUBLISH waits for a subscriber to be done with what it sent: only one
+/// whose connection makes no progress (stuck writing to a client that does not read)
+/// waits this long.
+const INPUT_WAIT: Duration = Duration::from_secs(1);
 
 /// PUBLISH: first, subscribers that sent something not yet answered (an UNSUBSCRIBE,
-/// maybe) are given up to [`INPUT_WAIT`] to be done with it, so that a message published
-/// after a client's UNSUBSCRIBE reached the server does not reach that client (Redis's one
-/// thread serves the two in arrival order; connections here run in parallel).
+/// maybe) are waited for until they have answered it, so that a message published after a
+/// client's UNSUBSCRIBE reached the server does not reach that client (Redis's one thread
+/// serves the two in arrival order; connections here run in parallel). What a subscriber
+/// had sent is answered once its connection has answered everything it read twice: the
+/// first ends the batch it may be running, the second the bytes still in its socket.
+/// A chatty subscriber thus holds a PUBLISH for two of its batches, never for what it
+/// sends after; a stuck one for [`INPUT_WAIT`].
 fn publish(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
     let hub = &ctx.server.conns.pubsub;
     let channel = arg(args, 1);
@@ -118,8 +124,11 @@ fn publish(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
             // On the connection's task: the request runs again on the blocking pool.
             return super::engine_error(crate::no_wait::refuse("a publish waiting for a subscriber's input"));
         }
+        let busy: Vec<_> = busy.into_iter().map(|c| (c.times_answered_all() + 2, c)).collect();
         let until = Instant::now() + INPUT_WAIT;
-        while busy.iter().any(|c| c.has_input() && !c.is_killed()) && Instant::now() < until {
+        while busy.iter().any(|(done_at, c)| c.has_input() && c.times_answered_all() < *done_at && !c.is_killed())
+            && Instant::now() < until
+        {
             std::thread::sleep(Duration::from_micros(200));
         }
     }
