@@ -230,7 +230,8 @@ check "WATCH: another connection's write makes EXEC nil" bash -c "tail -1 $tmp/w
 expect '"theirs"' GET m
 
 # Lua scripts: EVAL with KEYS and ARGV, redis-cli --eval of a file, the script cache
-# (EVALSHA, SCRIPT LOAD/EXISTS/FLUSH), the sandbox, a read-only script, and a script that
+# (EVALSHA, SCRIPT LOAD/EXISTS/FLUSH), the sandbox, a read-only script, cjson, cmsgpack
+# and bit, a shebang line's flags, and a script that
 # loops answered BUSY to another client until SCRIPT KILL stops it.
 expect '1) "k1"|2) "a1"' EVAL 'return {KEYS[1], ARGV[1]}' 1 k1 a1
 printf "redis.call('set', KEYS[1], ARGV[1])\nreturn redis.call('incrby', KEYS[1], ARGV[2])\n" >"$tmp/incr.lua"
@@ -246,6 +247,10 @@ expect '(error) NOSCRIPT No matching script. Please use EVAL.' EVALSHA "$sha" 1 
 check "scripts cannot create globals" bash -c "redis-cli -p $port EVAL 'x = 1' 0 2>&1 | grep -q 'Attempt to modify a readonly table'"
 check "scripts have no os library" bash -c "redis-cli -p $port EVAL 'return os.time()' 0 2>&1 | grep -q \"nonexistent global variable 'os'\""
 expect '(error) ERR Write commands are not allowed from read-only scripts.' EVAL_RO "return redis.call('set', KEYS[1], 'w')" 1 ek
+expect '"[1,\"a\\/b\"]"' EVAL "return cjson.encode(cjson.decode(ARGV[1]))" 0 '[1,"a/b"]'
+expect '(integer) 10' EVAL "return select(2, cmsgpack.unpack(cmsgpack.pack(ARGV[1], 7))) + bit.bor(1, 2)" 0 x
+expect '(error) ERR Write commands are not allowed from read-only scripts.' EVAL "#!lua flags=no-writes
+return redis.call('set', KEYS[1], 'w')" 1 ek
 expect 'OK' CONFIG SET lua-time-limit 100
 redis-cli -p "$port" EVAL 'while true do end' 0 >"$tmp/killed.out" 2>&1 &
 looper=$!

@@ -152,13 +152,19 @@ pub(crate) fn format_double(d: f64) -> String {
     if d == 0.0 {
         return "0".into();
     }
-    // %.17g: the exponent X of the %.16e form decides. -4 <= X < 17: fixed with 16 - X
-    // decimals; otherwise the %.16e form. Trailing zeros (and a bare point) go.
-    let sci = format!("{d:.16e}");
+    format_g(d, 17)
+}
+
+/// C's `%.<precision>g` of a finite `d` (`precision` at least 1): the exponent X of the
+/// `%.<precision - 1>e` form decides. -4 <= X < precision: fixed with precision - 1 - X
+/// decimals; otherwise the `e` form. Trailing zeros (and a bare point) go.
+pub(crate) fn format_g(d: f64, precision: usize) -> String {
+    let p = precision.max(1);
+    let sci = format!("{d:.*e}", p - 1);
     let (mantissa, exp) = sci.split_once('e').unwrap_or((sci.as_str(), "0"));
     let x: i32 = exp.parse().unwrap_or(0);
-    if (-4..17).contains(&x) {
-        let decimals = usize::try_from(16 - x).unwrap_or(0);
+    if (-4..p as i32).contains(&x) {
+        let decimals = usize::try_from(p as i32 - 1 - x).unwrap_or(0);
         return trim_zeros(&format!("{d:.decimals$}")).to_string();
     }
     let sign = if x < 0 { '-' } else { '+' };

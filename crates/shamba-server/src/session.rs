@@ -98,6 +98,8 @@ pub struct Session {
     pub(super) subs: Subscriptions,
     /// CLIENT REPLY: whether replies are sent.
     pub(super) replies: Replies,
+    /// Set while a script flagged `allow-oom` runs: its writes pass `maxmemory`.
+    pub(super) allow_oom: bool,
 }
 
 /// CLIENT REPLY's modes.
@@ -134,6 +136,7 @@ impl Session {
             client: None,
             subs: Subscriptions::default(),
             replies: Replies::On,
+            allow_oom: false,
         }
     }
 

@@ -202,6 +202,59 @@ fn read_only_scripts_refuse_writes() {
 }
 
 #[test]
+fn a_shebang_line_declares_what_the_script_may_do() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (_rt, srv) = server(dir.path());
+    let s = &mut Session::new(1);
+    let set = "redis.call('set', KEYS[1], 'w') return 1";
+    assert_eq!(eval(&srv, s, "#!lua\nreturn 1", &["0"]), Reply::Int(1));
+    assert!(error_of(&eval(&srv, s, "#!not-lua\nreturn 1", &["0"])).contains("Unexpected engine in script shebang"));
+    assert!(error_of(&eval(&srv, s, "#!lua flags=what?\nreturn 1", &["0"])).contains("Unexpected flag"));
+    let no_writes = format!("#!lua flags=no-writes\n{set}");
+    assert_eq!(
+        error_of(&eval(&srv, s, &no_writes, &["1", "k"])),
+        "ERR Write commands are not allowed from read-only scripts."
+    );
+    let ro = srv.execute(s, &[b"EVAL_RO".to_vec(), b"#!lua\nreturn 1".to_vec(), b"0".to_vec()]);
+    assert!(error_of(&ro).contains("write flag using *_ro command"), "{ro:?}");
+    // Over maxmemory: a flagged script without allow-oom does not start, with it its writes
+    // pass; an unflagged one is judged command by command, as before Redis 7.
+    assert_eq!(srv.execute(s, &words("SET x 123")), Reply::OK);
+    assert_eq!(srv.execute(s, &words("CONFIG SET maxmemory 1")), Reply::OK);
+    assert!(error_of(&eval(&srv, s, "#!lua\nreturn 1", &["0"])).starts_with("OOM"));
+    assert_eq!(eval(&srv, s, "#!lua flags=no-writes\nreturn 1", &["0"]), Reply::Int(1));
+    assert!(error_of(&eval(&srv, s, set, &["1", "k"])).contains("OOM"));
+    assert_eq!(eval(&srv, s, &format!("#!lua flags=allow-oom\n{set}"), &["1", "k"]), Reply::Int(1));
+    assert!(error_of(&eval(&srv, s, set, &["1", "k"])).contains("OOM"), "the flag lasts one script");
+    assert_eq!(srv.execute(s, &words("CONFIG SET maxmemory 0")), Reply::OK);
+    assert_eq!(srv.execute(s, &words("GET k")), bulk("w"));
+}
+
+#[test]
+fn scripts_have_redis_libraries_and_redis_number_arguments() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (_rt, srv) = server(dir.path());
+    let s = &mut Session::new(1);
+    let json = "local t = cjson.decode(ARGV[1]) t.n = t.n + 1 return cjson.encode({t.n, t.s})";
+    assert_eq!(eval(&srv, s, json, &["0", r#"{"n": 41, "s": "a/b"}"#]), bulk(r#"[42,"a\/b"]"#));
+    let packed = "return cmsgpack.unpack(cmsgpack.pack({ARGV[1], 7}))[2] + bit.band(6, 3)";
+    assert_eq!(eval(&srv, s, packed, &["0", "x"]), Reply::Int(9));
+    assert!(error_of(&eval(&srv, s, "cjson.encode = nil", &["0"])).contains("readonly table"));
+    // A whole number reaches a command in full, not as Lua's %.14g prints it.
+    let set = "redis.call('set', KEYS[1], 9007199254740991) return redis.call('get', KEYS[1])";
+    assert_eq!(eval(&srv, s, set, &["1", "n"]), bulk("9007199254740991"));
+    // A table that holds itself ends in Redis's error, not in a reply without end.
+    let mut reply = eval(&srv, s, "local a = {} local b = {a} a[1] = b return a", &["0"]);
+    let mut depth = 0;
+    while let Reply::Array(mut items) = reply {
+        assert_eq!(items.len(), 1);
+        reply = items.remove(0);
+        depth += 1;
+    }
+    assert_eq!(reply, Reply::Error("ERR reached lua stack limit".into()), "after {depth} levels");
+}
+
+#[test]
 fn a_script_inside_exec_and_a_select_inside_a_script_stay_in_their_place() {
     let dir = tempfile::tempdir().expect("tempdir");
     let (_rt, srv) = server(dir.path());

@@ -126,7 +126,7 @@ fn resident_bytes() -> u64 {
 
 /// `used_memory` is the engine's memory: memtables, the block cache and the table
 /// metadata pinned outside it.
-fn memory(_: &Ctx<'_>, st: &Stats, out: &mut String) {
+fn memory(ctx: &Ctx<'_>, st: &Stats, out: &mut String) {
     let used = st.memtable_bytes as u64 + st.cache_usage as u64 + st.pinned_table_bytes;
     let rss = resident_bytes();
     line(out, "used_memory", used);
@@ -144,6 +144,7 @@ fn memory(_: &Ctx<'_>, st: &Stats, out: &mut String) {
     line(out, "mem_fragmentation_ratio", format_args!("{:.2}", if used == 0 { 0.0 } else { rss as f64 / used as f64 }));
     line(out, "mem_allocator", "libc");
     line(out, "lazyfree_pending_objects", 0);
+    line(out, "number_of_cached_scripts", ctx.server.scripts.cached());
 }
 
 fn human(bytes: u64) -> String {

@@ -11,7 +11,7 @@ use crate::session::Ctx;
 use std::sync::atomic::Ordering::Relaxed;
 
 /// Redis's words.
-const OOM: &str = "OOM command not allowed when used memory > 'maxmemory'.";
+pub(crate) const OOM: &str = "OOM command not allowed when used memory > 'maxmemory'.";
 
 /// Writes that only remove or change a deadline: allowed over the limit, as Redis allows
 /// the commands it does not flag `denyoom`.
@@ -57,6 +57,12 @@ fn may_grow(spec: &Spec) -> bool {
     spec.is_write() && !SHRINKING.contains(&spec.name)
 }
 
+/// Whether the memory is over a `maxmemory` that is set.
+pub(crate) fn over_limit(ctx: &Ctx<'_>) -> bool {
+    let limit = ctx.server.settings.maxmemory.load(Relaxed);
+    limit != 0 && used(ctx) > limit
+}
+
 /// The engine's memory now, as INFO reports it.
 fn used(ctx: &Ctx<'_>) -> u64 {
     match ctx.server.store.select(0) {
@@ -72,7 +78,7 @@ fn used(ctx: &Ctx<'_>) -> u64 {
 /// the memory is over `maxmemory`; `None` otherwise.
 pub(super) fn refuse_over_limit(ctx: &mut Ctx<'_>, spec: &Spec) -> Option<Reply> {
     let limit = ctx.server.settings.maxmemory.load(Relaxed);
-    if limit == 0 {
+    if limit == 0 || ctx.session.allow_oom {
         return None;
     }
     let grows = match (&ctx.session.multi, spec.name) {

@@ -18,7 +18,7 @@ mod keys;
 mod keys2;
 mod list;
 mod list_store;
-mod memory_limit;
+pub(crate) mod memory_limit;
 pub(crate) mod multi;
 mod persistence;
 mod pubsub;
@@ -93,7 +93,7 @@ static SPECS: &[Spec] = &[
     Spec { name: "hello", arity: -1, flags: C, keys: (0, 0, 0), group: "connection", summary: "Choose RESP2 or RESP3 and describe the server", run: admin::hello },
     Spec { name: "select", arity: 2, flags: C, keys: (0, 0, 0), group: "connection", summary: "Choose the database (0 to databases - 1)", run: admin::select },
     Spec { name: "quit", arity: -1, flags: C, keys: (0, 0, 0), group: "connection", summary: "Close the connection", run: admin::quit },
-    Spec { name: "cluster", arity: -2, flags: &["admin"], keys: (0, 0, 0), group: "cluster", summary: "INFO, ADDNODE id raft-addr, PROMOTE id..., REMOVE id...", run: cluster::cluster },
+    Spec { name: "cluster", arity: -2, flags: &["admin", "noscript"], keys: (0, 0, 0), group: "cluster", summary: "INFO, ADDNODE id raft-addr, PROMOTE id..., REMOVE id...", run: cluster::cluster },
     Spec { name: "multi", arity: 1, flags: C, keys: (0, 0, 0), group: "transactions", summary: "Start queuing commands for EXEC", run: multi::multi },
     Spec { name: "exec", arity: 1, flags: C, keys: (0, 0, 0), group: "transactions", summary: "Run the queued commands atomically (nil when a watched key changed)", run: multi::exec },
     Spec { name: "discard", arity: 1, flags: C, keys: (0, 0, 0), group: "transactions", summary: "Drop the queued commands", run: multi::discard },

@@ -9,8 +9,9 @@
 use crate::reply::{format_double, Reply};
 use mlua::{Lua, Table, Value};
 
-/// Deepest nesting converted either way (Redis stops at its own depth too): deeper levels
-/// become nil, so a table that holds itself cannot loop.
+/// Deepest nesting converted either way (Redis stops at its own depth too), so a table that
+/// holds itself cannot loop: a deeper reply becomes false in Lua, a deeper Lua table the
+/// error Redis answers there.
 const MAX_DEPTH: usize = 64;
 
 /// A command's reply as the Lua value a script receives.
@@ -61,7 +62,8 @@ pub(super) fn to_reply(value: &Value) -> Reply {
 
 fn to_reply_at(value: &Value, depth: usize) -> Reply {
     if depth > MAX_DEPTH {
-        return Reply::Null;
+        // Redis's words when its Lua stack runs out converting a deep (or looping) table.
+        return Reply::err("reached lua stack limit");
     }
     match value {
         Value::Boolean(true) => Reply::Int(1),
@@ -99,4 +101,41 @@ pub(super) fn error_reply(text: &str) -> Reply {
         return Reply::Error("ERR".into());
     }
     Reply::Error(text.to_string())
+}
+
+/// A Lua number's value: mlua hands Lua 5.1's numbers over as integers when they are
+/// whole, as floats otherwise.
+pub(super) fn number(v: &Value) -> Option<f64> {
+    match v {
+        Value::Integer(i) => Some(*i as f64),
+        Value::Number(n) => Some(*n),
+        _ => None,
+    }
+}
+
+/// The name Lua's `type()` gives `v`'s type.
+pub(super) fn type_name(v: &Value) -> &'static str {
+    match v {
+        Value::Integer(_) | Value::Number(_) => "number",
+        Value::LightUserData(_) => "userdata",
+        other => other.type_name(),
+    }
+}
+
+/// A number given to `redis.call` as Redis 7 writes it: a whole number below 10^17 in
+/// full (`9007199254740991`, where Lua's own `%.14g` would round it), others as `%.17g`.
+pub(super) fn number_argument(n: f64) -> String {
+    if n.fract() == 0.0 && n.abs() < 1e17 {
+        return format!("{}", n as i64);
+    }
+    if !n.is_finite() {
+        return if n.is_nan() {
+            "nan".into()
+        } else if n > 0.0 {
+            "inf".into()
+        } else {
+            "-inf".into()
+        };
+    }
+    crate::reply::format_g(n, 17)
 }

@@ -14,11 +14,17 @@
 //! - `convert.rs`: replies to Lua values and back, as Redis converts them.
 //! - `run.rs`: one script's run: its transaction, its calls, its errors.
 //! - `busy.rs`: what the running script is doing, SCRIPT KILL, and the BUSY refusal.
+//! - `shebang.rs`: a script's `#!lua flags=...` line.
+//! - `cjson.rs`, `cmsgpack.rs`, `bit.rs`: the libraries Redis gives scripts.
 
+mod bit;
 mod busy;
+mod cjson;
+mod cmsgpack;
 mod convert;
 mod run;
 mod sandbox;
+mod shebang;
 
 pub(crate) use busy::refuse_while_busy;
 pub(crate) use run::{eval, Source};
@@ -65,6 +71,11 @@ impl Scripts {
         Scripts { enabled: false, ..Scripts::default() }
     }
 
+    /// How many scripts it knows (INFO's `number_of_cached_scripts`).
+    pub(crate) fn cached(&self) -> usize {
+        self.bodies.lock().len()
+    }
+
     fn refuse_disabled(&self) -> Option<Reply> {
         (!self.enabled).then(|| Reply::err("scripting is disabled on this server"))
     }
@@ -85,6 +96,9 @@ impl Scripts {
     /// SCRIPT LOAD: compile `body` and remember it; its SHA1.
     pub(crate) fn load(&self, body: &[u8]) -> Reply {
         if let Some(r) = self.refuse_disabled() {
+            return r;
+        }
+        if let Err(r) = shebang::parse(body) {
             return r;
         }
         let sha = sha1_hex(body);

@@ -3,7 +3,7 @@
 //! queue), the commands it calls and the reply or error it ends with.
 
 use super::busy::{Running, KILLED};
-use super::convert::{error_reply, to_lua, to_reply};
+use super::convert::{error_reply, number_argument, to_lua, to_reply};
 use super::sandbox::{State, CALL_KEY};
 use super::{sha1_hex, NOSCRIPT};
 use crate::commands::{self, engine_error, not_an_integer, parse_int};
@@ -49,6 +49,19 @@ pub(crate) fn eval(ctx: &mut Ctx<'_>, source: Source<'_>, args: &[Vec<u8>], read
             }
         }
     };
+    let flags = match super::shebang::parse(&body) {
+        Ok(f) => f,
+        Err(r) => return r,
+    };
+    if let Some(f) = flags {
+        if read_only && !f.no_writes {
+            return Reply::err("Can not execute a script with write flag using *_ro command.");
+        }
+        if !f.no_writes && !f.allow_oom && crate::commands::memory_limit::over_limit(ctx) {
+            return Reply::Error(crate::commands::memory_limit::OOM.into());
+        }
+    }
+    let read_only = read_only || flags.is_some_and(|f| f.no_writes);
     // The keys' locks before the Lua state's, in the order EXEC takes them (its queue's
     // keys, then the state for an EVAL in it): two orders could wait on each other forever.
     let server = ctx.server;
@@ -73,11 +86,13 @@ pub(crate) fn eval(ctx: &mut Ctx<'_>, source: Source<'_>, args: &[Vec<u8>], read
         ctx.server.settings.text.lock().get("busy-reply-threshold").and_then(|v| v.parse::<u64>().ok()).unwrap_or(5000);
     let running = &scripts.running;
     running.start(ctx.session.id, threshold);
+    ctx.session.allow_oom = flags.is_some_and(|f| f.allow_oom);
     let script = Script { state, function: &function, keys: &keys, argv: &argv, read_only, running };
     let reply = match ctx.tx {
         Some(_) => script.run(ctx),
         None => script.run_committed(ctx),
     };
+    ctx.session.allow_oom = false;
     running.end();
     // SELECT inside a script selects for the script only.
     ctx.session.db = db;
@@ -143,7 +158,7 @@ impl Script<'_> {
         let outcome = self.set_globals(lua).and_then(|()| {
             lua.scope(|scope| {
                 let call = scope.create_function_mut(|lua, words: MultiValue| {
-                    let (reply, failed) = self.call(ctx, lua, words);
+                    let (reply, failed) = self.call(ctx, words);
                     Ok((to_lua(lua, &reply)?, failed))
                 })?;
                 lua.set_named_registry_value(CALL_KEY, call)?;
@@ -172,7 +187,7 @@ impl Script<'_> {
     }
 
     /// `redis.call` / `redis.pcall`: run one command; its reply and whether it is an error.
-    fn call(&self, ctx: &mut Ctx<'_>, lua: &Lua, words: MultiValue) -> (Reply, bool) {
+    fn call(&self, ctx: &mut Ctx<'_>, words: MultiValue) -> (Reply, bool) {
         // Busy is judged at each call too, not only at the hook's instruction counts: a
         // script that spends its time in commands runs few Lua instructions between them
         // (a stop SCRIPT KILL asked for is still taken at the hook).
@@ -185,10 +200,9 @@ impl Script<'_> {
         for w in words {
             let bytes = match &w {
                 Value::String(s) => s.as_bytes().to_vec(),
-                Value::Integer(_) | Value::Number(_) => match lua.coerce_string(w.clone()) {
-                    Ok(Some(s)) => s.as_bytes().to_vec(),
-                    _ => return refused("Lua redis lib command arguments must be strings or integers"),
-                },
+                Value::Integer(_) | Value::Number(_) => {
+                    number_argument(super::convert::number(&w).unwrap_or_default()).into_bytes()
+                }
                 _ => return refused("Lua redis lib command arguments must be strings or integers"),
             };
             args.push(bytes);

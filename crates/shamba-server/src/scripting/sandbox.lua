@@ -6,8 +6,8 @@
 --
 -- Given by the server: `raw_call` (runs a command; answers the converted reply and whether
 -- it was an error), `check` (raises once SCRIPT KILL asked the running script to stop),
--- `sha1hex` and `log`.
-local raw_call, check, sha1hex, log = ...
+-- `sha1hex`, `log`, and the libraries Redis gives scripts: `cjson`, `cmsgpack`, `bit`.
+local raw_call, check, sha1hex, log, cjson, cmsgpack, bit = ...
 local G = _G
 local real_setmetatable, real_rawset, real_pcall, real_xpcall = setmetatable, rawset, pcall, xpcall
 local real_loadstring, real_setfenv, real_error, real_type = loadstring, setfenv, error, type
@@ -128,7 +128,8 @@ redis.setresp = function(n)
 end
 
 G.redis = readonly(redis)
-for _, name in ipairs({ "string", "table", "math" }) do
+G.cjson, G.cmsgpack, G.bit = cjson, cmsgpack, bit
+for _, name in ipairs({ "string", "table", "math", "cjson", "cmsgpack", "bit" }) do
   G[name] = readonly(G[name])
 end
 

@@ -1,10 +1,11 @@
-//! The Lua state: Lua 5.1's base, table, string and math libraries, the protected
-//! environment scripts run in and the `redis` table (`sandbox.lua`), the hook that watches
+//! The Lua state: Lua 5.1's base, table, string and math libraries, Redis's `cjson`,
+//! `cmsgpack` and `bit`, the protected environment scripts run in and the `redis` table
+//! (`sandbox.lua`), the hook that watches
 //! the running script, and the scripts compiled so far.
 
 use super::busy::{Running, KILLED};
 use crate::reply::Reply;
-use mlua::{Function, HookTriggers, Lua, LuaOptions, MultiValue, StdLib, Table, VmState};
+use mlua::{Function, HookTriggers, Lua, LuaOptions, MultiValue, StdLib, Table, Value, VmState};
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -46,10 +47,22 @@ impl State {
             true => Err(mlua::Error::runtime(KILLED)),
             false => Ok(()),
         })?;
-        let sha1hex = lua.create_function(|_, s: mlua::String| Ok(super::sha1_hex(&s.as_bytes())))?;
+        let sha1hex = lua.create_function(|_, args: MultiValue| match (args.len(), args.front()) {
+            (1, Some(Value::String(s))) => Ok(super::sha1_hex(&s.as_bytes())),
+            (1, Some(v @ (Value::Integer(_) | Value::Number(_)))) => Ok(super::sha1_hex(v.to_string()?.as_bytes())),
+            _ => Err(mlua::Error::runtime("wrong number of arguments")),
+        })?;
         let log = lua.create_function(|_, args: MultiValue| log(&args))?;
-        let (env, run): (Table, Function) =
-            lua.load(include_str!("sandbox.lua")).set_name("@sandbox").call((raw_call, check, sha1hex, log))?;
+        let libraries = (super::cjson::table(&lua)?, super::cmsgpack::table(&lua)?, super::bit::table(&lua)?);
+        let (env, run): (Table, Function) = lua.load(include_str!("sandbox.lua")).set_name("@sandbox").call((
+            raw_call,
+            check,
+            sha1hex,
+            log,
+            libraries.0,
+            libraries.1,
+            libraries.2,
+        ))?;
         let watched = Arc::clone(running);
         lua.set_hook(HookTriggers::new().every_nth_instruction(HOOK_EVERY), move |_, _| match watched.tick() {
             true => Err(mlua::Error::runtime(KILLED)),
@@ -63,7 +76,9 @@ impl State {
         if let Some(f) = self.functions.get(sha) {
             return Ok(f.clone());
         }
-        let compiled = self.lua.load(body).set_name("@user_script").set_environment(self.env.clone()).into_function();
+        let source = super::shebang::source(body);
+        let compiled =
+            self.lua.load(&*source).set_name("@user_script").set_environment(self.env.clone()).into_function();
         match compiled {
             Ok(f) => {
                 self.functions.insert(sha.to_string(), f.clone());
