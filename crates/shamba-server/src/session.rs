@@ -100,6 +100,9 @@ pub struct Session {
     pub(super) replies: Replies,
     /// Set while a script flagged `allow-oom` runs: its writes pass `maxmemory`.
     pub(super) allow_oom: bool,
+    /// Set by a script ending with the error of a command it called, which was counted
+    /// when that command failed: the script's reply is not counted again.
+    pub(super) error_counted: bool,
 }
 
 /// CLIENT REPLY's modes.
@@ -137,6 +140,7 @@ impl Session {
             subs: Subscriptions::default(),
             replies: Replies::On,
             allow_oom: false,
+            error_counted: false,
         }
     }
 

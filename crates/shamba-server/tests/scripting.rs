@@ -255,6 +255,36 @@ fn scripts_have_redis_libraries_and_redis_number_arguments() {
 }
 
 #[test]
+fn an_error_a_script_passes_on_is_counted_once() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (_rt, srv) = server(dir.path());
+    let s = &mut Session::new(1);
+    let info = |s: &mut Session, section: &str| match srv.execute(s, &words(&format!("INFO {section}"))) {
+        Reply::Bulk(b) => String::from_utf8(b).expect("text"),
+        Reply::Text(t) => t,
+        other => panic!("{other:?}"),
+    };
+    let has = |text: &str, line: &str| text.lines().any(|l| l.starts_with(line));
+    assert_eq!(srv.execute(s, &words("SET x 1")), Reply::OK);
+    for (script, code) in [
+        ("return redis.call('select', 99)", "ERR"),
+        ("return redis.pcall('select', 99)", "ERR"),
+        ("return redis.call('lpush', KEYS[1], 'v')", "WRONGTYPE"),
+    ] {
+        assert_eq!(srv.execute(s, &words("CONFIG RESETSTAT")), Reply::OK);
+        assert!(error_of(&eval(&srv, s, script, &["1", "x"])).starts_with(code), "{script}");
+        let errors = info(s, "errorstats");
+        assert!(has(&errors, &format!("errorstat_{code}:count=1")), "{script}: {errors}");
+        assert!(has(&info(s, "stats"), "total_error_replies:1"), "{script}");
+        assert!(info(s, "commandstats").contains("cmdstat_eval:calls=1,"), "{script}");
+    }
+    // A script's own error is the script's, counted once too.
+    assert_eq!(srv.execute(s, &words("CONFIG RESETSTAT")), Reply::OK);
+    assert!(error_of(&eval(&srv, s, "return redis.error_reply('MY_CODE custom')", &["0"])).starts_with("MY_CODE"));
+    assert!(has(&info(s, "errorstats"), "errorstat_MY_CODE:count=1"));
+}
+
+#[test]
 fn a_script_inside_exec_and_a_select_inside_a_script_stay_in_their_place() {
     let dir = tempfile::tempdir().expect("tempdir");
     let (_rt, srv) = server(dir.path());

@@ -322,7 +322,8 @@ pub(super) fn dispatch(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
     let took = started.elapsed();
     // A request refused on the connection's task runs again on the pool: counted there.
     if !crate::no_wait::refused() {
-        ctx.server.counters.by_command.ran(spec, took, &reply);
+        let counted_inside = std::mem::take(&mut ctx.session.error_counted);
+        ctx.server.counters.by_command.ran_counting(spec, took, &reply, !counted_inside);
         if spec.is_write() && !matches!(reply, Reply::Error(_)) {
             crate::session::ServerCounters::add(&ctx.server.counters.dirty, 1);
         }

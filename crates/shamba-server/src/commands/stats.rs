@@ -92,6 +92,13 @@ impl CommandStats {
 
     /// A call of `spec` that ran for `took` and answered `reply`.
     pub(crate) fn ran(&self, spec: &Spec, took: Duration, reply: &Reply) {
+        self.ran_counting(spec, took, reply, true);
+    }
+
+    /// [`ran`](Self::ran); an error reply counts among the errors only when
+    /// `count_error` (a script passing on the error of a command it called, counted
+    /// when that command failed, counts as a failed call only, as in Redis).
+    pub(crate) fn ran_counting(&self, spec: &Spec, took: Duration, reply: &Reply, count_error: bool) {
         if let Some(s) = self.of(spec) {
             s.calls.fetch_add(1, Ordering::Relaxed);
             let us = took.as_micros() as u64;
@@ -102,7 +109,9 @@ impl CommandStats {
             }
             if let Reply::Error(e) = reply {
                 s.failed.fetch_add(1, Ordering::Relaxed);
-                self.error(e);
+                if count_error {
+                    self.error(e);
+                }
             }
         }
     }

@@ -12,6 +12,7 @@ use crate::reply::Reply;
 use crate::session::Ctx;
 use mlua::{Function, Lua, MultiValue, Value};
 use shamba::TransactionOptions;
+use std::cell::RefCell;
 
 /// How many times a script runs when its commit meets a write that took no lock (as EXEC).
 const ATTEMPTS: usize = 16;
@@ -87,11 +88,22 @@ pub(crate) fn eval(ctx: &mut Ctx<'_>, source: Source<'_>, args: &[Vec<u8>], read
     let running = &scripts.running;
     running.start(ctx.session.id, threshold);
     ctx.session.allow_oom = flags.is_some_and(|f| f.allow_oom);
-    let script = Script { state, function: &function, keys: &keys, argv: &argv, read_only, running };
+    let script = Script {
+        state,
+        function: &function,
+        keys: &keys,
+        argv: &argv,
+        read_only,
+        running,
+        last_counted_error: RefCell::new(None),
+    };
     let reply = match ctx.tx {
         Some(_) => script.run(ctx),
         None => script.run_committed(ctx),
     };
+    // An error a called command answered was counted then: passed on, it is not again.
+    ctx.session.error_counted =
+        matches!(&reply, Reply::Error(e) if script.last_counted_error.borrow().as_ref() == Some(e));
     ctx.session.allow_oom = false;
     running.end();
     // SELECT inside a script selects for the script only.
@@ -122,6 +134,8 @@ struct Script<'a> {
     argv: &'a [Vec<u8>],
     read_only: bool,
     running: &'a Running,
+    /// The error the last failed command it called answered (counted by `dispatch`).
+    last_counted_error: RefCell<Option<String>>,
 }
 
 impl Script<'_> {
@@ -210,17 +224,28 @@ impl Script<'_> {
         let Some(spec) = args.first().and_then(|n| commands::lookup(n)) else {
             return refused("Unknown Redis command called from script");
         };
-        if !spec.arity_allows(args.len()) {
-            return refused("Wrong number of args calling Redis command from script");
-        }
-        if !commands::allowed_in_scripts(spec) {
-            return refused("This Redis command is not allowed from script");
-        }
-        if self.read_only && spec.is_write() {
-            return refused("Write commands are not allowed from read-only scripts.");
-        }
-        let reply = commands::dispatch(ctx, &args);
+        let refusal = if !spec.arity_allows(args.len()) {
+            Some("Wrong number of args calling Redis command from script")
+        } else if !commands::allowed_in_scripts(spec) {
+            Some("This Redis command is not allowed from script")
+        } else if self.read_only && spec.is_write() {
+            Some("Write commands are not allowed from read-only scripts.")
+        } else {
+            None
+        };
+        let reply = match refusal {
+            // The command is refused (counted as such), as dispatch refuses one.
+            Some(msg) => {
+                let reply = Reply::err(msg);
+                ctx.server.counters.by_command.rejected(spec, &reply);
+                reply
+            }
+            None => commands::dispatch(ctx, &args),
+        };
         let failed = matches!(reply, Reply::Error(_));
+        if let Reply::Error(e) = &reply {
+            *self.last_counted_error.borrow_mut() = Some(e.clone());
+        }
         if spec.is_write() && !failed {
             self.running.wrote();
         }
