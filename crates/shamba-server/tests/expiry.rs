@@ -208,3 +208,16 @@ fn compaction_reclaims_an_expired_collection_without_a_later_write() {
     assert_eq!(run(&srv, s, "HGET kept f19_99"), bulk(&value));
     assert_eq!(run(&srv, s, "EXISTS gone"), Reply::Int(0));
 }
+
+/// PEXPIRETIME is the deadline set, to the millisecond, however the clock's millisecond
+/// turns while it is read (the engine answers the time left by its own reading).
+#[test]
+fn pexpiretime_gives_back_the_deadline_exactly_every_time() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (_rt, srv) = server(dir.path());
+    let s = &mut Session::new(1);
+    let at = now_ms() + 100_000_000;
+    assert_eq!(run(&srv, s, &format!("SET k v PXAT {at}")), Reply::OK);
+    let off: Vec<i64> = (0..20_000).map(|_| int(run(&srv, s, "PEXPIRETIME k")) - at).filter(|d| *d != 0).collect();
+    assert!(off.is_empty(), "{} of 20,000 answers off the deadline, e.g. by {:?}", off.len(), off.first());
+}

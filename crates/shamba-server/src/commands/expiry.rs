@@ -31,8 +31,20 @@ pub(super) fn time_of(ms: i64) -> SystemTime {
 /// A key's deadline in milliseconds since the epoch: `Ok(None)` when persistent, `Err(())`
 /// when absent (or expired).
 pub(crate) fn deadline_of(db: &Selected<'_>, key: &[u8]) -> shamba::Result<Result<Option<i64>, ()>> {
-    let now = now_ms();
-    Ok(match db.ttl(key)? {
+    // The engine answers the time left from its own reading of the clock: the deadline is
+    // that plus the same millisecond. A reading before and one after that agree name it;
+    // when the millisecond turned in between, the engine is asked again (a deadline off by
+    // one, as PEXPIRETIME once answered under load, otherwise).
+    let (mut now, mut ttl) = (0, Ttl::Absent);
+    for _ in 0..4 {
+        let before = now_ms();
+        ttl = db.ttl(key)?;
+        now = now_ms();
+        if now == before {
+            break;
+        }
+    }
+    Ok(match ttl {
         Ttl::Absent => match types::live_meta(db, key)? {
             Some(m) => Ok(m.deadline_ms),
             None => Err(()),
