@@ -91,7 +91,10 @@ pub(crate) async fn run(raft: Raft, mut queue: mpsc::UnboundedReceiver<Proposal>
                 Ok(rx) => match rx.await {
                     Ok(Ok(r)) => Ok(r.data),
                     Ok(Err(e)) => Err(ClusterError::from(RaftError::APIError(e))),
-                    Err(_) => Err(ClusterError::Failed("the node stopped".into())),
+                    // openraft drops a write's responder unanswered when the node stops
+                    // leading (or stops) before the entry commits: the entry may still
+                    // commit under the next leader, so its outcome is unknown.
+                    Err(_) => Err(ClusterError::LeaderChanged(None)),
                 },
                 Err(fatal) => Err(ClusterError::Failed(fatal.to_string())),
             };
