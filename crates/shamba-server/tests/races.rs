@@ -5,7 +5,7 @@
 mod common;
 
 use common::{run, server};
-use shamba_server::{Listener, Reply, ServerConfig, Session, SyncMode};
+use shamba_server::{Reply, Session};
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::sync::{Arc, Barrier};
@@ -64,16 +64,8 @@ fn read_until(c: &mut TcpStream, end: &[u8]) -> Vec<u8> {
 #[test]
 fn a_publish_sent_after_an_unsubscribe_does_not_reach_the_unsubscribed_client() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("runtime");
-    let mut config = ServerConfig::new(dir.path().join("db"));
-    config.bind = "127.0.0.1:0".parse().expect("address");
-    config.sync = SyncMode::Never;
-    let listener = rt.block_on(Listener::bind(&config)).expect("bind");
-    let addr = listener.local_addr();
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let task = rt.spawn(listener.serve(async {
-        let _ = stopped.await;
-    }));
+    let serving = common::serving(dir.path(), 2);
+    let addr = serving.addr;
     let mut sub = TcpStream::connect(addr).expect("connect");
     let mut publisher = TcpStream::connect(addr).expect("connect");
     for round in 0..300 {
@@ -86,6 +78,5 @@ fn a_publish_sent_after_an_unsubscribe_does_not_reach_the_unsubscribed_client() 
         assert_eq!(String::from_utf8_lossy(&received), ":0\r\n", "round {round}: the message reached the client");
         read_until(&mut sub, b":0\r\n");
     }
-    stop.send(()).expect("serving");
-    rt.block_on(task).expect("task").expect("clean stop");
+    serving.stop();
 }

@@ -6,7 +6,8 @@
 //! workers poll in no fixed order, so the second client's command is often read first
 //! (docs/results/2026-11-28/blocked-clients-order.md). Run it with `--ignored`.
 
-use shamba_server::{Listener, ServerConfig, SyncMode};
+mod common;
+
 use std::io::{ErrorKind, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::time::Duration;
@@ -61,20 +62,10 @@ fn call(c: &mut TcpStream, line: &str) -> String {
 #[ignore = "the server reads connections in the order the runtime polls them"]
 fn blocked_clients_are_served_in_the_order_their_commands_arrived() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("runtime");
-    let mut config = ServerConfig::new(dir.path().join("db"));
-    config.bind = "127.0.0.1:0".parse().expect("address");
-    config.sync = SyncMode::Never;
-    let listener = rt.block_on(Listener::bind(&config)).expect("bind");
-    let addr = listener.local_addr();
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let task = rt.spawn(listener.serve(async {
-        let _ = stopped.await;
-    }));
-    let outcome = rounds(addr);
+    let serving = common::serving(dir.path(), 2);
+    let outcome = rounds(serving.addr);
     // Stopped first, so a client left blocked by a failed round is released.
-    let _ = stop.send(());
-    rt.block_on(task).expect("server task").expect("server");
+    serving.stop();
     if let Err(why) = outcome {
         panic!("{why}");
     }

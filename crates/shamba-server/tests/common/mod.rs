@@ -24,6 +24,38 @@ pub fn server(dir: &std::path::Path) -> (tokio::runtime::Runtime, Arc<Server>) {
     (rt, server)
 }
 
+/// A server serving clients on an ephemeral port of 127.0.0.1 (no syncs), on a runtime of
+/// `workers` threads, until [`Serving::stop`].
+pub struct Serving {
+    pub addr: std::net::SocketAddr,
+    rt: tokio::runtime::Runtime,
+    stop: tokio::sync::oneshot::Sender<()>,
+    task: tokio::task::JoinHandle<Result<(), shamba_server::Error>>,
+}
+
+/// Serve a database in `dir` on a socket.
+pub fn serving(dir: &std::path::Path, workers: usize) -> Serving {
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(workers).enable_all().build().expect("runtime");
+    let mut config = ServerConfig::new(dir.join("db"));
+    config.bind = "127.0.0.1:0".parse().expect("address");
+    config.sync = SyncMode::Never;
+    let listener = rt.block_on(Listener::bind(&config)).expect("bind");
+    let addr = listener.local_addr();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let task = rt.spawn(listener.serve(async {
+        let _ = stopped.await;
+    }));
+    Serving { addr, rt, stop, task }
+}
+
+impl Serving {
+    /// Stop serving (clients still connected are released) and wait for a clean stop.
+    pub fn stop(self) {
+        let _ = self.stop.send(());
+        self.rt.block_on(self.task).expect("server task").expect("clean stop");
+    }
+}
+
 /// Run the request `line` for session `s`.
 pub fn run(server: &Server, s: &mut Session, line: &str) -> Reply {
     server.execute(s, &words(line))
