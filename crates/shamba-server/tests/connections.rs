@@ -3,60 +3,19 @@
 //! idle client closed at once), protected mode, and pub/sub in RESP2 and RESP3 with a
 //! subscriber that does not read.
 
-use shamba_server::{Listener, ServerConfig, SyncMode};
+mod common;
+
+use common::{connect, expect, roundtrip, Serving};
+use shamba_server::ServerConfig;
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
 
-/// A server on a free loopback port, serving on its own runtime until dropped.
-struct Running {
-    addr: SocketAddr,
-    stop: Option<tokio::sync::oneshot::Sender<()>>,
-    rt: tokio::runtime::Runtime,
-    _dir: tempfile::TempDir,
-}
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        if let Some(stop) = self.stop.take() {
-            let _ = stop.send(());
-        }
-    }
-}
-
-fn start(adjust: impl FnOnce(&mut ServerConfig)) -> Running {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let mut config = ServerConfig::new(dir.path().join("db"));
-    config.bind = "127.0.0.1:0".parse().expect("address");
-    config.sync = SyncMode::Never;
-    config.databases = 2;
-    adjust(&mut config);
-    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("runtime");
-    let listener = rt.block_on(Listener::bind(&config)).expect("bind");
-    let addr = listener.local_addr();
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    rt.spawn(listener.serve(async {
-        let _ = stopped.await;
-    }));
-    Running { addr, stop: Some(stop), rt, _dir: dir }
-}
-
-fn connect(addr: SocketAddr) -> TcpStream {
-    let c = TcpStream::connect(addr).expect("connect");
-    c.set_read_timeout(Some(Duration::from_secs(20))).expect("timeout");
-    c
-}
-
-/// Send `request` and read exactly `want.len()` bytes back, compared.
-fn roundtrip(c: &mut TcpStream, request: &str, want: &str) {
-    c.write_all(request.as_bytes()).expect("send");
-    expect(c, want);
-}
-
-fn expect(c: &mut TcpStream, want: &str) {
-    let mut got = vec![0; want.len()];
-    c.read_exact(&mut got).expect("reply");
-    assert_eq!(String::from_utf8_lossy(&got), want);
+fn start(adjust: impl FnOnce(&mut ServerConfig)) -> Serving {
+    common::serving(2, |c| {
+        c.databases = 2;
+        adjust(c);
+    })
 }
 
 /// Read one line (through CRLF).

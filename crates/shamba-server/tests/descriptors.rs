@@ -2,54 +2,13 @@
 //! PUBLISH peeks at, see the server's `input_probe`) only while it is subscribed. Its own
 //! test binary, so no other test's sockets are counted.
 
-use shamba_server::{Listener, ServerConfig, SyncMode};
-use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpStream};
-use std::time::Duration;
+mod common;
 
-/// A server on a free loopback port, serving on its own runtime until dropped.
-struct Running {
-    addr: SocketAddr,
-    stop: Option<tokio::sync::oneshot::Sender<()>>,
-    _rt: tokio::runtime::Runtime,
-    _dir: tempfile::TempDir,
-}
+use common::{connect, roundtrip, Serving};
+use std::net::TcpStream;
 
-impl Drop for Running {
-    fn drop(&mut self) {
-        if let Some(stop) = self.stop.take() {
-            let _ = stop.send(());
-        }
-    }
-}
-
-fn start() -> Running {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let mut config = ServerConfig::new(dir.path().join("db"));
-    config.bind = "127.0.0.1:0".parse().expect("address");
-    config.sync = SyncMode::Never;
-    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("runtime");
-    let listener = rt.block_on(Listener::bind(&config)).expect("bind");
-    let addr = listener.local_addr();
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    rt.spawn(listener.serve(async {
-        let _ = stopped.await;
-    }));
-    Running { addr, stop: Some(stop), _rt: rt, _dir: dir }
-}
-
-fn connect(addr: SocketAddr) -> TcpStream {
-    let c = TcpStream::connect(addr).expect("connect");
-    c.set_read_timeout(Some(Duration::from_secs(20))).expect("timeout");
-    c
-}
-
-/// Send `request` and read exactly `want.len()` bytes back, compared.
-fn roundtrip(c: &mut TcpStream, request: &str, want: &str) {
-    c.write_all(request.as_bytes()).expect("send");
-    let mut got = vec![0; want.len()];
-    c.read_exact(&mut got).expect("reply");
-    assert_eq!(String::from_utf8_lossy(&got), want);
+fn start() -> Serving {
+    common::serving(2, |_| {})
 }
 
 /// Descriptors open in this process (the test's clients' and the server's).

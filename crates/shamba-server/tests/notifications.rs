@@ -3,47 +3,14 @@
 //! masked, `new` only for a created key, and `expired` when a deadline passes with no
 //! request touching the key.
 
-use shamba_server::{Listener, ServerConfig, SyncMode};
+mod common;
+
+use common::{connect, Serving};
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
-use std::time::Duration;
 
-/// A server on a free loopback port, serving on its own runtime until dropped.
-struct Running {
-    addr: SocketAddr,
-    stop: Option<tokio::sync::oneshot::Sender<()>>,
-    _rt: tokio::runtime::Runtime,
-    _dir: tempfile::TempDir,
-}
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        if let Some(stop) = self.stop.take() {
-            let _ = stop.send(());
-        }
-    }
-}
-
-fn start() -> Running {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let mut config = ServerConfig::new(dir.path().join("db"));
-    config.bind = "127.0.0.1:0".parse().expect("address");
-    config.sync = SyncMode::Never;
-    config.databases = 2;
-    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("runtime");
-    let listener = rt.block_on(Listener::bind(&config)).expect("bind");
-    let addr = listener.local_addr();
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    rt.spawn(listener.serve(async {
-        let _ = stopped.await;
-    }));
-    Running { addr, stop: Some(stop), _rt: rt, _dir: dir }
-}
-
-fn connect(addr: SocketAddr) -> TcpStream {
-    let c = TcpStream::connect(addr).expect("connect");
-    c.set_read_timeout(Some(Duration::from_secs(20))).expect("timeout");
-    c
+fn start() -> Serving {
+    common::serving(2, |c| c.databases = 2)
 }
 
 /// Read one line (through CRLF).

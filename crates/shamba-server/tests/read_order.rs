@@ -61,8 +61,7 @@ fn call(c: &mut TcpStream, line: &str) -> String {
 #[test]
 #[ignore = "the server reads connections in the order the runtime polls them"]
 fn blocked_clients_are_served_in_the_order_their_commands_arrived() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let serving = common::serving(dir.path(), 2);
+    let serving = common::serving(2, |_| {});
     let outcome = rounds(serving.addr);
     // Stopped first, so a client left blocked by a failed round is released.
     serving.stop();

@@ -2,6 +2,9 @@
 //! the server stops serving as on SIGTERM (its `serve` returns), every acknowledged write
 //! is there after a reopen, and a script running at the time keeps none of its writes.
 
+mod common;
+
+use common::{connect, roundtrip};
 use shamba_server::{Listener, ServerConfig, SyncMode};
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -23,19 +26,6 @@ fn serve(
     // The shutdown future never completes: only SHUTDOWN can stop this server.
     let handle = rt.spawn(listener.serve(std::future::pending()));
     (addr, handle)
-}
-
-fn connect(addr: SocketAddr) -> TcpStream {
-    let c = TcpStream::connect(addr).expect("connect");
-    c.set_read_timeout(Some(Duration::from_secs(20))).expect("timeout");
-    c
-}
-
-fn roundtrip(c: &mut TcpStream, request: &str, want: &str) {
-    c.write_all(request.as_bytes()).expect("send");
-    let mut got = vec![0; want.len()];
-    c.read_exact(&mut got).expect("reply");
-    assert_eq!(String::from_utf8_lossy(&got), want);
 }
 
 /// What the server sends before it closes the connection.

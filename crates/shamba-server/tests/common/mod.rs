@@ -24,36 +24,71 @@ pub fn server(dir: &std::path::Path) -> (tokio::runtime::Runtime, Arc<Server>) {
     (rt, server)
 }
 
-/// A server serving clients on an ephemeral port of 127.0.0.1 (no syncs), on a runtime of
-/// `workers` threads, until [`Serving::stop`].
+/// A server on a free loopback port, on a database in a temporary directory (no syncs) and a
+/// runtime of `workers` threads of its own, serving until [`Serving::stop`] or dropped.
 pub struct Serving {
     pub addr: std::net::SocketAddr,
-    rt: tokio::runtime::Runtime,
-    stop: tokio::sync::oneshot::Sender<()>,
-    task: tokio::task::JoinHandle<Result<(), shamba_server::Error>>,
+    pub rt: tokio::runtime::Runtime,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    task: Option<tokio::task::JoinHandle<Result<(), shamba_server::Error>>>,
+    _dir: tempfile::TempDir,
 }
 
-/// Serve a database in `dir` on a socket.
-pub fn serving(dir: &std::path::Path, workers: usize) -> Serving {
-    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(workers).enable_all().build().expect("runtime");
-    let mut config = ServerConfig::new(dir.join("db"));
+/// Serve on a socket, with the configuration changed by `adjust` first.
+pub fn serving(workers: usize, adjust: impl FnOnce(&mut ServerConfig)) -> Serving {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut config = ServerConfig::new(dir.path().join("db"));
     config.bind = "127.0.0.1:0".parse().expect("address");
     config.sync = SyncMode::Never;
+    adjust(&mut config);
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(workers).enable_all().build().expect("runtime");
     let listener = rt.block_on(Listener::bind(&config)).expect("bind");
     let addr = listener.local_addr();
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let task = rt.spawn(listener.serve(async {
         let _ = stopped.await;
     }));
-    Serving { addr, rt, stop, task }
+    Serving { addr, rt, stop: Some(stop), task: Some(task), _dir: dir }
 }
 
 impl Serving {
     /// Stop serving (clients still connected are released) and wait for a clean stop.
-    pub fn stop(self) {
-        let _ = self.stop.send(());
-        self.rt.block_on(self.task).expect("server task").expect("clean stop");
+    pub fn stop(mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(task) = self.task.take() {
+            self.rt.block_on(task).expect("server task").expect("clean stop");
+        }
     }
+}
+
+impl Drop for Serving {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+    }
+}
+
+/// A client of `addr` whose reads give up after 20 s (a test fails rather than hangs).
+pub fn connect(addr: std::net::SocketAddr) -> std::net::TcpStream {
+    let c = std::net::TcpStream::connect(addr).expect("connect");
+    c.set_read_timeout(Some(std::time::Duration::from_secs(20))).expect("timeout");
+    c
+}
+
+/// Send `request` and read exactly `want.len()` bytes back, compared.
+pub fn roundtrip(c: &mut std::net::TcpStream, request: &str, want: &str) {
+    std::io::Write::write_all(c, request.as_bytes()).expect("send");
+    expect(c, want);
+}
+
+/// Read exactly `want.len()` bytes, compared with `want`.
+pub fn expect(c: &mut std::net::TcpStream, want: &str) {
+    let mut got = vec![0; want.len()];
+    std::io::Read::read_exact(c, &mut got).expect("reply");
+    assert_eq!(String::from_utf8_lossy(&got), want);
 }
 
 /// Run the request `line` for session `s`.
