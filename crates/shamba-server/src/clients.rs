@@ -269,8 +269,7 @@ impl Client {
     /// Whether it sent something not yet answered: still unread in its socket, or read and
     /// running. The socket is asked first: its connection marks itself reading before it
     /// reads, so bytes gone from the socket are seen by the mark. Asked the other way
-    /// round, a read between the two looks would hide them from both (the race test lost
-    /// 1 round in 100 that way on a loaded machine).
+    /// round, a read between the two looks would hide them from both.
     pub(crate) fn has_input(&self) -> bool {
         self.input.pending() || self.reading.load(Ordering::SeqCst)
     }

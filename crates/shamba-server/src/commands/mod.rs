@@ -320,9 +320,10 @@ pub(super) fn dispatch(ctx: &mut Ctx<'_>, args: &Args) -> Reply {
     // Before blocked clients are served: they take key locks of their own.
     drop(checked);
     let took = started.elapsed();
+    // Taken whatever happens next: the mark is for this command's reply only.
+    let counted_inside = std::mem::take(&mut ctx.session.error_counted);
     // A request refused on the connection's task runs again on the pool: counted there.
     if !crate::no_wait::refused() {
-        let counted_inside = std::mem::take(&mut ctx.session.error_counted);
         ctx.server.counters.by_command.ran_counting(spec, took, &reply, !counted_inside);
         if spec.is_write() && !matches!(reply, Reply::Error(_)) {
             crate::session::ServerCounters::add(&ctx.server.counters.dirty, 1);

@@ -122,12 +122,10 @@ pub(super) fn type_name(v: &Value) -> &'static str {
     }
 }
 
-/// A number given to `redis.call` as Redis 7 writes it: a whole number below 10^17 in
-/// full (`9007199254740991`, where Lua's own `%.14g` would round it), others as `%.17g`.
+/// A number given to `redis.call` as Redis 7 writes it (the shortest text that reads back
+/// the same): a whole number below 10^17 in full (`9007199254740991`, where Lua's own
+/// `%.14g` would round it), `0.1` as `0.1`, very large or small ones with an exponent.
 pub(super) fn number_argument(n: f64) -> String {
-    if n.fract() == 0.0 && n.abs() < 1e17 {
-        return format!("{}", n as i64);
-    }
     if !n.is_finite() {
         return if n.is_nan() {
             "nan".into()
@@ -137,5 +135,31 @@ pub(super) fn number_argument(n: f64) -> String {
             "-inf".into()
         };
     }
-    crate::reply::format_g(n, 17)
+    if n.fract() == 0.0 && n.abs() < 1e17 {
+        return format!("{}", n as i64);
+    }
+    if (1e-5..1e17).contains(&n.abs()) {
+        return format!("{n}");
+    }
+    let sci = format!("{n:e}");
+    match sci.split_once('e') {
+        Some((m, e)) if !e.starts_with('-') => format!("{m}e+{e}"),
+        _ => sci,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::number_argument;
+
+    #[test]
+    fn numbers_reach_commands_in_their_shortest_full_form() {
+        assert_eq!(number_argument(9007199254740991.0), "9007199254740991");
+        assert_eq!(number_argument(-3.0), "-3");
+        assert_eq!(number_argument(0.1), "0.1");
+        assert_eq!(number_argument(1023.2), "1023.2");
+        assert_eq!(number_argument(1e21), "1e+21");
+        assert_eq!(number_argument(2.5e-7), "2.5e-7");
+        assert_eq!(number_argument(f64::INFINITY), "inf");
+    }
 }
