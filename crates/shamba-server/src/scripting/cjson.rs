@@ -2,7 +2,8 @@
 //! `decode`, `null` and the settings functions.
 //!
 //! Encoding: a table whose keys are all positive integers is an array (missing elements
-//! are `null`; an excessively sparse one is an error unless converted to an object), any
+//! are `null`; an excessively sparse one, or one of more than 2^20 holes whatever is
+//! set, is an error unless converted to an object), any
 //! other non-empty table an object whose keys must be strings or numbers, an empty table
 //! `{}`; numbers as `%.14g`, NaN and infinities an error unless allowed; strings escaped
 //! as lua-cjson escapes them (`/` included), other bytes as they are. Decoding: JSON's
@@ -15,6 +16,9 @@ use crate::reply::format_g;
 use mlua::{LightUserData, Lua, Table, Value};
 use parking_lot::Mutex;
 use std::sync::Arc;
+
+/// No array is written with more missing elements (`null`s) than this, whatever is set.
+const MAX_HOLES: f64 = 1_048_576.0;
 
 /// No setting nests deeper than this (lua-cjson's default and usual limit is 1000, past
 /// which it stops at Lua's C stack): each level is a Rust call, and a script runs on a
@@ -249,7 +253,11 @@ fn array_length(t: &Table, s: &Settings) -> mlua::Result<Option<usize>> {
         return Ok(None);
     }
     let ratio = f64::from(s.sparse_ratio);
-    if s.sparse_ratio > 0 && max > items * ratio && max > f64::from(s.sparse_safe) {
+    // With the ratio check off (a ratio of 0), a lone key of 4e9 would still make an array
+    // of four billion nulls, written in a loop SCRIPT KILL cannot stop: holes past
+    // [`MAX_HOLES`] count as excessively sparse whatever is set.
+    let too_sparse = s.sparse_ratio > 0 && max > items * ratio && max > f64::from(s.sparse_safe);
+    if too_sparse || max - items > MAX_HOLES {
         return match s.sparse_convert {
             true => Ok(None),
             false => Err(cannot("table", "excessively sparse array")),
@@ -518,6 +526,9 @@ mod tests {
         assert_eq!(text(&lua, "return cjson.encode(1/3)"), "0.33333333333333");
         assert_eq!(text(&lua, "return cjson.encode(1e20)"), "1e+20");
         assert_eq!(text(&lua, "return cjson.encode('\\1\\n\"')"), r#""\u0001\n\"""#);
+        let huge = lua.load("cjson.encode_sparse_array(false, 0) return cjson.encode({[4e9]=1})").eval::<Value>();
+        assert!(huge.unwrap_err().to_string().contains("excessively sparse array"), "holes are bounded");
+        lua.load("cjson.encode_sparse_array(false, 2, 10)").exec().unwrap();
         let sparse = lua.load("return cjson.encode({[20]=1})").eval::<Value>().unwrap_err().to_string();
         assert!(sparse.contains("Cannot serialise table: excessively sparse array"), "{sparse}");
         let key = lua.load("return cjson.encode({[true]=1})").eval::<Value>().unwrap_err().to_string();
