@@ -240,6 +240,8 @@ fn info_config_slowlog_and_command_describe_the_server() {
     assert_eq!(f.run("CONFIG GET maxmemory"), Reply::Map(vec![(bulk("maxmemory"), bulk("0"))]));
     assert_eq!(f.run("CONFIG SET maxmemory 1mb slowlog-max-len 2"), Reply::OK);
     assert_eq!(f.run("CONFIG GET maxmemory"), Reply::Map(vec![(bulk("maxmemory"), bulk("1048576"))]));
+    let memory = f.text("INFO memory");
+    assert!(memory.contains("\r\nmaxmemory:1048576\r\nmaxmemory_human:1.00M\r\n"), "{memory}");
     assert!(err(&f.run("CONFIG SET databases 3")).contains("can't set immutable config"));
     assert!(err(&f.run("CONFIG SET nosuch 1")).starts_with("ERR Unknown option"));
     assert!(err(&f.run("CONFIG SET maxmemory")).contains("wrong number of arguments"));

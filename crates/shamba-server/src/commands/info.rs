@@ -138,8 +138,9 @@ fn memory(ctx: &Ctx<'_>, st: &Stats, out: &mut String) {
     line(out, "shamba_memtable_bytes", st.memtable_bytes);
     line(out, "shamba_cache_bytes", st.cache_usage);
     line(out, "shamba_pinned_table_bytes", st.pinned_table_bytes);
-    line(out, "maxmemory", 0);
-    line(out, "maxmemory_human", "0B");
+    let limit = ctx.server.settings.maxmemory.load(Relaxed);
+    line(out, "maxmemory", limit);
+    line(out, "maxmemory_human", human(limit));
     line(out, "maxmemory_policy", "noeviction");
     line(out, "mem_fragmentation_ratio", format_args!("{:.2}", if used == 0 { 0.0 } else { rss as f64 / used as f64 }));
     line(out, "mem_allocator", "libc");
