@@ -87,8 +87,8 @@ pub use error::{Error, Result};
 pub use expiry::{Clock, ManualClock, SystemClock, Ttl};
 pub use io::{BlockKind, IoCounters};
 pub use options::{
-    CompactionFilter, CompactionStyle, Compression, ElasticPolicy, FilterDecision, KeyspaceOptions, Options,
-    ProbePolicy, ReadOptions, ReadTier, ShambaPolicy, Skipping, WalRecovery, WriteOptions,
+    CompactionFilter, CompactionPriority, CompactionStyle, Compression, ElasticPolicy, FilterDecision, KeyspaceOptions,
+    Options, ProbePolicy, ReadOptions, ReadTier, ShambaPolicy, Skipping, WalRecovery, WriteOptions,
 };
 pub use stats::{LevelLookupStats, LevelStats, LookupCosts, Stats};
 pub use verify_report::{Problem, ProblemKind, VerifyReport};

@@ -16,7 +16,10 @@ use rand::seq::SliceRandom;
 use rand::SeedableRng;
 use report::PhaseResult;
 use shamba::filter::{Allocation, FilterLayout, ModuleSizes};
-use shamba::{CompactionStyle, Compression, Db, Options, ReadOptions, Readable, Stats, WriteBatch, WriteOptions};
+use shamba::{
+    CompactionPriority, CompactionStyle, Compression, Db, Options, ReadOptions, Readable, Stats, WriteBatch,
+    WriteOptions,
+};
 use shamba::{ElasticPolicy, ProbePolicy, ShambaPolicy, Skipping};
 use std::error::Error;
 use std::path::PathBuf;
@@ -147,6 +150,9 @@ pub struct BenchArgs {
     /// Compaction style.
     #[arg(long, value_enum, default_value_t = Style::Leveled)]
     pub compaction: Style,
+    /// Which file of a leveled level compacts next.
+    #[arg(long, value_enum, default_value_t = Priority::RoundRobin)]
+    pub compaction_priority: Priority,
     /// Read tables with O_DIRECT (no OS page cache): real device reads on a cache miss.
     #[arg(long)]
     pub direct_io: bool,
@@ -256,6 +262,15 @@ pub enum Style {
     Tiered,
 }
 
+/// Compaction priority flag (`Options::compaction_priority`).
+#[derive(Debug, Clone, Copy, PartialEq, clap::ValueEnum)]
+pub enum Priority {
+    /// The file overlapping the fewest bytes below per byte of its own.
+    MinOverlappingRatio,
+    /// The next file in key order after the last one compacted.
+    RoundRobin,
+}
+
 /// `BenchArgs` as a top-level parser, so code can build the flags' defaults.
 #[derive(Debug, clap::Parser)]
 struct DefaultBenchArgs {
@@ -291,6 +306,10 @@ impl BenchArgs {
             compaction_style: match self.compaction {
                 Style::Leveled => CompactionStyle::Leveled,
                 Style::Tiered => CompactionStyle::Tiered,
+            },
+            compaction_priority: match self.compaction_priority {
+                Priority::MinOverlappingRatio => CompactionPriority::MinOverlappingRatio,
+                Priority::RoundRobin => CompactionPriority::RoundRobin,
             },
             ..Options::default()
         };
@@ -679,7 +698,7 @@ fn config_json(a: &BenchArgs, tuning: &dyn Tuning) -> serde_json::Value {
         "layout": format!("{:?}", a.layout), "parts": a.parts, "first_bits_per_key": a.first_bits_per_key,
         "ribbon_from_level": a.ribbon_from_level, "monkey": a.monkey, "policy": format!("{:?}", a.policy),
         "elastic_budget_mb": a.elastic_budget_mb, "life_time": a.life_time, "write_buffer_mb": a.write_buffer_mb, "target_file_mb": a.target_file_mb,
-        "size_ratio": a.size_ratio, "compaction": format!("{:?}", a.compaction), "direct_io": a.direct_io,
+        "size_ratio": a.size_ratio, "compaction": format!("{:?}", a.compaction), "compaction_priority": format!("{:?}", a.compaction_priority), "direct_io": a.direct_io,
         "fill_cache": !a.no_fill_cache, "seed": a.seed,
     });
     if let Some(map) = config.as_object_mut() {
@@ -703,7 +722,7 @@ fn tree_json(s: &Stats) -> serde_json::Value {
         "entries": s.levels.iter().map(|l| l.entries).sum::<u64>(),
         "files": s.total_files(),
         "metadata_bytes": s.metadata_bytes(),
-        "flushes": s.flushes, "compactions": s.compactions, "trivial_moves": s.trivial_moves,
+        "flushes": s.flushes, "compactions": s.compactions, "trivial_moves": s.trivial_moves, "subcompactions": s.subcompactions,
         "compaction_bytes_written": s.compaction_bytes_written, "stall_micros": s.stall_micros(),
         "delayed_micros": s.delayed_micros, "stopped_for_flush_micros": s.stopped_for_flush_micros,
         "stopped_for_compaction_micros": s.stopped_for_compaction_micros,
@@ -712,12 +731,13 @@ fn tree_json(s: &Stats) -> serde_json::Value {
 
 fn print_tree(s: &Stats, settle_secs: f64) {
     println!(
-        "tree: {} levels, {} files, {} flushes, {} compactions ({} trivial moves), {:.1} MiB written by compaction, stalls {:.2} s (delayed {:.2}, stopped for flush {:.2}, for compaction {:.2}), settle {:.2} s",
+        "tree: {} levels, {} files, {} flushes, {} compactions ({} trivial moves, {} subcompactions), {:.1} MiB written by compaction, stalls {:.2} s (delayed {:.2}, stopped for flush {:.2}, for compaction {:.2}), settle {:.2} s",
         s.non_empty_levels(),
         s.total_files(),
         s.flushes,
         s.compactions,
         s.trivial_moves,
+        s.subcompactions,
         s.compaction_bytes_written as f64 / (1 << 20) as f64,
         s.stall_micros() as f64 / 1e6,
         s.delayed_micros as f64 / 1e6,

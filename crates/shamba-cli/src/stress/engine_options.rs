@@ -8,7 +8,7 @@
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use shamba::filter::{FilterLayout, ModuleSizes};
-use shamba::{CompactionStyle, Compression, Options, ProbePolicy, ShambaPolicy, Skipping};
+use shamba::{CompactionPriority, CompactionStyle, Compression, Options, ProbePolicy, ShambaPolicy, Skipping};
 
 /// Compaction style asked for on the command line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -39,6 +39,8 @@ pub fn engine_options(seed: u64, style: Option<Style>) -> (Options, String) {
     };
     if tiered {
         o.compaction_style = CompactionStyle::Tiered;
+    } else if rng.gen_bool(0.5) {
+        o.compaction_priority = CompactionPriority::MinOverlappingRatio;
     }
     if rng.gen_bool(0.5) {
         o.compression = Compression::Lz4;

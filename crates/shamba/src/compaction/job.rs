@@ -3,13 +3,14 @@
 
 use super::grandparents::GrandparentOverlap;
 use super::output_check::check_output;
+use super::shards::shard_starts;
 use super::{Compaction, MergingCursor, RunCursor};
 use crate::cursor::Cursor;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::expiry::{self, now_millis};
 use crate::filter::FilterSpec;
 use crate::io::Storage;
-use crate::key::{internal_key, parse_internal_key, SeqNo, ValueKind};
+use crate::key::{internal_key, parse_internal_key, seek_key, SeqNo, ValueKind, MAX_SEQ};
 use crate::memtable::MemTable;
 use crate::options::{CompactionFilter, Compression, FilterDecision, Options, ReadOptions};
 use crate::table::{table_path, TableBuilder, TableCache, TableOptions, TableSummary};
@@ -33,7 +34,7 @@ pub(crate) struct JobEnv<'a> {
     /// Readers of the input files.
     pub tables: &'a Arc<TableCache>,
     /// Allocates a file number for each output (and registers it as pending).
-    pub new_file_number: &'a dyn Fn() -> u64,
+    pub new_file_number: &'a (dyn Fn() -> u64 + Sync),
 }
 
 /// Counters of one job.
@@ -47,6 +48,8 @@ pub(crate) struct JobStats {
     pub dropped: u64,
     /// Bytes written.
     pub bytes_out: u64,
+    /// Key ranges merged beside the first (subcompactions).
+    pub side_ranges: u64,
 }
 
 /// Writes a sequence of sorted entries into files of about `target` bytes, each
@@ -183,6 +186,9 @@ pub(crate) struct Snapshots {
 /// stays is first rewritten as [`rewrite`] decides: an expired one, or one the keyspace's
 /// compaction filter removes, becomes a tombstone at its own sequence number, dropped by
 /// the same rule when it may be.
+///
+/// A large merge runs as subcompactions (`shards.rs`): its user-key ranges merged on
+/// threads side by side, their outputs returned in key order as one merge's.
 pub(crate) fn run_compaction(
     env: &JobEnv<'_>,
     c: &Compaction,
@@ -191,74 +197,162 @@ pub(crate) fn run_compaction(
     filter: FilterSpec,
     output_run: u64,
 ) -> Result<(Vec<FileMeta>, JobStats)> {
-    let smallest_snapshot = snapshots.oldest;
-    // One time for the whole merge: an entry expiring while it runs is collected next time.
-    let rules = Rewrite {
-        now_ms: now_millis(&*env.opts.clock),
-        filter: env.opts.compaction_filter.as_deref(),
-        newest_snapshot: snapshots.newest,
-        level: c.output_level,
-    };
-    let read = ReadOptions { fill_cache: false, readahead_size: COMPACTION_READAHEAD, ..ReadOptions::default() };
-    let children: Vec<Box<dyn Cursor>> = c
-        .inputs
-        .iter()
-        .map(|i| Box::new(RunCursor::new(i.files.clone(), env.tables.clone(), read.clone())) as Box<dyn Cursor>)
-        .collect();
-    let mut merged = MergingCursor::new(children);
     let input_numbers: Vec<u64> = c.input_files().map(|(_, f)| f.number).collect();
-    let elsewhere = OlderFiles::new(version, c.output_level, &input_numbers);
-
-    let grandparents = GrandparentOverlap::for_output_level(version, env.opts, c.output_level);
-    let compression = output_compression(env.opts, version, c.output_level);
-    let mut out =
-        OutputWriter::new(env, filter, compression, Some(output_run), env.opts.target_file_size, grandparents);
-    let mut stats = JobStats::default();
-    let mut current_key: Option<Vec<u8>> = None;
-    let mut newer_seq = SeqNo::MAX; // sequence of the previous (newer) version of this key
-    merged.seek_to_first()?;
-    while merged.valid() {
-        let ikey = merged.key();
-        let parsed = parse_internal_key(ikey).ok_or_else(|| {
-            crate::error::Error::internal(format!("a compaction input entry is not an internal key: {ikey:02x?}"))
-        })?;
-        stats.entries_in += 1;
-        if current_key.as_deref() != Some(parsed.user_key) {
-            current_key = Some(parsed.user_key.to_vec());
-            newer_seq = SeqNo::MAX;
-        }
-        let shadowed = newer_seq <= smallest_snapshot
-            || (!version.range_dels.is_empty()
-                && version.range_dels.set.cover(parsed.user_key, smallest_snapshot) > parsed.seq);
-        newer_seq = parsed.seq;
-        if shadowed {
-            stats.dropped += 1;
-            merged.next()?;
-            continue;
-        }
-        let rewritten = rules.rewrite(parsed.kind, parsed.seq, parsed.user_key, merged.value());
-        let kind = match &rewritten {
-            Rewritten::Same => parsed.kind,
-            Rewritten::Removed => ValueKind::Delete,
-            Rewritten::Value(_) => parsed.kind,
-        };
-        let dead_tombstone =
-            kind == ValueKind::Delete && parsed.seq <= smallest_snapshot && !elsewhere.may_hold(parsed.user_key);
-        if dead_tombstone {
-            stats.dropped += 1;
-        } else {
-            match rewritten {
-                Rewritten::Same => out.add(ikey, merged.value())?,
-                Rewritten::Removed => out.add(&internal_key(parsed.user_key, parsed.seq, ValueKind::Delete), &[])?,
-                Rewritten::Value(v) => out.add(ikey, &v)?,
-            }
-            stats.entries_out += 1;
-        }
-        merged.next()?;
+    let merge = Merge {
+        env,
+        c,
+        version,
+        smallest_snapshot: snapshots.oldest,
+        // One time for the whole merge: an entry expiring while it runs is collected next time.
+        rules: Rewrite {
+            now_ms: now_millis(&*env.opts.clock),
+            filter: env.opts.compaction_filter.as_deref(),
+            newest_snapshot: snapshots.newest,
+            level: c.output_level,
+        },
+        elsewhere: OlderFiles::new(version, c.output_level, &input_numbers),
+        filter,
+        compression: output_compression(env.opts, version, c.output_level),
+        output_run,
+    };
+    let starts = shard_starts(c, env.opts);
+    if starts.is_empty() {
+        return merge.range(None, None);
     }
-    let outputs = out.finish()?;
-    stats.bytes_out = outputs.iter().map(|f| f.size).sum();
+    let mut bounds: Vec<Option<&[u8]>> = vec![None];
+    bounds.extend(starts.iter().map(|k| Some(k.as_slice())));
+    bounds.push(None);
+    let ranges: Vec<KeyRange<'_>> = bounds.windows(2).map(|w| (w[0], w[1])).collect();
+    let results = std::thread::scope(|scope| {
+        let merge = &merge;
+        let spawned: Vec<_> = ranges
+            .iter()
+            .skip(1)
+            .map(|&(lo, hi)| {
+                std::thread::Builder::new()
+                    .name("shamba-subcompact".into())
+                    .spawn_scoped(scope, move || merge.range(lo, hi))
+            })
+            .collect();
+        let mut results = vec![merge.range(None, ranges.first().and_then(|r| r.1))];
+        for (thread, &(lo, hi)) in spawned.into_iter().zip(ranges.iter().skip(1)) {
+            results.push(match thread {
+                Ok(t) => t.join().unwrap_or_else(|_| Err(Error::internal("a subcompaction thread panicked"))),
+                // No thread to be had (a process at its thread limit): this one merges the range.
+                Err(_) => merge.range(lo, hi),
+            });
+        }
+        results
+    });
+    let mut outputs = Vec::new();
+    let mut stats = JobStats { side_ranges: starts.len() as u64, ..JobStats::default() };
+    for result in results {
+        let (files, s) = result?;
+        outputs.extend(files);
+        stats.entries_in += s.entries_in;
+        stats.entries_out += s.entries_out;
+        stats.dropped += s.dropped;
+        stats.bytes_out += s.bytes_out;
+    }
     Ok((outputs, stats))
+}
+
+/// The user keys a subcompaction merges: from the first (the first input key if `None`) up
+/// to, not including, the second (to the last if `None`).
+type KeyRange<'k> = (Option<&'k [u8]>, Option<&'k [u8]>);
+
+/// One compaction's merge, shared by its subcompactions: what every range of it reads and
+/// decides by.
+struct Merge<'a> {
+    env: &'a JobEnv<'a>,
+    c: &'a Compaction,
+    version: &'a Version,
+    smallest_snapshot: SeqNo,
+    rules: Rewrite<'a>,
+    elsewhere: OlderFiles<'a>,
+    filter: FilterSpec,
+    compression: Compression,
+    output_run: u64,
+}
+
+impl Merge<'_> {
+    /// Merge the user keys from `start` (the first input key if `None`) up to, not
+    /// including, `end` (to the last if `None`) into new files.
+    fn range(&self, start: Option<&[u8]>, end: Option<&[u8]>) -> Result<(Vec<FileMeta>, JobStats)> {
+        let (env, version) = (self.env, self.version);
+        let read = ReadOptions { fill_cache: false, readahead_size: COMPACTION_READAHEAD, ..ReadOptions::default() };
+        let children: Vec<Box<dyn Cursor>> = self
+            .c
+            .inputs
+            .iter()
+            .map(|i| Box::new(RunCursor::new(i.files.clone(), env.tables.clone(), read.clone())) as Box<dyn Cursor>)
+            .collect();
+        let mut merged = MergingCursor::new(children);
+        let grandparents = GrandparentOverlap::for_output_level(version, env.opts, self.c.output_level);
+        let mut out = OutputWriter::new(
+            env,
+            self.filter.clone(),
+            self.compression,
+            Some(self.output_run),
+            env.opts.target_file_size,
+            grandparents,
+        );
+        let mut stats = JobStats::default();
+        let mut current_key: Option<Vec<u8>> = None;
+        let mut newer_seq = SeqNo::MAX; // sequence of the previous (newer) version of this key
+        match start {
+            Some(key) => merged.seek(&seek_key(key, MAX_SEQ))?,
+            None => merged.seek_to_first()?,
+        }
+        while merged.valid() {
+            let ikey = merged.key();
+            let parsed = parse_internal_key(ikey).ok_or_else(|| {
+                Error::internal(format!("a compaction input entry is not an internal key: {ikey:02x?}"))
+            })?;
+            if end.is_some_and(|end| parsed.user_key >= end) {
+                break;
+            }
+            stats.entries_in += 1;
+            if current_key.as_deref() != Some(parsed.user_key) {
+                current_key = Some(parsed.user_key.to_vec());
+                newer_seq = SeqNo::MAX;
+            }
+            let shadowed = newer_seq <= self.smallest_snapshot
+                || (!version.range_dels.is_empty()
+                    && version.range_dels.set.cover(parsed.user_key, self.smallest_snapshot) > parsed.seq);
+            newer_seq = parsed.seq;
+            if shadowed {
+                stats.dropped += 1;
+                merged.next()?;
+                continue;
+            }
+            let rewritten = self.rules.rewrite(parsed.kind, parsed.seq, parsed.user_key, merged.value());
+            let kind = match &rewritten {
+                Rewritten::Same => parsed.kind,
+                Rewritten::Removed => ValueKind::Delete,
+                Rewritten::Value(_) => parsed.kind,
+            };
+            let dead_tombstone = kind == ValueKind::Delete
+                && parsed.seq <= self.smallest_snapshot
+                && !self.elsewhere.may_hold(parsed.user_key);
+            if dead_tombstone {
+                stats.dropped += 1;
+            } else {
+                match rewritten {
+                    Rewritten::Same => out.add(ikey, merged.value())?,
+                    Rewritten::Removed => {
+                        out.add(&internal_key(parsed.user_key, parsed.seq, ValueKind::Delete), &[])?
+                    }
+                    Rewritten::Value(v) => out.add(ikey, &v)?,
+                }
+                stats.entries_out += 1;
+            }
+            merged.next()?;
+        }
+        let outputs = out.finish()?;
+        stats.bytes_out = outputs.iter().map(|f| f.size).sum();
+        Ok((outputs, stats))
+    }
 }
 
 /// What becomes of one entry a compaction keeps.

@@ -1,7 +1,8 @@
 //! Compaction: picking what to merge ([`picker`]), merging cursors ([`MergingCursor`],
 //! [`RunCursor`]), the job that writes the merged output ([`job`]), where it cuts output
 //! files for the level below them ([`grandparents`]), and the check of every table written
-//! before it is installed ([`output_check`]).
+//! before it is installed ([`output_check`]), and where a large merge splits into ranges
+//! merged side by side ([`shards`]).
 
 mod grandparents;
 pub(crate) mod job;
@@ -10,6 +11,7 @@ mod output_check;
 pub(crate) mod picker;
 mod range_dels;
 mod run_cursor;
+mod shards;
 
 pub(crate) use merging_cursor::MergingCursor;
 pub(crate) use range_dels::collectable_range_dels;

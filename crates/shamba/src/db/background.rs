@@ -195,7 +195,7 @@ impl DbInner {
         }
     }
 
-    fn job_env<'a>(&'a self, tree: &'a Tree, new_file_number: &'a dyn Fn() -> u64) -> JobEnv<'a> {
+    fn job_env<'a>(&'a self, tree: &'a Tree, new_file_number: &'a (dyn Fn() -> u64 + Sync)) -> JobEnv<'a> {
         JobEnv { storage: &*self.storage, dir: &self.dir, opts: &tree.opts, tables: &self.tables, new_file_number }
     }
 
@@ -216,10 +216,10 @@ impl DbInner {
         self.wal.sync_retired(mem.wal_number())?;
         let Some(version) = self.versions.lock().current(tree.id) else { return Ok(()) };
         let filter = tree.filter_for_level(&version, 0);
-        let made = std::cell::RefCell::new(Vec::new());
+        let made = parking_lot::Mutex::new(Vec::new());
         let alloc = || {
             let n = self.new_output_number();
-            made.borrow_mut().push(n);
+            made.lock().push(n);
             n
         };
         let written = flush_to_table(&self.job_env(tree, &alloc), mem, filter).and_then(|meta| {
@@ -301,10 +301,11 @@ impl DbInner {
                     OutputRun::Existing(id) => id,
                     OutputRun::New => self.versions.lock().new_file_number(),
                 };
-                let made = std::cell::RefCell::new(Vec::new());
+                // Subcompactions number their outputs from their own threads.
+                let made = parking_lot::Mutex::new(Vec::new());
                 let alloc = || {
                     let n = self.new_output_number();
-                    made.borrow_mut().push(n);
+                    made.lock().push(n);
                     n
                 };
                 let merged = run_compaction(
@@ -328,6 +329,7 @@ impl DbInner {
                 };
                 DbCounters::add(&self.counters.compaction_bytes_read, c.input_bytes());
                 DbCounters::add(&self.counters.compaction_bytes_written, stats.bytes_out);
+                DbCounters::add(&self.counters.subcompactions, stats.side_ranges);
                 outputs = files;
                 self.inherit_stats(tree, c, version, &mut outputs);
             }

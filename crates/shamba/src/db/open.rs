@@ -281,9 +281,9 @@ fn flush_recovered(
         return Ok(());
     }
     let filter = opts.filter_policy.spec_for_level(0, &[]);
-    let next = std::cell::Cell::new(versions.new_file_number());
+    let next = versions.new_file_number();
     // One table per call: the allocator hands out the number taken above.
-    let alloc = || next.get();
+    let alloc = || next;
     let env = JobEnv { storage: &**storage, dir, opts, tables, new_file_number: &alloc };
     if let Some(meta) = flush_to_table(&env, mem, filter)? {
         edit.new_files.push((0, meta));

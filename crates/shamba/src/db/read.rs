@@ -167,6 +167,9 @@ impl DbInner {
     fn search_tables(&self, l: &LookupCtx<'_>, digest: &Digest, trace: &mut LookupTrace<'_>) -> Result<Found> {
         l.tree.manager.begin_lookup();
         let last_level = l.sv.version.deepest_nonempty_level();
+        if l.tree.manager.hands_off() && !trace.timer().is_on() {
+            return self.search_tables_from_slots(l, last_level, digest, trace);
+        }
         let mut candidates = l.sv.version.candidates(l.key);
         let mut ahead: [Option<OpenCandidate<'_>>; PREFETCH_DEPTH] = Default::default();
         if l.sv.prefetch {
@@ -186,6 +189,58 @@ impl DbInner {
             }
         }
         Ok(None)
+    }
+
+    /// [`search_tables`](Self::search_tables) when the filter manager plans nothing (it
+    /// probes every part of every filter and keeps no statistics) and no stage is timed:
+    /// each candidate's first filter part is probed from the candidate's slot in the
+    /// version, where it is kept when pinned (`TableSlot::first_filter`), and the reader is
+    /// reached only when that part says maybe (or the slot holds none). A table that does
+    /// not hold the key then costs the slot and the filter's probe line, and with the
+    /// prefetch the probe lines of every candidate are asked for before the first is
+    /// probed, so a deep tree pays about one memory latency for all its filters, not a
+    /// chain of misses per table.
+    fn search_tables_from_slots(
+        &self,
+        l: &LookupCtx<'_>,
+        last_level: Option<usize>,
+        digest: &Digest,
+        trace: &mut LookupTrace<'_>,
+    ) -> Result<Found> {
+        let mut candidates = l.sv.version.candidates(l.key);
+        let mut ahead: [Option<(FileRef<'_>, &TableSlot)>; PREFETCH_DEPTH] = Default::default();
+        for (at, file) in ahead.iter_mut().zip(candidates.by_ref()) {
+            let slot = self.slot_of(&l.sv.tables, file)?;
+            if l.sv.prefetch {
+                if let Some(part) = slot.first_filter() {
+                    part.part().prefetch(digest);
+                }
+            }
+            *at = Some((file, slot));
+        }
+        let ahead = ahead.iter().map_while(|c| *c);
+        let rest = candidates.map(|file| self.slot_of(&l.sv.tables, file).map(|slot| (file, slot)));
+        for candidate in ahead.map(Ok).chain(rest) {
+            let (file, slot) = candidate?;
+            if slot.first_filter().is_some_and(|part| !part.part().may_contain(digest)) {
+                trace.filtered_out(file.level);
+                continue;
+            }
+            let reader = &**slot.reader(&self.tables)?;
+            let c = OpenCandidate { level: file.level, file: file.meta, slot, reader, spot: reader.locate(l.seek) };
+            if let Some(answer) = self.probe(l, last_level, &c, digest, trace)? {
+                return Ok(answer);
+            }
+        }
+        Ok(None)
+    }
+
+    /// The slot of `file`, a candidate of the lookup's version, in `tables`, its slots.
+    #[inline]
+    fn slot_of<'v>(&self, tables: &'v TableSlots, file: FileRef<'v>) -> Result<&'v TableSlot> {
+        tables
+            .get(file)
+            .ok_or_else(|| Error::internal(format!("table {} has no slot in the lookup's version", file.number)))
     }
 
     /// Open up to `ahead.len()` candidates into `ahead` and prefetch their filters, so the
@@ -224,9 +279,7 @@ impl DbInner {
         file: FileRef<'v>,
         seek: &[u8],
     ) -> Result<OpenCandidate<'v>> {
-        let slot = tables.get(file).ok_or_else(|| {
-            Error::internal(format!("table {} has no slot in the lookup's version", file.meta.number))
-        })?;
+        let slot = self.slot_of(tables, file)?;
         let reader = &**slot.reader(&self.tables)?;
         Ok(OpenCandidate { level: file.level, file: file.meta, slot, reader, spot: reader.locate(seek) })
     }

@@ -10,7 +10,7 @@
 use crate::error::Result;
 use crate::manager::FileState;
 use crate::number_map::NumberMap;
-use crate::table::{TableCache, TableReader};
+use crate::table::{PinnedPart, TableCache, TableReader};
 use crate::version::{FileRef, Version};
 use std::sync::{Arc, OnceLock};
 
@@ -18,13 +18,21 @@ use std::sync::{Arc, OnceLock};
 pub(crate) struct TableSlot {
     number: u64,
     reader: OnceLock<Arc<TableReader>>,
+    /// The reader's first filter part, when it is pinned and the same for every key
+    /// ([`TableReader::first_filter_part`]); set with the reader. A lookup probes it here,
+    /// in the version's slot array, before it touches the reader: for a key the table does
+    /// not hold (most tables of a lookup) the filter's probe line is then the only memory
+    /// the table costs, where the way through the reader is a chain of dependent loads
+    /// (the reader, its partitions, its filter parts), each a cache miss once the
+    /// metadata of a large tree has outgrown the CPU's caches.
+    first_filter: OnceLock<PinnedPart>,
     /// The filter manager's state of the table, once a lookup has made it.
     pub filter_state: OnceLock<Arc<FileState>>,
 }
 
 impl TableSlot {
     fn empty(number: u64) -> TableSlot {
-        TableSlot { number, reader: OnceLock::new(), filter_state: OnceLock::new() }
+        TableSlot { number, reader: OnceLock::new(), first_filter: OnceLock::new(), filter_state: OnceLock::new() }
     }
 
     /// The table's reader, opened through `tables` on first use.
@@ -36,10 +44,21 @@ impl TableSlot {
         }
     }
 
+    /// The table's first filter part, if a lookup may probe it without the reader (see
+    /// the field); `None` also until the reader is opened.
+    #[inline]
+    pub(crate) fn first_filter(&self) -> Option<&PinnedPart> {
+        self.first_filter.get()
+    }
+
     #[cold]
     fn open(&self, tables: &TableCache) -> Result<&Arc<TableReader>> {
         let reader = tables.reader(self.number)?;
-        Ok(self.reader.get_or_init(|| reader))
+        let kept = self.reader.get_or_init(|| reader);
+        if let Some(part) = kept.first_filter_part() {
+            let _ = self.first_filter.set(part);
+        }
+        Ok(kept)
     }
 }
 
@@ -61,6 +80,9 @@ impl TableSlots {
                     if let Some(r) = old.reader.get() {
                         let _ = slot.reader.set(r.clone());
                     }
+                    if let Some(part) = old.first_filter.get() {
+                        let _ = slot.first_filter.set(part.clone());
+                    }
                     if let Some(s) = old.filter_state.get() {
                         let _ = slot.filter_state.set(s.clone());
                     }
@@ -75,7 +97,7 @@ impl TableSlots {
     /// if it is not: a file of another version).
     #[inline]
     pub(crate) fn get(&self, file: FileRef<'_>) -> Option<&TableSlot> {
-        self.slots.get(file.ordinal).filter(|s| s.number == file.meta.number)
+        self.slots.get(file.ordinal).filter(|s| s.number == file.number)
     }
 }
 

@@ -138,6 +138,13 @@ impl FilterManager {
         matches!(self.policy, ProbePolicy::NoLastLevel)
     }
 
+    /// Whether lookups may skip the manager entirely: it keeps no statistics and plans
+    /// every part of every filter (`Plain` without a filter memory budget).
+    #[inline]
+    pub(crate) fn hands_off(&self) -> bool {
+        self.hands_off
+    }
+
     /// Count one lookup that reached the tables (not under `Plain`).
     #[inline]
     pub(crate) fn begin_lookup(&self) {

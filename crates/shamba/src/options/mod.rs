@@ -36,6 +36,21 @@ pub enum CompactionStyle {
     Tiered,
 }
 
+/// Which file of a leveled level compacts next (RocksDB's `compaction_pri`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CompactionPriority {
+    /// The file overlapping the fewest bytes of the next level per byte of its own
+    /// (RocksDB's default, `kMinOverlappingRatio`): the least rewriting per byte moved down
+    /// where some key ranges are written more than others.
+    MinOverlappingRatio,
+    /// The file after the last one compacted out of the level, in key order, wrapping
+    /// around (LevelDB's compaction pointer). Under uniformly random writes every file
+    /// overlaps about as much, and a random load wrote no fewer bytes by overlap
+    /// (`docs/results/2026-11-28/sustained-subcompactions.md`).
+    #[default]
+    RoundRobin,
+}
+
 /// Block compression.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Compression {
@@ -121,6 +136,13 @@ pub struct Options {
     pub max_grandparent_overlap_factor: u32,
     /// Leveled or tiered. Default: leveled.
     pub compaction_style: CompactionStyle,
+    /// Which file of a leveled level (L1 and deeper) compacts next. Default: `RoundRobin`.
+    pub compaction_priority: CompactionPriority,
+    /// Threads one compaction may merge on at once (RocksDB's `max_subcompactions`): a
+    /// merge of at least four output files' worth of input is split into up to this many
+    /// key ranges, merged side by side and installed together (`compaction/shards.rs`). 1
+    /// runs every compaction on the compaction thread alone. At least 1. Default: 2.
+    pub max_subcompactions: usize,
     /// Growth factor T between levels (and runs per tiered level + 1). Default: 10.
     pub size_ratio: u32,
     /// Number of levels, L0 included. Default: 7.
@@ -271,6 +293,8 @@ impl Default for Options {
             target_file_size: 8 << 20,
             max_grandparent_overlap_factor: 10,
             compaction_style: CompactionStyle::Leveled,
+            compaction_priority: CompactionPriority::RoundRobin,
+            max_subcompactions: 2,
             size_ratio: 10,
             num_levels: 7,
             max_bytes_for_level_base: 64 << 20,
@@ -323,6 +347,8 @@ impl fmt::Debug for Options {
             .field("target_file_size", &self.target_file_size)
             .field("max_grandparent_overlap_factor", &self.max_grandparent_overlap_factor)
             .field("compaction_style", &self.compaction_style)
+            .field("compaction_priority", &self.compaction_priority)
+            .field("max_subcompactions", &self.max_subcompactions)
             .field("size_ratio", &self.size_ratio)
             .field("num_levels", &self.num_levels)
             .field("max_bytes_for_level_base", &self.max_bytes_for_level_base)
@@ -508,6 +534,7 @@ impl Options {
         check(self.max_grandparent_overlap_factor >= 1, || {
             format!("max_grandparent_overlap_factor must be at least 1, got {}", self.max_grandparent_overlap_factor)
         })?;
+        check(self.max_subcompactions >= 1, || "max_subcompactions must be at least 1".into())?;
         check(self.size_ratio >= 2, || format!("size_ratio must be at least 2, got {}", self.size_ratio))?;
         check((2..=64).contains(&self.num_levels), || {
             format!("num_levels must be in 2..=64, got {}", self.num_levels)

@@ -204,6 +204,15 @@ impl<'s> LookupTrace<'s> {
         self.costs.hash_nanos += nanos;
     }
 
+    /// A table at `level` whose first filter part, probed from the table's slot without its
+    /// reader, said the key is not there: what `table_visit` records for that outcome.
+    #[inline]
+    pub(crate) fn filtered_out(&mut self, level: usize) {
+        let t = self.tally(level as u32);
+        t.parts_probed += 1;
+        t.filter_negatives += 1;
+    }
+
     /// One table of `level` was visited: what its probe did and what it found.
     /// `has_filter`: whether the table has filter parts (a visit probing none skipped them).
     #[inline]

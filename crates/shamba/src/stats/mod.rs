@@ -29,6 +29,8 @@ pub(crate) struct DbCounters {
     pub compactions: AtomicU64,
     /// Compactions that only moved a file down.
     pub trivial_moves: AtomicU64,
+    /// Key ranges merged on threads beside a compaction's own (`Options::max_subcompactions`).
+    pub subcompactions: AtomicU64,
     /// Bytes read by compactions.
     pub compaction_bytes_read: AtomicU64,
     /// Bytes written by compactions.
@@ -237,6 +239,9 @@ pub struct Stats {
     pub compactions: u64,
     /// Trivial moves.
     pub trivial_moves: u64,
+    /// Key ranges merged beside a compaction's own thread: a compaction split in `n` counts
+    /// `n - 1`.
+    pub subcompactions: u64,
     /// Range tombstones the tree holds: flushed and not yet collected by a compaction (each
     /// hides older versions in its range until then).
     pub range_tombstones: usize,
@@ -284,6 +289,7 @@ impl Stats {
         self.flush_bytes = g(&c.flush_bytes);
         self.compactions = g(&c.compactions);
         self.trivial_moves = g(&c.trivial_moves);
+        self.subcompactions = g(&c.subcompactions);
         self.resumes = g(&c.resumes);
         self.compaction_bytes_read = g(&c.compaction_bytes_read);
         self.compaction_bytes_written = g(&c.compaction_bytes_written);

@@ -79,6 +79,7 @@ pub(crate) use index_fences::IndexFences;
 pub(crate) use meta_index::{decode_filter_index, decode_handles};
 #[cfg(feature = "lab")]
 pub(crate) use partition::decode_top_level;
+pub(crate) use pinned_part::PinnedPart;
 #[cfg(feature = "lab")]
 pub(crate) use properties::TableProperties;
 pub(crate) use reader::{IndexSearch, Spot, TableReader};

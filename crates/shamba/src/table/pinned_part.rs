@@ -12,8 +12,9 @@ use crate::error::DecodeError;
 use crate::filter::FilterPart;
 use std::sync::Arc;
 
-/// A filter part's bytes and the part parsed from them.
-pub(super) struct PinnedPart {
+/// A filter part's bytes and the part parsed from them. Cloning shares the bytes.
+#[derive(Clone)]
+pub(crate) struct PinnedPart {
     /// Borrows `bytes`' heap buffer (see `new`); never handed out as `'static`.
     part: FilterPart<'static>,
     bytes: Arc<[u8]>,
@@ -36,7 +37,7 @@ impl PinnedPart {
 
     /// The parsed part, borrowed for as long as `self`.
     #[inline]
-    pub(super) fn part(&self) -> FilterPart<'_> {
+    pub(crate) fn part(&self) -> FilterPart<'_> {
         self.part
     }
 

@@ -29,6 +29,7 @@ use super::meta_blocks::{MetaBlock, Partition};
 use super::meta_index::{decode_filter_index, decode_handles};
 use super::metadata_budget::Placement;
 use super::partition::decode_top_level;
+use super::pinned_part::PinnedPart;
 use super::properties::TableProperties;
 use super::top_level::TopLevelKeys;
 use super::two_level_cursor::TableCursor;
@@ -374,6 +375,17 @@ impl TableReader {
         let index: u64 = self.partitions.iter().map(|p| p.index.handle().size).sum();
         let filter: u64 = self.partitions.iter().flat_map(|p| &p.filter).map(|m| m.handle().size).sum();
         (self.top_level_bytes + index, filter)
+    }
+
+    /// The table's first filter part when a lookup may probe it without the reader: the
+    /// table is not partitioned (the part does not depend on the key) and the part is
+    /// pinned. A lookup keeps it beside the table's slot (`db/table_slots.rs`) and probes
+    /// it before it touches the reader at all. Shares the pinned bytes.
+    pub(crate) fn first_filter_part(&self) -> Option<PinnedPart> {
+        if self.is_partitioned() {
+            return None;
+        }
+        self.partitions.first()?.filter.first()?.pinned().cloned()
     }
 
     /// Number of the partition whose key range holds `seek`: the first whose top-level key

@@ -14,6 +14,8 @@ pub(crate) struct FileRef<'a> {
     /// each run's files in key order): an index for state the layers above keep per file
     /// of a version.
     pub ordinal: usize,
+    /// Its file number (the record's, kept beside the run's fences).
+    pub number: u64,
     /// Its manifest record.
     pub meta: &'a Arc<FileMeta>,
 }
@@ -72,7 +74,7 @@ impl Version {
             move |(level, run)| {
                 let base = first;
                 first += run.files.len();
-                run.find(user_key).map(|(i, meta)| FileRef { level, ordinal: base + i, meta })
+                run.find(user_key).map(|(i, meta)| FileRef { level, ordinal: base + i, number: run.number_of(i), meta })
             },
         )
     }
@@ -98,7 +100,8 @@ impl Version {
                     let (next, found) = run.find_from(key, from);
                     from = next;
                     if let Some(slot) = files.get_mut(at + k) {
-                        *slot = found.map(|(i, meta)| FileRef { level, ordinal: base + i, meta });
+                        *slot =
+                            found.map(|(i, meta)| FileRef { level, ordinal: base + i, number: run.number_of(i), meta });
                     }
                 }
                 runs += 1;
