@@ -160,17 +160,45 @@ impl DbInner {
         answer
     }
 
-    /// The candidate tables, level by level, with the lookup's digest: the filters of the
-    /// first ones prefetched (when the super version says they are large enough to pay),
-    /// then each probed until one holds a version of the key (deleted if older than the
-    /// lookup's floor).
+    /// The candidate tables, level by level, with the lookup's digest, each probed until one
+    /// holds a version of the key (deleted if older than the lookup's floor): from their
+    /// slots when the filter manager plans nothing and the first candidates keep their
+    /// first filter parts there, else through their readers.
     fn search_tables(&self, l: &LookupCtx<'_>, digest: &Digest, trace: &mut LookupTrace<'_>) -> Result<Found> {
         l.tree.manager.begin_lookup();
         let last_level = l.sv.version.deepest_nonempty_level();
-        if l.tree.manager.hands_off() && !trace.timer().is_on() {
-            return self.search_tables_from_slots(l, last_level, digest, trace);
-        }
         let mut candidates = l.sv.version.candidates(l.key);
+        if !l.tree.manager.hands_off() || trace.timer().is_on() {
+            return self.search_through_readers(l, last_level, candidates, digest, trace);
+        }
+        // The filter manager plans nothing and no stage is timed: if the first candidates'
+        // slots each hold the table's first filter part, the lookup needs nothing else of
+        // them until one says maybe.
+        let mut named: [Option<(FileRef<'_>, &TableSlot)>; PREFETCH_DEPTH] = Default::default();
+        let mut all_in_slots = true;
+        for (at, file) in named.iter_mut().zip(candidates.by_ref()) {
+            let slot = self.slot_of(&l.sv.tables, file)?;
+            all_in_slots &= slot.first_filter().is_some();
+            *at = Some((file, slot));
+        }
+        let named = named.iter().map_while(|n| *n);
+        if all_in_slots {
+            return self.search_from_slots(l, last_level, named, candidates, digest, trace);
+        }
+        self.search_through_readers(l, last_level, named.map(|(file, _)| file).chain(candidates), digest, trace)
+    }
+
+    /// The candidates through their readers: the filters of the first ones prefetched
+    /// (when the super version says they are large enough to pay), then each probed as the
+    /// filter manager plans.
+    fn search_through_readers<'v>(
+        &self,
+        l: &LookupCtx<'v>,
+        last_level: Option<usize>,
+        mut candidates: impl Iterator<Item = FileRef<'v>>,
+        digest: &Digest,
+        trace: &mut LookupTrace<'_>,
+    ) -> Result<Found> {
         let mut ahead: [Option<OpenCandidate<'_>>; PREFETCH_DEPTH] = Default::default();
         if l.sv.prefetch {
             self.prefetch(l, &mut candidates, &mut ahead, last_level, digest)?;
@@ -191,36 +219,30 @@ impl DbInner {
         Ok(None)
     }
 
-    /// [`search_tables`](Self::search_tables) when the filter manager plans nothing (it
-    /// probes every part of every filter and keeps no statistics) and no stage is timed:
-    /// each candidate's first filter part is probed from the candidate's slot in the
-    /// version, where it is kept when pinned (`TableSlot::first_filter`), and the reader is
-    /// reached only when that part says maybe (or the slot holds none). A table that does
-    /// not hold the key then costs the slot and the filter's probe line, and with the
-    /// prefetch the probe lines of every candidate are asked for before the first is
-    /// probed, so a deep tree pays about one memory latency for all its filters, not a
-    /// chain of misses per table.
-    fn search_tables_from_slots(
+    /// The candidates when the first of them (`named`, with their slots) each keep their
+    /// table's first filter part in their slot (`TableSlot::first_filter`): each is probed
+    /// there, and the table's reader is reached only when that part says maybe (or, past
+    /// the first ones, the slot holds none). A table that does not hold the key then costs
+    /// its slot and the filter's probe line; with the prefetch the probe lines of the first
+    /// candidates are asked for before the first is probed, so a deep tree pays about one
+    /// memory latency for its filters. Through the reader a table cost a chain of dependent
+    /// misses before its probe line (the reader, its partitions, its filter parts).
+    fn search_from_slots<'v>(
         &self,
-        l: &LookupCtx<'_>,
+        l: &LookupCtx<'v>,
         last_level: Option<usize>,
+        named: impl Iterator<Item = (FileRef<'v>, &'v TableSlot)> + Clone,
+        rest: impl Iterator<Item = FileRef<'v>>,
         digest: &Digest,
         trace: &mut LookupTrace<'_>,
     ) -> Result<Found> {
-        let mut candidates = l.sv.version.candidates(l.key);
-        let mut ahead: [Option<(FileRef<'_>, &TableSlot)>; PREFETCH_DEPTH] = Default::default();
-        for (at, file) in ahead.iter_mut().zip(candidates.by_ref()) {
-            let slot = self.slot_of(&l.sv.tables, file)?;
-            if l.sv.prefetch {
-                if let Some(part) = slot.first_filter() {
-                    part.part().prefetch(digest);
-                }
+        if l.sv.prefetch {
+            for part in named.clone().filter_map(|(_, slot)| slot.first_filter()) {
+                part.part().prefetch(digest);
             }
-            *at = Some((file, slot));
         }
-        let ahead = ahead.iter().map_while(|c| *c);
-        let rest = candidates.map(|file| self.slot_of(&l.sv.tables, file).map(|slot| (file, slot)));
-        for candidate in ahead.map(Ok).chain(rest) {
+        let rest = rest.map(|file| self.slot_of(&l.sv.tables, file).map(|slot| (file, slot)));
+        for candidate in named.map(Ok).chain(rest) {
             let (file, slot) = candidate?;
             if slot.first_filter().is_some_and(|part| !part.part().may_contain(digest)) {
                 trace.filtered_out(file.level);
