@@ -92,11 +92,12 @@ fn pick_leveled(version: &Version, opts: &Options, level: usize, cursor: &mut [V
 
 /// The file of `files` (level `level`'s) whose compaction rewrites the fewest bytes of the
 /// level below per byte it moves down: its overlap there over its own data bytes, the
-/// first in key order on a tie. Random writes leave some files overlapping much more than
-/// others; taking the cheapest first lowers the write amplification a round-robin walk
-/// pays (RocksDB made this its default for that reason), and a file overlapping nothing
-/// moves down without a rewrite. Deletions do not weigh a file here (RocksDB's
-/// compensated size does).
+/// first in key order on a tie. Where some key ranges are written more than others, files
+/// overlap unevenly below and taking the cheapest first rewrites less (RocksDB's default
+/// for that reason); under uniformly random writes every file overlaps about as much and
+/// it saved nothing measured (`Options::compaction_priority`). A file overlapping nothing
+/// moves down without a rewrite. Deletions do not weigh a file here (RocksDB's compensated
+/// size does).
 fn least_overlapping<'f>(version: &Version, level: usize, files: &[&'f Arc<FileMeta>]) -> Option<&'f Arc<FileMeta>> {
     let below = version.runs(level + 1);
     // A leveled level below is one sorted run: each file's overlap is a range of it, found
