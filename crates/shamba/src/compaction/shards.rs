@@ -2,9 +2,9 @@
 //! user-key ranges merged side by side on threads of their own, each writing its own
 //! output files, installed together as the one compaction they are.
 //!
-//! A writer paced for a busy L0 sleeps while the one compaction thread merges; the second
-//! core has nothing to do. Split, the merge that keeps L0 from emptying (L0 into L1, which
-//! takes every L0 file) ends sooner by as many cores as it is given.
+//! A writer slowed for a full L0 waits on one merge, L0 into L1 (every L0 file and what
+//! they span below), run by one thread; split, that merge can use the cores the writer is
+//! not using while it waits.
 //!
 //! The split points are the first keys of files of the input run with the most files (for
 //! a leveled merge, the level below's), chosen so the shards hold about equal bytes of that
