@@ -24,7 +24,9 @@ fn dict<'py, V: IntoPyObject<'py>>(
 /// - `cache`: `{"capacity", "usage", "kinds": {kind: {"hits", "misses", "bytes_inserted",
 ///   "bytes_resident", "entries_resident"}}}`;
 /// - `levels`: one dict per level (`files`, `runs`, `bytes`, `entries`, `filter_bytes`,
-///   `index_bytes`, and `lookups`: its table visits, filter parts probed, filter negatives,
+///   `index_bytes`; `bytes_written`, `compaction_read_from_above`,
+///   `compaction_read_in_level`, `bytes_moved_in`: what flushes and compactions brought
+///   into it; and `lookups`: its table visits, filter parts probed, filter negatives,
 ///   false positives, filters skipped, hits);
 /// - `lookups`, `writes`, `background`, `stalls`, `memory`: the engine's counters, grouped.
 pub(crate) fn stats_dict<'py>(py: Python<'py>, s: &Stats) -> PyResult<Bound<'py, PyDict>> {
@@ -61,6 +63,10 @@ pub(crate) fn stats_dict<'py>(py: Python<'py>, s: &Stats) -> PyResult<Bound<'py,
                 ("entries", l.entries),
                 ("filter_bytes", l.filter_bytes),
                 ("index_bytes", l.index_bytes),
+                ("bytes_written", l.bytes_written),
+                ("compaction_read_from_above", l.compaction_read_from_above),
+                ("compaction_read_in_level", l.compaction_read_in_level),
+                ("bytes_moved_in", l.bytes_moved_in),
             ],
         )?;
         let lk = s.lookup_levels.get(i).cloned().unwrap_or_default();

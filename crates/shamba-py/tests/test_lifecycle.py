@@ -96,6 +96,8 @@ def test_stats_are_plain_python_data(db):
     assert s["background"]["flushes"] >= 1
     assert sum(level["files"] for level in s["levels"]) >= 1
     assert sum(level["entries"] for level in s["levels"]) == 500
+    # what the flushes wrote is what level 0 took in
+    assert s["levels"][0]["bytes_written"] == s["background"]["flush_bytes"] > 0
     # lookups of the 50 absent keys reach the tables and meet their filters
     assert s["lookups"]["table_hits"] + s["lookups"]["filter_negatives"] + s["lookups"]["filter_false_positives"] > 0
     assert s["cache"]["capacity"] == 32 << 20

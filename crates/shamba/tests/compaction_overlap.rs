@@ -127,3 +127,77 @@ fn measure_sparse_update_write_amplification() {
         );
     }
 }
+
+/// L2 settled with `n` keys, then a tenth as many keys spread over the same range merged
+/// into L1: the L1 files, and the fraction of their edges that fall between files of L2
+/// (no L2 file holds keys on both sides of the edge).
+fn edges_between_l2_files(align: bool) -> (usize, f64) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let opts = |level_base: u64| Options {
+        num_levels: 3,
+        write_buffer_size: 1 << 20,
+        target_file_size: 4096,
+        max_bytes_for_level_base: level_base,
+        block_size: 512,
+        align_compaction_outputs: align,
+        ..Options::default()
+    };
+    let n = 40_000;
+    {
+        let db = Db::open(dir.path(), opts(16 << 10)).expect("open");
+        for i in scrambled(n) {
+            db.put(key(i), [b'v'; 16]).expect("put");
+        }
+        db.wait_for_compactions().expect("settle");
+        compact_level(&db, 0).expect("L0 into L1");
+        compact_level(&db, 1).expect("L1 into L2");
+        db.close().expect("close");
+    }
+    // Reopened with an L1 no background compaction empties while the files are read.
+    let db = Db::open(dir.path(), opts(1 << 30)).expect("reopen");
+    for i in scrambled(n).filter(|i| i % 10 == 3) {
+        db.put(key(i), [b'w'; 16]).expect("put");
+    }
+    compact_level(&db, 0).expect("the update into L1");
+    let files = db.files();
+    let level = |l: usize| files.iter().filter(|f| f.level == l).collect::<Vec<_>>();
+    let (l1, l2) = (level(1), level(2));
+    assert!(l1.len() > 10 && l2.len() > 10 * l1.len() / 2, "{} L1 files over {} in L2", l1.len(), l2.len());
+    let edges = l1.windows(2).count();
+    let between = l1
+        .windows(2)
+        .filter(|w| !l2.iter().any(|g| g.smallest_key <= w[0].largest_key && g.largest_key >= w[1].smallest_key))
+        .count();
+    (l1.len(), between as f64 / edges as f64)
+}
+
+#[test]
+fn aligned_outputs_end_between_the_files_below_them() {
+    let (files, aligned) = edges_between_l2_files(true);
+    let (unaligned_files, unaligned) = edges_between_l2_files(false);
+    assert!(aligned > 0.6, "{:.0}% of {files} L1 files end between L2 files", aligned * 100.0);
+    assert!(unaligned < 0.3, "unaligned: {:.0}% of {unaligned_files} L1 files", unaligned * 100.0);
+}
+
+#[test]
+fn level_stats_count_what_each_level_took_in() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = Db::open(dir.path(), Options { write_buffer_size: 64 << 10, ..small(10) }).expect("open");
+    for i in scrambled(20_000) {
+        db.put(key(i), [b'v'; 32]).expect("put");
+    }
+    db.wait_for_compactions().expect("settle");
+    let s = db.stats();
+    assert_eq!(s.levels[0].bytes_written, s.flush_bytes);
+    assert_eq!(s.levels[0].compaction_read_from_above, 0);
+    assert_eq!(s.levels.iter().skip(1).map(|l| l.bytes_written).sum::<u64>(), s.compaction_bytes_written);
+    let read: u64 = s.levels.iter().map(|l| l.compaction_read_from_above + l.compaction_read_in_level).sum();
+    assert_eq!(read, s.compaction_bytes_read);
+    let l1 = &s.levels[1];
+    assert!(l1.compaction_read_from_above > 0 && l1.bytes_written > 0, "{l1:?}");
+    let amp = l1.write_amplification().expect("L1 took files from L0");
+    assert!(amp >= 1.0, "L1 wrote {amp:.2} bytes per byte from L0");
+    // What reached L2 came down from L1.
+    let l2 = &s.levels[2];
+    assert!(l2.bytes_written + l2.bytes_moved_in > 0, "{l2:?}");
+}

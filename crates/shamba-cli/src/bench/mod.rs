@@ -153,6 +153,10 @@ pub struct BenchArgs {
     /// Which file of a leveled level compacts next.
     #[arg(long, value_enum, default_value_t = Priority::RoundRobin)]
     pub compaction_priority: Priority,
+    /// End compaction outputs where the outputs' size runs out, not at the next boundary
+    /// between files of the level below (`Options::align_compaction_outputs` off).
+    #[arg(long)]
+    pub no_align_outputs: bool,
     /// Read tables with O_DIRECT (no OS page cache): real device reads on a cache miss.
     #[arg(long)]
     pub direct_io: bool,
@@ -311,6 +315,7 @@ impl BenchArgs {
                 Priority::MinOverlappingRatio => CompactionPriority::MinOverlappingRatio,
                 Priority::RoundRobin => CompactionPriority::RoundRobin,
             },
+            align_compaction_outputs: !self.no_align_outputs,
             ..Options::default()
         };
         if self.direct_io {
@@ -698,7 +703,8 @@ fn config_json(a: &BenchArgs, tuning: &dyn Tuning) -> serde_json::Value {
         "layout": format!("{:?}", a.layout), "parts": a.parts, "first_bits_per_key": a.first_bits_per_key,
         "ribbon_from_level": a.ribbon_from_level, "monkey": a.monkey, "policy": format!("{:?}", a.policy),
         "elastic_budget_mb": a.elastic_budget_mb, "life_time": a.life_time, "write_buffer_mb": a.write_buffer_mb, "target_file_mb": a.target_file_mb,
-        "size_ratio": a.size_ratio, "compaction": format!("{:?}", a.compaction), "compaction_priority": format!("{:?}", a.compaction_priority), "direct_io": a.direct_io,
+        "size_ratio": a.size_ratio, "compaction": format!("{:?}", a.compaction), "compaction_priority": format!("{:?}", a.compaction_priority),
+        "align_outputs": !a.no_align_outputs, "direct_io": a.direct_io,
         "fill_cache": !a.no_fill_cache, "seed": a.seed,
     });
     if let Some(map) = config.as_object_mut() {
@@ -713,7 +719,12 @@ fn tree_json(s: &Stats) -> serde_json::Value {
         .iter()
         .enumerate()
         .filter(|(_, l)| l.files > 0)
-        .map(|(i, l)| serde_json::json!({"level": i, "files": l.files, "runs": l.runs, "bytes": l.bytes, "entries": l.entries, "filter_bytes": l.filter_bytes, "index_bytes": l.index_bytes}))
+        .map(|(i, l)| {
+            serde_json::json!({"level": i, "files": l.files, "runs": l.runs, "bytes": l.bytes, "entries": l.entries,
+                "filter_bytes": l.filter_bytes, "index_bytes": l.index_bytes, "bytes_written": l.bytes_written,
+                "compaction_read_from_above": l.compaction_read_from_above,
+                "compaction_read_in_level": l.compaction_read_in_level, "bytes_moved_in": l.bytes_moved_in})
+        })
         .collect();
     serde_json::json!({
         "levels": levels,
@@ -749,15 +760,21 @@ fn print_tree(s: &Stats, settle_secs: f64) {
     if entries > 0 {
         println!("  {:.1} bytes on disk per entry ({bytes} bytes, {entries} entries)", bytes as f64 / entries as f64);
     }
-    for (i, l) in s.levels.iter().enumerate().filter(|(_, l)| l.files > 0) {
+    let mib = |b: u64| b as f64 / (1 << 20) as f64;
+    for (i, l) in s.levels.iter().enumerate().filter(|(_, l)| l.files > 0 || l.bytes_written + l.bytes_moved_in > 0) {
         let bpk = if l.entries > 0 { l.filter_bytes as f64 * 8.0 / l.entries as f64 } else { 0.0 };
+        let amp = l.write_amplification().map_or(String::new(), |a| format!(" (w-amp {a:.1})"));
         println!(
-            "  L{i}: {} files, {} runs, {:.1} MiB, {} entries, filter {:.2} bits/key",
+            "  L{i}: {} files, {} runs, {:.1} MiB, {} entries, filter {:.2} bits/key; written {:.1} MiB{amp}, read {:.1} MiB from above and {:.1} MiB in place, moved in {:.1} MiB",
             l.files,
             l.runs,
-            l.bytes as f64 / (1 << 20) as f64,
+            mib(l.bytes),
             l.entries,
-            bpk
+            bpk,
+            mib(l.bytes_written),
+            mib(l.compaction_read_from_above),
+            mib(l.compaction_read_in_level),
+            mib(l.bytes_moved_in),
         );
     }
 }

@@ -42,6 +42,7 @@ pub fn engine_options(seed: u64, style: Option<Style>) -> (Options, String) {
     } else if rng.gen_bool(0.5) {
         o.compaction_priority = CompactionPriority::MinOverlappingRatio;
     }
+    o.align_compaction_outputs = rng.gen_bool(0.7);
     if rng.gen_bool(0.5) {
         o.compression = Compression::Lz4;
     }

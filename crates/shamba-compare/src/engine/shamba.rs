@@ -181,7 +181,10 @@ impl Engine for ShambaEngine {
                 ("compactions".into(), s.compactions),
                 ("trivial_moves".into(), s.trivial_moves),
                 ("flushes".into(), s.flushes),
-            ],
+            ]
+            .into_iter()
+            .chain(s.levels.iter().enumerate().map(|(i, l)| (format!("written_l{i}"), l.bytes_written)))
+            .collect(),
         }
     }
 

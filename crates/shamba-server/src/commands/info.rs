@@ -361,8 +361,18 @@ fn levels(_: &Ctx<'_>, st: &Stats, out: &mut String) {
             out,
             &format!("level{i}"),
             format_args!(
-                "files={},runs={},bytes={},entries={},filter_bytes={},index_bytes={}",
-                l.files, l.runs, l.bytes, l.entries, l.filter_bytes, l.index_bytes
+                "files={},runs={},bytes={},entries={},filter_bytes={},index_bytes={},bytes_written={},\
+                 read_from_above={},read_in_level={},moved_in={}",
+                l.files,
+                l.runs,
+                l.bytes,
+                l.entries,
+                l.filter_bytes,
+                l.index_bytes,
+                l.bytes_written,
+                l.compaction_read_from_above,
+                l.compaction_read_in_level,
+                l.bytes_moved_in
             ),
         );
     }

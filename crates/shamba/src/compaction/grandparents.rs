@@ -8,6 +8,18 @@
 //! the current one has passed over more than `Options::max_grandparent_overlap_bytes` of
 //! them (LevelDB's `Compaction::ShouldStopBefore`). An output then overlaps at most that
 //! bound plus the one grandparent its last key falls in.
+//!
+//! Cut by size alone, an output ends wherever its bytes run out, in the middle of some
+//! grandparent; its later merge into L+1 then rewrites that grandparent although only
+//! part of it overlaps, and so does the merge of the next file, which starts in the same
+//! grandparent: about one file more per merge than the output's key range needs (with
+//! size ratio 10, a file overlaps 10 files below by its bytes and 11 by its edges). With
+//! `Options::align_compaction_outputs`, an output that has reached part of its target size
+//! ends at the next grandparent boundary instead: at half the target if no boundary came
+//! before, 5 points more for each boundary it passed, at most 90% (RocksDB's
+//! `level_compaction_dynamic_file_size`, whose thresholds these are: the more boundaries
+//! an output passed, the likelier another comes before the target, so it waits for a
+//! larger file). Its files are a little smaller; their edges fall between the files below.
 
 use crate::key::user_key;
 use crate::options::{CompactionStyle, Options};
@@ -28,6 +40,11 @@ pub(crate) struct GrandparentOverlap {
     /// Whether a key was seen: files before the first output key are not the first
     /// output's overlap.
     seen_key: bool,
+    /// The output size from which a cut at a grandparent boundary is taken, by boundaries
+    /// passed (`None`: outputs are not aligned).
+    align_target: Option<u64>,
+    /// Grandparent boundaries (file ends) the current output has passed.
+    boundaries: u64,
 }
 
 impl GrandparentOverlap {
@@ -45,29 +62,46 @@ impl GrandparentOverlap {
             next: 0,
             overlapped: 0,
             seen_key: false,
+            align_target: opts.align_compaction_outputs.then_some(opts.target_file_size),
+            boundaries: 0,
         })
     }
 
-    /// Whether the current output file should end before user key `key` (called once per
-    /// user key, with the first of its versions): it has passed over more grandparent bytes
-    /// than the bound.
-    pub(crate) fn should_stop_before(&mut self, key: &[u8]) -> bool {
+    /// Whether the current output file, `output_bytes` long so far, should end before user
+    /// key `key` (called once per user key, with the first of its versions): it has passed
+    /// over more grandparent bytes than the bound, or `key` lies past a grandparent
+    /// boundary and the output is large enough to end there.
+    pub(crate) fn should_stop_before(&mut self, key: &[u8], output_bytes: u64) -> bool {
+        let mut crossed = 0;
         while let Some(f) = self.files.get(self.next) {
             if user_key(&f.largest) >= key {
                 break;
             }
             if self.seen_key {
                 self.overlapped = self.overlapped.saturating_add(f.data_bytes);
+                crossed += 1;
             }
             self.next += 1;
         }
         self.seen_key = true;
-        self.overlapped > self.limit
+        if self.overlapped > self.limit {
+            return true;
+        }
+        if crossed == 0 {
+            return false;
+        }
+        let passed = self.boundaries;
+        self.boundaries += crossed;
+        self.align_target.is_some_and(|target| {
+            let percent = 50 + (5 * passed).min(40);
+            output_bytes > 0 && output_bytes >= target.div_ceil(100).saturating_mul(percent)
+        })
     }
 
     /// A new output file starts (whatever cut the last one): it has passed over nothing.
     pub(crate) fn output_cut(&mut self) {
         self.overlapped = 0;
+        self.boundaries = 0;
     }
 }
 
@@ -97,6 +131,10 @@ mod tests {
 
     /// L2 holds ten files of 100 bytes: "a0".."a9" .. "j0".."j9"; outputs go to L1.
     fn tracker(factor: u32) -> GrandparentOverlap {
+        tracker_with(factor, true)
+    }
+
+    fn tracker_with(factor: u32, align: bool) -> GrandparentOverlap {
         let mut v = Version::new(4);
         let files = (0..10u8)
             .map(|i| {
@@ -105,7 +143,12 @@ mod tests {
             })
             .collect();
         v.levels[2].runs = vec![Run::new(LEVELED_RUN, files)];
-        let opts = Options { target_file_size: 100, max_grandparent_overlap_factor: factor, ..Options::default() };
+        let opts = Options {
+            target_file_size: 100,
+            max_grandparent_overlap_factor: factor,
+            align_compaction_outputs: align,
+            ..Options::default()
+        };
         GrandparentOverlap::for_output_level(&v, &opts, 1).expect("a leveled level below")
     }
 
@@ -113,23 +156,65 @@ mod tests {
     fn an_output_is_cut_once_it_passed_over_more_than_the_bound() {
         let mut t = tracker(2);
         // Keys in a, b and c: the output passes over a and b (200 bytes, not over 2 * 100).
-        assert!(!t.should_stop_before(b"a5"));
-        assert!(!t.should_stop_before(b"b5"));
-        assert!(!t.should_stop_before(b"c5"));
+        assert!(!t.should_stop_before(b"a5", 0));
+        assert!(!t.should_stop_before(b"b5", 0));
+        assert!(!t.should_stop_before(b"c5", 0));
         // Past d too: 400 bytes, over the bound; the next output starts at zero.
-        assert!(t.should_stop_before(b"e5"));
+        assert!(t.should_stop_before(b"e5", 0));
         t.output_cut();
-        assert!(!t.should_stop_before(b"e6"));
+        assert!(!t.should_stop_before(b"e6", 0));
         // One key far away passes over e..i at once.
-        assert!(t.should_stop_before(b"j5"));
+        assert!(t.should_stop_before(b"j5", 0));
     }
 
     #[test]
     fn files_before_the_first_key_are_not_counted() {
         let mut t = tracker(1);
-        assert!(!t.should_stop_before(b"h5"));
-        assert!(!t.should_stop_before(b"i5"));
-        assert!(t.should_stop_before(b"j5"));
+        assert!(!t.should_stop_before(b"h5", 0));
+        assert!(!t.should_stop_before(b"i5", 0));
+        assert!(t.should_stop_before(b"j5", 0));
+    }
+
+    #[test]
+    fn an_output_past_half_its_target_ends_at_the_next_boundary() {
+        let mut t = tracker(10);
+        assert!(!t.should_stop_before(b"a5", 0));
+        // Past a's end at 40 bytes: under half the target.
+        assert!(!t.should_stop_before(b"b5", 40));
+        // Inside b: no boundary, no cut, whatever the size short of the target.
+        assert!(!t.should_stop_before(b"b6", 80));
+        // Past b's end with one boundary behind: 55% of the target.
+        assert!(t.should_stop_before(b"c5", 55));
+        // A new output counts its boundaries from none.
+        t.output_cut();
+        assert!(!t.should_stop_before(b"c6", 10));
+        assert!(t.should_stop_before(b"d5", 50));
+    }
+
+    #[test]
+    fn the_size_an_aligned_cut_needs_stops_rising_at_90_percent() {
+        let mut t = tracker(100);
+        assert!(!t.should_stop_before(b"a5", 0));
+        // Eight boundaries passed while the output was small.
+        for key in [b"b5", b"c5", b"d5", b"e5", b"f5", b"g5", b"h5", b"i5"] {
+            assert!(!t.should_stop_before(key, 1));
+        }
+        assert!(!t.should_stop_before(b"i6", 95), "no boundary between i5 and i6");
+        let mut u = tracker(100);
+        assert!(!u.should_stop_before(b"a5", 0));
+        for key in [b"b5", b"c5", b"d5", b"e5", b"f5", b"g5", b"h5", b"i5"] {
+            assert!(!u.should_stop_before(key, 1));
+        }
+        assert!(!u.should_stop_before(b"j5", 89));
+        assert!(t.should_stop_before(b"j5", 90));
+    }
+
+    #[test]
+    fn unaligned_outputs_are_cut_only_by_the_bound() {
+        let mut t = tracker_with(10, false);
+        assert!(!t.should_stop_before(b"a5", 0));
+        assert!(!t.should_stop_before(b"b5", 99));
+        assert!(!t.should_stop_before(b"c5", 99));
     }
 
     #[test]

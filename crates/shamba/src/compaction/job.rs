@@ -95,8 +95,9 @@ impl<'a> OutputWriter<'a> {
         if new_user_key {
             // Walk the grandparents at every user key, even one that starts a file: what
             // the walk passes before it is the previous file's overlap, not this one's.
-            let overlap_full = self.grandparents.as_mut().is_some_and(|g| g.should_stop_before(user_key));
-            let size_full = self.current.as_ref().is_some_and(|(_, b)| b.estimated_size() >= self.target);
+            let size = self.current.as_ref().map_or(0, |(_, b)| b.estimated_size());
+            let overlap_full = self.grandparents.as_mut().is_some_and(|g| g.should_stop_before(user_key, size));
+            let size_full = self.current.is_some() && size >= self.target;
             if overlap_full || size_full {
                 self.finish_current()?;
                 if let Some(g) = self.grandparents.as_mut() {

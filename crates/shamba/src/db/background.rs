@@ -245,6 +245,7 @@ impl DbInner {
         let mut edit = VersionEdit { keyspace: tree.id, range_dels: mem.range_dels(), ..VersionEdit::default() };
         if let Some(m) = &meta {
             DbCounters::add(&self.counters.flush_bytes, m.size);
+            tree.level_io.flushed(m.size);
             edit.new_files.push((0, m.clone()));
         }
         {
@@ -294,6 +295,7 @@ impl DbInner {
                     outputs.push(moved);
                 }
                 DbCounters::add(&self.counters.trivial_moves, 1);
+                tree.level_io.moved(c);
             }
             CompactionChoice::Merge { output_run } => {
                 let filter = tree.filter_for_level(version, c.output_level);
@@ -330,6 +332,7 @@ impl DbInner {
                 DbCounters::add(&self.counters.compaction_bytes_read, c.input_bytes());
                 DbCounters::add(&self.counters.compaction_bytes_written, stats.bytes_out);
                 DbCounters::add(&self.counters.subcompactions, stats.side_ranges);
+                tree.level_io.merged(c, stats.bytes_out);
                 outputs = files;
                 self.inherit_stats(tree, c, version, &mut outputs);
             }

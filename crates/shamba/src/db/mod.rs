@@ -20,6 +20,7 @@ mod iter;
 mod keyspace;
 #[cfg(feature = "lab")]
 mod lab_lookup;
+mod level_io;
 mod live_wal;
 mod multi_get;
 mod open;
@@ -427,7 +428,7 @@ impl Db {
     fn stats_of(&self, tree: &tree::Tree) -> Stats {
         let inner = &self.inner;
         let sv = tree.super_version();
-        let levels = sv
+        let mut levels: Vec<LevelStats> = sv
             .version
             .levels
             .iter()
@@ -440,9 +441,11 @@ impl Db {
                     entries: files.clone().map(|f| f.entries).sum(),
                     filter_bytes: files.clone().map(|f| f.filter_bytes).sum(),
                     index_bytes: files.map(|f| f.index_bytes).sum(),
+                    ..LevelStats::default()
                 }
             })
             .collect();
+        tree.level_io.fill(&mut levels);
         let (open_table_files, max_open_table_files) = inner.tables.open_files();
         let residency = inner.trees.filter_residency();
         Stats {

@@ -3,6 +3,7 @@
 //! sequence numbers, snapshots, block cache, table cache and background threads are the
 //! database's, shared by every tree (`inner.rs`); the list of trees is `trees.rs`.
 
+use super::level_io::TreeLevelIo;
 use super::super_version::{SuperVersion, SuperVersions};
 use crate::manager::{FilterLedger, FilterManager};
 use crate::options::Options;
@@ -25,6 +26,8 @@ pub(crate) struct Tree {
     /// Each level's round-robin position for leveled compaction (taken under
     /// `Workers::compaction`).
     pub cursors: Mutex<Vec<Vec<u8>>>,
+    /// Bytes flushes and compactions wrote into each level and read out of it.
+    pub level_io: TreeLevelIo,
     /// Set once `drop_keyspace` has logged its drop: handles still held fail with
     /// `InvalidArgument`, background work skips it.
     dropped: AtomicBool,
@@ -46,6 +49,7 @@ impl Tree {
             sv: SuperVersions::new(first, opts.num_levels),
             manager: FilterManager::new(opts.probe_policy.clone(), opts.num_levels, ledger),
             cursors: Mutex::new(vec![Vec::new(); opts.num_levels]),
+            level_io: TreeLevelIo::new(opts.num_levels),
             dropped: AtomicBool::new(false),
             opts,
         }

@@ -134,6 +134,12 @@ pub struct Options {
     /// Tiered levels merge whole runs and never read the level below, so the bound does
     /// not apply to them. At least 1. Default: 10 (LevelDB's).
     pub max_grandparent_overlap_factor: u32,
+    /// End a leveled compaction's output file at a boundary between files of the level
+    /// below its own, once it holds 50-90% of `target_file_size` (RocksDB's
+    /// `level_compaction_dynamic_file_size`): its later merge into that level then
+    /// rewrites whole files there, not the edges of two more. Files come out a little
+    /// smaller than the target. Default: on.
+    pub align_compaction_outputs: bool,
     /// Leveled or tiered. Default: leveled.
     pub compaction_style: CompactionStyle,
     /// Which file of a leveled level (L1 and deeper) compacts next. Default: `RoundRobin`.
@@ -292,6 +298,7 @@ impl Default for Options {
             bottommost_compression: None,
             target_file_size: 8 << 20,
             max_grandparent_overlap_factor: 10,
+            align_compaction_outputs: true,
             compaction_style: CompactionStyle::Leveled,
             compaction_priority: CompactionPriority::RoundRobin,
             max_subcompactions: 2,
@@ -346,6 +353,7 @@ impl fmt::Debug for Options {
             .field("bottommost_compression", &self.bottommost_compression)
             .field("target_file_size", &self.target_file_size)
             .field("max_grandparent_overlap_factor", &self.max_grandparent_overlap_factor)
+            .field("align_compaction_outputs", &self.align_compaction_outputs)
             .field("compaction_style", &self.compaction_style)
             .field("compaction_priority", &self.compaction_priority)
             .field("max_subcompactions", &self.max_subcompactions)

@@ -155,6 +155,25 @@ pub struct LevelStats {
     pub filter_bytes: u64,
     /// Bytes of index blocks.
     pub index_bytes: u64,
+    /// Bytes written into the level since open: by flushes (level 0) or by compactions
+    /// whose output went here.
+    pub bytes_written: u64,
+    /// Bytes compactions into this level read from the levels above it.
+    pub compaction_read_from_above: u64,
+    /// Bytes compactions into this level read from the level itself (rewritten in place).
+    pub compaction_read_in_level: u64,
+    /// Bytes of files moved into this level without a rewrite.
+    pub bytes_moved_in: u64,
+}
+
+impl LevelStats {
+    /// Bytes written into this level per byte brought down from the level above
+    /// (RocksDB's per-level `W-Amp`; flushes count as level 0's own input), `None` before
+    /// anything came down.
+    pub fn write_amplification(&self) -> Option<f64> {
+        (self.compaction_read_from_above > 0)
+            .then(|| self.bytes_written as f64 / self.compaction_read_from_above as f64)
+    }
 }
 
 /// A snapshot of the database's counters, from `Db::stats`.
