@@ -592,7 +592,18 @@ mod tests {
     /// or below, and the floors below the handles hold no circle. The handles (`Db` here,
     /// `Keyspace`, `Snapshot`) refer to each other, as the public API does.
     const FLOORS: &[&[&str]] = &[
-        &["batch", "file_info", "delay_rate", "pacer", "table_slots", "sequence", "file_book", "live_wal", "workers"],
+        &[
+            "batch",
+            "file_info",
+            "delay_rate",
+            "pacer",
+            "table_slots",
+            "sequence",
+            "file_book",
+            "live_wal",
+            "workers",
+            "level_io",
+        ],
         &["write_queue", "super_version"],
         &["tree"],
         &["trees"],
