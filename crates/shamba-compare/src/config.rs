@@ -81,6 +81,10 @@ pub struct Args {
     /// 10-key read-modify-write runs a tenth as many).
     #[arg(long)]
     pub tx_ops: Option<u64>,
+    /// Shamba's compaction outputs end where their size runs out, not at boundaries of the
+    /// files below (`Options::align_compaction_outputs` off): an A/B of that option.
+    #[arg(long)]
+    pub shamba_no_align_outputs: bool,
     /// Print one JSON object instead of tables.
     #[arg(long)]
     pub json: bool,
@@ -244,6 +248,7 @@ impl Plan {
                 size_ratio: a.size_ratio,
                 direct_io: false,
                 filter_memory_budget: None,
+                shamba_align_outputs: !a.shamba_no_align_outputs,
             },
             zipf_theta: a.zipf_theta,
             scan_len: a.scan_len,

@@ -159,6 +159,9 @@ pub struct Setup {
     /// Shamba's `filter_memory_budget` (shamba-budget and shamba-fine in the
     /// memory-pressure sweep); the peers ignore it.
     pub filter_memory_budget: Option<u64>,
+    /// Shamba's `align_compaction_outputs` (on unless `--shamba-no-align-outputs`: an A/B
+    /// of that option beside the same peers); the peers ignore it.
+    pub shamba_align_outputs: bool,
 }
 
 #[cfg(test)]
@@ -177,6 +180,7 @@ impl Setup {
             size_ratio: 4,
             direct_io: false,
             filter_memory_budget: None,
+            shamba_align_outputs: true,
         }
     }
 }
@@ -305,6 +309,7 @@ mod tests {
             size_ratio: 4,
             direct_io: false,
             filter_memory_budget: Some(16 << 10),
+            shamba_align_outputs: true,
         };
         for variant in Variant::ALL.into_iter().filter(|v| v.compiled_in()) {
             let dir = tempfile::tempdir().expect("tempdir");

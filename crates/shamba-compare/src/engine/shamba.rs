@@ -70,6 +70,7 @@ pub(super) fn options(variant: Variant, setup: &Setup) -> Options {
         block_size: setup.block_size,
         cache_capacity: setup.cache_bytes,
         cache_index_and_filter_blocks: setup.metadata_in_cache,
+        align_compaction_outputs: setup.shamba_align_outputs,
         ..Options::default()
     };
     opts.filter_policy.bits_per_key = setup.bits_per_key;
