@@ -153,6 +153,9 @@ pub struct BenchArgs {
     /// Which file of a leveled level compacts next.
     #[arg(long, value_enum, default_value_t = Priority::RoundRobin)]
     pub compaction_priority: Priority,
+    /// Threads one compaction may merge on (`Options::max_subcompactions`).
+    #[arg(long, default_value_t = Options::default().max_subcompactions)]
+    pub max_subcompactions: usize,
     /// End compaction outputs where the outputs' size runs out, not at the next boundary
     /// between files of the level below (`Options::align_compaction_outputs` off).
     #[arg(long)]
@@ -316,6 +319,7 @@ impl BenchArgs {
                 Priority::RoundRobin => CompactionPriority::RoundRobin,
             },
             align_compaction_outputs: !self.no_align_outputs,
+            max_subcompactions: self.max_subcompactions,
             ..Options::default()
         };
         if self.direct_io {
@@ -704,7 +708,7 @@ fn config_json(a: &BenchArgs, tuning: &dyn Tuning) -> serde_json::Value {
         "ribbon_from_level": a.ribbon_from_level, "monkey": a.monkey, "policy": format!("{:?}", a.policy),
         "elastic_budget_mb": a.elastic_budget_mb, "life_time": a.life_time, "write_buffer_mb": a.write_buffer_mb, "target_file_mb": a.target_file_mb,
         "size_ratio": a.size_ratio, "compaction": format!("{:?}", a.compaction), "compaction_priority": format!("{:?}", a.compaction_priority),
-        "align_outputs": !a.no_align_outputs, "direct_io": a.direct_io,
+        "align_outputs": !a.no_align_outputs, "max_subcompactions": a.max_subcompactions, "direct_io": a.direct_io,
         "fill_cache": !a.no_fill_cache, "seed": a.seed,
     });
     if let Some(map) = config.as_object_mut() {
