@@ -193,19 +193,17 @@ mod tests {
 
     #[test]
     fn the_size_an_aligned_cut_needs_stops_rising_at_90_percent() {
-        let mut t = tracker(100);
-        assert!(!t.should_stop_before(b"a5", 0));
-        // Eight boundaries passed while the output was small.
-        for key in [b"b5", b"c5", b"d5", b"e5", b"f5", b"g5", b"h5", b"i5"] {
-            assert!(!t.should_stop_before(key, 1));
-        }
+        // An output that passed eight boundaries while it was small, now at i5.
+        let past_eight = || {
+            let mut t = tracker(100);
+            for key in [b"a5", b"b5", b"c5", b"d5", b"e5", b"f5", b"g5", b"h5", b"i5"] {
+                assert!(!t.should_stop_before(key, 1));
+            }
+            t
+        };
+        let mut t = past_eight();
         assert!(!t.should_stop_before(b"i6", 95), "no boundary between i5 and i6");
-        let mut u = tracker(100);
-        assert!(!u.should_stop_before(b"a5", 0));
-        for key in [b"b5", b"c5", b"d5", b"e5", b"f5", b"g5", b"h5", b"i5"] {
-            assert!(!u.should_stop_before(key, 1));
-        }
-        assert!(!u.should_stop_before(b"j5", 89));
+        assert!(!past_eight().should_stop_before(b"j5", 89));
         assert!(t.should_stop_before(b"j5", 90));
     }
 
