@@ -201,7 +201,7 @@ pub(crate) fn render(server: &Server) -> String {
     for (kind, k) in BlockKind::ALL.iter().zip(&st.cache) {
         sample(&mut out, "shamba_engine_cache_hits_total", &format!("kind=\"{}\"", kind.name()), k.hits);
     }
-    let engine: [(&str, &str, &str, u64); 14] = [
+    let engine: [(&str, &str, &str, u64); 15] = [
         ("shamba_engine_gets_total", "counter", "Point lookups.", st.gets),
         (
             "shamba_engine_filter_negatives_total",
@@ -238,6 +238,12 @@ pub(crate) fn render(server: &Server) -> String {
             "counter",
             "Time writes were stopped (waiting for a flush or a compaction).",
             st.stopped_for_flush_micros + st.stopped_for_compaction_micros,
+        ),
+        (
+            "shamba_engine_pending_compaction_bytes",
+            "gauge",
+            "Bytes the levels hold beyond their targets (writes slow down and stop on it).",
+            st.pending_compaction_bytes,
         ),
         ("shamba_engine_memtable_bytes", "gauge", "Bytes in the active memtable.", st.memtable_bytes as u64),
         ("shamba_engine_cache_bytes", "gauge", "Bytes in the block cache.", st.cache_usage as u64),

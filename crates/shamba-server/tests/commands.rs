@@ -376,6 +376,7 @@ fn metrics_are_served_in_prometheus_text_format() {
         "shamba_engine_filter_negatives_total",
         "shamba_engine_compactions_total",
         "shamba_engine_stall_stopped_microseconds_total",
+        "shamba_engine_pending_compaction_bytes",
         "shamba_net_input_bytes_total",
     ] {
         assert!(samples.contains_key(name), "{name}");

@@ -351,6 +351,7 @@ fn writes(_: &Ctx<'_>, st: &Stats, out: &mut String) {
     line(out, "flushes", st.flushes);
     line(out, "compactions", st.compactions);
     line(out, "compaction_bytes_written", st.compaction_bytes_written);
+    line(out, "pending_compaction_bytes", st.pending_compaction_bytes);
     line(out, "delayed_micros", st.delayed_micros);
     line(out, "stopped_micros", st.stopped_for_flush_micros + st.stopped_for_compaction_micros);
 }

@@ -3,6 +3,7 @@
 
 use super::grandparents::GrandparentOverlap;
 use super::output_check::check_output;
+use super::output_sync::OutputSync;
 use super::shards::shard_starts;
 use super::{Compaction, MergingCursor, RunCursor};
 use crate::cursor::Cursor;
@@ -65,6 +66,8 @@ struct OutputWriter<'a> {
     current: Option<(u64, TableBuilder)>,
     outputs: Vec<FileMeta>,
     last_user_key: Vec<u8>,
+    /// Syncs each table but the last while the next is written.
+    sync: OutputSync,
 }
 
 impl<'a> OutputWriter<'a> {
@@ -86,6 +89,7 @@ impl<'a> OutputWriter<'a> {
             current: None,
             outputs: Vec::new(),
             last_user_key: Vec::new(),
+            sync: OutputSync::default(),
         }
     }
 
@@ -99,7 +103,7 @@ impl<'a> OutputWriter<'a> {
             let overlap_full = self.grandparents.as_mut().is_some_and(|g| g.should_stop_before(user_key, size));
             let size_full = self.current.is_some() && size >= self.target;
             if overlap_full || size_full {
-                self.finish_current()?;
+                self.finish_current(false)?;
                 if let Some(g) = self.grandparents.as_mut() {
                     g.output_cut();
                 }
@@ -118,9 +122,16 @@ impl<'a> OutputWriter<'a> {
         Ok(())
     }
 
-    fn finish_current(&mut self) -> Result<()> {
+    /// Finish the table being written: synced here if it is the `last`, else on the sync
+    /// thread while the next is written.
+    fn finish_current(&mut self, last: bool) -> Result<()> {
         if let Some((number, builder)) = self.current.take() {
-            let summary = builder.finish()?;
+            let (summary, mut file) = builder.finish_unsynced()?;
+            if last {
+                file.sync()?;
+            } else {
+                self.sync.sync_later(file)?;
+            }
             check_output(self.env, number, &summary)?;
             let run = self.run.unwrap_or(number);
             self.outputs.push(file_meta(number, run, summary));
@@ -128,8 +139,10 @@ impl<'a> OutputWriter<'a> {
         Ok(())
     }
 
+    /// The tables written, every one synced.
     fn finish(mut self) -> Result<Vec<FileMeta>> {
-        self.finish_current()?;
+        self.finish_current(true)?;
+        self.sync.finish()?;
         Ok(self.outputs)
     }
 }

@@ -1,13 +1,15 @@
 //! Compaction: picking what to merge ([`picker`]), merging cursors ([`MergingCursor`],
 //! [`RunCursor`]), the job that writes the merged output ([`job`]), where it cuts output
 //! files for the level below them ([`grandparents`]), and the check of every table written
-//! before it is installed ([`output_check`]), and where a large merge splits into ranges
+//! before it is installed ([`output_check`]), the thread that syncs each table while the
+//! merge writes the next ([`output_sync`]), and where a large merge splits into ranges
 //! merged side by side ([`shards`]).
 
 mod grandparents;
 pub(crate) mod job;
 mod merging_cursor;
 mod output_check;
+mod output_sync;
 pub(crate) mod picker;
 mod range_dels;
 mod run_cursor;

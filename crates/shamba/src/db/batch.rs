@@ -105,14 +105,16 @@ impl std::fmt::Debug for WriteBatch {
 impl WriteBatch {
     /// An empty batch.
     pub fn new() -> Self {
-        WriteBatch {
-            rep: vec![0; HEADER_LEN],
-            count: 0,
-            largest_key: 0,
-            largest_value: 0,
-            keyspaces: Vec::new(),
-            ttls: Vec::new(),
-        }
+        WriteBatch::with_capacity(0)
+    }
+
+    /// An empty batch with room for `bytes` of operations before its buffer grows (as
+    /// RocksDB's `WriteBatch(reserved_bytes)`): an operation takes its key and value and at
+    /// most 31 bytes more.
+    pub fn with_capacity(bytes: usize) -> Self {
+        let mut rep = Vec::with_capacity(HEADER_LEN.saturating_add(bytes));
+        rep.resize(HEADER_LEN, 0);
+        WriteBatch { rep, count: 0, largest_key: 0, largest_value: 0, keyspaces: Vec::new(), ttls: Vec::new() }
     }
 
     /// Add a put of `key` to `value`.

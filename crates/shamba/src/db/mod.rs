@@ -146,7 +146,9 @@ impl Db {
     ///   committed in a group whose leader failed gets that failure as an `Error::Io`
     ///   carrying its message.
     pub fn put(&self, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>) -> Result<()> {
-        let mut b = WriteBatch::new();
+        let (key, value) = (key.as_ref(), value.as_ref());
+        // One allocation for the batch, sized for its one put.
+        let mut b = WriteBatch::with_capacity(key.len().saturating_add(value.len()).saturating_add(31));
         b.put(key, value);
         self.write(b)
     }
@@ -463,6 +465,7 @@ impl Db {
             levels,
             memtable_bytes: sv.mem.approximate_size(),
             immutable_memtables: sv.imm.len(),
+            pending_compaction_bytes: sv.compaction_debt,
             last_sequence: inner.visible_seq(),
             range_tombstones: sv.version.range_dels.list.len(),
             elastic_enabled_bytes: tree.manager.enabled_filter_bytes().unwrap_or(0),

@@ -56,6 +56,11 @@ pub(crate) struct SuperVersion {
     /// Whether a frozen memtable or the version holds a range tombstone (the live memtable
     /// says so itself: it may get one later).
     pub range_dels: bool,
+    /// The version's bytes above its levels' targets
+    /// ([`pending_compaction_bytes`](crate::compaction::picker::pending_compaction_bytes)),
+    /// summed once per version: every write reads it to decide whether to slow down, and
+    /// summing a deep tree's file sizes on each one took a quarter of a writer's time.
+    pub compaction_debt: u64,
 }
 
 impl SuperVersion {
@@ -68,15 +73,18 @@ impl SuperVersion {
         previous: Option<&SuperVersion>,
         opts: &Options,
     ) -> SuperVersion {
-        let tables = match previous {
-            Some(p) if Arc::ptr_eq(&p.version, &version) => p.tables.clone(),
-            _ => Arc::new(TableSlots::new(&version, previous.map(|p| &*p.tables))),
+        let (tables, compaction_debt) = match previous {
+            Some(p) if Arc::ptr_eq(&p.version, &version) => (p.tables.clone(), p.compaction_debt),
+            _ => (
+                Arc::new(TableSlots::new(&version, previous.map(|p| &*p.tables))),
+                crate::compaction::picker::pending_compaction_bytes(&version, opts),
+            ),
         };
         let filters: u64 = version.all_files().map(|(_, f)| f.filter_bytes).sum();
         let probed = if opts.cache_index_and_filter_blocks { filters.min(opts.cache_capacity as u64) } else { filters };
         let prefetch = opts.prefetch_filters() && probed >= opts.prefetch_min_filter_bytes;
         let range_dels = imm.iter().any(|m| m.has_range_dels()) || !version.range_dels.is_empty();
-        SuperVersion { mem, imm, version, tables, prefetch, range_dels }
+        SuperVersion { mem, imm, version, tables, prefetch, range_dels, compaction_debt }
     }
 
     /// The sequence number of the newest range tombstone over `key` that a reader at `seq`

@@ -38,6 +38,13 @@ impl Trees {
         self.list.read().live.clone()
     }
 
+    /// `f` of every live keyspace's tree, in id order, under the list's lock, without
+    /// copying the list. `f` may take a tree's super version (no thread holds a super
+    /// version's lock while it waits for this one) and must not add or drop a keyspace.
+    pub(crate) fn with_live<T>(&self, f: impl FnOnce(&[Arc<Tree>]) -> T) -> T {
+        f(&self.list.read().live)
+    }
+
     /// The tree of keyspace `id`, if it is live.
     pub(crate) fn get(&self, id: u32) -> Option<Arc<Tree>> {
         self.list.read().live.iter().find(|t| t.id == id).cloned()

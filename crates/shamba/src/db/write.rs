@@ -13,7 +13,6 @@ use super::live_wal::wal_path;
 use super::super_version::SuperVersion;
 use super::tree::Tree;
 use super::write_queue::{CommitCheck, QueuedWrite, Turn};
-use crate::compaction::picker;
 use crate::error::{Error, Result};
 use crate::io::Storage;
 use crate::memtable::MemTable;
@@ -154,23 +153,25 @@ impl DbInner {
         // Each keyspace's memtable, taken once per group (no switch happens meanwhile: this
         // thread leads). Every keyspace was checked under the lead, so each is live; one
         // that were not would be skipped (replay skips a dropped keyspace's records too).
-        let mut mems: Vec<(u32, Option<Arc<SuperVersion>>)> = Vec::new();
+        // The default keyspace's apart: most groups write only to it, and need no list.
+        let mut default_sv: Option<Arc<SuperVersion>> = None;
+        let mut others: Vec<(u32, Option<Arc<SuperVersion>>)> = Vec::new();
         for (i, op) in batch.ops().enumerate() {
             // The batch was encoded here and its size checked: one that does not decode is a bug.
             let (keyspace, op) = op.map_err(|e| Error::internal(format!("a write batch does not decode: {e}")))?;
-            let at = match mems.iter().position(|(id, _)| *id == keyspace) {
-                Some(at) => at,
-                None => {
-                    let sv = if keyspace == self.default.id {
-                        Some(self.default.super_version())
-                    } else {
-                        self.trees.get(keyspace).map(|t| t.super_version())
-                    };
-                    mems.push((keyspace, sv));
-                    mems.len() - 1
-                }
+            let sv = if keyspace == self.default.id {
+                Some(&**default_sv.get_or_insert_with(|| self.default.super_version()))
+            } else {
+                let at = match others.iter().position(|(id, _)| *id == keyspace) {
+                    Some(at) => at,
+                    None => {
+                        others.push((keyspace, self.trees.get(keyspace).map(|t| t.super_version())));
+                        others.len() - 1
+                    }
+                };
+                others.get(at).and_then(|(_, sv)| sv.as_deref())
             };
-            if let Some((_, Some(sv))) = mems.get(at) {
+            if let Some(sv) = sv {
                 op.insert_into(&sv.mem, first + i as u64);
             }
         }
@@ -200,7 +201,7 @@ impl DbInner {
         let mut stopped = false;
         loop {
             self.check_writable()?;
-            let load = WriteLoad::of(&self.trees.all());
+            let load = self.trees.with_live(WriteLoad::of);
             let o = &self.opts;
             // The last memtable slot before the stop is taken: slow down while the
             // memtable fills, so that the flush under way may finish before it is full.
@@ -348,7 +349,7 @@ impl WriteLoad {
             let p = &mut load.pressure;
             p.memtables_waiting = p.memtables_waiting.max(sv.imm.len());
             p.l0_runs = p.l0_runs.max(sv.version.runs(0).len());
-            p.debt = p.debt.max(picker::pending_compaction_bytes(&sv.version, &tree.opts));
+            p.debt = p.debt.max(sv.compaction_debt);
         }
         load
     }

@@ -230,6 +230,10 @@ pub struct Stats {
     pub memtable_bytes: usize,
     /// Frozen memtables waiting for flush.
     pub immutable_memtables: usize,
+    /// Bytes the levels from L1 down to the one above the last hold beyond their targets:
+    /// the compaction debt writes slow down at (`Options::pending_compaction_slowdown_bytes`)
+    /// and stop at (`Options::pending_compaction_stop_bytes`). Leveled only (0 tiered).
+    pub pending_compaction_bytes: u64,
     /// Last sequence number visible to readers.
     pub last_sequence: u64,
     /// Point lookups served.

@@ -213,7 +213,16 @@ impl TableBuilder {
     }
 
     /// Write filter, index, properties and footer, and sync the file.
-    pub(crate) fn finish(mut self) -> Result<TableSummary> {
+    #[cfg(test)]
+    pub(crate) fn finish(self) -> Result<TableSummary> {
+        let (summary, mut file) = self.finish_unsynced()?;
+        file.sync()?;
+        Ok(summary)
+    }
+
+    /// [`finish`](Self::finish), the file handed to the operating system but not synced:
+    /// the caller syncs it (elsewhere) before anything names it.
+    pub(crate) fn finish_unsynced(mut self) -> Result<(TableSummary, Box<dyn SequentialWrite>)> {
         if !self.data_block.is_empty() {
             self.flush_data_block()?;
         }
@@ -235,9 +244,9 @@ impl TableBuilder {
         let format_version = self.props.format_version;
         let footer = Footer { metaindex, index, properties, filter_index, format_version };
         self.file.append(&footer.encode())?;
-        self.file.sync()?;
+        self.file.flush()?;
 
-        Ok(TableSummary::of(&self.props, self.file.len()))
+        Ok((TableSummary::of(&self.props, self.file.len()), self.file))
     }
 
     /// Version 1: the filter parts, the filter index and the one index block; their
