@@ -94,7 +94,7 @@ def test_stats_are_plain_python_data(db):
     assert s["lookups"]["gets"] == 100
     assert s["writes"]["ops"] == 500
     assert s["background"]["flushes"] >= 1
-    assert s["background"]["pending_compaction_bytes"] >= 0
+    assert "pending_compaction_bytes" in s["background"]
     assert sum(level["files"] for level in s["levels"]) >= 1
     assert sum(level["entries"] for level in s["levels"]) == 500
     # what the flushes wrote is what level 0 took in

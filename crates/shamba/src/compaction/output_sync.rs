@@ -2,11 +2,11 @@
 //!
 //! Each table a compaction writes must be durable before the manifest names it. Synced in
 //! the merging thread, every output stopped the merge for a journal commit, a large part
-//! of a merge's time while writers waited for it (`docs/results/2026-11-28/output-sync.md`). Here a table the
-//! merge is done with goes to a thread of the job's own, which syncs it while the merge
-//! writes the next; the job waits for every sync before it returns its outputs, so what a
-//! version names is as durable as before. At most [`IN_FLIGHT`] tables wait (each holds a
-//! file descriptor): a merge that outruns the device waits for a slot.
+//! of a merge's time while writers waited for it (`docs/results/2026-11-28/output-sync.md`).
+//! Here a table the merge is done with goes to a thread of the job's own, which syncs it
+//! while the merge writes the next; the job waits for every sync before it returns its
+//! outputs, so what a version names is as durable as before. At most [`IN_FLIGHT`] tables
+//! wait (each holds a file descriptor): a merge that outruns the device waits for a slot.
 
 use crate::error::{Error, Result};
 use crate::io::SequentialWrite;

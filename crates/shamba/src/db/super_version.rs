@@ -59,7 +59,8 @@ pub(crate) struct SuperVersion {
     /// The version's bytes above its levels' targets
     /// ([`pending_compaction_bytes`](crate::compaction::picker::pending_compaction_bytes)),
     /// summed once per version: every write reads it to decide whether to slow down, and
-    /// summing a deep tree's file sizes on each one took a quarter of a writer's time.
+    /// summing a deep tree's file sizes on each one was a visible part of a writer's time
+    /// (`docs/results/2026-11-28/output-sync.md`).
     pub compaction_debt: u64,
 }
 
