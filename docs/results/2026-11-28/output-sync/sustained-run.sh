@@ -1,6 +1,8 @@
 #!/bin/bash
 # Sustained puts: the build that sums the compaction debt on every write (old, 3c4e942)
-# against the one that sums it once per version (new), alternated, each beside RocksDB.
+# against the build under test (new: the debt once per version; in sustained/ also the
+# sync thread, 1ef58b0), alternated, each beside RocksDB. Rounds 3 and 4 (sustained/) ran
+# the same loop with `for round in 3 4` and RocksDB first in round 4.
 cd /work/scale/debt
 for round in 1 2; do
   for build in new old; do
