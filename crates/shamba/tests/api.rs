@@ -4,7 +4,10 @@
 #[cfg(feature = "lab")]
 use shamba::lab::{DeviceModel, LabOptions};
 use shamba::BlockKind;
-use shamba::{CompactionStyle, Db, Error, Options, Readable, WriteBatch};
+use shamba::{CompactionFilter, CompactionStyle, Db, Error, FilterDecision, Options, Readable, WriteBatch};
+use std::sync::mpsc::{self, Receiver, Sender};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 fn tiny() -> Options {
     Options {
@@ -388,10 +391,31 @@ fn a_compaction_deletes_its_inputs_as_soon_as_it_installs_its_outputs() {
     assert_eq!(db.get(b"k01999").unwrap().as_deref(), Some(&b"v"[..]));
 }
 
+/// Holds the first merge into L1 until released, and says when it holds it.
+struct HoldFirstMergeIntoL1 {
+    holding: Mutex<Option<Sender<()>>>,
+    release: Mutex<Receiver<()>>,
+}
+
+impl CompactionFilter for HoldFirstMergeIntoL1 {
+    fn filter(&self, level: usize, _key: &[u8], _value: &[u8]) -> FilterDecision {
+        if level == 1 {
+            if let Some(holding) = self.holding.lock().unwrap().take() {
+                holding.send(()).unwrap();
+                let _ = self.release.lock().unwrap().recv();
+            }
+        }
+        FilterDecision::Keep
+    }
+}
+
 #[test]
 fn a_background_compaction_deletes_its_inputs_with_no_call_after_it() {
     let dir = tempfile::tempdir().unwrap();
-    let opts = Options { level0_compaction_trigger: 4, ..Options::default() };
+    let (holding_tx, holding) = mpsc::channel();
+    let (release, release_rx) = mpsc::channel();
+    let gate = HoldFirstMergeIntoL1 { holding: Mutex::new(Some(holding_tx)), release: Mutex::new(release_rx) };
+    let opts = Options { level0_compaction_trigger: 4, compaction_filter: Some(Arc::new(gate)), ..Options::default() };
     let db = Db::open(dir.path(), opts).unwrap();
     let tables_on_disk = || {
         let mut names: Vec<String> = std::fs::read_dir(dir.path())
@@ -402,28 +426,32 @@ fn a_background_compaction_deletes_its_inputs_with_no_call_after_it() {
         names.sort();
         names
     };
-    // The fourth flush wakes the compaction thread; nothing is called after it that
-    // deletes files itself (a flush, a compaction, a close).
+    // The fourth flush wakes the compaction thread, whose merge of the four overlapping
+    // tables is held until the flush has returned (and run its own pass, which finds the
+    // inputs live). Nothing is called after the merge that deletes files itself: only the
+    // purge thread, asked by the compaction, can.
     for round in 0..4u32 {
         for i in 0..500u32 {
             db.put(format!("k{:05}", i * 4 + round), b"v").unwrap();
         }
         db.flush().unwrap();
     }
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    holding.recv_timeout(Duration::from_secs(60)).expect("the four tables are merged into L1");
+    assert_eq!(tables_on_disk().len(), 4, "the inputs are live while their merge is held");
+    release.send(()).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
     loop {
         let mut live: Vec<String> = db.files().iter().map(|f| format!("{:06}.sst", f.number)).collect();
         live.sort();
-        let compacted = db.stats().levels[0].files == 0;
-        if compacted && tables_on_disk() == live {
+        if db.stats().levels[0].files == 0 && tables_on_disk() == live {
             break;
         }
         assert!(
-            std::time::Instant::now() < deadline,
+            Instant::now() < deadline,
             "the compaction's inputs are still on disk: {:?} against live {live:?}",
             tables_on_disk()
         );
-        std::thread::sleep(std::time::Duration::from_millis(5));
+        std::thread::sleep(Duration::from_millis(5));
     }
     assert_eq!(db.get(b"k01999").unwrap().as_deref(), Some(&b"v"[..]));
 }
