@@ -1,7 +1,8 @@
 //! The background workers' state: their threads, whether they are shutting down, the first
 //! background error (which stops writes until resumed), the condition variable that wakes
 //! them and the writers that wait on them, the purge requests of the thread that deletes
-//! obsolete files, and the locks held while a flush or a compaction runs. The jobs themselves are in `background.rs`, resuming in `resume.rs`.
+//! obsolete files, and the locks held while a flush or a compaction runs. The jobs
+//! themselves are in `background.rs`, resuming in `resume.rs`.
 
 use crate::error::{Error, Result};
 use parking_lot::{Condvar, Mutex};
