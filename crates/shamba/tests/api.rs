@@ -361,6 +361,17 @@ fn writes_under_a_slowdown_are_paced_and_all_kept() {
     }
 }
 
+/// The names of the tables in `dir`, sorted.
+fn tables_on_disk(dir: &std::path::Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".sst"))
+        .collect();
+    names.sort();
+    names
+}
+
 #[test]
 fn a_compaction_deletes_its_inputs_as_soon_as_it_installs_its_outputs() {
     let dir = tempfile::tempdir().unwrap();
@@ -373,15 +384,7 @@ fn a_compaction_deletes_its_inputs_as_soon_as_it_installs_its_outputs() {
         }
         db.flush().unwrap();
     }
-    let on_disk = || {
-        let mut names: Vec<String> = std::fs::read_dir(dir.path())
-            .unwrap()
-            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-            .filter(|n| n.ends_with(".sst"))
-            .collect();
-        names.sort();
-        names
-    };
+    let on_disk = || tables_on_disk(dir.path());
     assert_eq!(on_disk().len(), 4, "four flushed tables");
     // No flush, no other compaction and no reopen after this one: it deletes its own inputs.
     db.compact().unwrap();
@@ -417,15 +420,7 @@ fn a_background_compaction_deletes_its_inputs_with_no_call_after_it() {
     let gate = HoldFirstMergeIntoL1 { holding: Mutex::new(Some(holding_tx)), release: Mutex::new(release_rx) };
     let opts = Options { level0_compaction_trigger: 4, compaction_filter: Some(Arc::new(gate)), ..Options::default() };
     let db = Db::open(dir.path(), opts).unwrap();
-    let tables_on_disk = || {
-        let mut names: Vec<String> = std::fs::read_dir(dir.path())
-            .unwrap()
-            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-            .filter(|n| n.ends_with(".sst"))
-            .collect();
-        names.sort();
-        names
-    };
+    let tables_on_disk = || tables_on_disk(dir.path());
     // The fourth flush wakes the compaction thread, whose merge of the four overlapping
     // tables is held until the flush has returned (and run its own pass, which finds the
     // inputs live). Nothing is called after the merge that deletes files itself: only the
