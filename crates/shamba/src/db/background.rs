@@ -1,7 +1,5 @@
-//! Background work: one thread flushes frozen memtables, one runs compactions, and one
-//! deletes the files their work made obsolete, so that neither of the first two waits on
-//! unlinks (an unlink waits for the file system's journal, busy with the jobs' syncs).
-//! Readers never wait for any of them.
+//! Background work: one thread flushes frozen memtables, one runs compactions; both
+//! delete the files their work made obsolete. Readers never wait for either.
 
 use super::file_book::{obsolete_files, Obsolete};
 use super::inner::DbInner;
@@ -44,14 +42,6 @@ impl DbInner {
             }
             drop(flushing);
             self.bg.wake();
-        }
-    }
-
-    /// The purge thread: an obsolete-file pass each time a flush or compaction asks for one
-    /// (requests made during a pass are one more pass after it).
-    pub(crate) fn purge_loop(self: &Arc<Self>) {
-        while self.bg.wait_for_purge_request() {
-            self.delete_obsolete_files();
         }
     }
 
@@ -128,7 +118,7 @@ impl DbInner {
         self.run(&tree, &c, &version)?;
         // The inputs are dead once no version holds them: let go of the compacted one first.
         drop(version);
-        self.bg.request_purge();
+        self.delete_obsolete_files();
         Ok(true)
     }
 
@@ -190,17 +180,14 @@ impl DbInner {
                 self.check_writable()?;
                 self.flush_memtable(&tree, &mem).inspect_err(|e| self.bg.set_error(e.duplicate()))?;
             }
-            self.delete_obsolete_files();
             return Ok(());
         }
         loop {
             self.check_writable()?;
             if self.trees.all().iter().all(|t| t.super_version().imm.is_empty()) {
-                // The last flush may still be installing its table: wait for it, then
-                // delete what it made obsolete, so a flush's work is done when `flush`
-                // returns.
+                // The last flush may still be deleting the files it made obsolete: wait
+                // for it, so a flush's work is done when `flush` returns.
                 drop(self.bg.flushing.lock());
-                self.delete_obsolete_files();
                 return Ok(());
             }
             // A close or a background error ends the wait at the next check.
@@ -213,12 +200,11 @@ impl DbInner {
     }
 
     /// Write a frozen memtable of `tree` to an L0 file and install it; then let the
-    /// keyspaces that hold nothing in old WALs say so, and ask the purge thread to delete
-    /// the logs that freed. The caller holds `flushing`.
+    /// keyspaces that hold nothing in old WALs say so. The caller holds `flushing`.
     pub(crate) fn flush_memtable(&self, tree: &Tree, mem: &Arc<MemTable>) -> Result<()> {
         self.flush_one(tree, mem)?;
         self.advance_idle_log_numbers()?;
-        self.bg.request_purge();
+        self.delete_obsolete_files();
         Ok(())
     }
 
@@ -289,8 +275,8 @@ impl DbInner {
         Ok(())
     }
 
-    /// Execute a picked compaction and install its result. The caller has the inputs
-    /// deleted (`delete_obsolete_files`) once it has let go of `version`, which holds them.
+    /// Execute a picked compaction and install its result. The caller deletes the inputs
+    /// (`delete_obsolete_files`) once it has let go of `version`, which holds them.
     fn run(&self, tree: &Tree, c: &Compaction, version: &crate::version::Version) -> Result<()> {
         let mut edit = VersionEdit { keyspace: tree.id, ..VersionEdit::default() };
         for (level, f) in c.input_files() {

@@ -348,8 +348,6 @@ impl Db {
     pub fn wait_for_compactions(&self) -> Result<()> {
         self.inner.flush_all()?;
         while self.inner.maybe_compact()? {}
-        // Settled includes the inputs gone from disk, not left to the purge thread.
-        self.inner.delete_obsolete_files();
         Ok(())
     }
 

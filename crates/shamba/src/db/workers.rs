@@ -1,8 +1,7 @@
 //! The background workers' state: their threads, whether they are shutting down, the first
 //! background error (which stops writes until resumed), the condition variable that wakes
-//! them and the writers that wait on them, the purge requests of the thread that deletes
-//! obsolete files, and the locks held while a flush or a compaction runs. The jobs
-//! themselves are in `background.rs`, resuming in `resume.rs`.
+//! them and the writers that wait on them, and the locks held while a flush or a
+//! compaction runs. The jobs themselves are in `background.rs`, resuming in `resume.rs`.
 
 use crate::error::{Error, Result};
 use parking_lot::{Condvar, Mutex};
@@ -16,8 +15,6 @@ struct State {
     /// First background failure, kept whole; once set, writes fail with
     /// [`Error::ReadOnly`] naming it (reads still work).
     error: Option<Arc<Error>>,
-    /// A flush or compaction let go of files since the purge thread last looked.
-    purge_requested: bool,
 }
 
 /// The background threads and what they share with the writers.
@@ -27,9 +24,6 @@ pub(crate) struct Workers {
     /// Wakes the workers when work arrives, and the writers waiting on them when work is
     /// done (or failed).
     cv: Condvar,
-    /// Wakes the purge thread alone (a request must not wake the flush and compaction
-    /// threads, nor the writers waiting on them).
-    purge_cv: Condvar,
     threads: Mutex<Vec<JoinHandle<()>>>,
     /// Held while a memtable is flushed (by the flush thread, or by `resume`).
     pub flushing: Mutex<()>,
@@ -51,7 +45,6 @@ impl Workers {
             let mut state = self.state.lock();
             state.shutting_down = true;
             self.cv.notify_all();
-            self.purge_cv.notify_all();
         }
         let threads: Vec<_> = std::mem::take(&mut *self.threads.lock());
         for t in threads {
@@ -91,28 +84,6 @@ impl Workers {
         self.cv.notify_all();
     }
 
-    /// A flush or compaction made files obsolete: ask the purge thread for a pass. Requests
-    /// made while a pass runs are folded into one more pass after it.
-    pub(crate) fn request_purge(&self) {
-        self.state.lock().purge_requested = true;
-        self.purge_cv.notify_one();
-    }
-
-    /// The purge thread sleeps until a pass is requested (`true`) or the workers are
-    /// shutting down (`false`; the closing database runs the last pass itself).
-    pub(crate) fn wait_for_purge_request(&self) -> bool {
-        let mut state = self.state.lock();
-        loop {
-            if state.shutting_down {
-                return false;
-            }
-            if std::mem::take(&mut state.purge_requested) {
-                return true;
-            }
-            self.purge_cv.wait(&mut state);
-        }
-    }
-
     /// A worker with nothing to do sleeps up to `wait`, or until woken; not at all once
     /// shutting down.
     pub(crate) fn idle(&self, wait: Duration) {
@@ -148,7 +119,6 @@ impl Workers {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::atomic::{AtomicUsize, Ordering};
     use std::time::Instant;
 
     #[test]
@@ -180,36 +150,6 @@ mod tests {
         assert!(t.elapsed() < Duration::from_secs(30), "the workers were woken, not left to time out");
         assert!(w.threads.lock().is_empty());
         assert!(matches!(w.wake_and_wait(Duration::from_secs(60)), Err(Error::Closed)));
-    }
-
-    #[test]
-    fn purge_requests_are_folded_until_taken_and_stop_ends_the_wait() {
-        let w = Arc::new(Workers::default());
-        w.request_purge();
-        w.request_purge();
-        assert!(w.wait_for_purge_request(), "a request made before the wait is taken");
-        let passes = Arc::new(AtomicUsize::new(0));
-        {
-            let (worker, passes) = (w.clone(), passes.clone());
-            w.spawn("purge", move || {
-                while worker.wait_for_purge_request() {
-                    passes.fetch_add(1, Ordering::SeqCst);
-                }
-            })
-            .unwrap();
-        }
-        std::thread::sleep(Duration::from_millis(20));
-        assert_eq!(passes.load(Ordering::SeqCst), 0, "two requests made one pass, taken already");
-        w.request_purge();
-        let t = Instant::now();
-        while passes.load(Ordering::SeqCst) == 0 && t.elapsed() < Duration::from_secs(30) {
-            std::thread::sleep(Duration::from_millis(1));
-        }
-        assert_eq!(passes.load(Ordering::SeqCst), 1, "a request wakes the waiting thread");
-        let t = Instant::now();
-        w.stop();
-        assert!(t.elapsed() < Duration::from_secs(30), "stop wakes the purge thread");
-        assert!(!w.wait_for_purge_request());
     }
 
     #[test]
