@@ -423,8 +423,8 @@ fn a_background_compaction_deletes_its_inputs_with_no_call_after_it() {
     let tables_on_disk = || tables_on_disk(dir.path());
     // The fourth flush wakes the compaction thread, whose merge of the four overlapping
     // tables is held until the flush has returned (and run its own pass, which finds the
-    // inputs live). Nothing is called after the merge that deletes files itself: the
-    // compaction must delete its own inputs.
+    // inputs live). Nothing is called after the merge that deletes files itself: only the
+    // purge thread, asked by the compaction, can.
     for round in 0..4u32 {
         for i in 0..500u32 {
             db.put(format!("k{:05}", i * 4 + round), b"v").unwrap();

@@ -1,5 +1,7 @@
-//! Background work: one thread flushes frozen memtables, one runs compactions; both
-//! delete the files their work made obsolete. Readers never wait for either.
+//! Background work: one thread flushes frozen memtables, one runs compactions, and one
+//! deletes the files their work made obsolete, so that neither of the first two waits on
+//! unlinks (an unlink waits for the file system's journal, busy with the jobs' syncs).
+//! Readers never wait for any of them.
 
 use super::file_book::{obsolete_files, Obsolete};
 use super::inner::DbInner;
@@ -37,11 +39,36 @@ impl DbInner {
                 self.bg.idle(IDLE_WAIT);
                 continue;
             }
-            if let Err(e) = self.flush_memtable(&tree, &mem) {
-                self.bg.set_error(e);
+            let floor = self.versions.lock().log_number();
+            match self.flush_memtable(&tree, &mem) {
+                // A flush makes nothing obsolete but logs no keyspace needs any more: a
+                // pass only once the oldest needed log moves (not after a keyspace's flush
+                // while another's memtable still holds the log). Asked before `flushing`
+                // is let go, so a `flush` waiting on this one finds the request
+                // (`settle_obsolete_files`).
+                Ok(()) if self.versions.lock().log_number() > floor => self.bg.purge.request(),
+                Ok(()) => {}
+                Err(e) => self.bg.set_error(e),
             }
             drop(flushing);
             self.bg.wake();
+        }
+    }
+
+    /// The purge thread: an obsolete-file pass each time a background flush or compaction
+    /// asks for one (requests made during a pass are one more pass after it).
+    pub(crate) fn purge_loop(self: &Arc<Self>) {
+        while let Some(_turn) = self.bg.purge.next() {
+            self.delete_obsolete_files();
+        }
+    }
+
+    /// Before a call that promises settled files returns: wait for the purge thread's pass
+    /// in flight, then run the pass still requested, if any (or `anyway`, when the caller's
+    /// own work made files obsolete).
+    pub(crate) fn settle_obsolete_files(&self, anyway: bool) {
+        if let Some(_turn) = self.bg.purge.settle(anyway) {
+            self.delete_obsolete_files();
         }
     }
 
@@ -93,7 +120,10 @@ impl DbInner {
             }
             last_resume = None;
             match self.maybe_compact() {
-                Ok(true) => self.bg.wake(),
+                Ok(true) => {
+                    self.bg.purge.request();
+                    self.bg.wake();
+                }
                 Ok(false) => self.bg.idle(IDLE_WAIT),
                 Err(e) => self.bg.set_error(e),
             }
@@ -101,7 +131,8 @@ impl DbInner {
     }
 
     /// Run one compaction if a level of some keyspace needs it (the keyspace whose level
-    /// scores highest first); `Ok(false)` if none does.
+    /// scores highest first); `Ok(false)` if none does. The caller has its inputs deleted
+    /// (the compaction thread asks the purge thread; a caller that waits runs the pass).
     pub(crate) fn maybe_compact(&self) -> Result<bool> {
         let _running = self.bg.compaction.lock();
         let mut neediest: Option<(f64, Arc<Tree>, Arc<crate::version::Version>)> = None;
@@ -116,9 +147,6 @@ impl DbInner {
         let picked = picker::pick(&version, &tree.opts, &mut tree.cursors.lock());
         let Some(c) = picked else { return Ok(false) };
         self.run(&tree, &c, &version)?;
-        // The inputs are dead once no version holds them: let go of the compacted one first.
-        drop(version);
-        self.delete_obsolete_files();
         Ok(true)
     }
 
@@ -180,14 +208,17 @@ impl DbInner {
                 self.check_writable()?;
                 self.flush_memtable(&tree, &mem).inspect_err(|e| self.bg.set_error(e.duplicate()))?;
             }
+            self.delete_obsolete_files();
             return Ok(());
         }
         loop {
             self.check_writable()?;
             if self.trees.all().iter().all(|t| t.super_version().imm.is_empty()) {
-                // The last flush may still be deleting the files it made obsolete: wait
-                // for it, so a flush's work is done when `flush` returns.
+                // The last flush may still be installing its table: wait for it, then for
+                // the files it made obsolete to be deleted, so a flush's work is done when
+                // `flush` returns.
                 drop(self.bg.flushing.lock());
+                self.settle_obsolete_files(false);
                 return Ok(());
             }
             // A close or a background error ends the wait at the next check.
@@ -200,12 +231,12 @@ impl DbInner {
     }
 
     /// Write a frozen memtable of `tree` to an L0 file and install it; then let the
-    /// keyspaces that hold nothing in old WALs say so. The caller holds `flushing`.
+    /// keyspaces that hold nothing in old WALs say so. The caller holds `flushing`, and has
+    /// the logs this frees deleted (the flush thread asks the purge thread; a caller that
+    /// flushes in its own thread runs the pass once it is done).
     pub(crate) fn flush_memtable(&self, tree: &Tree, mem: &Arc<MemTable>) -> Result<()> {
         self.flush_one(tree, mem)?;
-        self.advance_idle_log_numbers()?;
-        self.delete_obsolete_files();
-        Ok(())
+        self.advance_idle_log_numbers()
     }
 
     fn flush_one(&self, tree: &Tree, mem: &Arc<MemTable>) -> Result<()> {

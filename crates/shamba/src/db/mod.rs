@@ -25,6 +25,7 @@ mod live_wal;
 mod multi_get;
 mod open;
 mod pacer;
+mod purge_turns;
 mod read;
 mod readable;
 mod resume;
@@ -347,7 +348,12 @@ impl Db {
     /// As [`Db::compact`].
     pub fn wait_for_compactions(&self) -> Result<()> {
         self.inner.flush_all()?;
-        while self.inner.maybe_compact()? {}
+        let mut compacted = false;
+        while self.inner.maybe_compact()? {
+            compacted = true;
+        }
+        // Settled includes the inputs gone from disk, not left to the purge thread.
+        self.inner.settle_obsolete_files(compacted);
         Ok(())
     }
 
@@ -603,6 +609,7 @@ mod tests {
             "table_slots",
             "sequence",
             "file_book",
+            "purge_turns",
             "live_wal",
             "workers",
             "level_io",

@@ -163,7 +163,9 @@ fn start_threads(inner: &Arc<DbInner>) -> Result<()> {
     let flusher = inner.clone();
     inner.bg.spawn("shamba-flush", move || flusher.flush_loop())?;
     let compactor = inner.clone();
-    inner.bg.spawn("shamba-compact", move || compactor.compaction_loop())
+    inner.bg.spawn("shamba-compact", move || compactor.compaction_loop())?;
+    let purger = inner.clone();
+    inner.bg.spawn("shamba-purge", move || purger.purge_loop())
 }
 
 /// Replay every WAL at or after `log_number` (the oldest any keyspace needs) into L0

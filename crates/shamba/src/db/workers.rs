@@ -1,8 +1,10 @@
 //! The background workers' state: their threads, whether they are shutting down, the first
 //! background error (which stops writes until resumed), the condition variable that wakes
-//! them and the writers that wait on them, and the locks held while a flush or a
-//! compaction runs. The jobs themselves are in `background.rs`, resuming in `resume.rs`.
+//! them and the writers that wait on them, the turns at the obsolete-file pass
+//! (`purge_turns.rs`), and the locks held while a flush or a compaction runs. The jobs
+//! themselves are in `background.rs`, resuming in `resume.rs`.
 
+use super::purge_turns::PurgeTurns;
 use crate::error::{Error, Result};
 use parking_lot::{Condvar, Mutex};
 use std::sync::Arc;
@@ -25,6 +27,9 @@ pub(crate) struct Workers {
     /// done (or failed).
     cv: Condvar,
     threads: Mutex<Vec<JoinHandle<()>>>,
+    /// Requests for an obsolete-file pass, taken by the purge thread or by a caller that
+    /// promises settled files.
+    pub purge: PurgeTurns,
     /// Held while a memtable is flushed (by the flush thread, or by `resume`).
     pub flushing: Mutex<()>,
     /// Held while a compaction runs (one at a time, in any tree).
@@ -46,6 +51,7 @@ impl Workers {
             state.shutting_down = true;
             self.cv.notify_all();
         }
+        self.purge.stop();
         let threads: Vec<_> = std::mem::take(&mut *self.threads.lock());
         for t in threads {
             let _ = t.join();
