@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# The purge thread with turns (turns, cca9629) against a build that also skipped syncing the
+# retired log before a flush of the only keyspace (nolog, not kept): alternated ABBA.
+set -u
+cd "$(dirname "$0")"
+for round in 1 2; do
+  if [ $((round % 2)) = 1 ]; then order="nolog turns"; else order="turns nolog"; fi
+  for b in $order; do
+    for v in 32 512; do
+      n=5000000; [ $v = 512 ] && n=1500000
+      rm -rf db
+      echo "== $b v$v round $round $(date -u +%H:%M:%S) load $(cut -d' ' -f1-3 /proc/loadavg)"
+      ./shamba-$b bench --db db --num $n --key-size 32 --value-size $v --write-buffer-mb 1 \
+        --target-file-mb 1 --level-base-mb 4 --read existing --reads 1000 > r3-$b-v$v-$round.txt 2>&1
+      grep -E '^load |stall' r3-$b-v$v-$round.txt | head -3
+    done
+  done
+done
+rm -rf db
+echo done
