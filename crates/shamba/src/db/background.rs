@@ -306,8 +306,9 @@ impl DbInner {
         Ok(())
     }
 
-    /// Execute a picked compaction and install its result. The caller deletes the inputs
-    /// (`delete_obsolete_files`) once it has let go of `version`, which holds them.
+    /// Execute a picked compaction and install its result. The inputs are deleted once the
+    /// caller has let go of `version`, which holds them: by the caller's own pass, or by
+    /// the purge thread's when the compaction thread ran it.
     fn run(&self, tree: &Tree, c: &Compaction, version: &crate::version::Version) -> Result<()> {
         let mut edit = VersionEdit { keyspace: tree.id, ..VersionEdit::default() };
         for (level, f) in c.input_files() {
