@@ -160,10 +160,23 @@ impl BlockCache {
         self.shard(key).lock().insert(key, block, kind, priority)
     }
 
-    /// Drop every block of a file (after the file is deleted).
+    /// Drop every block of a file.
+    #[cfg(test)]
     pub(crate) fn erase_file(&self, file: u64) {
+        self.erase_files(&[file]);
+    }
+
+    /// Drop every block of these files (after they are deleted). A shard's blocks are not
+    /// indexed by file, so each shard is scanned under its lock: once for all the files,
+    /// not once per file, which kept readers of the shard waiting for every deleted table.
+    pub(crate) fn erase_files(&self, files: &[u64]) {
+        if files.is_empty() {
+            return;
+        }
+        let mut files = files.to_vec();
+        files.sort_unstable();
         for shard in self.shards.iter() {
-            shard.lock().erase_file(file);
+            shard.lock().erase_files(&files);
         }
     }
 

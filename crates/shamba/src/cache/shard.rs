@@ -160,9 +160,10 @@ impl Shard {
         self.rebalance();
     }
 
-    /// Drop every block of `file`.
-    pub(super) fn erase_file(&mut self, file: u64) {
-        let doomed: Vec<u32> = self.map.iter().filter(|(k, _)| k.0 == file).map(|(_, &slot)| slot).collect();
+    /// Drop every block of the `files` (sorted).
+    pub(super) fn erase_files(&mut self, files: &[u64]) {
+        let doomed: Vec<u32> =
+            self.map.iter().filter(|(k, _)| files.binary_search(&k.0).is_ok()).map(|(_, &slot)| slot).collect();
         for slot in doomed {
             self.evict(slot);
         }

@@ -94,6 +94,27 @@ fn erase_file_drops_only_that_files_blocks() {
 }
 
 #[test]
+fn erase_files_drops_the_blocks_of_every_file_named_and_no_other() {
+    let c = BlockCache::with_shards(1 << 20, 0.5, 8);
+    for file in [3u64, 5, 9, 12] {
+        for off in 0..20u64 {
+            c.insert((file, off * 4096), block(100), BlockKind::Data, Priority::Low);
+        }
+    }
+    // Unsorted, with a number that has no blocks.
+    c.erase_files(&[12, 4, 3]);
+    for off in 0..20u64 {
+        assert!(c.pool_of((3, off * 4096)).is_none());
+        assert!(c.pool_of((12, off * 4096)).is_none());
+        assert!(c.pool_of((5, off * 4096)).is_some());
+        assert!(c.pool_of((9, off * 4096)).is_some());
+    }
+    assert_eq!(c.counters()[0].entries_resident, 40);
+    c.erase_files(&[]);
+    assert_eq!(c.counters()[0].entries_resident, 40);
+}
+
+#[test]
 fn blocks_of_one_file_spread_over_all_shards() {
     let c = BlockCache::with_shards(16 << 20, 0.5, 16);
     let mut used = std::collections::HashSet::new();

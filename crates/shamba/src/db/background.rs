@@ -511,15 +511,24 @@ impl DbInner {
         // A retired log no keyspace needs is not synced any more (its memtables' flushes
         // synced it, unless their keyspace was dropped).
         self.wal.forget_retired_below(log_number);
+        let obsolete = obsolete_files(&names, &live, &pending, log_number, current_wal);
+        let tables: Vec<u64> = obsolete
+            .iter()
+            .filter_map(|(_, what)| match what {
+                Obsolete::Table(n) => Some(*n),
+                _ => None,
+            })
+            .collect();
+        // Readers, handles and cached blocks of every deleted table at once: the block
+        // cache is scanned once per pass, not once per table.
+        self.tables.evict_all(&tables);
         let trees = self.trees.all();
-        for (name, what) in obsolete_files(&names, &live, &pending, log_number, current_wal) {
-            if let Obsolete::Table(n) = what {
-                self.tables.evict(n);
-                self.block_cache.erase_file(n);
-                for tree in &trees {
-                    tree.manager.forget(n);
-                }
+        for &n in &tables {
+            for tree in &trees {
+                tree.manager.forget(n);
             }
+        }
+        for (name, _) in obsolete {
             let _ = self.storage.remove(&self.dir.join(name));
         }
     }

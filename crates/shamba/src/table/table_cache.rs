@@ -47,9 +47,22 @@ impl TableCache {
     /// blocks from the block cache. Cursors still holding the reader keep working while the
     /// file exists (they reopen it).
     pub(crate) fn evict(&self, number: u64) {
-        self.readers.write().remove(&number);
-        self.handles.remove(number);
-        self.ctx.cache.erase_file(number);
+        self.evict_all(&[number]);
+    }
+
+    /// [`evict`](Self::evict) for several files, their blocks dropped in one pass over the
+    /// block cache.
+    pub(crate) fn evict_all(&self, numbers: &[u64]) {
+        {
+            let mut readers = self.readers.write();
+            for n in numbers {
+                readers.remove(n);
+            }
+        }
+        for &n in numbers {
+            self.handles.remove(n);
+        }
+        self.ctx.cache.erase_files(numbers);
     }
 
     /// Table files open now, and the most kept open.
