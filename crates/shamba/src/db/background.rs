@@ -428,8 +428,8 @@ impl DbInner {
     /// names) and forget them as pending outputs. A file that cannot be deleted now is
     /// deleted by the next open.
     fn discard_outputs(&self, numbers: &[u64]) {
+        self.tables.evict_all(numbers);
         for &n in numbers {
-            self.tables.evict(n);
             let _ = self.storage.remove(&table_path(&self.dir, n));
         }
         self.files.written(numbers.iter().copied());

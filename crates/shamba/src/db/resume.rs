@@ -68,8 +68,9 @@ impl DbInner {
     /// The outputs of a failed edit are garbage once a fresh manifest (which does not name
     /// them) is current.
     fn discard_unsure_outputs(&self) {
-        for n in self.files.take_unsure() {
-            self.tables.evict(n);
+        let unsure = self.files.take_unsure();
+        self.tables.evict_all(&unsure);
+        for n in unsure {
             // A file that cannot be deleted now is deleted by the next obsolete-file pass.
             let _ = self.storage.remove(&table_path(&self.dir, n));
         }

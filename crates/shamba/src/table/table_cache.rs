@@ -43,15 +43,9 @@ impl TableCache {
         Ok(self.readers.write().entry(number).or_insert(reader).clone())
     }
 
-    /// Forget a file's reader (after the file is deleted), close its file and drop its
-    /// blocks from the block cache. Cursors still holding the reader keep working while the
-    /// file exists (they reopen it).
-    pub(crate) fn evict(&self, number: u64) {
-        self.evict_all(&[number]);
-    }
-
-    /// [`evict`](Self::evict) for several files, their blocks dropped in one pass over the
-    /// block cache.
+    /// Forget the files' readers (after the files are deleted), close the files and drop
+    /// their blocks from the block cache, in one pass over it. Cursors still holding a
+    /// reader keep working while its file exists (they reopen it).
     pub(crate) fn evict_all(&self, numbers: &[u64]) {
         {
             let mut readers = self.readers.write();

@@ -129,7 +129,7 @@ fn table_cache_opens_each_file_once_and_evict_forgets_it() {
     let mut cur = a.cursor(&ReadOptions::default());
     walk_forward(&mut *cur).unwrap();
     assert!(cache.usage() > 0);
-    tc.evict(7);
+    tc.evict_all(&[7]);
     assert!(tc.is_empty());
     assert_eq!(tc.open_files(), (0, 4), "evict closes the file");
     assert_eq!(tc.pinned_bytes(), 0);
