@@ -85,6 +85,11 @@ pub struct Args {
     /// files below (`Options::align_compaction_outputs` off): an A/B of that option.
     #[arg(long)]
     pub shamba_no_align_outputs: bool,
+    /// Every engine's compaction threads at the lowest CPU priority: Shamba's
+    /// `background_nice` 19, RocksDB's compaction pool lowered (`LowerThreadPoolCPUPriority`,
+    /// nice 19); flushes keep theirs. fjall has no such setting and runs as is.
+    #[arg(long)]
+    pub background_low_priority: bool,
     /// Print one JSON object instead of tables.
     #[arg(long)]
     pub json: bool,
@@ -249,6 +254,7 @@ impl Plan {
                 direct_io: false,
                 filter_memory_budget: None,
                 shamba_align_outputs: !a.shamba_no_align_outputs,
+                background_low_priority: a.background_low_priority,
             },
             zipf_theta: a.zipf_theta,
             scan_len: a.scan_len,
@@ -294,6 +300,13 @@ impl Plan {
         ]);
         if main_load {
             lines.push("WAL on, sync off, one put per write, one client thread; engines run one after another".into());
+        }
+        if s.background_low_priority {
+            lines.push(
+                "compaction threads at nice 19 (flushes not): shamba background_nice, rocksdb \
+                 LowerThreadPoolCPUPriority(LOW); fjall as is"
+                    .into(),
+            );
         }
         if !skip.contains(&Family::Pressure) {
             lines.push(

@@ -156,6 +156,9 @@ pub struct BenchArgs {
     /// Threads one compaction may merge on (`Options::max_subcompactions`).
     #[arg(long, default_value_t = Options::default().max_subcompactions)]
     pub max_subcompactions: usize,
+    /// Added to the compaction threads' nice value, 0-19 (`Options::background_nice`).
+    #[arg(long, default_value_t = Options::default().background_nice)]
+    pub background_nice: u8,
     /// End compaction outputs where the outputs' size runs out, not at the next boundary
     /// between files of the level below (`Options::align_compaction_outputs` off).
     #[arg(long)]
@@ -320,6 +323,7 @@ impl BenchArgs {
             },
             align_compaction_outputs: !self.no_align_outputs,
             max_subcompactions: self.max_subcompactions,
+            background_nice: self.background_nice,
             ..Options::default()
         };
         if self.direct_io {
@@ -708,7 +712,7 @@ fn config_json(a: &BenchArgs, tuning: &dyn Tuning) -> serde_json::Value {
         "ribbon_from_level": a.ribbon_from_level, "monkey": a.monkey, "policy": format!("{:?}", a.policy),
         "elastic_budget_mb": a.elastic_budget_mb, "life_time": a.life_time, "write_buffer_mb": a.write_buffer_mb, "target_file_mb": a.target_file_mb,
         "size_ratio": a.size_ratio, "compaction": format!("{:?}", a.compaction), "compaction_priority": format!("{:?}", a.compaction_priority),
-        "align_outputs": !a.no_align_outputs, "max_subcompactions": a.max_subcompactions, "direct_io": a.direct_io,
+        "align_outputs": !a.no_align_outputs, "max_subcompactions": a.max_subcompactions, "background_nice": a.background_nice, "direct_io": a.direct_io,
         "fill_cache": !a.no_fill_cache, "seed": a.seed,
     });
     if let Some(map) = config.as_object_mut() {

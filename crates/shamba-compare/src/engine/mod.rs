@@ -162,6 +162,11 @@ pub struct Setup {
     /// Shamba's `align_compaction_outputs` (on unless `--shamba-no-align-outputs`: an A/B
     /// of that option beside the same peers); the peers ignore it.
     pub shamba_align_outputs: bool,
+    /// Compaction threads at the lowest CPU priority (`--background-low-priority`):
+    /// Shamba's `background_nice` 19, RocksDB's compaction pool lowered
+    /// (`LowerThreadPoolCPUPriority`, nice 19); flushes as they are; fjall has no such
+    /// setting.
+    pub background_low_priority: bool,
 }
 
 #[cfg(test)]
@@ -181,6 +186,7 @@ impl Setup {
             direct_io: false,
             filter_memory_budget: None,
             shamba_align_outputs: true,
+            background_low_priority: false,
         }
     }
 }
@@ -310,6 +316,7 @@ mod tests {
             direct_io: false,
             filter_memory_budget: Some(16 << 10),
             shamba_align_outputs: true,
+            background_low_priority: false,
         };
         for variant in Variant::ALL.into_iter().filter(|v| v.compiled_in()) {
             let dir = tempfile::tempdir().expect("tempdir");

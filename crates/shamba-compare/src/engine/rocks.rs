@@ -28,7 +28,10 @@ pub struct RocksEngine {
 impl RocksEngine {
     /// Open `dir` with the shared setup and the variant's filter configuration.
     pub fn open(variant: Variant, dir: &Path, setup: &Setup) -> EngineResult<Self> {
-        let (opts, cache) = options(variant, setup);
+        let (mut opts, cache) = options(variant, setup);
+        if setup.background_low_priority {
+            lower_background_priority(&mut opts)?;
+        }
         // The default column family opened by name, with the same options, so that
         // `cf_handle` finds it for the batched multi-get (plain `open` leaves it unnamed).
         let default = ColumnFamilyDescriptor::new(rocksdb::DEFAULT_COLUMN_FAMILY_NAME, opts.clone());
@@ -78,6 +81,16 @@ pub(super) fn options(variant: Variant, setup: &Setup) -> (Options, Cache) {
     opts.set_block_based_table_factory(&table);
     opts.set_use_direct_reads(setup.direct_io);
     (opts, cache)
+}
+
+/// Run the compaction (low) thread pool at nice 19; the flush (high) pool keeps its
+/// priority, as Shamba's flush thread does. The pool belongs to the process's default
+/// `Env`: every RocksDB opened later in this process runs lowered too.
+pub(super) fn lower_background_priority(opts: &mut Options) -> EngineResult<()> {
+    let mut env = rocksdb::Env::new()?;
+    env.lower_thread_pool_cpu_priority();
+    opts.set_env(&env);
+    Ok(())
 }
 
 /// Bytes written into each level (`written_l<N>`: flushes into L0, compactions into the

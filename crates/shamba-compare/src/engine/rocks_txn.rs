@@ -4,7 +4,7 @@
 //! refused with `Busy` (a key changed since the snapshot) or `TryAgain` (the memtables that
 //! would tell were flushed) is [`Outcome::Conflict`].
 
-use super::rocks::options;
+use super::rocks::{lower_background_priority, options};
 use super::txn::{Outcome, TxEngine, Update};
 use super::{EngineResult, Setup, Variant};
 use rocksdb::{
@@ -24,7 +24,10 @@ pub struct RocksTx {
 impl RocksTx {
     /// Open `dir` with the shared setup (the `rocksdb` variant's options: full Bloom).
     pub fn open(dir: &Path, setup: &Setup) -> EngineResult<Self> {
-        let (opts, cache) = options(Variant::Rocksdb, setup);
+        let (mut opts, cache) = options(Variant::Rocksdb, setup);
+        if setup.background_low_priority {
+            lower_background_priority(&mut opts)?;
+        }
         let db = OptimisticTransactionDB::open(&opts, dir)?;
         let mut tx_options = OptimisticTransactionOptions::default();
         tx_options.set_snapshot(true);

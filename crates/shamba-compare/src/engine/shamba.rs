@@ -71,6 +71,7 @@ pub(super) fn options(variant: Variant, setup: &Setup) -> Options {
         cache_capacity: setup.cache_bytes,
         cache_index_and_filter_blocks: setup.metadata_in_cache,
         align_compaction_outputs: setup.shamba_align_outputs,
+        background_nice: if setup.background_low_priority { 19 } else { 0 },
         ..Options::default()
     };
     opts.filter_policy.bits_per_key = setup.bits_per_key;

@@ -35,6 +35,7 @@ mod super_version;
 #[cfg(feature = "lab")]
 mod table_accesses;
 mod table_slots;
+mod thread_priority;
 mod transaction;
 mod tree;
 mod trees;
@@ -610,6 +611,7 @@ mod tests {
             "sequence",
             "file_book",
             "purge_turns",
+            "thread_priority",
             "live_wal",
             "workers",
             "level_io",

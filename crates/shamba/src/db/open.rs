@@ -160,12 +160,15 @@ fn check_tables_present(storage: &dyn Storage, dir: &Path, version: &Version) ->
 }
 
 fn start_threads(inner: &Arc<DbInner>) -> Result<()> {
+    // The flush thread keeps the opener's priority: writers stop when it falls behind (as
+    // RocksDB's flushes have a pool of their own, left alone by lowering the compactions').
+    let nice = inner.opts.background_nice;
     let flusher = inner.clone();
-    inner.bg.spawn("shamba-flush", move || flusher.flush_loop())?;
+    inner.bg.spawn("shamba-flush", 0, move || flusher.flush_loop())?;
     let compactor = inner.clone();
-    inner.bg.spawn("shamba-compact", move || compactor.compaction_loop())?;
+    inner.bg.spawn("shamba-compact", nice, move || compactor.compaction_loop())?;
     let purger = inner.clone();
-    inner.bg.spawn("shamba-purge", move || purger.purge_loop())
+    inner.bg.spawn("shamba-purge", nice, move || purger.purge_loop())
 }
 
 /// Replay every WAL at or after `log_number` (the oldest any keyspace needs) into L0

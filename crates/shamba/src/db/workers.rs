@@ -5,6 +5,7 @@
 //! themselves are in `background.rs`, resuming in `resume.rs`.
 
 use super::purge_turns::PurgeTurns;
+use super::thread_priority::lower_this_thread;
 use crate::error::{Error, Result};
 use parking_lot::{Condvar, Mutex};
 use std::sync::Arc;
@@ -37,9 +38,13 @@ pub(crate) struct Workers {
 }
 
 impl Workers {
-    /// Start a worker thread named `name`, running `work`.
-    pub(crate) fn spawn(&self, name: &str, work: impl FnOnce() + Send + 'static) -> Result<()> {
-        let thread = std::thread::Builder::new().name(name.into()).spawn(work)?;
+    /// Start a worker thread named `name`, running `work` at `nice` more than the calling
+    /// thread's nice value (`Options::background_nice`).
+    pub(crate) fn spawn(&self, name: &str, nice: u8, work: impl FnOnce() + Send + 'static) -> Result<()> {
+        let thread = std::thread::Builder::new().name(name.into()).spawn(move || {
+            lower_this_thread(nice);
+            work()
+        })?;
         self.threads.lock().push(thread);
         Ok(())
     }
@@ -143,7 +148,7 @@ mod tests {
         let w = Arc::new(Workers::default());
         for name in ["one", "two"] {
             let worker = w.clone();
-            w.spawn(name, move || {
+            w.spawn(name, 0, move || {
                 while !worker.shutting_down() {
                     worker.idle(Duration::from_secs(60));
                 }

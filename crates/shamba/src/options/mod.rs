@@ -149,6 +149,18 @@ pub struct Options {
     /// key ranges, merged side by side and installed together (`compaction/shards.rs`). 1
     /// runs every compaction on the compaction thread alone. At least 1. Default: 2.
     pub max_subcompactions: usize,
+    /// Added to the nice value the compaction threads (the compaction thread and the sync
+    /// and subcompaction threads it starts) and the obsolete-file pass inherit from the
+    /// thread that opens the database, at most 19 in all (RocksDB's
+    /// `Env::LowerThreadPoolCPUPriority` of its compaction pool). The flush thread is left
+    /// alone: writers stop when it falls behind. With more busy threads than cores, a
+    /// writer or reader woken at equal priority can wait a scheduler tick behind a merge;
+    /// above the merges it runs at once. The price is compactions that yield to a busy
+    /// foreground, so writes are slowed down sooner under a load that fills every core
+    /// (`docs/results/2026-11-29/background-nice.md` measures both). Applied on Linux, where
+    /// the nice value belongs to each thread; ignored elsewhere, where it would lower the
+    /// whole process. Default: 0 (unchanged).
+    pub background_nice: u8,
     /// Growth factor T between levels (and runs per tiered level + 1). Default: 10.
     pub size_ratio: u32,
     /// Number of levels, L0 included. Default: 7.
@@ -302,6 +314,7 @@ impl Default for Options {
             compaction_style: CompactionStyle::Leveled,
             compaction_priority: CompactionPriority::RoundRobin,
             max_subcompactions: 2,
+            background_nice: 0,
             size_ratio: 10,
             num_levels: 7,
             max_bytes_for_level_base: 64 << 20,
@@ -357,6 +370,7 @@ impl fmt::Debug for Options {
             .field("compaction_style", &self.compaction_style)
             .field("compaction_priority", &self.compaction_priority)
             .field("max_subcompactions", &self.max_subcompactions)
+            .field("background_nice", &self.background_nice)
             .field("size_ratio", &self.size_ratio)
             .field("num_levels", &self.num_levels)
             .field("max_bytes_for_level_base", &self.max_bytes_for_level_base)
@@ -543,6 +557,9 @@ impl Options {
             format!("max_grandparent_overlap_factor must be at least 1, got {}", self.max_grandparent_overlap_factor)
         })?;
         check(self.max_subcompactions >= 1, || "max_subcompactions must be at least 1".into())?;
+        check(self.background_nice <= 19, || {
+            format!("background_nice must be in 0..=19, got {}", self.background_nice)
+        })?;
         check(self.size_ratio >= 2, || format!("size_ratio must be at least 2, got {}", self.size_ratio))?;
         check((2..=64).contains(&self.num_levels), || {
             format!("num_levels must be in 2..=64, got {}", self.num_levels)
@@ -735,7 +752,9 @@ mod tests {
         assert!(bad(|o| o.filter_policy.bits_per_key = -1.0).contains("bits_per_key"));
         assert!(bad(|o| o.max_open_files = 15).contains("max_open_files"));
         assert!(bad(|o| o.max_grandparent_overlap_factor = 0).contains("max_grandparent_overlap_factor"));
+        assert!(bad(|o| o.background_nice = 20).contains("background_nice"));
         Options { max_open_files: 16, ..Options::default() }.validate().unwrap();
+        Options { background_nice: 19, ..Options::default() }.validate().unwrap();
     }
 
     #[test]
