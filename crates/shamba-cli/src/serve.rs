@@ -65,6 +65,10 @@ pub struct ServeArgs {
     /// Block cache size in MiB (default: the engine's).
     #[arg(long)]
     cache_mb: Option<usize>,
+    /// Added to the engine's compaction threads' nice value, 0-19 (default 0): merges then
+    /// yield to the threads serving connections.
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u8).range(0..=19))]
+    background_nice: u8,
     /// Threads serving connections (default: one per core).
     #[arg(long)]
     threads: Option<usize>,
@@ -164,6 +168,7 @@ pub fn run(args: &ServeArgs) -> Result<(), Box<dyn Error>> {
     let mut config = ServerConfig::new(&args.db);
     config.sync = args.sync.into();
     config.cache_mb = args.cache_mb;
+    config.background_nice = args.background_nice;
     config.threads = args.threads;
     let mut settings = Settings::new();
     if let Some(file) = &args.config {

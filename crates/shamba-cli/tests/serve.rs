@@ -597,3 +597,42 @@ fn cluster_mode_flags_are_checked() {
         assert!(!out.status.success() && err.contains(says), "{flags:?}: {err}");
     }
 }
+
+/// The nice value of each thread of process `pid` named `name` (field 19 of its `stat`).
+#[cfg(target_os = "linux")]
+fn nices_of(pid: u32, name: &str) -> Vec<i32> {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else { return Vec::new() };
+    tasks
+        .filter_map(|t| {
+            let path = t.ok()?.path();
+            (std::fs::read_to_string(path.join("comm")).ok()?.trim_end() == name).then_some(())?;
+            let stat = std::fs::read_to_string(path.join("stat")).ok()?;
+            stat[stat.rfind(')')? + 1..].split_whitespace().nth(19 - 3)?.parse().ok()
+        })
+        .collect()
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn background_nice_lowers_the_servers_compactions_and_is_checked() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let server = Server::start_with(&dir.path().join("db"), &["--background-nice", "10"]);
+    let pid = server.child.as_ref().expect("running").id();
+    let base = nices_of(pid, "shamba")[0];
+    // The threads are up once the banner is printed; each sets its nice value as it starts.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while nices_of(pid, "shamba-compact") != [(base + 10).min(19)] || nices_of(pid, "shamba-flush").is_empty() {
+        assert!(std::time::Instant::now() < deadline, "{:?}", nices_of(pid, "shamba-compact"));
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    assert_eq!(nices_of(pid, "shamba-flush"), [base], "the flush thread keeps its priority");
+    let (clean, err) = server.stop();
+    assert!(clean, "{err}");
+
+    let out = Command::new(env!("CARGO_BIN_EXE_shamba"))
+        .args(["serve", "--db", dir.path().join("db").to_str().expect("utf8"), "--bind", "127.0.0.1:0"])
+        .args(["--background-nice", "20"])
+        .output()
+        .expect("run");
+    assert!(!out.status.success() && String::from_utf8_lossy(&out.stderr).contains("background-nice"));
+}

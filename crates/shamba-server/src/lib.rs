@@ -134,6 +134,9 @@ pub struct ServerConfig {
     pub sync: SyncMode,
     /// Block cache size in MiB (`None`: the engine's default).
     pub cache_mb: Option<usize>,
+    /// Added to the compaction threads' nice value, 0-19 (`Options::background_nice`):
+    /// on a machine whose cores the connections keep busy, merges yield to them.
+    pub background_nice: u8,
     /// Threads serving connections, for [`run`]'s runtime (`None`: one per core).
     pub threads: Option<usize>,
     /// Databases SELECT chooses among (at least 1): 0 is the default keyspace, n the
@@ -178,6 +181,7 @@ impl ServerConfig {
             bind: SocketAddr::from(([127, 0, 0, 1], 6380)),
             sync: SyncMode::Everysec,
             cache_mb: None,
+            background_nice: 0,
             threads: None,
             databases: 16,
             cluster: None,
@@ -213,6 +217,7 @@ impl ServerConfig {
         if let Some(mb) = self.cache_mb {
             opts.cache_capacity = mb << 20;
         }
+        opts.background_nice = self.background_nice;
         opts
     }
 }
