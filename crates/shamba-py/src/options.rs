@@ -31,6 +31,7 @@ const DB_KEYWORDS: &[&str] = &[
     "target_file_size",
     "max_open_files",
     "paranoid_file_checks",
+    "background_nice",
     "sync",
     "keyspaces",
 ];
@@ -82,6 +83,10 @@ pub(crate) fn parse(kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<DbConfig> {
             "target_file_size" => o.target_file_size = int(v, n, 4096)?,
             "max_open_files" => o.max_open_files = usize_arg(v, n, 16)?,
             "paranoid_file_checks" => o.paranoid_file_checks = boolean(v, n)?,
+            "background_nice" => {
+                o.background_nice =
+                    u8::try_from(int(v, n, 0)?).ok().filter(|x| *x <= 19).ok_or_else(|| out_of_range(n, "in 0..=19"))?
+            }
             "sync" => sync = boolean(v, n)?,
             "keyspaces" => keyspaces = Some(value.clone()),
             _ => {

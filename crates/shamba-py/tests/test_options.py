@@ -18,6 +18,7 @@ import shamba
         dict(compression="lz4", compaction_style="tiered"),
         dict(write_buffer_size=1 << 16, target_file_size=1 << 16, block_size=1024, max_open_files=64),
         dict(paranoid_file_checks=True, sync=True, error_if_exists=False),
+        dict(background_nice=19),
         dict(cache_pct=50),
         dict(filter_memory_budget=1 << 20),
         dict(
@@ -96,6 +97,8 @@ def test_unknown_keyword_is_a_type_error_naming_it(tmp_path):
         (dict(write_buffer_size=100), ValueError, "write_buffer_size must be at least 4096"),
         (dict(write_buffer_size=True), TypeError, "write_buffer_size must be an int"),
         (dict(max_open_files=3), ValueError, "max_open_files must be at least 16"),
+        (dict(background_nice=20), ValueError, "background_nice must be in 0..=19"),
+        (dict(background_nice=-1), ValueError, "background_nice"),
         (dict(cache_mb=-5), ValueError, "cache_mb"),
         (dict(cache_pct="50%"), TypeError, "cache_pct must be a number"),
         (dict(filter_memory_budget=-1), ValueError, "filter_memory_budget"),

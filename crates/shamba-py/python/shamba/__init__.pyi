@@ -212,7 +212,9 @@ class Db(Readable):
     ``filter_memory_budget`` (bytes of filters held in memory
     across all tables; None: unbounded), ``partition``, ``compression`` ("none", "lz4"),
     ``compaction_style`` ("leveled", "tiered"), ``write_buffer_size``, ``target_file_size``,
-    ``block_size``, ``max_open_files``, ``paranoid_file_checks``, ``sync``, ``keyspaces``
+    ``block_size``, ``max_open_files``, ``paranoid_file_checks``, ``background_nice`` (0-19,
+    added to the compaction threads' nice value: merges yield to the caller's threads),
+    ``sync``, ``keyspaces``
     (``{name: {tree options}}``: keyspaces' own options, over the database's).
     """
 
@@ -245,6 +247,7 @@ class Db(Readable):
         block_size: int = 4096,
         max_open_files: int = ...,
         paranoid_file_checks: bool = False,
+        background_nice: int = 0,
         sync: bool = False,
         keyspaces: Optional[Dict[str, Dict[str, Any]]] = None,
     ) -> None: ...
