@@ -29,17 +29,18 @@ mod tests {
     use super::*;
     use crate::{Db, Options};
 
-    /// The nice value of thread `tid` of this process, from field 19 of its `stat`.
-    fn nice_of(tid: &str) -> i32 {
-        let stat = std::fs::read_to_string(format!("/proc/self/task/{tid}/stat")).unwrap();
+    /// The nice value of thread `tid` of this process, from field 19 of its `stat`; `None`
+    /// once the thread has exited (other tests' databases close while this one looks).
+    fn nice_of(tid: &str) -> Option<i32> {
+        let stat = std::fs::read_to_string(format!("/proc/self/task/{tid}/stat")).ok()?;
         // The name, in parentheses, may hold spaces: the fields that follow it start at 3.
-        let after_name = &stat[stat.rfind(')').unwrap() + 1..];
-        after_name.split_whitespace().nth(19 - 3).unwrap().parse().unwrap()
+        let after_name = &stat[stat.rfind(')')? + 1..];
+        after_name.split_whitespace().nth(19 - 3)?.parse().ok()
     }
 
     fn own_nice() -> i32 {
         let stat = std::fs::read_to_string("/proc/thread-self/stat").unwrap();
-        nice_of(stat.split(' ').next().unwrap())
+        nice_of(stat.split(' ').next().unwrap()).unwrap()
     }
 
     /// Each thread of this process named `name`, with its nice value.
@@ -49,7 +50,7 @@ mod tests {
             .filter_map(|t| {
                 let tid = t.ok()?.file_name().into_string().ok()?;
                 let comm = std::fs::read_to_string(format!("/proc/self/task/{tid}/comm")).ok()?;
-                (comm.trim_end() == name).then(|| nice_of(&tid))
+                (comm.trim_end() == name).then(|| nice_of(&tid))?
             })
             .collect()
     }
